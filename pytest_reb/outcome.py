@@ -1,0 +1,111 @@
+"""The ``Outcome`` record and the durable outcome log.
+
+An outcome is what one tier observed on one target.  It is plain JSON-able
+data because it must survive three journeys: from an xdist worker to the
+controller (on the test report), into ``outcomes.jsonl`` the moment it exists
+(so a killed run loses nothing finished), and back out of that file for
+``--reb-resume`` and ``reb merge``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Literal
+
+Status = Literal["passed", "failed", "skipped"]
+
+#: The official failure vocabulary, plus ours (``cuda_unavailable``, ``infra``,
+#: ``no_gpu_evidence``, ``kernel_mismatch``, ``arch_unsupported``, ``integrity``).
+CATEGORIES = frozenset({
+    "deps", "runtime", "timeout", "oom", "missing_report", "invalid_report",
+    "entrypoint_not_found", "insufficient_hardware", "data", "model", "not_applicable",
+    "cuda_unavailable", "no_gpu_evidence", "kernel_mismatch", "arch_unsupported",
+    "integrity", "infra", "pids_limit", "pyright_failed", "pyright_wrong_interpreter",
+    "path_hallucination", "version_hallucination", "capability_hallucination", "unknown",
+})
+
+
+@dataclass
+class Outcome:
+    """What one tier saw on one target, with both verdicts when they differ.
+
+    ``passed`` is the verdict of the mode the run was in (strict unless
+    ``--reb-compat``); ``strict`` and ``compat`` keep both, so a table can show
+    how many passes only the official exit-code rule would have given.
+    """
+
+    repo: str
+    target: str
+    tier: str
+    status: Status
+    category: str | None = None
+    message: str = ""
+    strict: bool | None = None
+    compat: bool | None = None
+    command: list[str] | None = None
+    exit_code: int | None = None
+    timed_out: bool = False
+    duration: float = 0.0
+    started: float = field(default_factory=time.time)
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+    evidence: dict[str, Any] = field(default_factory=dict)
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    agent: str | None = None
+
+    @property
+    def key(self) -> str:
+        """Identity of the item inside one run: repository, target, tier."""
+        return f"{self.repo}|{self.target}|{self.tier}"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Outcome:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+class OutcomeLog:
+    """Append-only JSON lines, one outcome per line, safe across xdist workers.
+
+    Each append takes an exclusive ``flock`` and ends with ``fsync``, so lines
+    from concurrent workers never interleave and a line that was written
+    survives SIGKILL.  Reading tolerates a torn last line (a crash mid-write).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def append(self, outcome: Outcome) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        line = json.dumps(outcome.to_json(), sort_keys=True) + "\n"
+        with open(self.path, "a", encoding="utf-8") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                fh.write(line)
+                fh.flush()
+                os.fsync(fh.fileno())
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def __iter__(self) -> Iterator[Outcome]:
+        if not self.path.exists():
+            return
+        with open(self.path, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                try:
+                    yield Outcome.from_json(json.loads(line))
+                except (json.JSONDecodeError, TypeError):
+                    continue  # a torn line from a killed writer
+
+    def latest(self) -> dict[str, Outcome]:
+        """The last outcome recorded for each (repository, target, tier)."""
+        return {o.key: o for o in self}

@@ -1,0 +1,234 @@
+"""The declarative vocabulary of a ``repos/`` module: ``Repo``, ``Run`` and launchers.
+
+A repository module is read by a person first and by the plugin second, so
+everything here is plain frozen data with the official facts spelled out
+(commit, import total, per-stage command, timeout, launcher, ranks, success
+rule).  Behaviour lives in the tiers; the only logic here is the pure
+evaluation of a success rule against what a run printed, so that every special
+rule the official probes used is one named, tested value instead of 44 copies
+of ad-hoc shell.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+#: Where the official harness put the checkout and the agent's report.
+OFFICIAL_REPO_DIR = "/data/project/repo"
+OFFICIAL_REPORT_PATH = "/opt/scimlopsbench/report.json"
+
+#: How the ranks of a distributed run come to exist; decides what C4 evidence means.
+Launcher = Literal[
+    "none",  # one process
+    "torchrun",  # torch.distributed.run, one rank per GPU
+    "torchrun_path",  # a bare `torchrun` from PATH
+    "accelerate",  # accelerate launch
+    "deepspeed",  # the deepspeed launcher
+    "lightning",  # Lightning spawns its own DDP ranks
+    "detectron2",  # detectron2's launch() spawns workers
+    "engine",  # an inference engine spawns its own tensor/sequence-parallel workers
+    "device_map",  # ONE process shards a model over several GPUs (not DDP)
+    "server_http",  # a server checked over HTTP
+    "orchestrated",  # helper processes started around the entrypoint
+    "pytest",  # a pytest node of the repository
+]
+
+#: Skip reasons of the official categories CSV.
+SkipReason = Literal["not_applicable", "repo_not_supported", "unknown"]
+
+Tier = Literal["c0", "c1", "c2", "c3", "c4", "c5"]
+STAGE_OF_TIER: dict[str, str] = {"c1": "cpu", "c3": "single_gpu", "c4": "multi_gpu"}
+
+
+# --------------------------------------------------------------------------- success rules
+
+
+@dataclass(frozen=True)
+class Http:
+    """A server run judged over HTTP from inside the target (the official ``server_http``).
+
+    The run's argv starts the server; a client (our probe, under the report's
+    interpreter) waits for ``ready`` to answer 200 within ``ready_within``
+    seconds, sends ``request`` and checks the answer with ``expect_json_key``
+    or ``min_bytes``.  ``port=0`` means a free port chosen at run time and
+    substituted for ``{port}`` in argv.
+    """
+
+    port: int = 0
+    ready: str = "GET /"
+    ready_within: float = 120.0
+    request: str = "GET /"
+    json_body: Mapping[str, object] | None = None
+    form_files: Mapping[str, str] | None = None  # field -> path in the target
+    form_fields: Mapping[str, str] | None = None
+    expect_json_key: str | None = None
+    min_bytes: int = 0
+    request_timeout: float = 120.0
+
+
+@dataclass(frozen=True)
+class Retry:
+    """Run ``run`` instead when the first attempt failed and its log matched ``when``."""
+
+    when: str
+    run: Run
+
+
+@dataclass(frozen=True)
+class Run:
+    """One stage's command, exactly as the official probe ran it.
+
+    ``argv`` may hold the placeholders ``{python}``, ``{repo}``, ``{assets}``
+    and ``{out}`` (and ``{port}`` for HTTP runs).  ``expect_log`` must all
+    appear in the combined output, ``reject_log`` must not (the official
+    ``exit0+log:`` and ``exit0+no-log:`` rules).  ``stop_after`` sends
+    ``stop_signal`` after that many seconds and then requires exit 0 (the
+    official "run 8s then SIGINT").  ``together`` are further commands started
+    at the same time that must all succeed (torchft's replica groups).
+    """
+
+    argv: Sequence[str]
+    cwd: str = "{repo}"
+    env: Mapping[str, str] = field(default_factory=dict)
+    timeout: float = 600.0
+    launcher: Launcher = "none"
+    nproc: int = 1
+    min_gpus: int = 0
+    expect_log: Sequence[str] = ()
+    reject_log: Sequence[str] = ()
+    stop_after: float | None = None
+    stop_signal: str = "SIGINT"
+    together: Sequence[Run] = ()
+    retry: Retry | None = None
+    http: Http | None = None
+    entrypoint: str | None = None  # repo-relative file whose edit fails the tier (integrity)
+    shim: str | None = None  # what we inject without touching tracked files, and why
+    note: str = ""
+
+    def with_env(self, **env: str) -> Run:
+        """A copy with extra environment variables (later ones win)."""
+        return replace(self, env={**self.env, **env})
+
+    def judge_log(self, log: str) -> str | None:
+        """Why the output breaks this run's log rules, or None when it does not."""
+        for marker in self.expect_log:
+            if marker not in log:
+                return f"expected log marker {marker!r} not found"
+        for pattern in self.reject_log:
+            if pattern in log:
+                return f"failure pattern {pattern!r} found in the log"
+        return None
+
+    def retry_for(self, log: str) -> Run | None:
+        """The retry run to use after a failed attempt whose log is ``log``."""
+        if self.retry is not None and re.search(self.retry.when, log):
+            return self.retry.run
+        return None
+
+
+# --------------------------------------------------------------------------- launchers
+
+_TORCHRUN = ("{python}", "-m", "torch.distributed.run", "--standalone")
+
+
+def torchrun(script: str, *args: str, nproc: int = 2, **kw: Any) -> Run:
+    """``python -m torch.distributed.run --standalone --nproc_per_node=N script args``."""
+    argv = [*_TORCHRUN, f"--nproc_per_node={nproc}", script, *args]
+    return Run(argv, launcher="torchrun", nproc=nproc, min_gpus=nproc, **kw)
+
+
+def accelerate(script: str, *args: str, nproc: int = 2, **kw: Any) -> Run:
+    """``python -m accelerate.commands.launch --num_processes N script args``."""
+    argv = ["{python}", "-m", "accelerate.commands.launch", "--num_processes", str(nproc),
+            script, *args]
+    return Run(argv, launcher="accelerate", nproc=nproc, min_gpus=nproc, **kw)
+
+
+def deepspeed(script: str, *args: str, nproc: int = 2, **kw: Any) -> Run:
+    """``python -m deepspeed --num_gpus N script args``."""
+    argv = ["{python}", "-m", "deepspeed", "--num_gpus", str(nproc), script, *args]
+    return Run(argv, launcher="deepspeed", nproc=nproc, min_gpus=nproc, **kw)
+
+
+def self_launching(argv: Sequence[str], *, launcher: Launcher = "lightning", nproc: int = 2,
+                   **kw: Any) -> Run:
+    """A program that spawns its own ranks (Lightning, detectron2, an engine)."""
+    return Run(list(argv), launcher=launcher, nproc=nproc, min_gpus=nproc, **kw)
+
+
+def pytest_node(node: str, *args: str, **kw: Any) -> Run:
+    """A pytest node of the repository that must pass (exit 0; 5 = nothing collected fails)."""
+    return Run(["{python}", "-m", "pytest", "-q", node, *args], launcher="pytest", **kw)
+
+
+# --------------------------------------------------------------------------- assets
+
+
+@dataclass(frozen=True)
+class Asset:
+    """Something a stage needs that the official prepare step fetched or made.
+
+    ``source`` is ``hf``, ``hf_dataset``, ``url``, ``repo``, ``git``,
+    ``modelscope`` or ``synthetic``; ``kind`` (``dataset``, ``model``,
+    ``config``) gives the official failure category when it is missing.
+    """
+
+    name: str
+    kind: Literal["dataset", "model", "config"]
+    source: str
+    id: str | None = None
+    url: str | None = None
+    path: str | None = None
+    files: Sequence[str] = ()
+    note: str = ""
+
+    @property
+    def network(self) -> bool:
+        """Only these need the separate, opt-in prepare step."""
+        return self.source not in ("repo", "synthetic")
+
+
+def hf_asset(name: str, repo_id: str, *, kind: Literal["dataset", "model", "config"] = "model",
+             files: Sequence[str] = (), note: str = "") -> Asset:
+    """An asset from the Hugging Face hub."""
+    return Asset(name, kind, "hf", id=repo_id, files=tuple(files), note=note)
+
+
+# --------------------------------------------------------------------------- the repository
+
+
+@dataclass(frozen=True)
+class Repo:
+    """Everything the pyramid needs to know about one research repository.
+
+    A stage set to ``None`` does not apply; ``skip`` holds the official
+    reason for each such stage (default ``not_applicable``).
+    """
+
+    name: str  # owner/name
+    commit: str
+    imports_total: int = 0  # the C0 denominator
+    cpu: Run | None = None
+    single_gpu: Run | None = None
+    multi_gpu: Run | None = None
+    skip: Mapping[str, SkipReason] = field(default_factory=dict)
+    assets: Sequence[Asset] = ()
+    domain: str = ""
+    repo_dir: str = OFFICIAL_REPO_DIR
+
+    def stage(self, tier: str) -> Run | None:
+        """The run of tier c1, c3 or c4."""
+        return getattr(self, STAGE_OF_TIER[tier])
+
+    def skip_reason(self, tier: str) -> str:
+        """The official reason a tier that has no run is skipped."""
+        return self.skip.get(STAGE_OF_TIER[tier], "not_applicable")
+
+    @property
+    def applicable(self) -> dict[str, bool]:
+        """Which tiers count in the denominators (C0, C2 and C5 always do)."""
+        return {"c0": True, "c1": self.cpu is not None, "c2": True,
+                "c3": self.single_gpu is not None, "c4": self.multi_gpu is not None, "c5": True}
