@@ -25,6 +25,7 @@ import re
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -48,6 +49,15 @@ HOST_SLACK = 10.0
 #: Environment variable marking every process a local run started.
 EXEC_TAG = "REB_EXEC_TAG"
 _NVIDIA_DEV = re.compile(r"^/dev/nvidia(\d+)$")
+
+
+LABEL_RUN = "reb.run"
+LABEL_OWNER = "reb.owner"
+
+
+def owner_label() -> str:
+    """Who made a container: host and pid, so ``reb gc`` knows when its maker is gone."""
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 class TargetError(Exception):
@@ -245,6 +255,14 @@ class Target:
               profile: Profile) -> ExecResult:
         raise NotImplementedError
 
+    def visible(self, logical: str) -> str:
+        """``CUDA_VISIBLE_DEVICES`` for this target from the run's logical ids ("0,1").
+
+        A container renumbers its GPUs from 0, so logical ids stand as they are;
+        a local target maps them through the GPUs it leased.
+        """
+        return logical
+
     def tool(self, path: str) -> str:
         """Where a probe or tool mounted at ``path`` (under /opt/reb) is, seen from the target."""
         return path
@@ -281,6 +299,25 @@ class LocalTarget(Target):
     def __init__(self, name: str = "local://", gpus: Sequence[str] | None = None) -> None:
         self.name = name
         self.gpus = list(gpus) if gpus is not None else host_gpus()
+
+    def visible(self, logical: str) -> str:
+        ids = [i.strip() for i in logical.split(",") if i.strip()]
+        if not all(i.isdigit() and int(i) < len(self.gpus) for i in ids):
+            return logical
+        return ",".join(self.gpus[int(i)] for i in ids)
+
+    def tool(self, path: str) -> str:
+        for mount, source in tool_mounts().items():
+            if path == mount or path.startswith(mount + "/"):
+                return source + path[len(mount):]
+        return path
+
+    def read_file(self, path: str, limit: int = 1 << 20) -> bytes | None:
+        try:
+            with open(path, "rb") as fh:
+                return fh.read(limit)
+        except OSError:
+            return None
 
     def _exec(self, argv: list[str], *, timeout: float, env: dict[str, str], cwd: str | None,
               profile: Profile) -> ExecResult:
@@ -457,7 +494,8 @@ class DockerTarget(Target):
             security_opt=["no-new-privileges"], pids_limit=self.limits.pids,
             mem_limit=self.limits.memory, memswap_limit=self.limits.memory,
             shm_size=self.limits.shm,
-            labels={"reb.run": self.run_id, "reb.target": self.image[:200], "reb.profile": key},
+            labels={LABEL_RUN: self.run_id, LABEL_OWNER: owner_label(),
+                    "reb.target": self.image[:200], "reb.profile": key},
             mounts=[Mount(dst, src, type="bind", read_only=True)
                     for dst, src in tool_mounts().items()],
         )
@@ -631,6 +669,71 @@ class TestinfraTarget(Target):
     @property
     def host(self) -> Any:
         return self._host
+
+
+def _read_git_commit(read: Callable[[str], bytes | None], repo_dir: str) -> str | None:
+    """The commit checked out at ``repo_dir``, read from ``.git`` files (no git needed)."""
+    head = read(f"{repo_dir}/.git/HEAD")
+    if head is None:
+        return None
+    text = head.decode("ascii", errors="replace").strip()
+    if not text.startswith("ref: "):
+        return text.lower() if re.fullmatch(r"[0-9a-fA-F]{40}", text) else None
+    ref = text[5:].strip()
+    direct = read(f"{repo_dir}/.git/{ref}")
+    if direct is not None and re.fullmatch(rb"[0-9a-fA-F]{40}\s*", direct):
+        return direct.decode().strip().lower()
+    packed = read(f"{repo_dir}/.git/packed-refs") or b""
+    for line in packed.decode("ascii", errors="replace").splitlines():
+        sha, _, name = line.partition(" ")
+        if name.strip() == ref and re.fullmatch(r"[0-9a-fA-F]{40}", sha):
+            return sha.lower()
+    return None
+
+
+def image_file(client: Any, image: str, path: str, limit: int = 1 << 16) -> bytes | None:
+    """A small file from an image, through a created-but-never-started container."""
+    import io
+    import tarfile
+
+    from docker.errors import DockerException
+
+    ctr = None
+    try:
+        ctr = client.containers.create(image, entrypoint=["true"], network_mode="none",
+                                       labels={LABEL_RUN: "peek", LABEL_OWNER: owner_label()})
+        stream, _ = ctr.get_archive(path)
+        data = b"".join(stream)
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            member = tar.next()
+            if member is None or not member.isfile() or member.size > limit:
+                return None
+            fh = tar.extractfile(member)
+            return fh.read(limit) if fh else None
+    except (DockerException, tarfile.TarError, OSError):
+        return None
+    finally:
+        if ctr is not None:
+            with contextlib.suppress(Exception):
+                ctr.remove(force=True)
+
+
+def checkout_commit(spec: str, repo_dir: str) -> str | None:
+    """The commit of the checkout in a target, without starting anything that runs its code."""
+    if spec.startswith("image:"):
+        import docker
+
+        client = docker.from_env()
+        return _read_git_commit(lambda p: image_file(client, spec[len("image:"):], p), repo_dir)
+    if spec.rstrip("/") in ("local:", "local"):
+        def read(p: str) -> bytes | None:
+            try:
+                return Path(p).read_bytes()[: 1 << 16]
+            except OSError:
+                return None
+
+        return _read_git_commit(read, repo_dir)
+    return None
 
 
 def make_target(spec: str, *, run_id: str, gpus: Sequence[str] | None, limits: Limits) -> Target:

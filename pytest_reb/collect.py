@@ -1,0 +1,94 @@
+"""Turning a ``repos/`` module into tier items, parametrized by target.
+
+A repository module holds one ``repo = Repo(...)`` and no test code.  Its
+collector adds the generic tier tests (``test_c1_cpu`` ...) to the module
+before pytest collects it, so they are ordinary test functions: they take
+fixtures, carry the markers ``c0``...``c5``, parametrize by target, and run
+under xdist like any other test.  A user's own module of the same shape,
+anywhere, gets the same items.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from pytest_reb.outcome import Outcome
+from pytest_reb.spec import Repo
+from pytest_reb.tiers import Context
+
+#: Stash key under which a tier test leaves its outcome for the report hooks.
+OUTCOME_KEY = pytest.StashKey[Outcome]()
+
+#: tier -> (test name, module holding ``probe``); the order is the order items run in.
+TIER_TESTS: dict[str, tuple[str, str]] = {
+    "c0": ("test_c0_imports", "pytest_reb.tiers.c0_imports"),
+    "c1": ("test_c1_cpu", "pytest_reb.tiers.c1_cpu"),
+    "c2": ("test_c2_cuda", "pytest_reb.tiers.c2_cuda"),
+    "c3": ("test_c3_single_gpu", "pytest_reb.tiers.c3_single_gpu"),
+    "c4": ("test_c4_multi_gpu", "pytest_reb.tiers.c4_multi_gpu"),
+    "c5": ("test_c5_audit", "pytest_reb.tiers.c5_audit"),
+}
+
+
+def repo_of(module: Any) -> Repo | None:
+    """The module's ``repo`` if it is a repository module."""
+    repo = getattr(module, "repo", None)
+    return repo if isinstance(repo, Repo) else None
+
+
+def tier_probe(tier: str) -> Callable[[Context], Outcome]:
+    """The ``probe`` function of a tier, imported on first use."""
+    return importlib.import_module(TIER_TESTS[tier][1]).probe  # type: ignore[no-any-return]
+
+
+def judge(outcome: Outcome) -> None:
+    """Turn an outcome into the test's pytest result, with a message a person can act on."""
+    if outcome.status == "skipped":
+        pytest.skip(f"{outcome.category}: {outcome.message}" if outcome.message
+                    else str(outcome.category))
+    if outcome.status == "failed":
+        both = ""
+        if outcome.strict != outcome.compat:
+            both = (f" [strict {'pass' if outcome.strict else 'fail'}, "
+                    f"official rule {'pass' if outcome.compat else 'fail'}]")
+        pytest.fail(f"{outcome.tier.upper()} {outcome.category}: {outcome.message}{both}",
+                    pytrace=False)
+
+
+def _make_test(tier: str) -> Callable[..., None]:
+    def test(reb_ctx: Context, request: pytest.FixtureRequest) -> None:
+        outcome = reb_ctx.once(tier, tier_probe(tier))
+        request.node.stash[OUTCOME_KEY] = outcome
+        judge(outcome)
+
+    name, _ = TIER_TESTS[tier]
+    test.__name__ = test.__qualname__ = name
+    test.__doc__ = f"{tier.upper()}: asserts on the outcome of the {tier} probe for this target."
+    return getattr(pytest.mark, tier)(test)  # type: ignore[no-any-return]
+
+
+_TESTS = {tier: _make_test(tier) for tier in TIER_TESTS}
+
+
+class RepoModule(pytest.Module):
+    """A test module that gains the tier tests when it holds a ``Repo``."""
+
+    def collect(self) -> Any:
+        module = self.obj
+        if repo_of(module) is not None:
+            for tier, (name, _) in TIER_TESTS.items():
+                if name not in vars(module) and _tier_available(tier):
+                    setattr(module, name, _TESTS[tier])
+        return super().collect()
+
+
+def _tier_available(tier: str) -> bool:
+    try:
+        tier_probe(tier)
+    except ImportError:
+        return False
+    return True

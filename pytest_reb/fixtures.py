@@ -1,0 +1,66 @@
+"""The fixtures a repository module's tier tests use.
+
+``reb_target`` is parametrized (module scope) by the targets that apply to
+the module; ``reb_ctx`` holds the ``Context`` of that (repository, target)
+pair, so each tier's probe runs at most once per target whatever asks for it.
+Containers live as long as the module's items for that target, and are
+removed when pytest tears the fixture down, Ctrl-C and SIGTERM included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from pytest_reb.collect import repo_of
+from pytest_reb.session import RebSession, TargetSpec
+from pytest_reb.target import Target, TargetError
+from pytest_reb.tiers import Context
+
+SESSION_KEY = pytest.StashKey[RebSession]()
+
+
+def reb_session(config: pytest.Config) -> RebSession:
+    return config.stash[SESSION_KEY]
+
+
+@pytest.fixture(scope="module")
+def reb_target_spec(request: pytest.FixtureRequest) -> TargetSpec:
+    """The target this module's items run against (parametrized by the plugin)."""
+    if not hasattr(request, "param"):
+        pytest.skip("no target: pass --reb-image IMAGE or --reb-host URL")
+    return request.param  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="module")
+def reb_target(request: pytest.FixtureRequest, reb_target_spec: TargetSpec) -> Iterator[Target]:
+    """The live target; its containers are removed when the module is done with it."""
+    session = reb_session(request.config)
+    try:
+        target = session.target(reb_target_spec)
+    except TargetError as exc:
+        pytest.fail(f"infra: {exc}", pytrace=False)
+    try:
+        yield target
+    finally:
+        session.release(reb_target_spec)
+
+
+@pytest.fixture(scope="module")
+def reb_ctx(request: pytest.FixtureRequest, reb_target_spec: TargetSpec) -> Context:
+    """One repository on one target; tier outcomes are cached on it (and resumed from the log)."""
+    session = reb_session(request.config)
+    repo = repo_of(request.module)
+    if repo is None:
+        raise TypeError(f"{request.module.__name__} holds no `repo = Repo(...)`")
+    opts = session.options
+
+    def connect() -> Target:
+        return request.getfixturevalue("reb_target")  # type: ignore[no-any-return]
+
+    return Context(
+        repo=repo, target_name=reb_target_spec.id, connect=connect,
+        read_report=lambda: session.report(reb_target_spec, connect),
+        resumed=session.resumed, python_override=opts.python, repo_dir=opts.repo_dir,
+        compat=opts.compat, timeout_scale=opts.timeout_scale, agent=reb_target_spec.agent)

@@ -1,0 +1,227 @@
+"""pytest-reb's pytest plugin: options, markers and hooks, nothing else.
+
+Heavy work lives in the modules these hooks call; this file only wires
+them to pytest (and to pytest-xdist when it is active).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Generator
+from typing import Any
+
+import pytest
+
+from pytest_reb import fixtures
+from pytest_reb.collect import OUTCOME_KEY, RepoModule, repo_of
+from pytest_reb.fixtures import SESSION_KEY, reb_session
+from pytest_reb.outcome import Outcome
+from pytest_reb.report import summary, terminal
+from pytest_reb.session import (
+    RebOptions,
+    RebSession,
+    TargetError,
+    describe_gpus,
+    docker_available,
+    install_sigterm,
+    resolve_run,
+    sweep,
+)
+from pytest_reb.target import checkout_commit
+from pytest_reb.tiers import TIER_TITLES
+
+MARKERS = {
+    "c0": "C0 static: pyright finds the imports the environment cannot resolve",
+    "c1": "C1 CPU: the repository's own entrypoint runs on CPU",
+    "c2": "C2 CUDA alignment: the framework sees the GPU and a real kernel runs on it",
+    "c3": "C3 single GPU: the entrypoint really computes on one GPU",
+    "c4": "C4 distributed: the multi-GPU entrypoint runs over NCCL on >= 2 GPUs",
+    "c5": "C5 audit: the agent's self-report against what C0-C4 observed",
+    "container": "needs a running Docker engine (pytest-reb's own tests)",
+    "gpu": "needs an NVIDIA GPU on this machine (skipped with a reason elsewhere)",
+}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("reb", "pytest-reb: runtime verification of agent-built environments")
+    group.addoption("--reb-image", action="append", metavar="IMAGE",
+                    help="Docker image under test (repeatable). Never pulled.")
+    group.addoption("--reb-host", action="append", metavar="URL",
+                    help="testinfra host under test, e.g. local://, docker://name, "
+                         "ssh://gpu-node (repeatable).")
+    group.addoption("--agent-report", dest="reb_agent_report", metavar="PATH",
+                    help="the agent's report.json on this machine (default: read "
+                         "/opt/scimlopsbench/report.json from the target)")
+    group.addoption("--reb-python", metavar="PATH",
+                    help="interpreter to run in the target instead of the report's python_path")
+    group.addoption("--reb-repo-dir", metavar="DIR", default=None,
+                    help="repository checkout in the target (default /data/project/repo)")
+    group.addoption("--reb-repo", metavar="OWNER/NAME",
+                    help="which repository module applies to the targets (default: by commit)")
+    group.addoption("--reb-outdir", metavar="DIR", default="reports",
+                    help="where runs write outcomes.jsonl and summary.json (default reports/)")
+    group.addoption("--reb-network", metavar="MODE", default="none",
+                    help="Docker network mode for probe containers (default none)")
+    group.addoption("--reb-gpus", metavar="IDS",
+                    help="GPU indices the run may use, e.g. 0,1 (default all visible)")
+    group.addoption("--reb-timeout-scale", type=float, default=1.0, metavar="X",
+                    help="multiply every stage timeout by X (slow machines)")
+    group.addoption("--reb-compat", action="store_true",
+                    help="decide like the official harness (exit codes only); strict is default")
+    group.addoption("--reb-resume", nargs="?", const="latest", default=None, metavar="RUN",
+                    help="continue a run (default the latest under --reb-outdir): only "
+                         "items without an outcome run")
+    group.addoption("--reb-memory", default="16g", metavar="SIZE",
+                    help="memory limit of each probe container (default 16g)")
+    group.addoption("--reb-pids", type=int, default=2048, metavar="N",
+                    help="process limit of each probe container (default 2048)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name, text in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {text}")
+    options = RebOptions.from_config(config)
+    workerinput = getattr(config, "workerinput", None)
+    controller = workerinput is None
+    try:
+        run_id = workerinput["reb_run_id"] if workerinput else resolve_run(options.outdir,
+                                                                            options.resume)
+    except TargetError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    if controller and any(t.url.startswith("image:") for t in options.targets):
+        problem = docker_available()
+        if problem:
+            raise pytest.UsageError(f"pytest-reb: {problem}; --reb-image needs it")
+    session = RebSession(options, run_id, controller)
+    session.load_resume()
+    config.stash[SESSION_KEY] = session
+    config.pluginmanager.register(fixtures, "reb-fixtures")
+    if controller:
+        config.pluginmanager.register(_Recorder(session), "reb-recorder")
+    install_sigterm()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist: every worker writes into the controller's run."""
+    node.workerinput["reb_run_id"] = reb_session(node.config).run_id
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    session = reb_session(config)
+    opts = session.options
+    lines = [f"reb: run {session.run_id} -> {session.run_dir} "
+             f"({'compat: official exit-code rules' if opts.compat else 'strict'})",
+             f"reb: host {describe_gpus()}"]
+    if opts.targets:
+        lines.append("reb: targets " + ", ".join(t.id for t in opts.targets))
+    else:
+        lines.append("reb: no target given (--reb-image / --reb-host): tier items will skip")
+    return lines
+
+
+def pytest_pycollect_makemodule(module_path: Any, parent: Any) -> Any:
+    if module_path.name == "__init__.py":
+        return None
+    return RepoModule.from_parent(parent, path=module_path)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "reb_target_spec" not in metafunc.fixturenames:
+        return
+    targets = reb_session(metafunc.config).options.targets
+    if targets:
+        metafunc.parametrize("reb_target_spec", targets, ids=[t.id for t in targets],
+                             scope="module", indirect=True)
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                  items: list[pytest.Item]) -> None:
+    """Keep each target only on the repository module it belongs to."""
+    reb = reb_session(config)
+    modules = {id(r): r for r in (repo_of(getattr(i, "module", None)) for i in items) if r}
+    if len(modules) <= 1 and not reb.options.repo:
+        return
+    wanted = (reb.options.repo or "").lower()
+    commits: dict[str, str | None] = {}
+    keep, drop = [], []
+    for item in items:
+        repo = repo_of(getattr(item, "module", None))
+        spec = getattr(item, "callspec", None)
+        target = spec.params.get("reb_target_spec") if spec else None
+        if repo is None or target is None:
+            keep.append(item)
+            continue
+        if wanted:
+            match = wanted in (repo.name.lower(), item.module.__name__.lower())
+        else:
+            if target.url not in commits:
+                commits[target.url] = checkout_commit(
+                    target.url, reb.options.repo_dir or repo.repo_dir)
+            match = commits[target.url] == repo.commit.lower()
+        (keep if match else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[
+        None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    outcome = item.stash.get(OUTCOME_KEY, None)
+    if outcome is not None and call.when == "call":
+        report.reb_outcome = outcome.to_json()  # type: ignore[attr-defined]
+        item.user_properties.extend([("reb.tier", outcome.tier),
+                                     ("reb.category", outcome.category or "")])
+    return report
+
+
+class _Recorder:
+    """Controller only: every outcome that arrives (from this process or a worker) is logged."""
+
+    def __init__(self, session: RebSession) -> None:
+        self.session = session
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        data = getattr(report, "reb_outcome", None)
+        if data is not None:
+            self.session.record(Outcome.from_json(data))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    reb = reb_session(session.config)
+    reb.close()
+    if not reb.controller:
+        return
+    if reb.outcomes or reb.resumed:
+        outcomes = {**reb.resumed, **reb.outcomes}
+        path = reb.run_dir / "summary.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = summary.build(list(outcomes.values()), run_id=reb.run_id,
+                             compat=reb.options.compat)
+        path.write_text(json.dumps(data, indent=2, sort_keys=True))
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    reb = reb_session(config)
+    if not reb.controller:
+        return
+    outcomes = {**reb.resumed, **reb.outcomes}
+    if not outcomes:
+        return
+    terminalreporter.section("reb pyramid")
+    for line in terminal.pyramid(list(outcomes.values()), titles=TIER_TITLES):
+        terminalreporter.write_line(line)
+    terminalreporter.write_line(f"outcomes: {reb.log.path}")
+    terminalreporter.write_line(f"summary:  {reb.run_dir / 'summary.json'}")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    reb = config.stash.get(SESSION_KEY, None)
+    if reb is None:
+        return
+    reb.close()
+    if reb.controller:
+        sweep(reb.run_id)

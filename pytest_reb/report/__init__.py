@@ -1,0 +1,1 @@
+"""What a run shows people: the terminal pyramid, ``summary.json``, and (later) HTML and tables."""

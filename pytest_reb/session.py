@@ -1,0 +1,235 @@
+"""One pytest-reb run: its id and folder, its targets, its outcome log, and cleanup.
+
+There is one ``RebSession`` per process (the controller and each xdist
+worker).  The controller names the run and passes the name to workers, so
+they all label containers alike and write into the same run folder; only
+the controller writes ``outcomes.jsonl`` and ``summary.json``, from the
+reports it receives, which is what keeps the log consistent under ``-n``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_reb.audit import ReportLoad, load_report
+from pytest_reb.outcome import Outcome, OutcomeLog
+from pytest_reb.spec import OFFICIAL_REPORT_PATH
+from pytest_reb.target import LABEL_OWNER, LABEL_RUN, Limits, Target, TargetError, make_target
+
+
+@dataclass
+class TargetSpec:
+    """A target as the command line (or a matrix row) names it."""
+
+    url: str  # "image:NAME" or a testinfra URL
+    agent: str | None = None
+    report: str | None = None  # host path of the agent's report
+
+    @property
+    def id(self) -> str:
+        return self.url[len("image:"):] if self.url.startswith("image:") else self.url
+
+
+@dataclass
+class RebOptions:
+    """The ``--reb-*`` options, read once."""
+
+    targets: list[TargetSpec]
+    agent_report: str | None
+    python: str | None
+    repo_dir: str | None
+    repo: str | None
+    outdir: Path
+    network: str
+    gpus: list[str] | None
+    timeout_scale: float
+    compat: bool
+    resume: str | None
+    memory: str
+    pids: int
+
+    @classmethod
+    def from_config(cls, config: Any) -> RebOptions:
+        opt = config.getoption
+        report = opt("reb_agent_report")
+        targets = [TargetSpec(f"image:{i}", report=report) for i in opt("reb_image") or []]
+        targets += [TargetSpec(h, report=report) for h in opt("reb_host") or []]
+        gpus = opt("reb_gpus")
+        return cls(
+            targets=targets, agent_report=report, python=opt("reb_python"),
+            repo_dir=opt("reb_repo_dir"), repo=opt("reb_repo"), outdir=Path(opt("reb_outdir")),
+            network=opt("reb_network"),
+            gpus=[g.strip() for g in gpus.split(",") if g.strip()] if gpus else None,
+            timeout_scale=opt("reb_timeout_scale"), compat=opt("reb_compat"),
+            resume=opt("reb_resume"), memory=opt("reb_memory"), pids=opt("reb_pids"))
+
+
+def new_run_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+def resolve_run(outdir: Path, resume: str | None) -> str:
+    """The run to write into: a new one, or the one ``--reb-resume`` names (or the latest)."""
+    if resume is None:
+        return new_run_id()
+    if resume != "latest":
+        if not (outdir / resume).is_dir():
+            raise TargetError(f"--reb-resume: no run {resume!r} under {outdir}")
+        return resume
+    runs = sorted(p.parent.name for p in outdir.glob("*/outcomes.jsonl"))
+    if not runs:
+        raise TargetError(f"--reb-resume: no earlier run with outcomes under {outdir}")
+    return runs[-1]
+
+
+@dataclass
+class RebSession:
+    """State of this process's part of the run."""
+
+    options: RebOptions
+    run_id: str
+    controller: bool
+    targets: dict[str, Target] = field(default_factory=dict)
+    reports: dict[str, ReportLoad] = field(default_factory=dict)
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    resumed: dict[str, Outcome] = field(default_factory=dict)
+
+    @property
+    def run_dir(self) -> Path:
+        return self.options.outdir / self.run_id
+
+    @property
+    def log(self) -> OutcomeLog:
+        return OutcomeLog(self.run_dir / "outcomes.jsonl")
+
+    def load_resume(self) -> None:
+        """Outcomes a resumed run already has; their items are not run again."""
+        if self.options.resume is not None:
+            self.resumed = self.log.latest()
+
+    # -- targets
+
+    def target(self, spec: TargetSpec) -> Target:
+        """The target for ``spec``, made on first use in this process."""
+        if spec.url not in self.targets:
+            limits = Limits(memory=self.options.memory, pids=self.options.pids,
+                            network=self.options.network)
+            self.targets[spec.url] = make_target(spec.url, run_id=self.run_id,
+                                                 gpus=self.options.gpus, limits=limits)
+        return self.targets[spec.url]
+
+    def release(self, spec: TargetSpec) -> None:
+        target = self.targets.pop(spec.url, None)
+        if target is not None:
+            target.close()
+
+    def close(self) -> None:
+        for url in list(self.targets):
+            target = self.targets.pop(url)
+            with contextlib.suppress(Exception):
+                target.close()
+
+    def report(self, spec: TargetSpec, connect: Callable[[], Target]) -> ReportLoad:
+        """The agent's report for a target: the host file given, else the official path in it."""
+        if spec.url not in self.reports:
+            if spec.report:
+                path = Path(spec.report)
+                raw = _read_bounded(path)
+                self.reports[spec.url] = load_report(raw, source=str(path))
+            else:
+                raw = connect().read_file(OFFICIAL_REPORT_PATH)
+                self.reports[spec.url] = load_report(
+                    raw, source=f"{spec.id}:{OFFICIAL_REPORT_PATH}")
+        return self.reports[spec.url]
+
+    def record(self, outcome: Outcome) -> None:
+        """Controller only: keep the outcome and append it to the durable log at once."""
+        self.outcomes[outcome.key] = outcome
+        if outcome.key not in self.resumed or self.resumed[outcome.key] is not outcome:
+            self.log.append(outcome)
+
+
+def _read_bounded(path: Path, limit: int = (1 << 20) + 1) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(limit)
+    except OSError:
+        return None
+
+
+# --------------------------------------------------------------------------- cleanup
+
+
+def sweep(run_id: str | None = None, *, only_orphans: bool = False) -> int:
+    """Remove our containers: those of ``run_id``, or all of ours; returns how many."""
+    try:
+        import docker
+
+        client = docker.from_env()
+        label = f"{LABEL_RUN}={run_id}" if run_id else LABEL_RUN
+        containers = client.containers.list(all=True, filters={"label": label})
+    except Exception:  # no daemon: nothing of ours can be running there
+        return 0
+    removed = 0
+    for ctr in containers:
+        if only_orphans and _owner_alive(ctr.labels.get(LABEL_OWNER, "")):
+            continue
+        with contextlib.suppress(Exception):
+            ctr.remove(force=True)
+            removed += 1
+    return removed
+
+
+def _owner_alive(owner: str) -> bool:
+    host, _, pid = owner.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def install_sigterm() -> None:
+    """SIGTERM becomes KeyboardInterrupt, so pytest's teardown removes the containers."""
+
+    def handler(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    with contextlib.suppress(ValueError):  # not the main thread
+        signal.signal(signal.SIGTERM, handler)
+
+
+def docker_available() -> str | None:
+    """Why the Docker daemon cannot be used, or None when it answers."""
+    try:
+        import docker
+
+        docker.from_env().ping()
+    except Exception as exc:
+        return f"the Docker daemon does not answer ({type(exc).__name__}: {str(exc)[:200]})"
+    return None
+
+
+def describe_gpus() -> str:
+    """One line about this machine's GPUs for the report header."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
+                              "--format=csv,noheader"], capture_output=True, text=True,
+                             timeout=20).stdout.strip().splitlines()
+    except (OSError, subprocess.SubprocessError):
+        return "no NVIDIA GPU on this host"
+    return f"{len(out)} GPU(s): {out[0]}" if out else "no NVIDIA GPU on this host"

@@ -1,0 +1,92 @@
+"""The tiers C0-C5: each a function ``probe(ctx) -> Outcome`` that runs at most once per target.
+
+``Context`` is everything a tier needs about one (repository, target) pair:
+the spec, the target, the interpreter the report names, the mode.  The
+fixtures in ``pytest_reb.fixtures`` build it once per pair and cache each
+tier's outcome on it, which is what lets C5 ask for every other tier without
+running any of them twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import PurePosixPath
+
+from pytest_reb.audit import ReportLoad
+from pytest_reb.outcome import Outcome
+from pytest_reb.spec import Repo
+from pytest_reb.target import Target
+
+#: The tiers, in the order they run and print.
+TIERS = ("c0", "c1", "c2", "c3", "c4", "c5")
+TIER_TITLES = {"c0": "C0 static imports", "c1": "C1 CPU", "c2": "C2 CUDA alignment",
+               "c3": "C3 single GPU", "c4": "C4 distributed", "c5": "C5 report audit"}
+
+
+@dataclass
+class Context:
+    """One repository on one target, for the length of a module.
+
+    The target and the report are fetched the first time a probe needs them,
+    so a resumed or skipped tier never starts a container.
+    """
+
+    repo: Repo
+    target_name: str
+    connect: Callable[[], Target]
+    read_report: Callable[[], ReportLoad]
+    resumed: Mapping[str, Outcome] = field(default_factory=dict)
+    python_override: str | None = None
+    repo_dir: str | None = None
+    assets_dir: str | None = None
+    compat: bool = False
+    timeout_scale: float = 1.0
+    agent: str | None = None
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+
+    @cached_property
+    def target(self) -> Target:
+        return self.connect()
+
+    @cached_property
+    def report(self) -> ReportLoad:
+        return self.read_report()
+
+    @property
+    def python(self) -> str | None:
+        """The interpreter every tier runs: ``--reb-python``, else the report's."""
+        return self.python_override or self.report.python
+
+    @property
+    def checkout(self) -> str:
+        return self.repo_dir or self.repo.repo_dir
+
+    @property
+    def assets(self) -> str:
+        return self.assets_dir or str(PurePosixPath(self.checkout) / "benchmark_assets")
+
+    def outcome(self, tier: str, **kw: object) -> Outcome:
+        """A fresh outcome of ``tier`` for this pair (status defaults to failed)."""
+        kw.setdefault("status", "failed")
+        return Outcome(repo=self.repo.name, target=self.target_name, tier=tier,
+                       agent=self.agent, **kw)  # type: ignore[arg-type]
+
+    def verdict(self, outcome: Outcome) -> Outcome:
+        """Set ``status`` from the mode's verdict; keep both verdicts on the record."""
+        chosen = outcome.compat if self.compat else outcome.strict
+        outcome.status = "passed" if chosen else "failed"
+        if outcome.status == "passed":
+            outcome.category = None
+        return outcome
+
+    def once(self, tier: str, probe: Callable[[Context], Outcome]) -> Outcome:
+        """Run ``probe`` the first time a tier is asked for; afterwards return what it saw.
+
+        An outcome a resumed run already holds is returned without running anything.
+        """
+        if tier not in self.outcomes:
+            done = self.resumed.get(f"{self.repo.name}|{self.target_name}|{tier}")
+            self.outcomes[tier] = done if done is not None else probe(self)
+        return self.outcomes[tier]

@@ -1,0 +1,109 @@
+"""C2 CUDA alignment: the framework sees the GPU and a real kernel runs on it.
+
+The official check was ``torch.cuda.is_available()``, which a ``sitecustomize``
+can make return True on a machine with no GPU.  Strict C2 also needs: a
+matmul on the GPU equal to the CPU's, a build that supports the card's compute
+capability, and the host's own observation that the probe process opened a
+GPU device.  The probe's output is evidence; the host's observation is proof.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pytest_reb.outcome import Outcome
+from pytest_reb.target import PROBES_MOUNT
+from pytest_reb.tiers import Context
+from pytest_reb.tiers.entrypoint import categorise, held_any_gpu
+
+PROBE = f"{PROBES_MOUNT}/cuda_probe.py"
+MARKER = "REB_CUDA_PROBE"
+TIMEOUT = 120.0
+
+
+def parse(stdout: str) -> dict[str, Any] | None:
+    """The probe's JSON line; the last one wins (a hostile program may print others)."""
+    found = None
+    for line in stdout.splitlines():
+        if line.startswith(MARKER + " "):
+            try:
+                data = json.loads(line[len(MARKER) + 1:])
+            except ValueError:
+                continue
+            if isinstance(data, dict):
+                found = data
+    return found
+
+
+def arch_supported(capability: str, arch_list: list[str]) -> bool:
+    """Whether a build with ``arch_list`` can run on a card of ``capability`` ("9.0").
+
+    A cubin runs on its own major version at an equal or higher minor; PTX
+    (``compute_XY``) is compiled by the driver for any card at or above it.
+    """
+    major, minor = (int(x) for x in capability.split(".")[:2])
+    for arch in arch_list:
+        kind, _, num = arch.partition("_")
+        num = num.rstrip("af")
+        if not num.isdigit() or len(num) < 2:
+            continue
+        a_major, a_minor = int(num[:-1]), int(num[-1])
+        if kind == "sm" and a_major == major and a_minor <= minor:
+            return True
+        if kind == "compute" and (a_major, a_minor) <= (major, minor):
+            return True
+    return False
+
+
+def judge(obs: dict[str, Any] | None, holder_problem: str | None) -> tuple[bool, str | None, str]:
+    """The strict verdict, its category and a message a person can act on."""
+    if obs is None:
+        return False, "runtime", "the probe printed no result"
+    if obs.get("framework") == "none":
+        return False, "deps", "no framework is importable: " + "; ".join(
+            f"{k}={v}" for k, v in obs.items() if k.endswith("_error"))
+    if not obs.get("cuda_available"):
+        errors = "; ".join(f"{k}={v}" for k, v in obs.items() if k.endswith("_error"))
+        return False, "cuda_unavailable", (
+            f"{obs.get('framework')} reports no CUDA device" + (f" ({errors})" if errors else ""))
+    kernel = obs.get("kernel") or {}
+    if not kernel.get("ok"):
+        return False, "kernel_mismatch", (
+            f"CUDA is reported, but the GPU kernel failed or disagreed with the CPU: "
+            f"{kernel.get('error') or kernel.get('max_rel_error')}")
+    arch_list = obs.get("arch_list")
+    for dev in obs.get("devices") or []:
+        if arch_list is not None and not arch_supported(str(dev.get("capability")), arch_list):
+            return False, "arch_unsupported", (
+                f"GPU {dev.get('index')} ({dev.get('name')}, sm {dev.get('capability')}) is "
+                f"not in the build's architectures {arch_list}")
+    if holder_problem:
+        return False, "no_gpu_evidence", (
+            "the probe says CUDA works, but the host never saw it open a GPU device: "
+            + holder_problem)
+    return True, None, "a kernel ran on the GPU and matched the CPU"
+
+
+def probe(ctx: Context) -> Outcome:
+    """Run the probe under the report's interpreter in the GPU profile."""
+    if ctx.python is None:
+        return ctx.verdict(ctx.outcome("c2", category="missing_report", strict=False,
+                                       compat=False, message=ctx.report.message))
+    res = ctx.target.exec([ctx.python, ctx.target.tool(PROBE)], timeout=TIMEOUT * ctx.timeout_scale,
+                          profile="gpu")
+    obs = parse(res.stdout)
+    holder_problem = held_any_gpu(res)
+    strict, category, message = judge(obs, holder_problem)
+    o = ctx.outcome("c2", command=res.argv, exit_code=res.exit_code, timed_out=res.timed_out,
+                    duration=round(res.duration, 3), stdout_tail=res.stdout[-4000:],
+                    stderr_tail=res.stderr[-4000:], strict=strict,
+                    compat=bool(obs and obs.get("cuda_available") is True))
+    o.evidence = {"observed": obs, "gpus_on_target": len(ctx.target.gpus),
+                  "gpu_holders": {str(p): g for p, g in res.gpu_holders.items()},
+                  "gpu_evidence_channel": res.gpu_evidence_channel}
+    if res.timed_out or (obs is None and res.exit_code != 0):
+        category = categorise(res)
+        message = f"the probe failed: exit {res.exit_code}, {res.stderr.strip()[-300:]}"
+    o.category, o.message = category, message
+    return ctx.verdict(o)

@@ -1,0 +1,251 @@
+"""Running a repository's own entrypoint: the shared body of C1, C3 and C4.
+
+It turns a ``Run`` into commands (placeholders, the stop signal, HTTP runs),
+executes them through the target, applies the run's success rules, and
+returns an ``Outcome`` with the official exit-code verdict (compat) beside the
+evidence-based one (strict).  What strict adds per tier is passed in as
+``evidence_rule``, so the three tiers differ only in what they require.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import threading
+from collections.abc import Callable
+
+from pytest_reb.outcome import Outcome
+from pytest_reb.spec import Run
+from pytest_reb.target import PROBES_MOUNT, ExecResult, Profile
+from pytest_reb.tiers import Context
+
+#: (category, pattern) in order: the first match names a failed run's category.
+#: Only the official coarse vocabulary; the diagnosis of *why* is richer and separate.
+FAILURE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (cat, re.compile(rx, re.MULTILINE)) for cat, rx in (
+        ("pids_limit", r"Resource temporarily unavailable|can't start new thread|"
+                       r"fork: retry|BlockingIOError: \[Errno 11\]"),
+        ("oom", r"MemoryError|CUDA out of memory|OutOfMemoryError|std::bad_alloc"),
+        ("deps", r"ModuleNotFoundError|ImportError|undefined symbol|"
+                 r"cannot open shared object file|No module named"),
+        ("cuda_unavailable", r"Torch not compiled with CUDA|no CUDA GPUs are available|"
+                             r"Found no NVIDIA driver|CUDA driver initialization failed|"
+                             r"CUDA error: no kernel image"),
+        ("entrypoint_not_found", r"can't open file .* No such file or directory|"
+                                 r"executable file not found|No such file or directory: '"),
+    ))
+
+EvidenceRule = Callable[[ExecResult], str | None]
+#: The client that judges ``server_http`` runs, shipped read-only into the target.
+HTTP_PROBE = f"{PROBES_MOUNT}/http_probe.py"
+
+
+def categorise(res: ExecResult) -> str:
+    """The official failure category of a failed run, from what the host saw."""
+    if res.timed_out:
+        return "timeout"
+    if res.oom_killed:
+        return "oom"
+    if res.exit_code == 127 and "cannot start" in res.stderr:
+        return "entrypoint_not_found"
+    text = res.output[-20000:]
+    for category, pattern in FAILURE_PATTERNS:
+        if pattern.search(text):
+            return category
+    if res.exit_code in (137, -9):
+        return "oom"
+    return "runtime"
+
+
+def substitute(value: str, ctx: Context, out: str, port: int | None = None) -> str:
+    """Fill ``{python}``, ``{repo}``, ``{assets}``, ``{out}``, ``{port}``; leave other braces."""
+    table = {"{python}": ctx.python or "python", "{repo}": ctx.checkout,
+             "{assets}": ctx.assets, "{out}": out}
+    if port is not None:
+        table["{port}"] = str(port)
+    for key, val in table.items():
+        value = value.replace(key, val)
+    return value
+
+
+def _command(run: Run, ctx: Context, out: str, port: int | None) -> list[str]:
+    argv = [substitute(a, ctx, out, port) for a in run.argv]
+    if run.stop_after is not None and argv[:1] != ["timeout"]:
+        argv = ["timeout", "--preserve-status", f"--signal={run.stop_signal}",
+                f"{run.stop_after:g}s", *argv]
+    if run.http is not None:
+        spec = {"server": argv, "port": port, **{
+            k: getattr(run.http, k) for k in (
+                "ready", "ready_within", "request", "json_body", "form_files", "form_fields",
+                "expect_json_key", "min_bytes", "request_timeout")}}
+        argv = [ctx.python or "python", ctx.target.tool(HTTP_PROBE), json.dumps(spec, default=dict)]
+    return argv
+
+
+def _env(run: Run, ctx: Context, out: str, profile: Profile) -> dict[str, str]:
+    env = {k: substitute(v, ctx, out) for k, v in run.env.items()}
+    if profile == "gpu" and "CUDA_VISIBLE_DEVICES" in env:
+        env["CUDA_VISIBLE_DEVICES"] = ctx.target.visible(env["CUDA_VISIBLE_DEVICES"])
+    return env
+
+
+def _exec_run(run: Run, ctx: Context, tier: str, profile: Profile) -> tuple[list[str], ExecResult]:
+    """Execute ``run`` and the runs started ``together`` with it; the first failure wins."""
+    out = f"/tmp/reb-out-{secrets.token_hex(4)}/{tier}"
+    ctx.target.exec(["mkdir", "-p", out], timeout=30, profile=profile)
+    timeout = run.timeout * ctx.timeout_scale
+    runs = [run, *run.together]
+    ports = [_free_port(i) if r.http is not None and r.http.port == 0
+             else (r.http.port if r.http else None) for i, r in enumerate(runs)]
+    results: list[ExecResult | None] = [None] * len(runs)
+    commands = [_command(r, ctx, out, p) for r, p in zip(runs, ports, strict=True)]
+
+    def go(i: int) -> None:
+        cwd = substitute(runs[i].cwd, ctx, out)
+        results[i] = ctx.target.exec(commands[i], timeout=timeout, env=_env(runs[i], ctx, out,
+                                     profile), cwd=cwd, profile=profile)
+
+    threads = [threading.Thread(target=go, args=(i,)) for i in range(1, len(runs))]
+    for t in threads:
+        t.start()
+    go(0)
+    for t in threads:
+        t.join()
+    done = [r for r in results if r is not None]
+    first_bad = next((r for r in done if r.exit_code != 0), done[0])
+    if len(done) > 1:  # evidence from every process group counts
+        for r in done:
+            if r is not first_bad:
+                first_bad.gpu_holders.update(r.gpu_holders)
+                first_bad.holder_cmdlines.update(r.holder_cmdlines)
+    return commands[0], first_bad
+
+
+def _free_port(offset: int) -> int:
+    """A port for a server inside the target; network is off, so only loopback matters."""
+    return 20000 + secrets.randbelow(20000) + offset
+
+
+def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
+              evidence_rule: EvidenceRule | None = None) -> Outcome:
+    """Run one stage and judge it both ways."""
+    if ctx.python is None:
+        return ctx.outcome(tier, category="missing_report", strict=False, compat=False,
+                           message=f"{ctx.report.message}; pass --reb-python to run the "
+                                   "entrypoints without a report")
+    command, res = _exec_run(run, ctx, tier, profile)
+    log_problem = run.judge_log(res.output) if res.exit_code == 0 else None
+    if res.exit_code != 0 and not res.timed_out:
+        retry = run.retry_for(res.output)
+        if retry is not None:
+            command, res = _exec_run(retry, ctx, tier, profile)
+            log_problem = retry.judge_log(res.output) if res.exit_code == 0 else None
+    o = ctx.outcome(tier, command=command, exit_code=res.exit_code, timed_out=res.timed_out,
+                    duration=round(res.duration, 3), stdout_tail=_tail(res.stdout),
+                    stderr_tail=_tail(res.stderr))
+    o.evidence.update(_evidence(res))
+    o.compat = res.exit_code == 0 and not res.timed_out and log_problem is None
+    evidence_problem = evidence_rule(res) if (o.compat and evidence_rule) else None
+    o.strict = o.compat and evidence_problem is None
+    if not o.compat:
+        o.category = "runtime" if log_problem else categorise(res)
+        o.message = log_problem or _failure_message(res, o.category)
+    elif evidence_problem:
+        o.category = "no_gpu_evidence"
+        o.message = evidence_problem
+    return ctx.verdict(o)
+
+
+def _evidence(res: ExecResult) -> dict[str, object]:
+    ev: dict[str, object] = {"stdout_bytes": res.stdout_bytes, "stderr_bytes": res.stderr_bytes,
+                             "gpu_evidence_channel": res.gpu_evidence_channel,
+                             "gpu_holders": {str(p): g for p, g in res.gpu_holders.items()},
+                             "holder_cmdlines": {str(p): c for p, c in res.holder_cmdlines.items()}}
+    if res.leftovers_killed:
+        ev["leftover_processes_killed"] = res.leftovers_killed
+    if res.killed_by_host:
+        ev["killed_by_host"] = True
+    if res.oom_killed:
+        ev["oom_killed"] = True
+    return ev
+
+
+def _failure_message(res: ExecResult, category: str) -> str:
+    if res.timed_out:
+        return f"timed out after {res.duration:.0f}s; the process tree was killed"
+    last = [ln for ln in res.output.strip().splitlines() if ln.strip()][-1:] or [""]
+    return f"exit {res.exit_code} ({category}): {last[0][:300]}"
+
+
+def _tail(text: str, lines: int = 60) -> str:
+    return "\n".join(text.splitlines()[-lines:])
+
+
+# --------------------------------------------------------------------------- evidence rules
+
+
+def held_any_gpu(res: ExecResult) -> str | None:
+    """C3: some process of the run had a GPU device open."""
+    if res.gpu_evidence_channel is None:
+        return "this target gives no host-side view of its processes, so GPU use is unproven"
+    if not res.gpu_holders:
+        return "exit 0, but no process of the run ever held a GPU (a silent CPU fallback?)"
+    return None
+
+
+def distinct_ranks(res: ExecResult, need: int) -> int:
+    """How many processes can each be given a GPU of their own (a bipartite matching)."""
+    owner: dict[int, int] = {}
+
+    def assign(pid: int, seen: set[int]) -> bool:
+        for gpu in res.gpu_holders.get(pid, ()):
+            if gpu in seen:
+                continue
+            seen.add(gpu)
+            if gpu not in owner or assign(owner[gpu], seen):
+                owner[gpu] = pid
+                return True
+        return False
+
+    count = 0
+    for pid in res.gpu_holders:
+        if assign(pid, set()):
+            count += 1
+            if count >= need:
+                break
+    return count
+
+
+def ranks_on_gpus(need: int, *, one_process: bool = False) -> EvidenceRule:
+    """C4: ``need`` ranks each held their own GPU, or one process held ``need`` (device_map)."""
+
+    def rule(res: ExecResult) -> str | None:
+        problem = held_any_gpu(res)
+        if problem:
+            return problem
+        if one_process:
+            best = max((len(g) for g in res.gpu_holders.values()), default=0)
+            if best >= need:
+                return None
+            return f"exit 0, but no process held {need} GPUs (most held by one: {best})"
+        got = distinct_ranks(res, need)
+        if got >= need:
+            return None
+        return (f"exit 0, but only {got} process(es) held a GPU of their own; "
+                f"{need} ranks were expected")
+
+    return rule
+
+
+def hardware_gate(ctx: Context, tier: str, run: Run, minimum: int) -> Outcome | None:
+    """``insufficient_hardware`` before running, when the target has too few GPUs."""
+    need = max(minimum, run.min_gpus)
+    have = len(ctx.target.gpus)
+    if have >= need:
+        return None
+    return ctx.verdict(ctx.outcome(
+        tier, category="insufficient_hardware", strict=False, compat=False,
+        message=f"needs {need} GPU(s), the target has {have}",
+        evidence={"gpus_needed": need, "gpus_available": have}))
+

@@ -1,0 +1,100 @@
+"""C2 probe: does the framework see the GPU, and does a real kernel give the CPU's answer?
+
+Runs under the report's interpreter inside the target, mounted read-only.
+It prints one JSON line after the marker ``REB_CUDA_PROBE``.  Its word is not
+trusted on its own: the host also watches that this process really opened a
+GPU device, which a patched ``is_available()`` cannot fake.
+Standard library plus whichever framework is installed (torch, then JAX,
+then TensorFlow, the official order).
+"""
+
+import json
+import sys
+import time
+
+MARKER = "REB_CUDA_PROBE"
+HOLD_SECONDS = 0.6  # keep the context open long enough for the host's sampler
+
+
+def torch_probe() -> dict:
+    import torch
+
+    obs = {"framework": "pytorch", "torch_version": torch.__version__,
+           "cuda_build": torch.version.cuda, "cuda_available": bool(torch.cuda.is_available()),
+           "gpu_count": int(torch.cuda.device_count())}
+    if not obs["cuda_available"] or obs["gpu_count"] < 1:
+        return obs
+    obs["arch_list"] = list(torch.cuda.get_arch_list())
+    obs["devices"] = []
+    for i in range(obs["gpu_count"]):
+        major, minor = torch.cuda.get_device_capability(i)
+        obs["devices"].append({"index": i, "name": torch.cuda.get_device_name(i),
+                               "capability": f"{major}.{minor}"})
+    torch.backends.cuda.matmul.allow_tf32 = False
+    gen = torch.Generator().manual_seed(1234)
+    a = torch.randn(256, 256, generator=gen, dtype=torch.float32)
+    b = torch.randn(256, 256, generator=gen, dtype=torch.float32)
+    expected = (a @ b).sum(dim=0)
+    try:
+        got = (a.cuda() @ b.cuda()).sum(dim=0)
+        torch.cuda.synchronize()
+        err = float((got.cpu() - expected).abs().max() / expected.abs().max())
+        obs["kernel"] = {"op": "matmul 256x256 fp32", "max_rel_error": err, "ok": err < 1e-3}
+    except Exception as exc:
+        obs["kernel"] = {"op": "matmul 256x256 fp32", "ok": False,
+                         "error": f"{type(exc).__name__}: {exc}"[:500]}
+    time.sleep(HOLD_SECONDS)
+    return obs
+
+
+def jax_probe() -> dict:
+    import jax
+    import jax.numpy as jnp
+
+    gpus = [d for d in jax.devices() if d.platform == "gpu"]
+    obs = {"framework": "jax", "jax_version": jax.__version__, "cuda_available": bool(gpus),
+           "gpu_count": len(gpus)}
+    if gpus:
+        x = jnp.arange(1024.0)
+        got = float(jax.device_put(x, gpus[0]).sum())
+        obs["kernel"] = {"op": "sum 1024", "ok": got == float(sum(range(1024)))}
+        time.sleep(HOLD_SECONDS)
+    return obs
+
+
+def tf_probe() -> dict:
+    import tensorflow as tf
+
+    gpus = tf.config.list_physical_devices("GPU")
+    obs = {"framework": "tensorflow", "tf_version": tf.__version__, "cuda_available": bool(gpus),
+           "gpu_count": len(gpus)}
+    if gpus:
+        with tf.device("/GPU:0"):
+            got = float(tf.reduce_sum(tf.range(1024, dtype=tf.float64)))
+        obs["kernel"] = {"op": "sum 1024", "ok": got == float(sum(range(1024)))}
+        time.sleep(HOLD_SECONDS)
+    return obs
+
+
+def main() -> int:
+    errors = {}
+    for name, probe in (("torch", torch_probe), ("jax", jax_probe), ("tensorflow", tf_probe)):
+        try:
+            obs = probe()
+        except ImportError as exc:
+            errors[f"{name}_error"] = f"{type(exc).__name__}: {exc}"[:300]
+            continue
+        except Exception as exc:
+            errors[f"{name}_error"] = f"{type(exc).__name__}: {exc}"[:500]
+            continue
+        obs.update(errors)
+        obs["python"] = sys.executable
+        print(MARKER + " " + json.dumps(obs), flush=True)
+        return 0
+    errors.update(framework="none", cuda_available=False, gpu_count=0, python=sys.executable)
+    print(MARKER + " " + json.dumps(errors), flush=True)
+    return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())
