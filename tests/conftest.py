@@ -1,0 +1,99 @@
+"""Shared fixtures of pytest-reb's own tests: the real Docker engine and the images it builds.
+
+Container tests use real images the suite builds (``pytest_reb.images``),
+never a mocked client.  They are marked ``container``; without a Docker
+daemon they skip with the reason, and ``.ci/run`` fails if none of them ran.
+At the end of the session no container with our labels may exist: the last
+fixture to finish asserts it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parent.parent
+_CONTAINER_ITEMS = pytest.StashKey[int]()
+
+
+def _docker_client() -> Any:
+    try:
+        import docker
+
+        client = docker.from_env()
+        client.ping()
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return client
+
+
+@pytest.fixture(scope="session")
+def docker_client() -> Any:
+    """A Docker client on a daemon that answers, or a skip that says why."""
+    client = _docker_client()
+    if isinstance(client, str):
+        pytest.skip(f"no Docker daemon: {client}")
+    return client
+
+
+@pytest.fixture(scope="session")
+def demo_image(docker_client: Any) -> str:
+    """The agent-built image of the demo repository (good environment)."""
+    from pytest_reb.images import ensure_demo_image
+
+    return ensure_demo_image(docker_client, "good")
+
+
+@pytest.fixture(scope="session")
+def missing_dep_image(docker_client: Any) -> str:
+    """The demo image without PyYAML: one missing dependency."""
+    from pytest_reb.images import ensure_demo_image
+
+    return ensure_demo_image(docker_client, "missing-dep")
+
+
+@pytest.fixture(scope="session")
+def demo_commit() -> str:
+    from pytest_reb.images import demo_commit as commit
+
+    return commit()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_container_left_behind() -> Iterator[None]:
+    """After the whole suite, no container labelled by pytest-reb may remain."""
+    yield
+    client = _docker_client()
+    if isinstance(client, str):
+        return
+    left = client.containers.list(all=True, filters={"label": "reb.run"})
+    names = [f"{c.name} ({c.labels.get('reb.run')})" for c in left]
+    for c in left:
+        c.remove(force=True)
+    assert not names, f"containers left behind by the suite: {names}"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Record how many container tests were selected, for .ci/run to print."""
+    count = sum(1 for i in items if i.get_closest_marker("container"))
+    config.stash[_CONTAINER_ITEMS] = count
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """One line CI greps: how many container tests ran and how many of them passed."""
+    ran = passed = 0
+    for key in ("passed", "failed", "error"):
+        for rep in terminalreporter.stats.get(key, []):
+            if getattr(rep, "when", "call") == "call" and "container" in rep.keywords:
+                ran += 1
+                passed += key == "passed"
+    if os.environ.get("REB_CONTAINER_COUNT_FILE"):
+        Path(os.environ["REB_CONTAINER_COUNT_FILE"]).write_text(f"{ran} {passed}\n")
+    terminalreporter.write_line(f"container tests: {ran} ran, {passed} passed "
+                                f"(of {config.stash.get(_CONTAINER_ITEMS, 0)} selected)")
