@@ -20,6 +20,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -67,7 +68,9 @@ BASE_CHANGES = (
 DEMO_REPOSITORY = "reb-demo"
 DEMO_VARIANTS = ("good", "missing-dep")
 TORCH_REQUIREMENT = "torch==2.13.0+cpu"
-WHEEL_REQUIREMENTS = (TORCH_REQUIREMENT, "pyyaml")
+# numpy is not in tinynet's requirements, but without it every `import torch` warns "Failed to
+# initialize NumPy: No module named 'numpy'", noise that looks like a missing dependency.
+WHEEL_REQUIREMENTS = (TORCH_REQUIREMENT, "numpy", "pyyaml")
 # The demo images run the base image's CPython 3.11 on glibc 2.36 (bookworm): fetch wheels for
 # that, whatever the host's Python is. pip does not widen manylinux_2_x tags, so list them.
 WHEEL_TARGET = (
@@ -120,6 +123,7 @@ def ensure_base_image(client: docker.DockerClient) -> str:
             log.info("making %s with debootstrap (a minute or two)", tag)
             _import_base(client, tag, recipe)
         client.images.get(tag).tag(BASE_REPOSITORY, BASE_SUITE)
+        _remove_superseded(client, tag)
     return tag
 
 
@@ -143,22 +147,10 @@ def ensure_wheelhouse() -> list[Path]:
         # found there (--find-links) instead of being fetched again.
         download = Path(tempfile.mkdtemp(prefix="download-", dir=CACHE_DIR))
         try:
+            pip = [sys.executable, "-m", "pip", "--quiet", "--disable-pip-version-check"]
+            sources = ["--dest", str(download), "--find-links", str(WHEELHOUSE)]
             _run_host(
-                "pip download",
-                [
-                    sys.executable,
-                    "-m",
-                    "pip",
-                    "download",
-                    "--quiet",
-                    "--disable-pip-version-check",
-                    "--dest",
-                    str(download),
-                    "--find-links",
-                    str(WHEELHOUSE),
-                    *WHEEL_TARGET,
-                    *WHEEL_REQUIREMENTS,
-                ],
+                "pip download", [*pip, "download", *sources, *WHEEL_TARGET, *WHEEL_REQUIREMENTS]
             )
             names = sorted(path.name for path in download.glob("*.whl"))
             for name in names:
@@ -192,7 +184,7 @@ def ensure_demo_image(client: docker.DockerClient, variant: str = "good") -> str
     base = ensure_base_image(client)
     python_version = client.images.get(base).labels[LABEL_PYTHON]
     wheels = ensure_wheelhouse()
-    packages = [TORCH_REQUIREMENT] if variant == "missing-dep" else list(WHEEL_REQUIREMENTS)
+    packages = [r for r in WHEEL_REQUIREMENTS if variant == "good" or r != "pyyaml"]
     dockerfile = _demo_dockerfile(base, packages)
     report = json.dumps(_demo_report(python_version), indent=2) + "\n"
     with (
@@ -212,10 +204,10 @@ def ensure_demo_image(client: docker.DockerClient, variant: str = "good") -> str
                 _link_or_copy(wheel, context / "wheels" / wheel.name)
             labels = {LABEL_RECIPE: recipe, "reb.demo.variant": variant, "reb.demo.commit": commit}
             _build_demo(client, context, tag, labels)
-    image = client.images.get(tag)
-    image.tag(DEMO_REPOSITORY, variant)
-    if variant == "good":
-        image.tag(DEMO_REPOSITORY, "latest")
+        image = client.images.get(tag)
+        for alias in (variant, "latest") if variant == "good" else (variant,):
+            image.tag(DEMO_REPOSITORY, alias)
+        _remove_superseded(client, tag)
     return tag
 
 
@@ -455,6 +447,23 @@ def _link_or_copy(source: Path, dest: Path) -> None:
         os.link(source, dest)
     except OSError:
         shutil.copyfile(source, dest)
+
+
+def _remove_superseded(client: docker.DockerClient, tag: str) -> None:
+    """Drop the tags of earlier recipes of the same image, so that iterating on a recipe does
+    not pile up gigabytes. Run after the aliases moved, so an earlier image loses its last tag
+    and goes. Docker refuses while a container uses one; that one is kept."""
+    repository, _, name = tag.partition(":")
+    earlier = re.compile(
+        rf"{re.escape(repository)}:{re.escape(name.rsplit('-', 1)[0])}-[0-9a-f]{{12}}"
+    )
+    for image in client.images.list(name=repository):
+        for other in image.tags:
+            if other != tag and earlier.fullmatch(other):
+                try:
+                    client.images.remove(other)
+                except APIError as exc:
+                    log.info("kept %s: %s", other, exc.explanation)
 
 
 def _image_exists(client: docker.DockerClient, tag: str) -> bool:

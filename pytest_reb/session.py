@@ -69,7 +69,7 @@ class RebOptions:
             targets=targets, agent_report=report, python=opt("reb_python"),
             repo_dir=opt("reb_repo_dir"), repo=opt("reb_repo"), outdir=Path(opt("reb_outdir")),
             network=opt("reb_network"),
-            gpus=[g.strip() for g in gpus.split(",") if g.strip()] if gpus else None,
+            gpus=None if gpus is None else [g.strip() for g in gpus.split(",") if g.strip()],
             timeout_scale=opt("reb_timeout_scale"), compat=opt("reb_compat"),
             resume=opt("reb_resume"), memory=opt("reb_memory"), pids=opt("reb_pids"))
 
@@ -155,7 +155,7 @@ class RebSession:
     def record(self, outcome: Outcome) -> None:
         """Controller only: keep the outcome and append it to the durable log at once."""
         self.outcomes[outcome.key] = outcome
-        if outcome.key not in self.resumed or self.resumed[outcome.key] is not outcome:
+        if self.resumed.get(outcome.key) != outcome:
             self.log.append(outcome)
 
 

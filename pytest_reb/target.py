@@ -340,7 +340,8 @@ class LocalTarget(Target):
         for t in readers:
             t.start()
         killed = False
-        with GpuWatch(lambda: _session_pids(sid, tag)) as watch:
+        watch = GpuWatch(lambda: _session_pids(sid, tag)) if self.gpus else None
+        with watch or contextlib.nullcontext():
             try:
                 proc.wait(timeout=timeout + KILL_GRACE + HOST_SLACK)
             except subprocess.TimeoutExpired:
@@ -589,7 +590,8 @@ class DockerTarget(Target):
 
         reader = threading.Thread(target=pump, name="reb-exec", daemon=True)
         killed = False
-        with GpuWatch(lambda: self._run_pids(ctr, key)) as watch:
+        watch = GpuWatch(lambda: self._run_pids(ctr, key)) if key == "gpu" else None
+        with watch or contextlib.nullcontext():
             reader.start()
             reader.join(timeout + KILL_GRACE + HOST_SLACK)
             if reader.is_alive():

@@ -1,0 +1,196 @@
+"""The plugin through pytest itself (pytester): options, markers, collection, skips, resume.
+
+These run on any machine: the target is ``local://`` with this interpreter,
+so no Docker is needed.  Container behaviour is in test_docker_target.py.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_reb.outcome import Outcome, OutcomeLog
+
+TIER_NAMES = ["test_c0_imports", "test_c1_cpu", "test_c2_cuda", "test_c3_single_gpu",
+              "test_c4_multi_gpu", "test_c5_audit"]
+
+
+def make_checkout(root: Path, files: dict[str, str]) -> str:
+    """A git checkout with ``files``; returns its commit."""
+    import subprocess
+
+    root.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (root / name).write_text(text)
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"}
+    for cmd in (["git", "init", "-q"], ["git", "add", "."], ["git", "commit", "-qm", "x"]):
+        subprocess.run(cmd, cwd=root, check=True, env=env)
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, check=True, env=env,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def module(commit: str, *, cpu: str = 'Run(["{python}", "main.py"], timeout=30)',
+           extra: str = "") -> str:
+    return (f"from pytest_reb import Repo, Run, torchrun\n"
+            f"repo = Repo('me/mini', commit='{commit}', imports_total=1, cpu={cpu},\n"
+            f"            single_gpu=Run(['{{python}}', 'main.py']), multi_gpu=None,\n"
+            f"            skip={{'multi_gpu': 'repo_not_supported'}}{extra})\n")
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> tuple[Path, str]:
+    repo = tmp_path / "checkout"
+    commit = make_checkout(repo, {"main.py": "print('hello from main')\n",
+                                  "broken.py": "import not_a_real_module_xyz\n",
+                                  "hang.py": "import time\ntime.sleep(600)\n"})
+    return repo, commit
+
+
+def local_args(pytester: pytest.Pytester, repo: Path, *extra: str) -> list[str]:
+    return ["--rootdir", str(pytester.path), "--reb-host", "local://", "--reb-python", sys.executable, "--reb-repo-dir",
+            str(repo), "--reb-outdir", str(pytester.path / "reports"), "-p", "no:cacheprovider",
+            *extra]
+
+
+def outcomes(pytester: pytest.Pytester) -> list[Outcome]:
+    logs = sorted((pytester.path / "reports").glob("*/outcomes.jsonl"))
+    assert logs, "no outcomes.jsonl written"
+    return list(OutcomeLog(logs[-1]))
+
+
+def test_markers_are_registered(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--markers")
+    for tier in ("c0", "c1", "c2", "c3", "c4", "c5"):
+        result.stdout.fnmatch_lines([f"@pytest.mark.{tier}: C{tier[1]} *"])
+
+
+def test_options_are_documented(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--help")
+    for opt in ("--reb-image=IMAGE", "--reb-host=URL", "--agent-report=PATH", "--reb-python=PATH",
+                "--reb-repo-dir=DIR", "--reb-repo=OWNER/NAME", "--reb-outdir=DIR",
+                "--reb-network=MODE", "--reb-gpus=IDS", "--reb-timeout-scale=X", "--reb-compat",
+                "--reb-resume*"):
+        result.stdout.fnmatch_lines([f"*{opt}*"])
+
+
+def test_a_repository_module_becomes_six_tier_items(pytester: pytest.Pytester,
+                                                    checkout: tuple[Path, str]) -> None:
+    repo, commit = checkout
+    pytester.makepyfile(test_mini=module(commit))
+    result = pytester.runpytest("--collect-only", "-q", "--strict-markers",
+                                *local_args(pytester, repo))
+    result.stdout.fnmatch_lines([f"test_mini.py::{name}[[]local://[]]" for name in TIER_NAMES])
+    assert result.ret == 0
+
+
+def test_marker_selects_one_tier(pytester: pytest.Pytester, checkout: tuple[Path, str]) -> None:
+    repo, commit = checkout
+    pytester.makepyfile(test_mini=module(commit))
+    result = pytester.runpytest("--strict-markers", "-m", "c1", *local_args(pytester, repo))
+    result.assert_outcomes(passed=1, deselected=5)
+    [o] = outcomes(pytester)
+    assert (o.tier, o.status, o.exit_code) == ("c1", "passed", 0)
+    assert "hello from main" in o.stdout_tail
+
+
+def test_without_target_items_skip_with_a_reason(pytester: pytest.Pytester,
+                                                 checkout: tuple[Path, str]) -> None:
+    _, commit = checkout
+    pytester.makepyfile(test_mini=module(commit))
+    result = pytester.runpytest("-rs", "-p", "no:cacheprovider", "--rootdir", str(pytester.path))
+    result.assert_outcomes(skipped=6)
+    result.stdout.fnmatch_lines(["*no target: pass --reb-image IMAGE or --reb-host URL*"])
+
+
+def test_tier_that_does_not_apply_skips_with_the_official_reason(
+        pytester: pytest.Pytester, checkout: tuple[Path, str]) -> None:
+    repo, commit = checkout
+    pytester.makepyfile(test_mini=module(commit))
+    result = pytester.runpytest("-rs", "-m", "c4", *local_args(pytester, repo))
+    result.assert_outcomes(skipped=1, deselected=5)
+    result.stdout.fnmatch_lines(["*not_applicable: repo_not_supported*"])
+    [o] = outcomes(pytester)
+    assert (o.status, o.category) == ("skipped", "not_applicable")
+
+
+def test_missing_dependency_fails_c1_as_deps(pytester: pytest.Pytester,
+                                             checkout: tuple[Path, str]) -> None:
+    repo, commit = checkout
+    pytester.makepyfile(test_mini=module(commit, cpu='Run(["{python}", "broken.py"])'))
+    result = pytester.runpytest("-m", "c1", *local_args(pytester, repo))
+    result.assert_outcomes(failed=1, deselected=5)
+    result.stdout.fnmatch_lines(["*C1 deps: exit 1 (deps): ModuleNotFoundError*"])
+
+
+def test_hanging_entrypoint_times_out_and_leaves_nothing(pytester: pytest.Pytester,
+                                                        checkout: tuple[Path, str]) -> None:
+    repo, commit = checkout
+    pytester.makepyfile(test_mini=module(commit, cpu='Run(["{python}", "hang.py"], timeout=2)'))
+    result = pytester.runpytest("-m", "c1", *local_args(pytester, repo))
+    result.assert_outcomes(failed=1, deselected=5)
+    [o] = outcomes(pytester)
+    assert (o.category, o.timed_out) == ("timeout", True)
+    assert 2 <= o.duration < 15
+    import subprocess
+
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert str(repo / "hang.py") not in ps and "hang.py" not in ps
+
+
+def test_cpu_machine_fails_gpu_tiers_with_the_right_categories(
+        pytester: pytest.Pytester, checkout: tuple[Path, str]) -> None:
+    repo, commit = checkout
+    pytester.makepyfile(test_mini=module(commit, extra=", multi_gpu=torchrun('main.py')")
+                        .replace("multi_gpu=None,", "").replace(
+                            "skip={'multi_gpu': 'repo_not_supported'}", "skip={}"))
+    result = pytester.runpytest("-m", "c3 or c4", "--reb-gpus", "", *local_args(pytester, repo))
+    result.assert_outcomes(failed=2, deselected=4)
+    cats = {o.tier: o.category for o in outcomes(pytester)}
+    assert cats == {"c3": "insufficient_hardware", "c4": "insufficient_hardware"}
+
+
+def test_modules_are_matched_to_targets_by_commit(pytester: pytest.Pytester,
+                                                  checkout: tuple[Path, str]) -> None:
+    repo, commit = checkout
+    pytester.makepyfile(test_mine=module(commit),
+                        test_other=module("0" * 40).replace("me/mini", "other/repo"))
+    result = pytester.runpytest("-m", "c1", *local_args(pytester, repo))
+    result.assert_outcomes(passed=1, deselected=11)
+    assert [o.repo for o in outcomes(pytester)] == ["me/mini"]
+    forced = pytester.runpytest("-m", "c1", "--reb-repo", "other/repo",
+                                *local_args(pytester, repo))
+    forced.assert_outcomes(passed=1, deselected=11)
+
+
+def test_resume_reruns_only_what_is_missing(pytester: pytest.Pytester,
+                                            checkout: tuple[Path, str]) -> None:
+    repo, commit = checkout
+    pytester.makepyfile(test_mini=module(commit))
+    first = pytester.runpytest("-m", "c1", *local_args(pytester, repo))
+    first.assert_outcomes(passed=1, deselected=5)
+    before = outcomes(pytester)
+    again = pytester.runpytest("-m", "c1 or c4", "--reb-resume", *local_args(pytester, repo))
+    again.assert_outcomes(passed=1, skipped=1, deselected=4)
+    after = outcomes(pytester)
+    # the c1 line was not written again (not re-run); c4 was added
+    assert [o.tier for o in after] == ["c1", "c4"]
+    assert after[0].started == before[0].started
+    summary = json.loads(next((pytester.path / "reports").glob("*/summary.json")).read_text())
+    assert summary["totals"]["c1"]["passed"] == 1
+
+
+def test_summary_and_pyramid(pytester: pytest.Pytester, checkout: tuple[Path, str]) -> None:
+    repo, commit = checkout
+    pytester.makepyfile(test_mini=module(commit))
+    result = pytester.runpytest("-m", "c1 or c3 or c4", "--reb-gpus", "",
+                                *local_args(pytester, repo))
+    result.stdout.fnmatch_lines(["*reb pyramid*", "local://  (me/mini)", "*C1 CPU*PASS*",
+                                 "total: C1 1/1  C3 0/1"])
+    summary = json.loads(next((pytester.path / "reports").glob("*/summary.json")).read_text())
+    assert summary["mode"] == "strict"
+    assert summary["totals"]["c4"] == {**summary["totals"]["c4"], "applicable": 0,
+                                       "not_applicable": 1}
