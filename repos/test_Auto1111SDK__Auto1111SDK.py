@@ -1,0 +1,107 @@
+"""Auto1111SDK — a Python SDK for Stable Diffusion (Automatic1111-style pipelines).
+
+Repository: https://github.com/Auto1111SDK/Auto1111SDK
+Commit: 4f3cd1504d0afa344fd322df0c4ac3e9eec7a129
+Domain: image generation (Stable Diffusion SDK; bundled sgm/Lightning toy trainer)
+Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C1 C2 C3 C4 C5)
+
+The stages do not generate images: they train the bundled sgm toy MNIST config
+(auto1111sdk/modules/generative) for one Lightning step, with no pretrained weights. MNIST is
+downloaded from the CVDF mirror (network) and every stage runs with the prepared dataset folder as
+cwd. C4 lets Lightning's own DDP strategy spawn the two ranks (no torchrun).
+"""
+
+from pytest_reb import Asset, Repo, Run, self_launching
+
+repo = Repo(
+    "Auto1111SDK/Auto1111SDK",
+    commit="4f3cd1504d0afa344fd322df0c4ac3e9eec7a129",
+    imports_total=213,  # the C0 denominator
+    domain="image generation (Stable Diffusion SDK; bundled sgm/Lightning toy trainer)",
+    assets=[
+        Asset(
+            "mnist", "dataset", "url",
+            url="https://storage.googleapis.com/cvdf-datasets/mnist/",
+            files=[
+                "train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
+                "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz",
+            ],
+            note=(
+                "raw files placed under {assets}/dataset/mnist/.data/MNIST/raw; the stage runs "
+                "with that dataset folder as cwd"
+            ),
+        ),
+        Asset(
+            "mnist_toy_config", "config", "repo",
+            path="auto1111sdk/modules/generative/configs/example_training/toy/mnist.yaml",
+            note="copied unchanged to {assets}/model/mnist_toy/mnist.yaml; no pretrained weights",
+        ),
+    ],
+    cpu=Run(
+        [
+            "{python}", "{repo}/auto1111sdk/modules/generative/main.py",
+            "--base", "{assets}/model/mnist_toy/mnist.yaml",
+            "--no_base_name", "True", "--train", "True", "--no-test", "True",
+            "--logdir", "{out}/lightning_logs",
+            "--accelerator", "cpu", "--devices", "1",
+            "data.params.batch_size=1",
+            "data.params.num_workers=0",
+            "lightning.trainer.max_steps=1",
+            "lightning.trainer.limit_train_batches=1",
+            "lightning.trainer.limit_val_batches=0",
+            "lightning.trainer.num_sanity_val_steps=0",
+            "lightning.callbacks.image_logger.params.disabled=true",
+        ],
+        cwd="{assets}/dataset/mnist",
+        env={"CUDA_VISIBLE_DEVICES": "", "PYTHONDONTWRITEBYTECODE": "1"},
+        timeout=600,
+        entrypoint="auto1111sdk/modules/generative/main.py",
+    ),
+    single_gpu=Run(
+        [
+            "{python}", "{repo}/auto1111sdk/modules/generative/main.py",
+            "--base", "{assets}/model/mnist_toy/mnist.yaml",
+            "--no_base_name", "True", "--train", "True", "--no-test", "True",
+            "--logdir", "{out}/lightning_logs",
+            "--accelerator", "gpu", "--devices", "0",
+            "data.params.batch_size=1",
+            "data.params.num_workers=0",
+            "lightning.trainer.max_steps=1",
+            "lightning.trainer.limit_train_batches=1",
+            "lightning.trainer.limit_val_batches=0",
+            "lightning.trainer.num_sanity_val_steps=0",
+            "lightning.callbacks.image_logger.params.disabled=true",
+        ],
+        cwd="{assets}/dataset/mnist",
+        env={"CUDA_VISIBLE_DEVICES": "0", "PYTHONDONTWRITEBYTECODE": "1"},
+        timeout=600,
+        entrypoint="auto1111sdk/modules/generative/main.py",
+    ),
+    multi_gpu=self_launching(
+        [
+            "{python}", "{repo}/auto1111sdk/modules/generative/main.py",
+            "--base", "{assets}/model/mnist_toy/mnist.yaml",
+            "--no_base_name", "True", "--train", "True", "--no-test", "True",
+            "--logdir", "{out}/lightning_logs",
+            "--accelerator", "gpu", "--devices", "0,1",
+            "data.params.batch_size=1",
+            "data.params.num_workers=0",
+            "lightning.trainer.max_steps=1",
+            "lightning.trainer.limit_train_batches=1",
+            "lightning.trainer.limit_val_batches=0",
+            "lightning.trainer.num_sanity_val_steps=0",
+            "lightning.callbacks.image_logger.params.disabled=true",
+        ],
+        launcher="lightning",
+        nproc=2,
+        cwd="{assets}/dataset/mnist",
+        env={"CUDA_VISIBLE_DEVICES": "0,1", "PYTHONDONTWRITEBYTECODE": "1"},
+        timeout=1200,
+        entrypoint="auto1111sdk/modules/generative/main.py",
+        note=(
+            "Lightning's own DDP strategy spawns the ranks (no torchrun). GPU gate is "
+            "torch.cuda.device_count() under the report python; visible devices overridable with "
+            "the probe's --cuda-visible-devices flag."
+        ),
+    ),
+)

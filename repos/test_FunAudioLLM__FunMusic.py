@@ -1,0 +1,114 @@
+"""FunMusic — InspireMusic text-to-music generation and training code.
+
+Repository: https://github.com/FunAudioLLM/FunMusic
+Commit: 0aefb55b58b8df91accdc4aed20c99e44741e0a7
+Domain: audio: text-to-music generation (InspireMusic code)
+Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C2 C3 C4 C5)
+
+C1 does not apply (CSV: not_applicable). C3 generates one second of music with InspireMusic-Base (a
+large Hugging Face snapshot: llm.pt, music tokenizer, WavTokenizer); C4 trains the flow model for
+one step with torchrun and DDP. Both stages read files the prepare step generates (shim): a trimmed
+copy of the repository's music-generation YAML and a one-row parquet list. The
+third_party/Matcha-TTS submodule must be present (it is on PYTHONPATH).
+"""
+
+from pytest_reb import Asset, Repo, Run, hf_asset
+
+#: Environment shared by every stage.
+ENV = {
+    "PYTHONIOENCODING": "UTF-8",
+    "PYTHONPATH": "{repo}:{repo}/third_party/Matcha-TTS",
+    "TOKENIZERS_PARALLELISM": "false",
+}
+
+repo = Repo(
+    "FunAudioLLM/FunMusic",
+    commit="0aefb55b58b8df91accdc4aed20c99e44741e0a7",
+    imports_total=74,  # the C0 denominator
+    domain="audio: text-to-music generation (InspireMusic code)",
+    assets=[
+        Asset(
+            "inspiremusic_samples", "dataset", "repo",
+            path="examples/music_generation/data/samples/parquet/parquet_000000000.tar",
+            note=(
+                "sliced with pyarrow (report python) to a one-row parquet plus a list file "
+                "{assets}/dataset/inspiremusic_samples/data_1row.list"
+            ),
+        ),
+        hf_asset(
+            "InspireMusic-Base", "FunAudioLLM/InspireMusic-Base",
+            note=(
+                "full snapshot_download (large: llm.pt, music_tokenizer/, wavtokenizer/), linked "
+                "at {assets}/model/InspireMusic-Base; override id via HF_REPO_ID"
+            ),
+        ),
+        Asset(
+            "benchmark_config", "config", "repo",
+            path="examples/music_generation/conf/inspiremusic.yaml",
+            note=(
+                "rewritten to {assets}/model/InspireMusic-Base/inspiremusic_benchmark.yaml: "
+                "basemodel_path/generator_path point at the model folder, max_epoch 1, accum_grad "
+                "1, log_interval 1, save_per_step 0, min_acoustic_length 1, min_length 1"
+            ),
+        ),
+    ],
+    cpu=None,  # C1 does not apply: not_applicable
+    single_gpu=Run(
+        [
+            "{python}", "inspiremusic/bin/inference.py",
+            "--task", "text-to-music", "--gpu", "0",
+            "--config", "{assets}/model/InspireMusic-Base/inspiremusic_benchmark.yaml",
+            "--prompt_data", "{assets}/dataset/inspiremusic_samples/data_1row.list",
+            "--llm_model", "{assets}/model/InspireMusic-Base/llm.pt",
+            "--music_tokenizer", "{assets}/model/InspireMusic-Base/music_tokenizer",
+            "--wavtokenizer", "{assets}/model/InspireMusic-Base/wavtokenizer",
+            "--result_dir", "{out}/infer_out",
+            "--chorus", "intro", "--fast",
+            "--min_generate_audio_seconds", "0.0",
+            "--max_generate_audio_seconds", "1.0",
+            "--output_sample_rate", "24000",
+            "--format", "wav",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
+        timeout=600,
+        entrypoint="inspiremusic/bin/inference.py",
+        shim=(
+            "The prepare step writes a trimmed copy of the repo's music-generation YAML (one "
+            "epoch, no accumulation, relaxed length filters, paths pointing at the downloaded "
+            "model) and a one-row parquet list; both stages use these generated files."
+        ),
+        note="CUDA_VISIBLE_DEVICES comes from GPU_ID (default 0).",
+    ),
+    multi_gpu=Run(
+        [
+            "{python}", "-m", "torch.distributed.run",
+            "--nnodes=1", "--nproc_per_node=2", "--rdzv_id=1024", "--rdzv_backend=c10d",
+            "--rdzv_endpoint=localhost:0",
+            "inspiremusic/bin/train.py",
+            "--train_engine", "torch_ddp",
+            "--config", "{assets}/model/InspireMusic-Base/inspiremusic_benchmark.yaml",
+            "--train_data", "{assets}/dataset/inspiremusic_samples/data_1row.list",
+            "--cv_data", "{assets}/dataset/inspiremusic_samples/data_1row.list",
+            "--model", "flow",
+            "--model_dir", "{out}/model_dir",
+            "--tensorboard_dir", "{out}/tensorboard",
+            "--ddp.dist_backend", "nccl", "--num_workers", "1", "--prefetch", "2",
+            "--pin_memory",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": "0,1", **ENV},
+        timeout=1200,
+        launcher="torchrun",
+        nproc=2,
+        min_gpus=2,
+        entrypoint="inspiremusic/bin/train.py",
+        shim=(
+            "Uses the same generated benchmark YAML and one-row parquet list as the single-GPU "
+            "stage."
+        ),
+        note=(
+            "nproc equals the number of ids in the device list (MULTI_GPU_CUDA_VISIBLE_DEVICES or "
+            "--gpus, default 0,1); GPU gate is torch.cuda.device_count() under the report python. "
+            "The flow model is trained to keep the checkpoint small."
+        ),
+    ),
+)

@@ -1,0 +1,105 @@
+"""InternEvo — InternLM's LLM pre-training framework.
+
+Repository: https://github.com/InternLM/InternEvo
+Commit: a5b3972be7cc3448563b4ddfbb0cee736bdea7ef
+Domain: LLM pre-training framework (InternLM2)
+Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C2 C3 C4 C5)
+
+C1 does not apply (CSV: repo_not_supported). C3 and C4 train a 2-layer InternLM2 from random init
+for one step through torchrun, from a Python config the probe writes to {out}/minimal_config.py
+(shim). Network is needed for a 64-example Alpaca sample (tokenized with the repository's
+tools/alpaca_tokenizer.py) and the InternLM2 tokenizer.model only.
+"""
+
+from pytest_reb import Asset, Repo, Run
+
+#: Environment shared by every stage.
+ENV = {
+    "TOKENIZERS_PARALLELISM": "false",
+    "tensorboard_folder": "{out}/tensorboard",
+    "HF_HOME": "{assets}/cache/hf",
+    "TRANSFORMERS_CACHE": "{assets}/cache/hf/transformers",
+    "HF_DATASETS_CACHE": "{assets}/cache/hf/datasets",
+    "TORCH_HOME": "{assets}/cache/torch",
+    "PIP_CACHE_DIR": "{assets}/cache/pip",
+}
+
+repo = Repo(
+    "InternLM/InternEvo",
+    commit="a5b3972be7cc3448563b4ddfbb0cee736bdea7ef",
+    imports_total=105,  # the C0 denominator
+    domain="LLM pre-training framework (InternLM2)",
+    assets=[
+        Asset(
+            "alpaca_sample", "dataset", "url",
+            url="https://raw.githubusercontent.com/tatsu-lab/stanford_alpaca/main/alpaca_data.json",
+            note=(
+                "deterministic 64-example sample (--max-examples), tokenized with the repo's "
+                "tools/alpaca_tokenizer.py under the report python into "
+                "{assets}/dataset/alpaca_tokenized/{train,valid}/en/dataset.bin(+.meta)"
+            ),
+        ),
+        Asset(
+            "internlm2_tokenizer", "tokenizer", "hf",
+            id="internlm/internlm2-7b",
+            url="https://huggingface.co/internlm/internlm2-7b/resolve/main/tokenizer.model",
+            files=["tokenizer.model"],
+            note=(
+                "copied to {assets}/model/tokenizer.model; only the tokenizer, no weights "
+                "(training starts from random init)"
+            ),
+        ),
+    ],
+    cpu=None,  # C1 does not apply: repo_not_supported
+    single_gpu=Run(
+        [
+            "{python}", "-m", "torch.distributed.run",
+            "--nproc_per_node=1",
+            "--master_port=29511",
+            "train.py",
+            "--config", "{out}/minimal_config.py",
+            "--launcher", "torch",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
+        timeout=600,
+        launcher="torchrun",
+        entrypoint="train.py",
+        shim=(
+            "The probe writes its own InternEvo Python config to {out}/minimal_config.py: "
+            "INTERNLM2, 2 layers, hidden 256, 8 heads (8 KV), vocab 92544, seq_len 32, micro_num "
+            "1, micro_bsz 1, total_steps 1, fp16, use_flash_attn False, all parallel sizes 1, "
+            "checkpoint saving off, tensorboard on, train/valid folders and tokenizer path "
+            "pointing at the prepared assets."
+        ),
+        note=(
+            "Master port override SCIMLOPSBENCH_SINGLE_GPU_PORT. InternEvo reads the "
+            "tensorboard_folder env var."
+        ),
+    ),
+    multi_gpu=Run(
+        [
+            "{python}", "-m", "torch.distributed.run",
+            "--nproc_per_node=2",
+            "--master_port=29512",
+            "train.py",
+            "--config", "{out}/minimal_config.py",
+            "--launcher", "torch",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": "0,1", **ENV},
+        timeout=1200,
+        launcher="torchrun",
+        nproc=2,
+        min_gpus=2,
+        entrypoint="train.py",
+        shim=(
+            "Same generated minimal config as the single-GPU stage (job name changed), written to "
+            "{out}/minimal_config.py."
+        ),
+        note=(
+            "Overrides: SCIMLOPSBENCH_MULTI_GPU_DEVICES (0,1), SCIMLOPSBENCH_MULTI_GPU_NPROC (2), "
+            "SCIMLOPSBENCH_MULTI_GPU_PORT (29512). Gate: torch.cuda.is_available() and visible "
+            "device count >= max(2, nproc)."
+        ),
+    ),
+    skip={"cpu": "repo_not_supported"},
+)

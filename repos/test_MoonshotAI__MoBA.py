@@ -1,0 +1,68 @@
+"""MoBA — Mixture of Block Attention for long-context LLMs.
+
+Repository: https://github.com/MoonshotAI/MoBA
+Commit: b5d58363311d3ca946f1ec444182727c15e338b5
+Domain: LLM sparse-attention kernel (Mixture of Block Attention)
+Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C2 C3 C4 C5)
+
+C1 does not apply (CSV: repo_not_supported). C3 runs examples/llama.py with MoBA attention on a
+tiny random Llama from the Hugging Face hub. Unusually, C4 is the same single-process command with
+two GPUs visible, with no launcher and no GPU-count gate, so its Run keeps the reference's launcher
+'none', nproc 1 and min_gpus 0.
+"""
+
+from pytest_reb import Repo, Run, hf_asset
+
+#: Environment shared by every stage.
+ENV = {
+    "PYTHONPATH": "{repo}",
+    "HF_HOME": "{assets}/cache/hf_home",
+    "HF_HUB_CACHE": "{assets}/cache/hf_hub",
+    "TRANSFORMERS_CACHE": "{assets}/cache/transformers",
+    "XDG_CACHE_HOME": "{assets}/cache/xdg",
+    "WANDB_MODE": "offline",
+}
+
+#: The command every stage runs; only the environment differs.
+ARGV = [
+    "{python}", "examples/llama.py",
+    "--model", "{assets}/model/hf-internal-testing__tiny-random-LlamaForCausalLM__main",
+    "--attn", "moba", "--moba-chunk-size", "128", "--moba-topk", "2",
+]
+
+repo = Repo(
+    "MoonshotAI/MoBA",
+    commit="b5d58363311d3ca946f1ec444182727c15e338b5",
+    imports_total=13,  # the C0 denominator
+    domain="LLM sparse-attention kernel (Mixture of Block Attention)",
+    assets=[
+        hf_asset(
+            "tiny-random-llama", "hf-internal-testing/tiny-random-LlamaForCausalLM",
+            note=(
+                "snapshot at "
+                "{assets}/model/hf-internal-testing__tiny-random-LlamaForCausalLM__main; the probe "
+                "refuses meta-llama/* ids; override SCIMLOPSBENCH_MODEL_ID / "
+                "SCIMLOPSBENCH_MODEL_REVISION; no dataset"
+            ),
+        ),
+    ],
+    cpu=None,  # C1 does not apply: repo_not_supported
+    single_gpu=Run(
+        ARGV,
+        env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
+        timeout=600,
+        entrypoint="examples/llama.py",
+    ),
+    multi_gpu=Run(
+        ARGV,
+        env={"CUDA_VISIBLE_DEVICES": "0,1", **ENV},
+        timeout=1200,
+        entrypoint="examples/llama.py",
+        note=(
+            "The same single-process command with two GPUs visible "
+            "(SCIMLOPSBENCH_MULTI_GPU_VISIBLE_DEVICES, default 0,1); no launcher and no GPU-count "
+            "gate."
+        ),
+    ),
+    skip={"cpu": "repo_not_supported"},
+)

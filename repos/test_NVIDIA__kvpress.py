@@ -1,0 +1,112 @@
+"""kvpress — KV-cache compression methods (presses) for transformers.
+
+Repository: https://github.com/NVIDIA/kvpress
+Commit: ef2a1ca5f81bec64a382e5bb66d5a77d4af853f2
+Domain: LLM KV-cache compression (transformers pipeline)
+Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C1 C2 C3 C4 C5)
+
+All three stages run evaluation/evaluate.py on one LooGLE sample with the knorm press and a tiny
+random Llama (Hugging Face, network). The <fraction> token is computed by prepare ((1+1e-6)/N for
+the N rows of the split) and read back from manifest.json. C4 is one process: --device auto lets
+transformers shard the model over both GPUs (device_map), not DDP.
+"""
+
+from pytest_reb import Asset, Repo, Run, hf_asset
+
+#: Environment shared by every stage.
+ENV = {
+    "PYTHONPATH": "{repo}",
+    "HF_HOME": "{assets}/cache/hf_home",
+    "HF_HUB_CACHE": "{assets}/cache/hf_hub",
+    "HUGGINGFACE_HUB_CACHE": "{assets}/cache/hf_hub",
+    "TRANSFORMERS_CACHE": "{assets}/cache/transformers",
+    "HF_DATASETS_CACHE": "{assets}/cache/datasets",
+    "XDG_CACHE_HOME": "{assets}/cache/xdg",
+    "TOKENIZERS_PARALLELISM": "false",
+}
+
+repo = Repo(
+    "NVIDIA/kvpress",
+    commit="ef2a1ca5f81bec64a382e5bb66d5a77d4af853f2",
+    imports_total=41,  # the C0 denominator
+    domain="LLM KV-cache compression (transformers pipeline)",
+    assets=[
+        Asset(
+            "loogle_shortdep_qa", "dataset", "hf_dataset",
+            id="simonjegou/loogle",
+            note=(
+                "data_dir shortdep_qa, split test; loaded once into the datasets cache "
+                "{assets}/cache/datasets (listing under {assets}/dataset/loogle__shortdep_qa) to "
+                "count rows N so that fraction = (1+1e-6)/N selects one sample"
+            ),
+        ),
+        hf_asset(
+            "tiny-random-llama", "hf-internal-testing/tiny-random-LlamaForCausalLM",
+            note=(
+                "snapshot linked at "
+                "{assets}/model/hf-internal-testing_tiny-random-LlamaForCausalLM; evaluation "
+                "settings (press knorm, compression_ratio 0.5, max_new_tokens 1, "
+                "max_context_length 128, seed 42, fraction) are written to {assets}/manifest.json "
+                "and read back by the stages"
+            ),
+        ),
+    ],
+    cpu=Run(
+        [
+            "{python}", "evaluation/evaluate.py",
+            "--dataset", "loogle",
+            "--model", "{assets}/model/hf-internal-testing_tiny-random-LlamaForCausalLM",
+            "--press_name", "knorm", "--compression_ratio", "0.5",
+            "--fraction", "<fraction>", "--max_new_tokens", "1",
+            "--max_context_length", "128", "--seed", "42", "--device", "cpu",
+            "--output_dir", "{out}/eval_output",
+            "--log_level", "INFO", "--data_dir", "shortdep_qa",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": "", **ENV},
+        timeout=600,
+        entrypoint="evaluation/evaluate.py",
+        note=(
+            "<fraction> is the one-sample fraction computed "
+            "by prepare and stored in manifest.json."
+        ),
+    ),
+    single_gpu=Run(
+        [
+            "{python}", "evaluation/evaluate.py",
+            "--dataset", "loogle",
+            "--model", "{assets}/model/hf-internal-testing_tiny-random-LlamaForCausalLM",
+            "--press_name", "knorm", "--compression_ratio", "0.5",
+            "--fraction", "<fraction>", "--max_new_tokens", "1",
+            "--max_context_length", "128", "--seed", "42", "--device", "cuda:0",
+            "--output_dir", "{out}/eval_output",
+            "--log_level", "INFO", "--data_dir", "shortdep_qa",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
+        timeout=600,
+        entrypoint="evaluation/evaluate.py",
+        note="<fraction> as in the CPU stage.",
+    ),
+    multi_gpu=Run(
+        [
+            "{python}", "evaluation/evaluate.py",
+            "--dataset", "loogle",
+            "--model", "{assets}/model/hf-internal-testing_tiny-random-LlamaForCausalLM",
+            "--press_name", "knorm", "--compression_ratio", "0.5",
+            "--fraction", "<fraction>", "--max_new_tokens", "1",
+            "--max_context_length", "128", "--seed", "42", "--device", "auto",
+            "--output_dir", "{out}/eval_output",
+            "--log_level", "INFO", "--data_dir", "shortdep_qa",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": "0,1", **ENV},
+        timeout=1200,
+        launcher="device_map",
+        min_gpus=2,
+        entrypoint="evaluation/evaluate.py",
+        note=(
+            "<fraction> as in the CPU stage. One process; --device auto makes transformers shard "
+            "the model with device_map='auto' over the visible GPUs (not DDP). Devices overridable "
+            "with the probe's --gpus flag. Gate: torch.cuda.device_count() >= 2 under the report "
+            "python."
+        ),
+    ),
+)

@@ -1,0 +1,123 @@
+"""Sana — efficient high-resolution text-to-image generation with a linear DiT.
+
+Repository: https://github.com/NVlabs/Sana
+Commit: 08c656c373ab58991452aa1e3fc912428f32ae9f
+Domain: image generation: text-to-image linear-DiT training
+Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C2 C3 C4 C5)
+
+C1 does not apply (CSV: repo_not_supported). C3 and C4 train one step from the Sana 600M checkpoint
+(about 2.4 GB) on the toy webdataset with precomputed VAE features, both from the Hugging Face hub;
+train.py may still fetch the Gemma-2-2b-it text encoder and the DC-AE VAE at run time. Harness
+helpers patch a copy of the config and write a zero null-embedding file first (shim); the master
+port and the checkpoint name are computed at run time (<...> tokens).
+"""
+
+from pytest_reb import Asset, Repo, Run, hf_asset
+
+#: Environment shared by every stage.
+ENV = {
+    "PYTHONPATH": "{repo}",
+    "HOME": "{assets}/cache/home",
+    "XDG_CACHE_HOME": "{assets}/cache/xdg",
+    "TMPDIR": "{assets}/cache/tmp",
+    "HF_HOME": "{assets}/cache/huggingface",
+    "HUGGINGFACE_HUB_CACHE": "{assets}/cache/huggingface/hub",
+    "TRANSFORMERS_CACHE": "{assets}/cache/huggingface/transformers",
+    "TORCH_HOME": "{assets}/cache/torch",
+}
+
+repo = Repo(
+    "NVlabs/Sana",
+    commit="08c656c373ab58991452aa1e3fc912428f32ae9f",
+    imports_total=124,  # the C0 denominator
+    domain="image generation: text-to-image linear-DiT training",
+    assets=[
+        Asset(
+            "toy_data", "dataset", "hf_dataset",
+            id="Efficient-Large-Model/toy_data",
+            note=(
+                "full snapshot (the docs' toy webdataset) linked at {assets}/dataset/toy_data; "
+                "used with data.load_vae_feat=true"
+            ),
+        ),
+        hf_asset(
+            "Sana_600M_1024px", "Efficient-Large-Model/Sana_600M_1024px",
+            files=["checkpoints/*.pth (shortest matching name)"],
+            note=(
+                "hf_hub_download of one .pth (about 2.4 GB) into a snapshot folder linked at "
+                "{assets}/model/sana_600m_1024px; HF_TOKEN only if gated. train.py may still pull "
+                "the Gemma-2-2b-it text encoder and DC-AE VAE through the HF cache at run time; "
+                "these are not prepared"
+            ),
+        ),
+    ],
+    cpu=None,  # C1 does not apply: repo_not_supported
+    single_gpu=Run(
+        [
+            "{python}", "-m", "torch.distributed.run",
+            "--nproc_per_node=1",
+            "--master_port=<random 20000-29999>",
+            "train_scripts/train.py",
+            "--config_path={out}/config_patched.yaml",
+            "--work_dir={out}/work_dir", "--report_to=tensorboard",
+            "--name=scimlops_single_gpu",
+            "--data.data_dir=[{assets}/dataset/toy_data]",
+            "--data.type=SanaWebDatasetMS", "--data.load_vae_feat=true",
+            "--load_from={assets}/model/sana_600m_1024px/checkpoints/<ckpt>.pth",
+            "--train.train_batch_size=1", "--train.num_workers=0",
+            "--train.early_stop_hours=0", "--train.visualize=false",
+            "--train.local_save_vis=false",
+            "--train.null_embed_root={out}/null_embed_root",
+            "--train.valid_prompt_embed_root={out}/valid_prompt_embed_root",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
+        timeout=600,
+        launcher="torchrun",
+        entrypoint="train_scripts/train.py",
+        shim=(
+            "Two harness helpers run first: one copies "
+            "configs/sana_config/1024ms/Sana_600M_img1024.yaml to {out}/config_patched.yaml, "
+            "replacing an empty resume_from value with 'latest'; the other writes a zero "
+            "null-embedding file "
+            "{out}/null_embed_root/null_embed_diffusers_gemma-2-2b-it_300token_2304.pth (zeros of "
+            "1x300x2304 plus an all-ones mask) via 'ensure_null_embed.py --path=... "
+            "--max-length=300 --hidden-size=2304', chained with && before torchrun."
+        ),
+        note=(
+            "One step comes from --train.early_stop_hours=0 with batch size 1. The master port is "
+            "random in 20000-29999 and --load_from is the shortest-named checkpoints/*.pth that "
+            "prepare downloaded. If patching fails the original config path is used."
+        ),
+    ),
+    multi_gpu=Run(
+        [
+            "{python}", "-m", "torch.distributed.run",
+            "--nproc_per_node=2",
+            "--master_port=<random 20000-29999>",
+            "train_scripts/train.py",
+            "--config_path={out}/config_patched.yaml",
+            "--work_dir={out}/work_dir", "--report_to=tensorboard",
+            "--name=scimlops_multi_gpu",
+            "--data.data_dir=[{assets}/dataset/toy_data]",
+            "--data.type=SanaWebDatasetMS", "--data.load_vae_feat=true",
+            "--load_from={assets}/model/sana_600m_1024px/checkpoints/<ckpt>.pth",
+            "--train.train_batch_size=1", "--train.num_workers=0",
+            "--train.early_stop_hours=0", "--train.visualize=false",
+            "--train.local_save_vis=false",
+            "--train.null_embed_root={out}/null_embed_root",
+            "--train.valid_prompt_embed_root={out}/valid_prompt_embed_root",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": "0,1", **ENV},
+        timeout=1200,
+        launcher="torchrun",
+        nproc=2,
+        min_gpus=2,
+        entrypoint="train_scripts/train.py",
+        shim="Same patched config and null-embedding helpers as the single-GPU stage.",
+        note=(
+            "The chain starts with an inline torch.cuda.device_count()>=2 check (&&). Overrides: "
+            "SCIMLOPSBENCH_MULTI_GPU_CUDA_VISIBLE_DEVICES (0,1), SCIMLOPSBENCH_MULTI_GPU_NPROC (2)."
+        ),
+    ),
+    skip={"cpu": "repo_not_supported"},
+)

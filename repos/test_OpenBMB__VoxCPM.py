@@ -1,0 +1,72 @@
+"""VoxCPM — tokenizer-free text-to-speech.
+
+Repository: https://github.com/OpenBMB/VoxCPM
+Commit: 6ecc00a5d3b7efcb9179a66dcef393b04f39e2a6
+Domain: audio: tokenizer-free text-to-speech (LoRA fine-tune)
+Category: 1_single_gpu_only (tiers that apply: C0 C2 C3 C5)
+
+Only C3 runs: one LoRA fine-tuning step of VoxCPM-0.5B (Hugging Face hub) on the repository's
+example wav, from a config the probe generates in {out}/config.yaml (shim). C1 does not apply (CSV:
+repo_not_supported), nor does C4 (CSV: not_applicable; the probe's multi-GPU script also cites
+earlier NCCL /dev/shm failures). torchcodec needs FFmpeg shared libraries.
+"""
+
+from pytest_reb import Asset, Repo, Run, hf_asset
+
+repo = Repo(
+    "OpenBMB/VoxCPM",
+    commit="6ecc00a5d3b7efcb9179a66dcef393b04f39e2a6",
+    imports_total=50,  # the C0 denominator
+    domain="audio: tokenizer-free text-to-speech (LoRA fine-tune)",
+    assets=[
+        Asset(
+            "example_wav", "dataset", "repo",
+            path="examples/example.wav",
+            note=(
+                "copied to {assets}/dataset/example.wav plus a one-line training manifest "
+                "{assets}/dataset/train_manifest.jsonl"
+            ),
+        ),
+        hf_asset(
+            "VoxCPM-0.5B", "openbmb/VoxCPM-0.5B",
+            note=(
+                "snapshot linked at {assets}/model/openbmb__VoxCPM-0.5B; must contain config.json "
+                "and audiovae.pth; override VOXCPM_MODEL_ID / VOXCPM_MODEL_REVISION (sample rate "
+                "16000, or 44100 for VoxCPM1.5 ids)"
+            ),
+        ),
+    ],
+    cpu=None,  # C1 does not apply: repo_not_supported
+    single_gpu=Run(
+        ["{python}", "scripts/train_voxcpm_finetune.py", "--config_path", "{out}/config.yaml"],
+        env={
+            "CUDA_VISIBLE_DEVICES": "0",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "XDG_CACHE_HOME": "{assets}/cache/xdg",
+            "HF_HOME": "{assets}/cache/hf_home",
+            "HF_HUB_CACHE": "{assets}/cache/hf_hub",
+            "HUGGINGFACE_HUB_CACHE": "{assets}/cache/hf_hub",
+            "HF_DATASETS_CACHE": "{assets}/cache/hf_datasets",
+            "TRANSFORMERS_CACHE": "{assets}/cache/hf_transformers",
+            "TORCH_HOME": "{assets}/cache/torch",
+            "MPLCONFIGDIR": "{assets}/cache/matplotlib",
+        },
+        timeout=600,
+        entrypoint="scripts/train_voxcpm_finetune.py",
+        shim=(
+            "The probe generates {out}/config.yaml: pretrained_path = prepared model, "
+            "train_manifest = prepared jsonl, empty val_manifest, sample_rate 16000, batch_size 1, "
+            "grad_accum_steps 1, num_workers 0, num_iters 1, max_steps 1, warmup 0, lr 1e-4, "
+            "weight_decay 0.01, max_batch_tokens 0, huge valid/save intervals, save_path and "
+            "tensorboard under {out}, loss weights diff/stop 1.0, LoRA on LM and DiT (not proj) "
+            "with r 4, alpha 4, dropout 0."
+        ),
+        note=(
+            "Refuses to run unless the prepare stage status is success. The probe's own CPU and "
+            "multi-GPU scripts skip by policy (the multi-GPU one cites earlier NCCL /dev/shm "
+            "failures)."
+        ),
+    ),
+    multi_gpu=None,  # C4 does not apply: not_applicable
+    skip={"cpu": "repo_not_supported"},
+)

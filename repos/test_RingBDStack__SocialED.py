@@ -1,0 +1,114 @@
+"""SocialED — a library of social event detection algorithms.
+
+Repository: https://github.com/RingBDStack/SocialED
+Commit: 660e9d84b114a4084a3972cc00b1451c11c87f67
+Domain: graph/social event detection library
+Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C1 C2 C3 C4 C5)
+
+The command is not a repository CLI but a harness-written driver
+(benchmark_scripts/socialed_sbert_smoketest.py, shim) that loads SocialED/detector/sbert.py by path
+and runs SBERT detection on 12 rows of Event2012; the runs therefore guard that detector file as
+their entrypoint. Network: the dataset from a GitHub repository (git clone) and a MiniLM
+sentence-transformer; the stages then run with HF_HUB_OFFLINE=1. C4 runs two independent ranks with
+no collective. The repository's requirements.txt is self-conflicting.
+"""
+
+from pytest_reb import Asset, Repo, Run, hf_asset
+
+#: Environment shared by every stage.
+ENV = {
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "HF_HOME": "{assets}/cache/huggingface",
+    "HF_HUB_CACHE": "{assets}/cache/huggingface/hub",
+    "TRANSFORMERS_CACHE": "{assets}/cache/huggingface/transformers",
+    "SENTENCE_TRANSFORMERS_HOME": "{assets}/cache/sentence_transformers",
+    "TORCH_HOME": "{assets}/cache/torch",
+    "XDG_CACHE_HOME": "{assets}/cache/xdg",
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+}
+
+repo = Repo(
+    "RingBDStack/SocialED",
+    commit="660e9d84b114a4084a3972cc00b1451c11c87f67",
+    imports_total=54,  # the C0 denominator
+    domain="graph/social event detection library",
+    assets=[
+        Asset(
+            "Event2012", "dataset", "git",
+            url="https://github.com/ChenBeici/SocialED_datasets.git",
+            files=["Event2012.npy"],
+            note=(
+                "shallow git clone into the cache, Event2012.npy copied out and a 12-row subset "
+                "saved (SCIMLOPSBENCH_SUBSET_SIZE); prepare runs prepare_assets_impl.py under the "
+                "report python"
+            ),
+        ),
+        hf_asset(
+            "paraphrase-MiniLM-L6-v2", "sentence-transformers/paraphrase-MiniLM-L6-v2",
+            note=(
+                "snapshot_download into the cache, linked at {assets}/model/sbert_model; stages "
+                "then run with HF_HUB_OFFLINE=1"
+            ),
+        ),
+    ],
+    cpu=Run(
+        [
+            "{python}", "-u", "{repo}/benchmark_scripts/socialed_sbert_smoketest.py",
+            "--prepare-results", "{repo}/build_output/prepare/results.json",
+            "--max-samples", "12", "--artifact-dir", "{out}",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": "", **ENV},
+        timeout=600,
+        entrypoint="SocialED/detector/sbert.py",
+        shim=(
+            "The entrypoint is a harness-written driver, not a repo CLI: it loads "
+            "SocialED/detector/sbert.py directly by file path (bypassing the detector package "
+            "__init__, which imports many optional detectors), wraps the prepared subset in a tiny "
+            "dataset object and runs SBERT preprocess, detection and evaluate on at most 12 rows, "
+            "writing a small JSON artifact."
+        ),
+    ),
+    single_gpu=Run(
+        [
+            "{python}", "-u", "{repo}/benchmark_scripts/socialed_sbert_smoketest.py",
+            "--prepare-results", "{repo}/build_output/prepare/results.json",
+            "--max-samples", "12", "--artifact-dir", "{out}",
+            "--require-gpu-count", "1",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
+        timeout=600,
+        min_gpus=1,
+        entrypoint="SocialED/detector/sbert.py",
+        shim=(
+            "Same harness-written SBERT driver; --require-gpu-count 1 makes it fail unless torch "
+            "sees CUDA with at least 1 device."
+        ),
+    ),
+    multi_gpu=Run(
+        [
+            "{python}", "-u", "-m", "torch.distributed.run",
+            "--nproc_per_node", "2",
+            "{repo}/benchmark_scripts/socialed_sbert_smoketest.py",
+            "--prepare-results", "{repo}/build_output/prepare/results.json",
+            "--max-samples", "12", "--artifact-dir", "{out}", "--distributed",
+            "--require-gpu-count", "2",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": "0,1", **ENV},
+        timeout=1200,
+        launcher="torchrun",
+        nproc=2,
+        min_gpus=2,
+        entrypoint="SocialED/detector/sbert.py",
+        shim=(
+            "Same harness-written SBERT driver; with --distributed each rank sets its CUDA device "
+            "from LOCAL_RANK and takes every world_size-th row; no collective."
+        ),
+        note=(
+            "Fails early if build_output/cuda/results.json reports gpu_count < 2. "
+            "CUDA_VISIBLE_DEVICES keeps an inherited value, else 0,1; nproc from "
+            "SCIMLOPSBENCH_NPROC_PER_NODE (2)."
+        ),
+    ),
+)

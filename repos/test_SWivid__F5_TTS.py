@@ -1,0 +1,144 @@
+"""F5-TTS — flow-matching diffusion-transformer text-to-speech.
+
+Repository: https://github.com/SWivid/F5-TTS
+Commit: 27e20fcf39fbce3f187a61d4a3e92065d2d9b947
+Domain: audio: text-to-speech (flow-matching DiT)
+Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C1 C2 C3 C4 C5)
+
+C1 and C3 synthesise one sentence with F5TTS_v1_Base (about 1.3 GB) and the vocos vocoder, both
+from the Hugging Face hub and read offline from the prepared cache. C4 trains F5TTS_Small for one
+epoch on a one-sample dataset through accelerate launch; its datasets.name is relative
+(../benchmark_assets/...), so that stage assumes the official {repo}/benchmark_assets layout.
+"""
+
+from pytest_reb import Asset, Repo, Run, hf_asset
+
+#: Environment shared by every stage.
+ENV = {
+    "PYTHONPATH": "{repo}/src",
+    "XDG_CACHE_HOME": "{assets}/cache/xdg",
+    "HF_HOME": "{assets}/cache/huggingface",
+    "HF_HUB_CACHE": "{assets}/cache/huggingface/hub",
+    "HUGGINGFACE_HUB_CACHE": "{assets}/cache/huggingface/hub",
+    "HF_DATASETS_CACHE": "{assets}/cache/huggingface/datasets",
+    "TRANSFORMERS_CACHE": "{assets}/cache/huggingface/transformers",
+    "TORCH_HOME": "{assets}/cache/torch",
+    "WANDB_DIR": "{assets}/cache/wandb",
+    "WANDB_MODE": "offline",
+    "PYTHONUNBUFFERED": "1",
+    "PYTHONDONTWRITEBYTECODE": "1",
+}
+
+repo = Repo(
+    "SWivid/F5-TTS",
+    commit="27e20fcf39fbce3f187a61d4a3e92065d2d9b947",
+    imports_total=87,  # the C0 denominator
+    domain="audio: text-to-speech (flow-matching DiT)",
+    assets=[
+        Asset(
+            "f5tts_minimal", "dataset", "repo",
+            path="src/f5_tts/infer/examples/basic/basic_ref_en.wav",
+            note=(
+                "builds {assets}/dataset/infer_minimal/ (ref_audio.wav, ref_text.txt = 'Some call "
+                "me nature, others call me mother nature.', gen_text.txt = 'Here we generate "
+                "something just for test.') and a one-sample training set "
+                "{assets}/dataset/f5tts_minimal_pinyin (raw.arrow + duration.json via datasets "
+                "ArrowWriter, vocab.txt copied from the package's data/Emilia_ZH_EN_pinyin); "
+                "prepare imports f5_tts under the report python"
+            ),
+        ),
+        hf_asset(
+            "F5TTS_v1_Base", "SWivid/F5-TTS",
+            files=["F5TTS_v1_Base/model_1250000.safetensors"],
+            note=(
+                "about 1.3 GB, hf_hub_download into the HF cache {assets}/cache/huggingface/hub "
+                "and copied to {assets}/model/F5TTS_v1_Base/model_1250000.safetensors"
+            ),
+        ),
+        hf_asset(
+            "vocos-mel-24khz", "charactr/vocos-mel-24khz",
+            files=["config.yaml", "pytorch_model.bin"],
+            note=(
+                "vocoder; copied to {assets}/model/vocos-mel-24khz and kept in the HF cache so the "
+                "offline inference stages can resolve it by id"
+            ),
+        ),
+    ],
+    cpu=Run(
+        [
+            "{python}", "-m", "f5_tts.infer.infer_cli",
+            "--model", "F5TTS_v1_Base",
+            "--ckpt_file", "{assets}/model/F5TTS_v1_Base/model_1250000.safetensors",
+            "--ref_audio", "{assets}/dataset/infer_minimal/ref_audio.wav",
+            "--ref_text", "Some call me nature, others call me mother nature.",
+            "--gen_text", "Here we generate something just for test.",
+            "--output_dir", "{out}/out",
+            "--output_file", "infer_cpu.wav",
+            "--nfe_step", "1", "--device", "cpu",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": "", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **ENV},
+        timeout=600,
+        entrypoint="src/f5_tts/infer/infer_cli.py",
+        note=(
+            "ref/gen texts are read from the prepared text files. The cache variables, WANDB "
+            "settings and PYTHONPATH are defaults the probe's runner adds when not already set."
+        ),
+    ),
+    single_gpu=Run(
+        [
+            "{python}", "-m", "f5_tts.infer.infer_cli",
+            "--model", "F5TTS_v1_Base",
+            "--ckpt_file", "{assets}/model/F5TTS_v1_Base/model_1250000.safetensors",
+            "--ref_audio", "{assets}/dataset/infer_minimal/ref_audio.wav",
+            "--ref_text", "Some call me nature, others call me mother nature.",
+            "--gen_text", "Here we generate something just for test.",
+            "--output_dir", "{out}/out",
+            "--output_file", "infer_single_gpu.wav",
+            "--nfe_step", "1", "--device", "cuda",
+        ],
+        env={
+            "CUDA_VISIBLE_DEVICES": "0",
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            **ENV,
+        },
+        timeout=600,
+        entrypoint="src/f5_tts/infer/infer_cli.py",
+    ),
+    multi_gpu=Run(
+        [
+            "{python}", "-m", "accelerate.commands.launch",
+            "--num_processes", "2", "--mixed_precision", "no", "--dynamo_backend", "no",
+            "src/f5_tts/train/train.py",
+            "--config-name", "F5TTS_Small.yaml",
+            "hydra.run.dir={out}/hydra_run",
+            "ckpts.save_dir={out}/ckpts",
+            "ckpts.logger=null",
+            "ckpts.log_samples=False",
+            "ckpts.save_per_updates=999999",
+            "ckpts.keep_last_n_checkpoints=0",
+            "ckpts.last_per_updates=999999",
+            "datasets.name=../benchmark_assets/dataset/f5tts_minimal",
+            "datasets.batch_size_type=sample",
+            "datasets.batch_size_per_gpu=1",
+            "datasets.max_samples=1",
+            "datasets.num_workers=1",
+            "optim.epochs=1",
+            "optim.num_warmup_updates=0",
+            "optim.grad_accumulation_steps=1",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": "0,1", **ENV},
+        timeout=1200,
+        launcher="accelerate",
+        nproc=2,
+        min_gpus=2,
+        entrypoint="src/f5_tts/train/train.py",
+        note=(
+            "datasets.name is relative so that F5's data path resolution lands on "
+            "{assets}/dataset/f5tts_minimal_pinyin. hydra.run.dir and ckpts.save_dir are written "
+            "as repo-relative build_output/multi_gpu/... in the real command. Probe flags "
+            "--cuda-visible-devices and --num-processes override the defaults; the gate counts "
+            "GPUs with torch under the report python."
+        ),
+    ),
+)

@@ -1,0 +1,121 @@
+"""Diffusion Planner — diffusion-transformer motion planning for autonomous driving (nuPlan).
+
+Repository: https://github.com/ZhengYinan-AIR/Diffusion-Planner
+Commit: 3558eaccee936f177ffbb3fb420540eccd8855e9
+Domain: autonomous driving: diffusion-transformer motion planning (nuPlan)
+Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C1 C2 C3 C4 C5)
+
+All stages train a tiny model from scratch for one epoch on one synthetic .npz sample; the released
+checkpoint is downloaded but unused. The commands keep the probe's repo-relative paths
+(build_output/<stage>, benchmark_assets/dataset), which assumes {assets} = {repo}/benchmark_assets.
+In C4 train_predictor.py divides the global batch of 2 by the world size.
+"""
+
+from pytest_reb import Asset, Repo, Run, hf_asset
+
+repo = Repo(
+    "ZhengYinan-AIR/Diffusion-Planner",
+    commit="3558eaccee936f177ffbb3fb420540eccd8855e9",
+    imports_total=24,  # the C0 denominator
+    domain="autonomous driving: diffusion-transformer motion planning (nuPlan)",
+    assets=[
+        Asset(
+            "synthetic_sample", "dataset", "synthetic",
+            path="{assets}/dataset",
+            files=["sample_0.npz", "train_list.json"],
+            note=(
+                "one random .npz sample with the keys DiffusionPlannerData expects, generated "
+                "under the report python"
+            ),
+        ),
+        hf_asset(
+            "Diffusion-Planner", "ZhengYinan2001/Diffusion-Planner",
+            files=["args.json", "model.pth"],
+            note=(
+                "fetched by URL "
+                "(https://huggingface.co/ZhengYinan2001/Diffusion-Planner/resolve/main/<file>) "
+                "into {assets}/model; recorded as the model asset but not used, the runs train a "
+                "tiny model from scratch"
+            ),
+        ),
+    ],
+    cpu=Run(
+        [
+            "{python}", "train_predictor.py",
+            "--name", "scimlopsbench_cpu",
+            "--save_dir", "build_output/cpu",
+            "--train_set", "benchmark_assets/dataset",
+            "--train_set_list", "benchmark_assets/dataset/train_list.json",
+            "--device", "cpu", "--ddp", "false", "--batch_size", "1",
+            "--train_epochs", "1", "--warm_up_epoch", "1", "--num_workers", "0",
+            "--use_data_augment", "false", "--use_wandb", "false",
+            "--notes", "scimlopsbench", "--agent_num", "2",
+            "--predicted_neighbor_num", "1",
+            "--time_len", "2", "--future_len", "8", "--lane_num", "2",
+            "--lane_len", "4", "--route_num", "1", "--route_len", "4",
+            "--static_objects_num", "1", "--encoder_depth", "1", "--decoder_depth", "1",
+            "--num_heads", "2", "--hidden_dim", "64",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": ""},
+        timeout=600,
+        entrypoint="train_predictor.py",
+        note=(
+            "Paths are repo-relative ({out} = build_output/cpu, {assets} = benchmark_assets). "
+            "Before the run the probe checks (no install) that timm, tensorboard and wandb import "
+            "under the report python; otherwise failure (deps). warm_up_epoch 1 avoids a scheduler "
+            "assertion with one epoch."
+        ),
+    ),
+    single_gpu=Run(
+        [
+            "{python}", "train_predictor.py",
+            "--name", "scimlopsbench_single_gpu",
+            "--save_dir", "build_output/single_gpu",
+            "--train_set", "benchmark_assets/dataset",
+            "--train_set_list", "benchmark_assets/dataset/train_list.json",
+            "--device", "cuda", "--ddp", "false", "--batch_size", "1",
+            "--train_epochs", "1", "--warm_up_epoch", "1", "--num_workers", "0",
+            "--use_data_augment", "false", "--use_wandb", "false",
+            "--notes", "scimlopsbench", "--agent_num", "2",
+            "--predicted_neighbor_num", "1",
+            "--time_len", "2", "--future_len", "8", "--lane_num", "2",
+            "--lane_len", "4", "--route_num", "1", "--route_len", "4",
+            "--static_objects_num", "1", "--encoder_depth", "1", "--decoder_depth", "1",
+            "--num_heads", "2", "--hidden_dim", "64",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": "0"},
+        timeout=600,
+        entrypoint="train_predictor.py",
+        note="Same import pre-check (timm, tensorboard, wandb).",
+    ),
+    multi_gpu=Run(
+        [
+            "{python}", "-m", "torch.distributed.run",
+            "--nnodes", "1", "--nproc-per-node", "2", "--standalone",
+            "train_predictor.py",
+            "--name", "scimlopsbench_multi_gpu",
+            "--save_dir", "build_output/multi_gpu",
+            "--train_set", "benchmark_assets/dataset",
+            "--train_set_list", "benchmark_assets/dataset/train_list.json",
+            "--device", "cuda", "--batch_size", "2", "--train_epochs", "1",
+            "--warm_up_epoch", "1", "--num_workers", "0", "--use_data_augment", "false",
+            "--use_wandb", "false", "--notes", "scimlopsbench", "--agent_num", "2",
+            "--predicted_neighbor_num", "1",
+            "--time_len", "2", "--future_len", "8", "--lane_num", "2",
+            "--lane_len", "4", "--route_num", "1", "--route_len", "4",
+            "--static_objects_num", "1", "--encoder_depth", "1", "--decoder_depth", "1",
+            "--num_heads", "2", "--hidden_dim", "64",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": "0,1"},
+        timeout=1200,
+        launcher="torchrun",
+        nproc=2,
+        min_gpus=2,
+        entrypoint="train_predictor.py",
+        note=(
+            "No --ddp flag is passed (the repo default applies). Global batch 2 gives 1 per rank "
+            "because train_predictor.py divides by world size. Same import pre-check; GPU gate "
+            "counts devices with torch under the report python."
+        ),
+    ),
+)

@@ -1,0 +1,174 @@
+"""Texo — LaTeX formula recognition (image to LaTeX).
+
+Repository: https://github.com/alephpi/Texo
+Commit: a462c537a9726545d2bcfb639c9f99224d1e36c2
+Domain: OCR: LaTeX formula recognition (Lightning + Hydra)
+Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C1 C2 C3 C4 C5)
+
+All stages train for one step with Lightning and Hydra on one UniMER-Train sample, starting from
+the first *.pt of the FormulaNet snapshot (the <first *.pt> token, resolved at run time); dataset
+and model come from the Hugging Face hub. C4 lets Lightning spawn the DDP ranks.
+"""
+
+from pytest_reb import Asset, Repo, Run, hf_asset, self_launching
+
+#: Environment shared by every stage.
+ENV = {
+    "TOKENIZERS_PARALLELISM": "false",
+    "HF_HOME": "{assets}/cache/hf",
+    "HF_DATASETS_CACHE": "{assets}/cache/hf/datasets",
+    "HF_HUB_CACHE": "{assets}/cache/hf/hub",
+    "TRANSFORMERS_CACHE": "{assets}/cache/hf/transformers",
+    "XDG_CACHE_HOME": "{assets}/cache/xdg",
+}
+
+repo = Repo(
+    "alephpi/Texo",
+    commit="a462c537a9726545d2bcfb639c9f99224d1e36c2",
+    imports_total=47,  # the C0 denominator
+    domain="OCR: LaTeX formula recognition (Lightning + Hydra)",
+    assets=[
+        Asset(
+            "UniMER-Train", "dataset", "hf_dataset",
+            id="alephpi/UniMER-Train",
+            note=(
+                "load_dataset split train[:1], saved with save_to_disk to "
+                "{assets}/dataset/UniMER-Train and again as {assets}/dataset/UniMER-Eval (the same "
+                "single sample is used for eval)"
+            ),
+        ),
+        hf_asset(
+            "FormulaNet", "alephpi/FormulaNet",
+            note=(
+                "snapshot_download to {assets}/model/FormulaNet; the first *.pt found (depth <= 3) "
+                "becomes model.pretrained, otherwise model.pretrained is set empty"
+            ),
+        ),
+        Asset(
+            "unimernet_tokenizer", "tokenizer", "repo",
+            path="data/unimernet_tokenizer",
+            note=(
+                "falls back to data/unimernet_tokenizer_distill, then data/tokenizer, whichever "
+                "exists"
+            ),
+        ),
+    ],
+    cpu=Run(
+        [
+            "{python}", "src/train.py",
+            "hydra.run.dir={out}/hydra",
+            "hydra.job.chdir=false",
+            "trainer.accelerator=cpu",
+            "trainer.devices=1",
+            "trainer.num_nodes=1",
+            "trainer.precision=32-true",
+            "+trainer.max_steps=1",
+            "trainer.max_epochs=1",
+            "+trainer.limit_train_batches=1",
+            "trainer.val_check_interval=1",
+            "+trainer.limit_val_batches=0.0",
+            "+trainer.num_sanity_val_steps=0",
+            "trainer.log_every_n_steps=1",
+            "+trainer.enable_checkpointing=false",
+            "trainer.logger=false",
+            "trainer.callbacks=[]",
+            "training.lr_scheduler.num_training_steps=1",
+            "training.lr_scheduler.num_warmup_steps=0",
+            "data.train_batch_size=1",
+            "data.val_batch_size=1",
+            "data.num_workers=1",
+            "data.train_dataset_path={assets}/dataset/UniMER-Train",
+            "data.eval_dataset_path={assets}/dataset/UniMER-Eval",
+            "data.text_processor.tokenizer_path={repo}/data/unimernet_tokenizer",
+            "model.pretrained={assets}/model/FormulaNet/<first *.pt>",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": "", **ENV},
+        timeout=600,
+        entrypoint="src/train.py",
+        note=(
+            "If no .pt file exists in the model snapshot the last override is 'model.pretrained=' "
+            "(empty). The runner first checks the report python is runnable (path_hallucination "
+            "otherwise). <first *.pt> stands for the first *.pt file prepare found in the "
+            "FormulaNet snapshot (depth <= 3)."
+        ),
+    ),
+    single_gpu=Run(
+        [
+            "{python}", "src/train.py",
+            "hydra.run.dir={out}/hydra",
+            "hydra.job.chdir=false",
+            "trainer.accelerator=gpu",
+            "trainer.devices=1",
+            "trainer.num_nodes=1",
+            "trainer.precision=32-true",
+            "+trainer.max_steps=1",
+            "trainer.max_epochs=1",
+            "+trainer.limit_train_batches=1",
+            "trainer.val_check_interval=1",
+            "+trainer.limit_val_batches=0.0",
+            "+trainer.num_sanity_val_steps=0",
+            "trainer.log_every_n_steps=1",
+            "+trainer.enable_checkpointing=false",
+            "trainer.logger=false",
+            "trainer.callbacks=[]",
+            "training.lr_scheduler.num_training_steps=1",
+            "training.lr_scheduler.num_warmup_steps=0",
+            "data.train_batch_size=1",
+            "data.val_batch_size=1",
+            "data.num_workers=1",
+            "data.train_dataset_path={assets}/dataset/UniMER-Train",
+            "data.eval_dataset_path={assets}/dataset/UniMER-Eval",
+            "data.text_processor.tokenizer_path={repo}/data/unimernet_tokenizer",
+            "model.pretrained={assets}/model/FormulaNet/<first *.pt>",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
+        timeout=600,
+        entrypoint="src/train.py",
+        note=(
+            "<first *.pt> stands for the first *.pt file prepare found in the FormulaNet snapshot "
+            "(depth <= 3)."
+        ),
+    ),
+    multi_gpu=self_launching(
+        [
+            "{python}", "src/train.py",
+            "hydra.run.dir={out}/hydra",
+            "hydra.job.chdir=false",
+            "trainer.accelerator=gpu",
+            "trainer.devices=2",
+            "+trainer.strategy=ddp",
+            "trainer.num_nodes=1",
+            "trainer.precision=32-true",
+            "+trainer.max_steps=1",
+            "trainer.max_epochs=1",
+            "+trainer.limit_train_batches=1",
+            "trainer.val_check_interval=1",
+            "+trainer.limit_val_batches=0.0",
+            "+trainer.num_sanity_val_steps=0",
+            "trainer.log_every_n_steps=1",
+            "+trainer.enable_checkpointing=false",
+            "trainer.logger=false",
+            "trainer.callbacks=[]",
+            "training.lr_scheduler.num_training_steps=1",
+            "training.lr_scheduler.num_warmup_steps=0",
+            "data.train_batch_size=1",
+            "data.val_batch_size=1",
+            "data.num_workers=1",
+            "data.train_dataset_path={assets}/dataset/UniMER-Train",
+            "data.eval_dataset_path={assets}/dataset/UniMER-Eval",
+            "data.text_processor.tokenizer_path={repo}/data/unimernet_tokenizer",
+            "model.pretrained={assets}/model/FormulaNet/<first *.pt>",
+        ],
+        launcher="lightning",
+        nproc=2,
+        env={"CUDA_VISIBLE_DEVICES": "0,1", **ENV},
+        timeout=1200,
+        entrypoint="src/train.py",
+        note=(
+            "Lightning spawns the DDP ranks itself (no torchrun); devices = number of ids in "
+            "SCIMLOPSBENCH_MULTI_GPU_IDS (default 0,1). GPU count for the gate comes from "
+            "build_output/cuda/results.json observed.gpu_count, else 'nvidia-smi -L'. <first *.pt> "
+            "stands for the first *.pt file prepare found in the FormulaNet snapshot (depth <= 3)."
+        ),
+    ),
+)

@@ -1,0 +1,140 @@
+"""Large Concept Models (Meta) — language modelling in the SONAR sentence-embedding space.
+
+Repository: https://github.com/facebookresearch/large_concept_model
+Commit: fd7db8022113ae2d2ff1219d9a4cb4def897e3ff
+Domain: LLM research: Large Concept Models in SONAR embedding space (fairseq2)
+Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C1 C2 C3 C4 C5)
+
+All stages pretrain a toy_base_lcm for one step on a synthetic parquet dataset of random SONAR-like
+embeddings with the repository's dummy normalizer, so nothing is downloaded. C4 is DDP through
+torchrun (-m lcm.train). fairseq2n is a native library whose wheel must match the exact torch
+build.
+"""
+
+from pytest_reb import Asset, Repo, Run
+
+repo = Repo(
+    "facebookresearch/large_concept_model",
+    commit="fd7db8022113ae2d2ff1219d9a4cb4def897e3ff",
+    imports_total=85,  # the C0 denominator
+    domain="LLM research: Large Concept Models in SONAR embedding space (fairseq2)",
+    assets=[
+        Asset(
+            "lcm_toy_pretraining", "dataset", "synthetic",
+            path="{assets}/dataset/lcm_toy_pretraining",
+            note=(
+                "parquet dataset partitioned by split (8 train rows, 4 validation rows; 4 "
+                "sentences each; 1024-dim random SONAR-like embeddings, std 0.006) written with "
+                "pyarrow and stopes under the report python"
+            ),
+        ),
+        Asset(
+            "dummy_sonar_normalizer", "model", "repo",
+            path="lcm/cards/mock_data/dummy_normalizer.pt",
+            note=(
+                "copied to {assets}/model/dummy_sonar_normalizer.pt; the run itself uses the "
+                "dummy_sonar_normalizer asset card and a toy_base_lcm architecture, so nothing is "
+                "downloaded"
+            ),
+        ),
+    ],
+    cpu=Run(
+        [
+            "{python}", "-m", "lcm.train",
+            "launcher=standalone",
+            "+pretrain=mse",
+            "+trainer.use_submitit=false",
+            "hydra.run.dir={out}/hydra",
+            "++trainer.output_dir={out}/train_out",
+            "++trainer.model_arch=toy_base_lcm",
+            "++trainer.model_arch_overrides={sonar_normalizer_name:dummy_sonar_normalizer}",
+            "++trainer.max_steps=1",
+            "++trainer.use_fsdp=false",
+            "++trainer.dtype=torch.float32",
+            "++trainer.data_loading_config.batch_size=1",
+            "++trainer.data_loading_config.max_tokens=0",
+            "++trainer.validation_data_loading_config.batch_size=1",
+            "++trainer.validation_data_loading_config.max_tokens=0",
+            "++trainer.training_data[0].parquet_path={assets}/dataset/lcm_toy_pretraining",
+            "++trainer.validation_data[0].parquet_path={assets}/dataset/lcm_toy_pretraining",
+            "++trainer.validate_every_n_steps=1000000",
+            "++trainer.checkpoint_every_n_steps=1000000",
+            "++trainer.save_model_every_n_steps=1000000",
+            "++trainer.publish_metrics_every_n_steps=1",
+            "++trainer.fake_gang_device=cpu",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": ""},
+        timeout=600,
+        entrypoint="lcm/train/__main__.py",
+    ),
+    single_gpu=Run(
+        [
+            "{python}", "-m", "lcm.train",
+            "launcher=standalone",
+            "+pretrain=mse",
+            "+trainer.use_submitit=false",
+            "hydra.run.dir={out}/hydra",
+            "++trainer.output_dir={out}/train_out",
+            "++trainer.model_arch=toy_base_lcm",
+            "++trainer.model_arch_overrides={sonar_normalizer_name:dummy_sonar_normalizer}",
+            "++trainer.max_steps=1",
+            "++trainer.use_fsdp=false",
+            "++trainer.dtype=torch.float32",
+            "++trainer.data_loading_config.batch_size=1",
+            "++trainer.data_loading_config.max_tokens=0",
+            "++trainer.validation_data_loading_config.batch_size=1",
+            "++trainer.validation_data_loading_config.max_tokens=0",
+            "++trainer.training_data[0].parquet_path={assets}/dataset/lcm_toy_pretraining",
+            "++trainer.validation_data[0].parquet_path={assets}/dataset/lcm_toy_pretraining",
+            "++trainer.validate_every_n_steps=1000000",
+            "++trainer.checkpoint_every_n_steps=1000000",
+            "++trainer.save_model_every_n_steps=1000000",
+            "++trainer.publish_metrics_every_n_steps=1",
+            "++trainer.fake_gang_device=cuda:0",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": "0"},
+        timeout=600,
+        min_gpus=1,
+        entrypoint="lcm/train/__main__.py",
+        note=(
+            "Pre-check: torch must report CUDA available with at least one device, else failure "
+            "(insufficient_hardware)."
+        ),
+    ),
+    multi_gpu=Run(
+        [
+            "{python}", "-m", "torch.distributed.run",
+            "--standalone", "--nnodes=1", "--nproc-per-node=2", "-m", "lcm.train",
+            "launcher=standalone",
+            "+pretrain=mse",
+            "+trainer.use_submitit=false",
+            "hydra.run.dir={out}/hydra",
+            "++trainer.output_dir={out}/train_out",
+            "++trainer.model_arch=toy_base_lcm",
+            "++trainer.model_arch_overrides={sonar_normalizer_name:dummy_sonar_normalizer}",
+            "++trainer.max_steps=1",
+            "++trainer.use_fsdp=false",
+            "++trainer.dtype=torch.float32",
+            "++trainer.data_loading_config.batch_size=1",
+            "++trainer.data_loading_config.max_tokens=0",
+            "++trainer.validation_data_loading_config.batch_size=1",
+            "++trainer.validation_data_loading_config.max_tokens=0",
+            "++trainer.training_data[0].parquet_path={assets}/dataset/lcm_toy_pretraining",
+            "++trainer.validation_data[0].parquet_path={assets}/dataset/lcm_toy_pretraining",
+            "++trainer.validate_every_n_steps=1000000",
+            "++trainer.checkpoint_every_n_steps=1000000",
+            "++trainer.save_model_every_n_steps=1000000",
+            "++trainer.publish_metrics_every_n_steps=1",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": "0,1"},
+        timeout=1200,
+        launcher="torchrun",
+        nproc=2,
+        min_gpus=2,
+        entrypoint="lcm/train/__main__.py",
+        note=(
+            "No fake_gang_device override; DDP because use_fsdp=false. nproc = number of ids in "
+            "SCIMLOPSBENCH_MULTI_GPU_DEVICES (default 0,1)."
+        ),
+    ),
+)

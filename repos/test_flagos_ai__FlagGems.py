@@ -1,0 +1,80 @@
+"""FlagGems — a library of Triton operators that replace ATen kernels for LLMs.
+
+Repository: https://github.com/flagos-ai/FlagGems
+Commit: c5af8839c871a7f626d693476ba7f18d30ba04a4
+Domain: Triton operator library (drop-in ATen kernels for LLMs)
+Category: 1_single_gpu_only (tiers that apply: C0 C2 C3 C5)
+
+Only C3 runs (C1 and C4: repo_not_supported), and it is a pytest node: the first collected
+parameter set of examples/model_bert_test.py::test_accuracy_bert (the <first collected parameter
+set> token is resolved by a --collect-only pass). The probe pip-installs pytest when it is missing
+(shim). Network: the bert-base-uncased tokenizer files from the Hugging Face hub; Triton
+JIT-compiles kernels on the first run.
+"""
+
+from pytest_reb import Asset, Repo, hf_asset, pytest_node
+
+repo = Repo(
+    "flagos-ai/FlagGems",
+    commit="c5af8839c871a7f626d693476ba7f18d30ba04a4",
+    imports_total=88,  # the C0 denominator
+    domain="Triton operator library (drop-in ATen kernels for LLMs)",
+    assets=[
+        Asset(
+            "prompts", "data", "synthetic",
+            path="{assets}/dataset/prompts.jsonl",
+            note=(
+                "mirrors the repo's BERT example; exported to the stage as "
+                "SCIMLOPSBENCH_DATASET_PATH"
+            ),
+        ),
+        hf_asset(
+            "bert-base-uncased-tokenizer", "google-bert/bert-base-uncased",
+            kind="tokenizer",
+            files=[
+                "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt",
+                "added_tokens.json", "merges.txt", "config.json",
+            ],
+            note=(
+                "allow-pattern snapshot into the HF cache {assets}/cache/hf_home, linked at "
+                "{assets}/model/google-bert__bert-base-uncased__tokenizer; prepare pip-installs "
+                "huggingface_hub/transformers into the report python if they are missing"
+            ),
+        ),
+    ],
+    cpu=None,  # C1 does not apply: repo_not_supported
+    single_gpu=pytest_node(
+        "examples/model_bert_test.py::test_accuracy_bert[<first collected parameter set>]",
+        env={
+            "CUDA_VISIBLE_DEVICES": "0",
+            "PYTHONPATH": "{repo}/src",
+            "HF_HOME": "{assets}/cache/hf_home",
+            "HF_HUB_DISABLE_TELEMETRY": "1",
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "TOKENIZERS_PARALLELISM": "false",
+            "XDG_CACHE_HOME": "{assets}/cache/xdg",
+            "TRITON_CACHE_DIR": "{assets}/cache/triton",
+            "TORCH_HOME": "{assets}/cache/torch",
+            "TORCH_EXTENSIONS_DIR": "{assets}/cache/torch_extensions",
+            "TORCHINDUCTOR_CACHE_DIR": "{assets}/cache/torchinductor",
+            "FLAGGEMS_CACHE_DIR": "{assets}/cache/flaggems",
+            "SCIMLOPSBENCH_DATASET_PATH": "{assets}/dataset/prompts.jsonl",
+            "SCIMLOPSBENCH_MODEL_PATH": "{assets}/model/google-bert__bert-base-uncased__tokenizer",
+        },
+        timeout=600,
+        entrypoint="examples/model_bert_test.py",
+        shim=(
+            "Before the run the probe pip-installs pytest into the report python if it is missing. "
+            "A generated driver ({out}/_single_gpu_impl.py) first runs '{python} -m pytest "
+            "--collect-only -q examples/model_bert_test.py -k test_accuracy_bert', takes the first "
+            "collected node id containing '::test_accuracy_bert', and then runs only that node."
+        ),
+        note=(
+            "Collection failure or no matching node gives exit 16. Triton JIT-compiles kernels on "
+            "first run."
+        ),
+    ),
+    multi_gpu=None,  # C4 does not apply: repo_not_supported
+    skip={"cpu": "repo_not_supported", "multi_gpu": "repo_not_supported"},
+)

@@ -1,0 +1,125 @@
+"""finetrainers — LoRA and full fine-tuning of diffusion video models.
+
+Repository: https://github.com/huggingface/finetrainers
+Commit: f476c3717da6cbfb1070505a99ee989426b46d9c
+Domain: video generation: diffusion video-model LoRA fine-tuning
+Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C2 C3 C4 C5)
+
+C1 does not apply (CSV: not_applicable). C3 and C4 LoRA-train Wan2.1-T2V-1.3B (multi-GB, Hugging
+Face) for one step on crush-smol. finetrainers can log an error and still exit 0, so the log must
+contain neither 'An error occurred during training:' nor a traceback (reject_log). C3 sets the
+torch.distributed variables itself; its MASTER_PORT is a free port picked at run time, which the
+vocabulary cannot substitute in env, so the reference's token is kept.
+"""
+
+from pytest_reb import Asset, Repo, Run, hf_asset
+
+#: Environment shared by every stage.
+ENV = {
+    "XDG_CACHE_HOME": "{assets}/cache/xdg",
+    "HF_HOME": "{assets}/cache/hf_home",
+    "HF_HUB_CACHE": "{assets}/cache/hf_home/hub",
+    "HUGGINGFACE_HUB_CACHE": "{assets}/cache/hf_home/hub",
+    "HF_DATASETS_CACHE": "{assets}/cache/hf_home/datasets",
+    "TRANSFORMERS_CACHE": "{assets}/cache/hf_home/transformers",
+    "TORCH_HOME": "{assets}/cache/torch",
+    "WANDB_MODE": "offline",
+    "WANDB_DIR": "{out}/wandb",
+    "NCCL_P2P_DISABLE": "1",
+    "TORCH_NCCL_ENABLE_MONITORING": "0",
+}
+
+repo = Repo(
+    "huggingface/finetrainers",
+    commit="f476c3717da6cbfb1070505a99ee989426b46d9c",
+    imports_total=72,  # the C0 denominator
+    domain="video generation: diffusion video-model LoRA fine-tuning",
+    assets=[
+        Asset(
+            "crush-smol", "dataset", "hf_dataset",
+            id="finetrainers/crush-smol",
+            note=(
+                "tiny video dataset; prepare writes {assets}/dataset/dataset_config.json for "
+                "finetrainers; override BENCH_DATASET_ID / BENCH_DATASET_REVISION"
+            ),
+        ),
+        hf_asset(
+            "Wan2.1-T2V-1.3B", "Wan-AI/Wan2.1-T2V-1.3B-Diffusers",
+            note=(
+                "multi-GB; linked as {assets}/model/current with model_name 'wan' recorded in "
+                "{assets}/manifest.json (plus a torchcodec/FFmpeg probe); fallback candidate "
+                "a-r-r-o-w/LTX-Video-diffusers (model_name ltx_video); overrides BENCH_MODEL_NAME "
+                "/ BENCH_MODEL_ID / BENCH_MODEL_REVISION"
+            ),
+        ),
+    ],
+    cpu=None,  # C1 does not apply: not_applicable
+    single_gpu=Run(
+        [
+            "{python}", "train.py",
+            "--parallel_backend", "accelerate",
+            "--model_name", "wan",
+            "--pretrained_model_name_or_path", "{assets}/model/current",
+            "--dataset_config", "{assets}/dataset/dataset_config.json",
+            "--training_type", "lora",
+            "--target_modules", "blocks.*(to_q|to_k|to_v|to_out.0)",
+            "--batch_size", "1", "--train_steps", "1", "--max_data_samples", "1",
+            "--checkpointing_steps", "0", "--report_to", "none",
+            "--output_dir", "{out}/run_output",
+            "--logging_dir", "{out}/logging",
+        ],
+        env={
+            "CUDA_VISIBLE_DEVICES": "0",
+            "WORLD_SIZE": "1",
+            "RANK": "0",
+            "LOCAL_RANK": "0",
+            "LOCAL_WORLD_SIZE": "1",
+            "MASTER_ADDR": "127.0.0.1",
+            "MASTER_PORT": "<free port>",
+            **ENV,
+        },
+        timeout=600,
+        entrypoint="train.py",
+        reject_log=["An error occurred during training:", "Traceback (most recent call last):"],
+        note=(
+            "MASTER_PORT is a free local port picked at run time (fallback 29500). finetrainers "
+            "can log an error and still exit 0, so the log must match neither fail pattern. "
+            "--target_modules depends on model_name (ltx_video/cogvideox use "
+            "'(transformer_blocks|single_transformer_blocks).*(to_q|to_k|to_v|to_out.0)'; override "
+            "BENCH_TARGET_MODULES). LD_LIBRARY_PATH gets the FFmpeg/torchcodec prefix from "
+            "manifest.json when present. MASTER_PORT keeps the reference's '<free port>' token "
+            "verbatim: the vocabulary substitutes {port} only in the argv of HTTP runs."
+        ),
+    ),
+    multi_gpu=Run(
+        [
+            "{python}", "-m", "torch.distributed.run",
+            "--standalone", "--nnodes=1", "--nproc_per_node=2",
+            "train.py",
+            "--parallel_backend", "ptd", "--pp_degree", "1", "--dp_degree", "2",
+            "--dp_shards", "1", "--cp_degree", "1", "--tp_degree", "1",
+            "--model_name", "wan",
+            "--pretrained_model_name_or_path", "{assets}/model/current",
+            "--dataset_config", "{assets}/dataset/dataset_config.json",
+            "--training_type", "lora",
+            "--target_modules", "blocks.*(to_q|to_k|to_v|to_out.0)",
+            "--batch_size", "1", "--train_steps", "1", "--max_data_samples", "1",
+            "--checkpointing_steps", "0", "--init_timeout", "600",
+            "--nccl_timeout", "600", "--report_to", "none",
+            "--output_dir", "{out}/run_output",
+            "--logging_dir", "{out}/logging",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": "0,1", **ENV},
+        timeout=1200,
+        launcher="torchrun",
+        nproc=2,
+        min_gpus=2,
+        entrypoint="train.py",
+        reject_log=["An error occurred during training:", "Traceback (most recent call last):"],
+        note=(
+            "Data parallel over the ranks (dp_degree = number of ids in BENCH_MULTI_GPU_IDS / "
+            "--gpu-ids, default 0,1). Gate: torch.cuda.device_count() >= 2 under the report "
+            "python. Same fail patterns and LD_LIBRARY_PATH handling as the single-GPU stage."
+        ),
+    ),
+)

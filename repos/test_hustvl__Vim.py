@@ -1,0 +1,138 @@
+"""Vision Mamba (Vim) — a bidirectional state-space vision backbone.
+
+Repository: https://github.com/hustvl/Vim
+Commit: dd0358ad1e42701f22afbefa0717cc8825cf9f45
+Domain: vision backbone (Vision Mamba); probe exercises the vendored Detectron2 under det/
+Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C1 C2 C3 C4 C5)
+
+The stages do not run Vim itself: they train a plain ResNet-50 Faster R-CNN for one iteration with
+the vendored Detectron2 under det/ on COCO val2017_100 (network: Detectron2's annotation tarball
+and R-50.pkl). The Mamba CUDA extensions are thus only exercised by the C0 imports. C4 uses
+detectron2's own launch() to spawn the workers.
+"""
+
+from pytest_reb import Asset, Repo, Run, self_launching
+
+#: Environment shared by every stage.
+ENV = {"DETECTRON2_DATASETS": "{assets}/dataset", "PYTHONPATH": "{repo}/det"}
+
+repo = Repo(
+    "hustvl/Vim",
+    commit="dd0358ad1e42701f22afbefa0717cc8825cf9f45",
+    imports_total=132,  # the C0 denominator
+    domain="vision backbone (Vision Mamba); probe exercises the vendored Detectron2 under det/",
+    assets=[
+        Asset(
+            "coco_2017_val_100", "dataset", "url",
+            url="https://dl.fbaipublicfiles.com/detectron2/annotations/coco/val2017_100.tgz",
+            files=["val2017_100.tgz", "instances_val2017_100.json"],
+            note=(
+                "images and "
+                "https://dl.fbaipublicfiles.com/detectron2/annotations/coco/instances_val2017_100.json"
+                " laid out as {assets}/dataset/coco/{val2017,annotations} (the DETECTRON2_DATASETS "
+                "layout)"
+            ),
+        ),
+        Asset(
+            "R-50", "model", "url",
+            url="https://dl.fbaipublicfiles.com/detectron2/ImageNetPretrained/MSRA/R-50.pkl",
+            note="ImageNet backbone at {assets}/model/detectron2/R-50.pkl",
+        ),
+    ],
+    cpu=Run(
+        [
+            "{python}", "det/tools/plain_train_net.py",
+            "--num-gpus", "0",
+            "--config-file", "det/configs/COCO-Detection/faster_rcnn_R_50_FPN_1x.yaml",
+            "SOLVER.IMS_PER_BATCH",
+            "1",
+            "SOLVER.MAX_ITER",
+            "1",
+            "DATALOADER.NUM_WORKERS",
+            "0",
+            "TEST.EVAL_PERIOD",
+            "0",
+            "DATASETS.TRAIN",
+            "(\"coco_2017_val_100\",)",
+            "DATASETS.TEST",
+            "()",
+            "MODEL.WEIGHTS",
+            "{assets}/model/detectron2/R-50.pkl",
+            "MODEL.DEVICE",
+            "cpu",
+            "OUTPUT_DIR",
+            "{out}/detectron2_output",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": "", **ENV},
+        timeout=600,
+        entrypoint="det/tools/plain_train_net.py",
+        note=(
+            "Refuses to run unless the prepare stage status is success. Timeout override "
+            "SCIMLOPSBENCH_CPU_TIMEOUT_SEC."
+        ),
+    ),
+    single_gpu=Run(
+        [
+            "{python}", "det/tools/plain_train_net.py",
+            "--num-gpus", "1",
+            "--config-file", "det/configs/COCO-Detection/faster_rcnn_R_50_FPN_1x.yaml",
+            "SOLVER.IMS_PER_BATCH",
+            "1",
+            "SOLVER.MAX_ITER",
+            "1",
+            "DATALOADER.NUM_WORKERS",
+            "0",
+            "TEST.EVAL_PERIOD",
+            "0",
+            "DATASETS.TRAIN",
+            "(\"coco_2017_val_100\",)",
+            "DATASETS.TEST",
+            "()",
+            "MODEL.WEIGHTS",
+            "{assets}/model/detectron2/R-50.pkl",
+            "MODEL.DEVICE",
+            "cuda",
+            "OUTPUT_DIR",
+            "{out}/detectron2_output",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
+        timeout=600,
+        entrypoint="det/tools/plain_train_net.py",
+        note="Refuses to run unless the prepare stage status is success.",
+    ),
+    multi_gpu=self_launching(
+        [
+            "{python}", "det/tools/plain_train_net.py",
+            "--num-gpus", "2",
+            "--config-file", "det/configs/COCO-Detection/faster_rcnn_R_50_FPN_1x.yaml",
+            "SOLVER.IMS_PER_BATCH",
+            "1",
+            "SOLVER.MAX_ITER",
+            "1",
+            "DATALOADER.NUM_WORKERS",
+            "0",
+            "TEST.EVAL_PERIOD",
+            "0",
+            "DATASETS.TRAIN",
+            "(\"coco_2017_val_100\",)",
+            "DATASETS.TEST",
+            "()",
+            "MODEL.WEIGHTS",
+            "{assets}/model/detectron2/R-50.pkl",
+            "MODEL.DEVICE",
+            "cuda",
+            "OUTPUT_DIR",
+            "{out}/detectron2_output",
+        ],
+        launcher="detectron2",
+        nproc=2,
+        env={"CUDA_VISIBLE_DEVICES": "0,1", **ENV},
+        timeout=1200,
+        entrypoint="det/tools/plain_train_net.py",
+        note=(
+            "detectron2's own launch() spawns the workers (no torchrun). GPU count for the gate: "
+            "lines of 'nvidia-smi -L', or torch under the report python when nvidia-smi is absent. "
+            "Devices override SCIMLOPSBENCH_MULTI_GPU_DEVICES."
+        ),
+    ),
+)

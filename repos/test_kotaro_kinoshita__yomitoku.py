@@ -1,0 +1,74 @@
+"""YomiToku — Japanese document OCR and layout analysis.
+
+Repository: https://github.com/kotaro-kinoshita/yomitoku
+Commit: f68b55702cf5712524ff4a7b4665ebde622132ca
+Domain: Japanese document OCR and layout analysis (inference CLI)
+Category: 2_cpu+single_gpu (tiers that apply: C0 C1 C2 C3 C5)
+
+C1 and C3 run the yomitoku CLI on one repository image. Prepare downloads every model repo id named
+in src/yomitoku/configs (the KotaroKinoshita/yomitoku-* asset, network) and the CLI resolves them
+from that cache. C4 does not apply (CSV: repo_not_supported).
+"""
+
+from pytest_reb import Asset, Repo, Run, hf_asset
+
+#: Environment shared by every stage.
+ENV = {
+    "HF_HOME": "{assets}/cache/huggingface",
+    "HUGGINGFACE_HUB_CACHE": "{assets}/cache/huggingface/hub",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+    "PYTHONPATH": "{repo}/src",
+}
+
+repo = Repo(
+    "kotaro-kinoshita/yomitoku",
+    commit="f68b55702cf5712524ff4a7b4665ebde622132ca",
+    imports_total=44,  # the C0 denominator
+    domain="Japanese document OCR and layout analysis (inference CLI)",
+    assets=[
+        Asset(
+            "sample_text", "dataset", "repo",
+            path="demo/sample_text.jpg",
+            note=(
+                "copied to {assets}/dataset/sample_text.jpg (falls back to demo/sample.pdf if the "
+                "jpg is absent)"
+            ),
+        ),
+        hf_asset(
+            "yomitoku_models", "KotaroKinoshita/yomitoku-*",
+            note=(
+                "every hf_hub_repo value found by AST-parsing src/yomitoku/configs (text detector, "
+                "text recognizer, layout parser, table structure recognizer) is "
+                "snapshot-downloaded into the HF cache {assets}/cache/huggingface and linked under "
+                "{assets}/model; the CLI then resolves them by repo id from that cache"
+            ),
+        ),
+    ],
+    cpu=Run(
+        [
+            "{python}", "-m", "yomitoku.cli.main",
+            "{assets}/dataset/sample_text.jpg",
+            "--format", "json", "--outdir", "{out}/out", "--device", "cpu",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": "", **ENV},
+        timeout=600,
+        entrypoint="src/yomitoku/cli/main.py",
+    ),
+    single_gpu=Run(
+        [
+            "{python}", "-m", "yomitoku.cli.main",
+            "{assets}/dataset/sample_text.jpg",
+            "--format", "json", "--outdir", "{out}/out", "--device", "cuda",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
+        timeout=600,
+        min_gpus=1,
+        entrypoint="src/yomitoku/cli/main.py",
+        note=(
+            "Pre-check: torch must report CUDA available with at least 1 visible device, else "
+            "failure (insufficient_hardware)."
+        ),
+    ),
+    multi_gpu=None,  # C4 does not apply: repo_not_supported
+    skip={"multi_gpu": "repo_not_supported"},
+)

@@ -1,0 +1,93 @@
+"""MultiModalMamba — a vision-plus-text Mamba model (random-init example).
+
+Repository: https://github.com/kyegomez/MultiModalMamba
+Commit: 58db40bcbd2e957c7981b6eed6de165b6a5ccd42
+Domain: multimodal (vision + text) Mamba model code, random-init example
+Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C1 C2 C3 C4 C5)
+
+Every stage runs the repository's example.py: one forward pass of a randomly initialised model; the
+downloaded image and tiny ViT are recorded but unused. C3 and C4 go through a harness wrapper
+(benchmark_scripts/entrypoint_wrapper.py, shim) that makes cuda:<rank> torch's default device; the
+C4 ranks are independent (no collective). zetascale and swarms pull very large, tightly pinned
+dependency trees.
+"""
+
+from pytest_reb import Asset, Repo, Run, hf_asset
+
+#: Environment shared by every stage.
+ENV = {
+    "SCIMLOPSBENCH_DATASET_DIR": "{assets}/dataset",
+    "SCIMLOPSBENCH_MODEL_DIR": "{assets}/model",
+}
+
+repo = Repo(
+    "kyegomez/MultiModalMamba",
+    commit="58db40bcbd2e957c7981b6eed6de165b6a5ccd42",
+    imports_total=16,  # the C0 denominator
+    domain="multimodal (vision + text) Mamba model code, random-init example",
+    assets=[
+        Asset(
+            "lena", "dataset", "url",
+            url="https://raw.githubusercontent.com/opencv/opencv/master/samples/data/lena.jpg",
+            note="saved as {assets}/dataset/lena.jpg; recorded but not read by example.py",
+        ),
+        hf_asset(
+            "tiny-random-vit", "hf-internal-testing/tiny-random-vit",
+            files=["config.json", "pytorch_model.bin"],
+            note=(
+                "downloaded by "
+                "https://huggingface.co/hf-internal-testing/tiny-random-vit/resolve/main/<file> "
+                "into {assets}/model/tiny-random-vit; recorded but not used (the example builds a "
+                "randomly initialised model)"
+            ),
+        ),
+    ],
+    cpu=Run(
+        ["{python}", "example.py"],
+        env={"CUDA_VISIBLE_DEVICES": "", **ENV},
+        timeout=600,
+        entrypoint="example.py",
+        note=(
+            "One forward pass on random tensors; "
+            "model_example.py is used if example.py is "
+            "missing."
+        ),
+    ),
+    single_gpu=Run(
+        [
+            "{python}", "benchmark_scripts/entrypoint_wrapper.py",
+            "--entrypoint", "example.py", "--device", "cuda", "--local-rank", "0",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
+        timeout=600,
+        entrypoint="example.py",
+        shim=(
+            "A harness wrapper script selects the CUDA device for the given rank, makes "
+            "cuda:<rank> torch's default device (so tensors the example creates land on the GPU) "
+            "and then executes example.py as __main__."
+        ),
+    ),
+    multi_gpu=Run(
+        [
+            "{python}", "-m", "torch.distributed.run",
+            "--standalone", "--nnodes", "1", "--nproc-per-node", "2",
+            "benchmark_scripts/entrypoint_wrapper.py",
+            "--entrypoint", "example.py", "--device", "cuda",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": "0,1", **ENV},
+        timeout=1200,
+        launcher="torchrun",
+        nproc=2,
+        min_gpus=2,
+        entrypoint="example.py",
+        shim=(
+            "Same device-selecting wrapper; each rank takes LOCAL_RANK and runs the example "
+            "independently (no collective)."
+        ),
+        note=(
+            "GPU count for the gate comes from build_output/cuda/results.json observed.gpu_count, "
+            "else a torch probe. Probe flags --visible-devices and --nproc-per-node override 0,1 "
+            "and 2."
+        ),
+    ),
+)

@@ -1,0 +1,177 @@
+"""torchft — per-step fault tolerance for PyTorch distributed training.
+
+Repository: https://github.com/meta-pytorch/torchft
+Commit: 86c42910df9140bdfee68fbba29233c3cab84288
+Domain: distributed-training infrastructure (per-step fault tolerance, Rust lighthouse/manager)
+Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C1 C2 C3 C4 C5)
+
+The stages run the README DDP example (train_ddp.py) on CIFAR-10, capped to one step by a
+sitecustomize budget shim. Each stage is orchestrated: the probe first starts a torchft
+LighthouseServer and passes its address in TORCHFT_LIGHTHOUSE (the <address printed by the
+lighthouse> token); the vocabulary has no field for such a helper process, so it lives in the note.
+C4 is two replica groups (two one-process torchrun launches, REPLICA_GROUP_ID 0 and 1, ports 29600
+and 29601) started together; both must exit 0. The Rust extension is built with maturin.
+"""
+
+from pytest_reb import Asset, Repo, Run
+
+#: Environment shared by every stage.
+ENV = {
+    "PYTHONPATH": "{repo}/benchmark_scripts:{repo}",
+    "SCIMLOPSBENCH_DATASET_DIR": "{assets}/dataset/cifar10",
+    "SCIMLOPSBENCH_MODEL_DIR": "{assets}/model/squeezenet1_0",
+    "SCIMLOPSBENCH_BATCH_SIZE": "1",
+    "SCIMLOPSBENCH_NUM_WORKERS": "0",
+    "SCIMLOPSBENCH_MAX_STEPS": "1",
+    "SCIMLOPSBENCH_EMBEDDING_CAP": "1000",
+    "TORCHFT_LIGHTHOUSE": "<address printed by the lighthouse>",
+}
+
+repo = Repo(
+    "meta-pytorch/torchft",
+    commit="86c42910df9140bdfee68fbba29233c3cab84288",
+    imports_total=58,  # the C0 denominator
+    domain=(
+        "distributed-training infrastructure (per-step "
+        "fault tolerance, Rust lighthouse/manager)"
+    ),
+    assets=[
+        Asset(
+            "cifar10", "dataset", "url",
+            url="https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz",
+            note=(
+                "about 170 MB, extracted to {assets}/dataset/cifar10/cifar-10-batches-py; the "
+                "sitecustomize shim points torchvision's CIFAR10 at this folder with download "
+                "disabled"
+            ),
+        ),
+        Asset(
+            "squeezenet1_0", "model", "url",
+            url="https://download.pytorch.org/models/squeezenet1_0-b66bff10.pth",
+            note=(
+                "stored at {assets}/model/squeezenet1_0/squeezenet1_0-b66bff10.pth; recorded, not "
+                "essential to the run; paths listed in {assets}/manifest.json"
+            ),
+        ),
+    ],
+    cpu=Run(
+        [
+            "{python}", "-m", "torch.distributed.run",
+            "--standalone", "--nnodes", "1", "--nproc_per_node", "1",
+            "--master_port", "29501",
+            "{repo}/train_ddp.py",
+        ],
+        cwd="{out}/workdir",
+        env={
+            "CUDA_VISIBLE_DEVICES": "",
+            "XPU_VISIBLE_DEVICES": "",
+            **ENV,
+            "SCIMLOPSBENCH_FORCE_CPU": "1",
+            "SCIMLOPSBENCH_REQUIRE_CUDA": "0",
+            "SCIMLOPSBENCH_REQUIRE_MIN_GPU_COUNT": "",
+            "REPLICA_GROUP_ID": "0",
+            "NUM_REPLICA_GROUPS": "1",
+        },
+        timeout=600,
+        launcher="orchestrated",
+        entrypoint="train_ddp.py",
+        shim=(
+            "A sitecustomize.py in the probe folder (first on PYTHONPATH) enforces the budget "
+            "without editing the repo: caps the loop by patching torchft Manager.current_step (max "
+            "steps 1), forces batch size 1 and 0 workers on torchdata's StatefulDataLoader, "
+            "redirects torchvision CIFAR10 to the prepared folder with download off, caps "
+            "nn.Embedding size at 1000, and in the CPU stage blocks later attempts to set "
+            "CUDA_VISIBLE_DEVICES. It can also demand CUDA / a minimum GPU count via the REQUIRE "
+            "variables."
+        ),
+        note=(
+            "Before torchrun the probe starts a torchft LighthouseServer in the background under "
+            "the report python (bind [::]:0, min_replicas 1, join_timeout_ms 60000), reads its "
+            "address into TORCHFT_LIGHTHOUSE, and kills it afterwards. This is the README DDP "
+            "example."
+        ),
+    ),
+    single_gpu=Run(
+        [
+            "{python}", "-m", "torch.distributed.run",
+            "--standalone", "--nnodes", "1", "--nproc_per_node", "1",
+            "--master_port", "29502",
+            "{repo}/train_ddp.py",
+        ],
+        cwd="{out}/workdir",
+        env={
+            "CUDA_VISIBLE_DEVICES": "0",
+            **ENV,
+            "SCIMLOPSBENCH_FORCE_CPU": "0",
+            "SCIMLOPSBENCH_REQUIRE_CUDA": "1",
+            "SCIMLOPSBENCH_REQUIRE_MIN_GPU_COUNT": "1",
+            "REPLICA_GROUP_ID": "0",
+            "NUM_REPLICA_GROUPS": "1",
+        },
+        timeout=600,
+        launcher="orchestrated",
+        min_gpus=1,
+        entrypoint="train_ddp.py",
+        shim=(
+            "Same sitecustomize budget shim; here it requires CUDA with at least 1 GPU instead of "
+            "forcing CPU."
+        ),
+        note="Same background lighthouse as the CPU stage.",
+    ),
+    multi_gpu=Run(
+        [
+            "{python}", "-m", "torch.distributed.run",
+            "--standalone", "--nnodes", "1", "--nproc_per_node", "1",
+            "--master_port", "29600",
+            "{repo}/train_ddp.py",
+        ],
+        cwd="{out}/workdir",
+        env={
+            "CUDA_VISIBLE_DEVICES": "0,1",
+            **ENV,
+            "SCIMLOPSBENCH_FORCE_CPU": "0",
+            "SCIMLOPSBENCH_REQUIRE_CUDA": "1",
+            "SCIMLOPSBENCH_REQUIRE_MIN_GPU_COUNT": "2",
+            "NUM_REPLICA_GROUPS": "2",
+            "REPLICA_GROUP_ID": "0",
+        },
+        timeout=1200,
+        launcher="orchestrated",
+        nproc=2,
+        min_gpus=2,
+        entrypoint="train_ddp.py",
+        together=[
+            Run(
+                [
+                    "{python}", "-m", "torch.distributed.run",
+                    "--standalone", "--nnodes", "1", "--nproc_per_node", "1",
+                    "--master_port", "29601",
+                    "{repo}/train_ddp.py",
+                ],
+                cwd="{out}/workdir",
+                env={
+                    "CUDA_VISIBLE_DEVICES": "0,1",
+                    **ENV,
+                    "SCIMLOPSBENCH_FORCE_CPU": "0",
+                    "SCIMLOPSBENCH_REQUIRE_CUDA": "1",
+                    "SCIMLOPSBENCH_REQUIRE_MIN_GPU_COUNT": "2",
+                    "NUM_REPLICA_GROUPS": "2",
+                    "REPLICA_GROUP_ID": "1",
+                },
+                timeout=1200,
+                launcher="orchestrated",
+                entrypoint="train_ddp.py",
+                note="Replica group 1, started together with replica group 0.",
+            ),
+        ],
+        shim="Same sitecustomize budget shim, requiring at least 2 GPUs.",
+        note=(
+            "torchft's multi-replica-group pattern, not one nproc=2 torchrun: one lighthouse, then "
+            "two concurrent launches of the argv shown, the first with REPLICA_GROUP_ID=0 and "
+            "--master_port 29600, the second with REPLICA_GROUP_ID=1 and --master_port 29601; both "
+            "must exit 0. Devices override SCIMLOPSBENCH_MULTI_GPU_DEVICES; the probe counts GPUs "
+            "with torch first. together holds the second launch (REPLICA_GROUP_ID=1, --master_port "
+            "29601)."
+        ),
+    ),
+)

@@ -1,0 +1,138 @@
+"""ClearerVoice-Studio — speech enhancement and separation; the stages use its FRCRN training
+code.
+
+Repository: https://github.com/modelscope/ClearerVoice-Studio
+Commit: 6b3774dc79c46ae8bed2a4fa5f706f0ac8c75c61
+Domain: audio: speech enhancement/separation (FRCRN training code)
+Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C1 C2 C3 C4 C5)
+
+All stages run train/speech_enhancement/train.py from that folder with zero epochs on the
+repository's sample wav, initialised from the FRCRN_SE_16K checkpoint (Hugging Face; the <prepared
+FRCRN checkpoint> token is resolved at run time). C4 goes through a harness wrapper
+(benchmark_scripts/torchrun_train_wrapper.py, shim) that adapts torchrun's --local_rank and
+executes train.py; its master port is '29' plus the wall-clock second (29<SS>).
+"""
+
+from pytest_reb import Asset, Repo, Run, hf_asset
+
+#: Environment shared by every stage.
+ENV = {
+    "PYTHONPYCACHEPREFIX": "{assets}/cache/pycache",
+    "XDG_CACHE_HOME": "{assets}/cache/xdg",
+    "TORCH_HOME": "{assets}/cache/torch",
+    "HF_HOME": "{assets}/cache/hf",
+    "HUGGINGFACE_HUB_CACHE": "{assets}/cache/hf",
+}
+
+repo = Repo(
+    "modelscope/ClearerVoice-Studio",
+    commit="6b3774dc79c46ae8bed2a4fa5f706f0ac8c75c61",
+    imports_total=89,  # the C0 denominator
+    domain="audio: speech enhancement/separation (FRCRN training code)",
+    assets=[
+        Asset(
+            "input_wav", "dataset", "repo",
+            path="clearvoice/samples/input.wav",
+            note=(
+                "copied to {assets}/dataset/input.wav; {assets}/dataset/train.scp and cv.scp each "
+                "list that file as both noisy and clean"
+            ),
+        ),
+        hf_asset(
+            "FRCRN_SE_16K", "alibabasglab/FRCRN_SE_16K",
+            files=[
+                "*.pt", "last_best_checkpoint*", "last_checkpoint*", "*.json", "*.yaml", "*.txt",
+            ],
+            note=(
+                "allow-pattern snapshot into {assets}/cache/hf_models/FRCRN_SE_16K; the checkpoint "
+                "passed as --init_checkpoint_path is last_best_checkpoint.pt, else the file named "
+                "inside last_best_checkpoint, else the first *.pt (recorded as "
+                "meta.model_checkpoint_path)"
+            ),
+        ),
+    ],
+    cpu=Run(
+        [
+            "{python}", "train.py",
+            "--config", "{repo}/train/speech_enhancement/config/train/FRCRN_SE_16K.yaml",
+            "--network", "FRCRN_SE_16K",
+            "--tr-list", "{assets}/dataset/train.scp",
+            "--cv-list", "{assets}/dataset/cv.scp",
+            "--checkpoint_dir", "{out}/checkpoints",
+            "--init_checkpoint_path", "<prepared FRCRN checkpoint>",
+            "--use-cuda", "0", "--batch_size", "1", "--accu_grad", "0",
+            "--effec_batch_size", "1", "--num_workers", "0", "--max-epoch", "0",
+            "--print_freq", "1",
+            "--checkpoint_save_freq", "1000000",
+        ],
+        cwd="{repo}/train/speech_enhancement",
+        env={"CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": "1", **ENV},
+        timeout=600,
+        entrypoint="train/speech_enhancement/train.py",
+        note=(
+            "<prepared FRCRN checkpoint> is the checkpoint prepare recorded as "
+            "meta.model_checkpoint_path (see the FRCRN_SE_16K asset)."
+        ),
+    ),
+    single_gpu=Run(
+        [
+            "{python}", "train.py",
+            "--config", "{repo}/train/speech_enhancement/config/train/FRCRN_SE_16K.yaml",
+            "--network", "FRCRN_SE_16K",
+            "--tr-list", "{assets}/dataset/train.scp",
+            "--cv-list", "{assets}/dataset/cv.scp",
+            "--checkpoint_dir", "{out}/checkpoints",
+            "--init_checkpoint_path", "<prepared FRCRN checkpoint>",
+            "--use-cuda", "1", "--batch_size", "1", "--accu_grad", "0",
+            "--effec_batch_size", "1", "--num_workers", "0", "--max-epoch", "0",
+            "--print_freq", "1",
+            "--checkpoint_save_freq", "1000000",
+        ],
+        cwd="{repo}/train/speech_enhancement",
+        env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
+        timeout=600,
+        entrypoint="train/speech_enhancement/train.py",
+        note=(
+            "Device id overridable with the probe's --cuda-device flag. <prepared FRCRN "
+            "checkpoint> is the checkpoint prepare recorded as meta.model_checkpoint_path (see the "
+            "FRCRN_SE_16K asset)."
+        ),
+    ),
+    multi_gpu=Run(
+        [
+            "{python}", "-m", "torch.distributed.run",
+            "--nproc_per_node", "2",
+            "--master_port", "29<SS>",
+            "{repo}/benchmark_scripts/torchrun_train_wrapper.py",
+            "--config", "{repo}/train/speech_enhancement/config/train/FRCRN_SE_16K.yaml",
+            "--network", "FRCRN_SE_16K",
+            "--tr-list", "{out}/train_ddp.scp",
+            "--cv-list", "{out}/cv_ddp.scp",
+            "--checkpoint_dir", "{out}/checkpoints",
+            "--init_checkpoint_path", "<prepared FRCRN checkpoint>",
+            "--use-cuda", "1", "--batch_size", "1", "--accu_grad", "0",
+            "--effec_batch_size", "1", "--num_workers", "0", "--max-epoch", "0",
+            "--print_freq", "1",
+            "--checkpoint_save_freq", "1000000",
+        ],
+        cwd="{repo}/train/speech_enhancement",
+        env={"CUDA_VISIBLE_DEVICES": "0,1", "OMP_NUM_THREADS": "1", **ENV},
+        timeout=1200,
+        launcher="torchrun",
+        nproc=2,
+        min_gpus=2,
+        entrypoint="train/speech_enhancement/train.py",
+        shim=(
+            "A harness wrapper script turns torchrun's --local_rank argument into the repo's "
+            "--local-rank flag, gives non-zero ranks their own checkpoint subfolder (rank<N>), "
+            "changes into train/speech_enhancement and executes train.py as __main__. The probe "
+            "also writes DDP-safe scp lists in {out} that repeat the single line once per rank."
+        ),
+        note=(
+            "Master port is '29' followed by the current wall-clock second (so 2900-2959). Probe "
+            "flags --cuda-devices (0,1) and --nproc (2); gate needs torch to see >= 2 and >= nproc "
+            "GPUs. <prepared FRCRN checkpoint> is the checkpoint prepare recorded as "
+            "meta.model_checkpoint_path (see the FRCRN_SE_16K asset)."
+        ),
+    ),
+)

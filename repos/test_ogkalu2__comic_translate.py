@@ -1,0 +1,96 @@
+"""Comic Translate — a desktop app (PySide6) that detects, reads, translates and inpaints comic
+text.
+
+Repository: https://github.com/ogkalu2/comic-translate
+Commit: 2a43edd0565bd07a391725d4e104ddb90cacae0d
+Domain: comic/manga translation desktop app (PySide6 GUI; ONNX detection/OCR/inpainting)
+Category: 2_cpu+single_gpu (tiers that apply: C0 C1 C2 C3 C5)
+
+The GUI is not run: an inline driver fed on stdin builds RTDetrV2ONNXDetection
+(modules/detection/rtdetr_v2_onnx.py, the declared entrypoint) and detects text blocks in one
+image, with the model files looked up locally instead of through hf_hub_download (shim). C3 needs
+onnxruntime's CUDAExecutionProvider. torch is not a repository dependency, yet C2 probes torch, so
+C2 only passes if a CUDA torch is installed anyway. C4 does not apply (CSV: repo_not_supported).
+"""
+
+from pytest_reb import Asset, Repo, Run, hf_asset
+
+#: Environment shared by every stage.
+ENV = {
+    "HF_HUB_OFFLINE": "1",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "HF_HOME": "{assets}/cache/hf_home",
+    "HUGGINGFACE_HUB_CACHE": "{assets}/cache/huggingface_hub",
+    "HF_HUB_CACHE": "{assets}/cache/huggingface_hub",
+    "TRANSFORMERS_CACHE": "{assets}/cache/transformers",
+    "HF_DATASETS_CACHE": "{assets}/cache/datasets",
+    "TORCH_HOME": "{assets}/cache/torch",
+    "XDG_CACHE_HOME": "{assets}/cache/xdg_cache",
+    "XDG_CONFIG_HOME": "{assets}/cache/xdg_config",
+    "XDG_DATA_HOME": "{assets}/cache/xdg_data",
+}
+
+#: The command every stage runs; only the environment differs.
+ARGV = [
+    "timeout", "600s",
+    "{python}", "-",
+    "{assets}/dataset/hopper.jpg",
+    "{assets}/model/comic-text-and-bubble-detector",
+]
+
+repo = Repo(
+    "ogkalu2/comic-translate",
+    commit="2a43edd0565bd07a391725d4e104ddb90cacae0d",
+    imports_total=83,  # the C0 denominator
+    domain="comic/manga translation desktop app (PySide6 GUI; ONNX detection/OCR/inpainting)",
+    assets=[
+        Asset(
+            "hopper", "dataset", "url",
+            url="https://raw.githubusercontent.com/python-pillow/Pillow/master/Tests/images/hopper.jpg",
+            note="saved as {assets}/dataset/hopper.jpg",
+        ),
+        hf_asset(
+            "comic-text-and-bubble-detector", "ogkalu/comic-text-and-bubble-detector",
+            files=["detector.onnx", "config.json"],
+            note=(
+                "allow-pattern snapshot via "
+                "{assets}/cache/hf_models/ogkalu__comic-text-and-bubble-detector, final copy at "
+                "{assets}/model/comic-text-and-bubble-detector"
+            ),
+        ),
+    ],
+    cpu=Run(
+        ARGV,
+        env={"CUDA_VISIBLE_DEVICES": "", **ENV},
+        timeout=600,
+        entrypoint="modules/detection/rtdetr_v2_onnx.py",
+        shim=(
+            "The inline driver (fed on stdin) replaces the detection module's hf_hub_download with "
+            "a lookup in the local model folder and swaps FontEngineFactory for a dummy so no font "
+            "models are fetched, then builds RTDetrV2ONNXDetection(settings=None), calls "
+            "initialize(device='cpu', confidence_threshold=0.3) and detect() on the image, "
+            "printing 'cpu_infer_ok num_blocks=N'."
+        ),
+        note=(
+            "Not run through the probe runner; the stage script uses coreutils timeout and writes "
+            "results itself. SCIMLOPSBENCH_CPU_COMMAND (or --command) replaces the default driver."
+        ),
+    ),
+    single_gpu=Run(
+        ARGV,
+        env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
+        timeout=600,
+        entrypoint="modules/detection/rtdetr_v2_onnx.py",
+        shim=(
+            "Same inline driver with device='cuda'; it first raises unless "
+            "onnxruntime.get_available_providers() contains CUDAExecutionProvider (then the "
+            "failure is classed deps)."
+        ),
+        note=(
+            "Devices from SCIMLOPSBENCH_SINGLE_GPU_DEVICES (default 0); "
+            "SCIMLOPSBENCH_SINGLE_GPU_COMMAND replaces the default driver."
+        ),
+    ),
+    multi_gpu=None,  # C4 does not apply: repo_not_supported
+    skip={"multi_gpu": "repo_not_supported"},
+)

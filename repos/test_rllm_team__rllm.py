@@ -1,0 +1,84 @@
+"""rLLM — relational and graph learning with LLMs (a PyG-like library).
+
+Repository: https://github.com/rllm-team/rllm
+Commit: 0c0e4ec9b158318d72a09d810c060e0c9529c074
+Domain: relational/graph learning with LLMs (PyG-like library, RelBench-style RDL)
+Category: 2_cpu+single_gpu (tiers that apply: C0 C1 C2 C3 C5)
+
+C1 and C3 train the RelBench-style RDL example (examples/rdl.py) for one step on the rel-f1
+driver-position task; the RelBench zips and the GloVe embeddings need network. C4 does not apply
+(CSV: not_applicable). The pins mix an old transformers (<=4.30) with langchain 1.x.
+"""
+
+from pytest_reb import Asset, Repo, Run, hf_asset
+
+#: Environment shared by every stage.
+ENV = {
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTHONUNBUFFERED": "1",
+    "XDG_CACHE_HOME": "{assets}/cache/xdg",
+    "PIP_CACHE_DIR": "{assets}/cache/pip",
+    "HF_HOME": "{assets}/cache/huggingface",
+    "TRANSFORMERS_CACHE": "{assets}/cache/huggingface/transformers",
+    "HF_DATASETS_CACHE": "{assets}/cache/huggingface/datasets",
+    "TORCH_HOME": "{assets}/cache/torch",
+    "SENTENCE_TRANSFORMERS_HOME": "{assets}/cache/sentence_transformers",
+    "TMPDIR": "{assets}/cache/tmp",
+    "TEMP": "{assets}/cache/tmp",
+    "TMP": "{assets}/cache/tmp",
+}
+
+#: The command every stage runs; only the environment differs.
+ARGV = [
+    "{python}", "examples/rdl.py",
+    "--task", "driver-position", "--epochs", "1", "--batch_size", "1",
+    "--num_neighbors", "1", "--num_layers", "1", "--hidden_dim", "16",
+    "--max_steps_per_epoch", "1",
+    "--cache_dir", "{assets}/dataset",
+]
+
+repo = Repo(
+    "rllm-team/rllm",
+    commit="0c0e4ec9b158318d72a09d810c060e0c9529c074",
+    imports_total=67,  # the C0 denominator
+    domain="relational/graph learning with LLMs (PyG-like library, RelBench-style RDL)",
+    assets=[
+        Asset(
+            "rel-f1", "dataset", "url",
+            url="https://relbench.stanford.edu/download/rel-f1/",
+            files=[
+                "db.zip", "tasks_driver-dnf.zip", "tasks_driver-position.zip",
+                "tasks_driver-top3.zip",
+            ],
+            note=(
+                "zips cached under {assets}/cache/dataset/rel-f1 and laid out in {assets}/dataset, "
+                "which is passed as --cache_dir; prepare also checks the data loads under the "
+                "report python"
+            ),
+        ),
+        hf_asset(
+            "glove-6B-300d", "sentence-transformers/average_word_embeddings_glove.6B.300d",
+            note=(
+                "downloaded into the HF cache ({assets}/cache/huggingface) and "
+                "{assets}/cache/model; used for text featurisation during Rel-F1 preprocessing"
+            ),
+        ),
+    ],
+    cpu=Run(
+        ARGV,
+        env={"CUDA_VISIBLE_DEVICES": "", **ENV},
+        timeout=600,
+        entrypoint="examples/rdl.py",
+        note=(
+            "Task driver-position is chosen because a BatchNorm1d with one output fails at batch "
+            "size 1 for the other tasks."
+        ),
+    ),
+    single_gpu=Run(
+        ARGV,
+        env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
+        timeout=600,
+        entrypoint="examples/rdl.py",
+    ),
+    multi_gpu=None,  # C4 does not apply: not_applicable
+)

@@ -1,0 +1,131 @@
+"""SpecForge — trains EAGLE-3 draft models for speculative decoding in SGLang.
+
+Repository: https://github.com/sgl-project/SpecForge
+Commit: 077f286269a7e10ca7b18f7a33e49e8c6cbeac4f
+Domain: LLM speculative-decoding draft-model training (EAGLE-3 for SGLang)
+Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C2 C3 C4 C5)
+
+C1 does not apply (CSV: repo_not_supported). C3 and C4 train a one-layer EAGLE-3 draft for one step
+against Qwen2.5-0.5B-Instruct (HF backend and sdpa attention, so no SGLang engine runs) on 8
+ShareGPT samples built with the repository's prepare_data.py; the draft config is derived from the
+repository's qwen2.5-7b-eagle3.json. C4 is pure data parallel. sglang[all]==0.5.6 pulls CUDA
+12.8-era wheels.
+"""
+
+from pytest_reb import Asset, Repo, Run, hf_asset
+
+#: Environment shared by every stage.
+ENV = {
+    "HF_HOME": "{assets}/cache/huggingface",
+    "HF_HUB_CACHE": "{assets}/cache/huggingface/hub",
+    "HF_DATASETS_CACHE": "{assets}/cache/huggingface/datasets",
+    "TRANSFORMERS_CACHE": "{assets}/cache/huggingface/transformers",
+    "XDG_CACHE_HOME": "{assets}/cache/xdg",
+    "TORCH_HOME": "{assets}/cache/torch",
+    "TORCHINDUCTOR_CACHE_DIR": "{assets}/cache/torchinductor",
+    "PYTHONPYCACHEPREFIX": "{assets}/cache/pycache",
+    "WANDB_MODE": "disabled",
+    "WANDB_DIR": "{assets}/cache/wandb",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+    "HF_DATASETS_DISABLE_TELEMETRY": "1",
+}
+
+repo = Repo(
+    "sgl-project/SpecForge",
+    commit="077f286269a7e10ca7b18f7a33e49e8c6cbeac4f",
+    imports_total=52,  # the C0 denominator
+    domain="LLM speculative-decoding draft-model training (EAGLE-3 for SGLang)",
+    assets=[
+        Asset(
+            "sharegpt_train", "dataset", "hf_dataset",
+            id="Aeala/ShareGPT_Vicuna_unfiltered",
+            note=(
+                "built by the repo's own 'scripts/prepare_data.py --dataset sharegpt --sample-size "
+                "8 --output-path {assets}/dataset' under the report python, giving "
+                "{assets}/dataset/sharegpt_train.jsonl; overrides SPECFORGE_BENCH_DATASET / "
+                "SPECFORGE_BENCH_DATASET_SAMPLE_SIZE"
+            ),
+        ),
+        hf_asset(
+            "target_model", "Qwen/Qwen2.5-0.5B-Instruct",
+            note=(
+                "first downloadable of Qwen/Qwen2.5-0.5B-Instruct, -1.5B-Instruct, -3B-Instruct "
+                "(override SPECFORGE_BENCH_MODEL_ID), at {assets}/model/target_model or the "
+                "resolved HF snapshot folder"
+            ),
+        ),
+        Asset(
+            "draft_config", "config", "synthetic",
+            path="{assets}/model/draft_config.json",
+            note=(
+                "derived from the repo's configs/qwen2.5-7b-eagle3.json with the target model's "
+                "AutoConfig values copied in, num_hidden_layers 1, tie_word_embeddings false"
+            ),
+        ),
+    ],
+    cpu=None,  # C1 does not apply: repo_not_supported
+    single_gpu=Run(
+        [
+            "{python}", "-m", "torch.distributed.run",
+            "--standalone", "--nproc_per_node", "1",
+            "scripts/train_eagle3.py",
+            "--target-model-path", "{assets}/model/target_model",
+            "--draft-model-config", "{assets}/model/draft_config.json",
+            "--train-data-path", "{assets}/dataset/sharegpt_train.jsonl",
+            "--build-dataset-num-proc", "1",
+            "--dataloader-num-workers", "0",
+            "--output-dir", "{out}/output", "--num-epochs", "1", "--max-num-steps", "1",
+            "--batch-size", "1", "--tp-size", "1", "--learning-rate", "1e-4",
+            "--max-length", "256", "--chat-template", "qwen",
+            "--cache-dir", "{assets}/cache/specforge_cache",
+            "--attention-backend", "sdpa", "--target-model-backend", "hf",
+            "--embedding-key", "model.embed_tokens.weight",
+            "--eval-interval", "1000000000",
+            "--save-interval", "1000000000",
+            "--log-interval", "1",
+            "--model-download-dir", "{assets}/cache/huggingface/hub",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
+        timeout=600,
+        launcher="torchrun",
+        entrypoint="scripts/train_eagle3.py",
+        note=(
+            "--target-model-path is whatever prepare recorded as the model path (the link or the "
+            "resolved snapshot)."
+        ),
+    ),
+    multi_gpu=Run(
+        [
+            "{python}", "-m", "torch.distributed.run",
+            "--standalone", "--nproc_per_node", "2",
+            "scripts/train_eagle3.py",
+            "--target-model-path", "{assets}/model/target_model",
+            "--draft-model-config", "{assets}/model/draft_config.json",
+            "--train-data-path", "{assets}/dataset/sharegpt_train.jsonl",
+            "--build-dataset-num-proc", "1",
+            "--dataloader-num-workers", "0",
+            "--output-dir", "{out}/output", "--num-epochs", "1", "--max-num-steps", "1",
+            "--batch-size", "1", "--tp-size", "1", "--learning-rate", "1e-4",
+            "--max-length", "256", "--chat-template", "qwen",
+            "--cache-dir", "{assets}/cache/specforge_cache",
+            "--attention-backend", "sdpa", "--target-model-backend", "hf",
+            "--embedding-key", "model.embed_tokens.weight",
+            "--eval-interval", "1000000000",
+            "--save-interval", "1000000000",
+            "--log-interval", "1",
+            "--model-download-dir", "{assets}/cache/huggingface/hub",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": "0,1", **ENV},
+        timeout=1200,
+        launcher="torchrun",
+        nproc=2,
+        min_gpus=2,
+        entrypoint="scripts/train_eagle3.py",
+        note=(
+            "Pure data parallel (tp-size 1). Overrides SPECFORGE_BENCH_MULTI_GPU_VISIBLE_DEVICES "
+            "(0,1) and SPECFORGE_BENCH_MULTI_GPU_NPROC (2); gate counts GPUs with torch under the "
+            "report python."
+        ),
+    ),
+    skip={"cpu": "repo_not_supported"},
+)

@@ -1,0 +1,172 @@
+"""Olympus — a universal task router for vision tasks on a multimodal LLM (Mipha/LLaVA-style
+training code).
+
+Repository: https://github.com/yuanze-lin/Olympus
+Commit: d49bffd878dcb96e7cd4d9312e0852b26e34eab8
+Domain: multimodal LLM (vision-language task router on Mipha/LLaVA-style training code)
+Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C1 C2 C3 C4 C5)
+
+All stages train the projector for one step on the first example of Olympus.json with the multi-GB
+Yuanze/Olympus model (Hugging Face). C4 is the only multi-GPU stage launched with DeepSpeed (ZeRO-3
+config from the repository). The HF caches are repo-relative paths (benchmark_assets/cache/...), as
+in the official probe.
+"""
+
+from pytest_reb import Asset, Repo, Run, deepspeed, hf_asset
+
+#: Environment shared by every stage.
+ENV = {
+    "HF_HOME": "benchmark_assets/cache/hf_home",
+    "TRANSFORMERS_CACHE": "benchmark_assets/cache/transformers_cache",
+    "HF_DATASETS_CACHE": "benchmark_assets/cache/hf_datasets_cache",
+    "TORCH_HOME": "benchmark_assets/cache/torch_cache",
+    "TORCH_EXTENSIONS_DIR": "{assets}/cache/torch_extensions",
+    "WANDB_DISABLED": "true",
+    "WANDB_MODE": "disabled",
+    "WANDB_DIR": "{out}/wandb",
+    "WANDB_CONFIG_DIR": "{out}/wandb_config",
+    "WANDB_CACHE_DIR": "{out}/wandb_cache",
+    "WANDB_DATA_DIR": "{out}/wandb_data",
+    "TMPDIR": "{out}/tmp",
+    "PIP_CACHE_DIR": "{assets}/cache/pip_cache",
+    "XDG_CACHE_HOME": "{assets}/cache/xdg_cache",
+    "XDG_CONFIG_HOME": "{assets}/cache/xdg_config",
+    "XDG_DATA_HOME": "{assets}/cache/xdg_data",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTHONPYCACHEPREFIX": "{out}/pycache",
+    "TOKENIZERS_PARALLELISM": "false",
+}
+
+repo = Repo(
+    "yuanze-lin/Olympus",
+    commit="d49bffd878dcb96e7cd4d9312e0852b26e34eab8",
+    imports_total=44,  # the C0 denominator
+    domain="multimodal LLM (vision-language task router on Mipha/LLaVA-style training code)",
+    assets=[
+        Asset(
+            "olympus_min", "dataset", "hf_dataset",
+            id="Yuanze/Olympus",
+            files=["Olympus.json"],
+            note=(
+                "first example of Olympus.json with its image field removed and at most two "
+                "conversation turns, written to {assets}/dataset/minimal_train.json (override "
+                "PREPARE_DATASET_REPO)"
+            ),
+        ),
+        hf_asset(
+            "Olympus", "Yuanze/Olympus",
+            note=(
+                "multi-GB snapshot linked at {assets}/model/model (override PREPARE_MODEL_REPO); "
+                "the vision tower may additionally be fetched from the HF hub at load time"
+            ),
+        ),
+    ],
+    cpu=Run(
+        [
+            "{python}", "mipha/train/train.py",
+            "--model_name_or_path", "{assets}/model/model",
+            "--version", "v0",
+            "--data_path", "{assets}/dataset/minimal_train.json",
+            "--image_folder", "{assets}/dataset",
+            "--tune_mm_mlp_adapter", "True",
+            "--freeze_vision_tower", "True",
+            "--freeze_backbone", "True",
+            "--mm_use_im_start_end", "False",
+            "--mm_use_im_patch_token", "False",
+            "--image_aspect_ratio", "pad",
+            "--group_by_modality_length", "False",
+            "--bf16", "True", "--fp16", "False",
+            "--output_dir", "{out}/artifacts",
+            "--overwrite_output_dir", "True",
+            "--max_steps", "1",
+            "--per_device_train_batch_size", "1",
+            "--gradient_accumulation_steps", "1",
+            "--evaluation_strategy", "no", "--save_strategy", "no",
+            "--learning_rate", "1e-6", "--logging_steps", "1", "--tf32", "False",
+            "--model_max_length", "128",
+            "--gradient_checkpointing", "False",
+            "--dataloader_num_workers", "0",
+            "--lazy_preprocess", "True", "--report_to", "none",
+            "--run_name", "scimlopsbench_cpu",
+            "--no_cuda", "True",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": "", **ENV},
+        timeout=600,
+        entrypoint="mipha/train/train.py",
+        note=(
+            "HF_HOME and the other HF/torch caches are set as repo-relative paths in the official "
+            "probe."
+        ),
+    ),
+    single_gpu=Run(
+        [
+            "{python}", "mipha/train/train.py",
+            "--model_name_or_path", "{assets}/model/model",
+            "--version", "v0",
+            "--data_path", "{assets}/dataset/minimal_train.json",
+            "--image_folder", "{assets}/dataset",
+            "--tune_mm_mlp_adapter", "True",
+            "--freeze_vision_tower", "True",
+            "--freeze_backbone", "True",
+            "--mm_use_im_start_end", "False",
+            "--mm_use_im_patch_token", "False",
+            "--image_aspect_ratio", "pad",
+            "--group_by_modality_length", "False",
+            "--bf16", "False", "--fp16", "True",
+            "--output_dir", "{out}/artifacts",
+            "--overwrite_output_dir", "True",
+            "--max_steps", "1",
+            "--per_device_train_batch_size", "1",
+            "--gradient_accumulation_steps", "1",
+            "--evaluation_strategy", "no", "--save_strategy", "no",
+            "--learning_rate", "1e-6", "--logging_steps", "1", "--tf32", "False",
+            "--model_max_length", "128",
+            "--gradient_checkpointing", "False",
+            "--dataloader_num_workers", "0",
+            "--lazy_preprocess", "True", "--report_to", "none",
+            "--run_name", "scimlopsbench_single_gpu",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
+        timeout=600,
+        min_gpus=1,
+        entrypoint="mipha/train/train.py",
+        note="Pre-check: torch GPU count >= 1 under the report python.",
+    ),
+    multi_gpu=deepspeed(
+        "mipha/train/train.py",
+        "--deepspeed", "{repo}/scripts/zero3.json",
+        "--model_name_or_path", "{assets}/model/model",
+        "--version", "v0",
+        "--data_path", "{assets}/dataset/minimal_train.json",
+        "--image_folder", "{assets}/dataset",
+        "--tune_mm_mlp_adapter", "True",
+        "--freeze_vision_tower", "True",
+        "--freeze_backbone", "True",
+        "--mm_use_im_start_end", "False",
+        "--mm_use_im_patch_token", "False",
+        "--image_aspect_ratio", "pad",
+        "--group_by_modality_length", "False",
+        "--bf16", "False", "--fp16", "True",
+        "--output_dir", "{out}/artifacts",
+        "--overwrite_output_dir", "True",
+        "--max_steps", "1",
+        "--per_device_train_batch_size", "1",
+        "--gradient_accumulation_steps", "1",
+        "--evaluation_strategy", "no", "--save_strategy", "no",
+        "--learning_rate", "1e-6", "--logging_steps", "1", "--tf32", "False",
+        "--model_max_length", "128",
+        "--gradient_checkpointing", "False",
+        "--dataloader_num_workers", "0",
+        "--lazy_preprocess", "True", "--report_to", "none",
+        "--run_name", "scimlopsbench_multi_gpu",
+        nproc=2,
+        env={"CUDA_VISIBLE_DEVICES": "0,1", **ENV},
+        timeout=1200,
+        entrypoint="mipha/train/train.py",
+        note=(
+            "The only repo whose multi-GPU stage uses the DeepSpeed launcher (ZeRO-3 config from "
+            "the repo). Pre-checks: 'import deepspeed' works and >= 2 GPUs. --num_gpus = number of "
+            "ids in SCIMLOPSBENCH_MULTI_GPU_DEVICES (0,1)."
+        ),
+    ),
+)

@@ -1,0 +1,209 @@
+"""The ``repos/`` modules hold the official facts: denominators, commits, commands and assets.
+
+Each module under ``repos/`` is imported by path and compared with the reference
+facts in ``../shared/reference/repos.toml`` (beside the clone in CI).  Plain
+pytest, no Docker: this guards the data the tiers run, not the tiers.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import tomllib
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from pytest_reb.spec import Repo, Run
+
+ROOT = Path(__file__).resolve().parents[1]
+REPOS_DIR = ROOT / "repos"
+FACTS_TOML = ROOT.parent / "shared" / "reference" / "repos.toml"
+STAGES = ("cpu", "single_gpu", "multi_gpu")
+TIER_OF_STAGE = {"cpu": "c1", "single_gpu": "c3", "multi_gpu": "c4"}
+
+pytestmark = pytest.mark.skipif(
+    not FACTS_TOML.is_file(),
+    reason=f"reference facts not found at {FACTS_TOML} (CI checks out shared/ beside the clone)")
+
+
+def module_stem(name: str) -> str:
+    """``owner/name`` -> ``test_<owner>__<name>``; characters invalid in a module name -> ``_``."""
+    owner, repo = name.split("/")
+    return f"test_{re.sub(r'[^0-9A-Za-z_]', '_', owner)}__{re.sub(r'[^0-9A-Za-z_]', '_', repo)}"
+
+
+@cache
+def facts() -> list[dict[str, Any]]:
+    if not FACTS_TOML.is_file():
+        return []
+    return tomllib.loads(FACTS_TOML.read_text(encoding="utf-8"))["repo"]
+
+
+@cache
+def modules() -> dict[str, ModuleType]:
+    """Every ``repos/test_*.py``, imported by path under a private package name."""
+    loaded = {}
+    for path in sorted(REPOS_DIR.glob("test_*.py")):
+        spec = importlib.util.spec_from_file_location(f"_reb_repos.{path.stem}", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        loaded[path.stem] = module
+    return loaded
+
+
+def repo_of(fact: dict[str, Any]) -> Repo:
+    module = modules()[module_stem(fact["name"])]
+    assert isinstance(module.repo, Repo), f"{module.__name__}: `repo` is not a Repo"
+    return module.repo
+
+
+def stage_params() -> list[Any]:
+    return [pytest.param(f, s, id=f"{f['name']}:{s}")
+            for f in facts() for s in STAGES if s in f.get("stages", {})]
+
+
+def repo_params() -> list[Any]:
+    return [pytest.param(f, id=f["name"]) for f in facts()]
+
+
+# --------------------------------------------------------------------------- denominators
+
+
+def test_one_module_per_repository() -> None:
+    names = [f["name"] for f in facts()]
+    assert len(names) == 44
+    assert sorted(modules()) == sorted(module_stem(n) for n in names)
+    assert len({module_stem(n) for n in names}) == 44, "the naming rule must stay unique"
+    for fact in facts():
+        repo = repo_of(fact)
+        assert repo.name == fact["name"]
+        assert repo.commit == fact["commit"]
+        assert repo.imports_total == fact["c0_import_total"]
+        assert repo.domain == fact["domain"]
+
+
+def test_denominators() -> None:
+    repos = [repo_of(f) for f in facts()]
+    count = {t: sum(r.applicable[t] for r in repos) for t in ("c0", "c1", "c2", "c3", "c4", "c5")}
+    assert count == {"c0": 44, "c1": 29, "c2": 44, "c3": 43, "c4": 32, "c5": 44}
+    assert sum(r.imports_total for r in repos) == 2858
+
+
+@pytest.mark.parametrize("fact", repo_params())
+def test_applicability_and_skip_reasons(fact: dict[str, Any]) -> None:
+    repo = repo_of(fact)
+    for stage in STAGES:
+        tier = TIER_OF_STAGE[stage]
+        supported = fact["supports"][stage]
+        assert repo.applicable[tier] == supported, stage
+        assert supported == (stage in fact.get("stages", {})), stage
+        if supported:
+            assert stage not in repo.skip, f"{stage} runs, so it has no skip reason"
+        else:
+            assert repo.skip_reason(tier) == fact["skip_reason"][stage], stage
+    assert all(reason != "not_applicable" for reason in repo.skip.values()), \
+        "not_applicable is the default and is left out"
+
+
+# --------------------------------------------------------------------------- stage commands
+
+
+def expected_argv(stage: dict[str, Any]) -> list[str]:
+    """The reference argv; an HTTP run's ``<free port>`` becomes the ``{port}`` placeholder."""
+    if stage["launcher"] == "server_http":
+        return [a.replace("<free port>", "{port}") for a in stage["argv"]]
+    return list(stage["argv"])
+
+
+@pytest.mark.parametrize(("fact", "stage"), stage_params())
+def test_stage_command(fact: dict[str, Any], stage: str) -> None:
+    want = fact["stages"][stage]
+    run = getattr(repo_of(fact), stage)
+    assert isinstance(run, Run)
+    assert list(run.argv) == expected_argv(want)
+    assert run.cwd == want["cwd"]
+    assert dict(run.env) == want["env"]
+    assert run.timeout == want["timeout_s"]
+    assert run.launcher == want["launcher"]
+    assert run.nproc == want.get("nproc", 1)
+    assert run.min_gpus == want.get("min_gpus", 0)
+    assert run.shim == want.get("shim")
+    assert run.note.startswith(want.get("note", "")), "the reference note comes first, verbatim"
+
+
+@pytest.mark.parametrize(("fact", "stage"), stage_params())
+def test_success_rule(fact: dict[str, Any], stage: str) -> None:
+    """Each official success rule is spelled with the vocabulary, never with code."""
+    rule = fact["stages"][stage]["success"]
+    run = getattr(repo_of(fact), stage)
+    special = {"expect_log": list(run.expect_log), "reject_log": list(run.reject_log),
+               "stop_after": run.stop_after, "http": run.http is not None,
+               "retry": run.retry is not None, "together": len(run.together)}
+    plain = {"expect_log": [], "reject_log": [], "stop_after": None, "http": False,
+             "retry": False, "together": 0}
+    if rule == "exit0":
+        assert special == plain
+    elif rule.startswith("exit0+log:"):
+        assert special == {**plain, "expect_log": [rule.removeprefix("exit0+log:")]}
+    elif rule.startswith("exit0+no-log:"):
+        assert special == {**plain, "reject_log": rule.removeprefix("exit0+no-log:").split("|")}
+    elif rule == "run 8s then SIGINT, exit0":
+        assert special == {**plain, "stop_after": 8}
+        assert run.stop_signal == "SIGINT"
+    elif rule.startswith("http:"):
+        assert special == {**plain, "http": True}
+        assert run.launcher == "server_http"
+        assert run.http is not None and rule.removeprefix("http:").count(run.http.request) == 1
+        assert (run.http.expect_json_key is not None) or run.http.min_bytes > 0
+        if "{port}" in run.argv:
+            assert run.http.port == 0
+    elif rule.startswith("exit0, retry with"):
+        assert special == {**plain, "retry": True}
+        assert run.retry is not None
+        pattern = re.search(r"when log matches '([^']*)'", rule)
+        assert pattern is not None and run.retry.when == pattern.group(1)
+        assert run.retry_for(f"... {pattern.group(1)} ...") is run.retry.run
+    elif rule == "pytest node passes":
+        assert special == plain
+        assert run.launcher == "pytest"
+        assert list(run.argv[:3]) == ["{python}", "-m", "pytest"]
+    elif rule == "all procs exit0":
+        assert special == {**plain, "together": 1}
+        other = run.together[0]
+        assert other.env["REPLICA_GROUP_ID"] == "1" and run.env["REPLICA_GROUP_ID"] == "0"
+        assert other.cwd == run.cwd and other.launcher == run.launcher
+    else:  # pragma: no cover - a new rule needs a word in the vocabulary first
+        pytest.fail(f"unknown success rule {rule!r}")
+
+
+@pytest.mark.parametrize(("fact", "stage"), stage_params())
+def test_entrypoint_is_repo_relative(fact: dict[str, Any], stage: str) -> None:
+    run = getattr(repo_of(fact), stage)
+    for r in (run, *run.together, *([run.retry.run] if run.retry else [])):
+        if r.entrypoint is not None:
+            assert not r.entrypoint.startswith("/"), r.entrypoint
+            assert not re.search(r"[{}<>]", r.entrypoint), r.entrypoint
+
+
+# --------------------------------------------------------------------------- assets
+
+
+@pytest.mark.parametrize("fact", repo_params())
+def test_assets(fact: dict[str, Any]) -> None:
+    got = repo_of(fact).assets
+    want = fact.get("assets", [])
+    assert [a.name for a in got] == [a["name"] for a in want]
+    for asset, ref in zip(got, want, strict=True):
+        assert asset.kind == ref["kind"]
+        assert asset.source == ref["source"]
+        assert asset.id == ref.get("id")
+        assert asset.url == ref.get("url")
+        assert asset.path == ref.get("path")
+        assert list(asset.files) == ref.get("files", [])
+        assert asset.note == ref["note"]
+        assert asset.network == ref["network"]
