@@ -3,14 +3,13 @@
 Container tests use real images the suite builds (``pytest_reb.images``),
 never a mocked client.  They are marked ``container``; without a Docker
 daemon they skip with the reason, and ``.ci/run`` fails if none of them ran.
-At the end of the session no container with our labels may exist: the last
-fixture to finish asserts it.
+At the end of the session no container with our labels may exist: the
+controller checks, removes any, and fails the run.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parent.parent
 _CONTAINER_ITEMS = pytest.StashKey[int]()
+_LEFT_BEHIND = pytest.StashKey[list[str]]()
 
 
 def _docker_client() -> Any:
@@ -65,18 +65,21 @@ def demo_commit() -> str:
     return commit()
 
 
-@pytest.fixture(scope="session", autouse=True)
-def no_container_left_behind() -> Iterator[None]:
-    """After the whole suite, no container labelled by pytest-reb may remain."""
-    yield
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """After the whole suite (on the xdist controller), no pytest-reb container may remain."""
+    if hasattr(session.config, "workerinput"):
+        return
     client = _docker_client()
     if isinstance(client, str):
         return
     left = client.containers.list(all=True, filters={"label": "reb.run"})
+    if not left:
+        return
     names = [f"{c.name} ({c.labels.get('reb.run')})" for c in left]
     for c in left:
         c.remove(force=True)
-    assert not names, f"containers left behind by the suite: {names}"
+    session.config.stash[_LEFT_BEHIND] = names
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -95,5 +98,9 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
                 passed += key == "passed"
     if os.environ.get("REB_CONTAINER_COUNT_FILE"):
         Path(os.environ["REB_CONTAINER_COUNT_FILE"]).write_text(f"{ran} {passed}\n")
+    left = config.stash.get(_LEFT_BEHIND, [])
+    if left:
+        terminalreporter.write_line(f"FAILED: containers left behind by the suite: {left}",
+                                    red=True)
     terminalreporter.write_line(f"container tests: {ran} ran, {passed} passed "
                                 f"(of {config.stash.get(_CONTAINER_ITEMS, 0)} selected)")

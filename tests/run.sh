@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Set up and run pytest-reb's test suite on a fresh Debian machine (as root):
+# Docker Engine and debootstrap, the package with its test extras, then the
+# tests in parallel. Fails when no test ran (pytest exit 5) and when no
+# container test ran: a green run that skipped the real engine is not green.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+bash .ci/setup-docker.sh || exit 1
+python3 -m pip install -q -e '.[test]' 2>&1 | grep -v -e '^WARNING: Running pip as' -e 'is ignored: it is neither' >&2
+count_file=$(mktemp)
+export REB_CONTAINER_COUNT_FILE=$count_file
+
+python3 -m pytest tests -n 2 -p no:benchmark "$@"
+rc=$?
+
+read -r ran passed <"$count_file" 2>/dev/null || { ran=0; passed=0; }
+rm -f "$count_file"
+echo "container tests ran: $ran (passed: $passed)"
+if [ "$rc" -eq 5 ]; then
+    echo "tests/run.sh: pytest collected no tests (exit 5): failing" >&2
+    exit 1
+fi
+if [ "$rc" -eq 0 ] && [ "${ran:-0}" -eq 0 ]; then
+    echo "tests/run.sh: no container test ran: failing" >&2
+    exit 1
+fi
+exit "$rc"
