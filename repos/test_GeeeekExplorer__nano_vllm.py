@@ -47,8 +47,7 @@ repo = Repo(
     cpu=None,  # C1 does not apply: repo_not_supported
     single_gpu=Run(
         [
-            "{python}",
-            "-c",
+            "{python}", "-c",
             (
                 "<inline: nanovllm LLM(model, enforce_eager=True, tensor_parallel_size=1, "
                 "max_model_len=256, max_num_batched_tokens=512, max_num_seqs=1).generate([prompt], "

@@ -98,8 +98,7 @@ repo = Repo(
         [
             "{python}", "-m", "torch.distributed.run",
             "--standalone", "--nproc_per_node=2", "--no_python",
-            "bash",
-            "-lc",
+            "bash", "-lc",
             (
                 "timeout --preserve-status --signal=SIGINT 8s {python} -m lmcache.v1.standalone "
                 "--config {assets}/model/lmcache_standalone_config.yaml --model-name "

@@ -1,5 +1,4 @@
-"""AIM — Apple's autoregressive image models; the stages run the AIM-v1 attentive-probe
-evaluation.
+"""AIM — Apple's autoregressive image models (AIM-v1 attentive-probe evaluation).
 
 Repository: https://github.com/apple/ml-aim
 Commit: bd9e06893f3ad68bda56b34ac2158fda2680b7fc

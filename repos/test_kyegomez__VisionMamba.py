@@ -40,8 +40,7 @@ repo = Repo(
     ],
     cpu=Run(
         [
-            "{python}",
-            "-c",
+            "{python}", "-c",
             (
                 "<inline: set torch default device cpu, patch "
                 "vision_mamba.model.VisionEncoderMambaBlock, then run example.py as __main__>"
@@ -60,8 +59,7 @@ repo = Repo(
     ),
     single_gpu=Run(
         [
-            "{python}",
-            "-c",
+            "{python}", "-c",
             (
                 "<inline: same driver; exit 1 unless CUDA is available, set device 0 and default "
                 "device cuda>"

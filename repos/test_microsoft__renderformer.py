@@ -81,8 +81,7 @@ repo = Repo(
         [
             "torchrun",
             "--standalone", "--nproc_per_node=2",
-            "bash",
-            "-lc",
+            "bash", "-lc",
             (
                 "per rank: CUDA_VISIBLE_DEVICES=<device id at index LOCAL_RANK> ATTN_IMPL=sdpa "
                 "{python} infer.py --h5_file <cbox.h5 on rank 0, shader-ball.h5 on rank 1> "

@@ -1,5 +1,4 @@
-"""ClearerVoice-Studio — speech enhancement and separation; the stages use its FRCRN training
-code.
+"""ClearerVoice-Studio — speech enhancement and separation (FRCRN training code).
 
 Repository: https://github.com/modelscope/ClearerVoice-Studio
 Commit: 6b3774dc79c46ae8bed2a4fa5f706f0ac8c75c61

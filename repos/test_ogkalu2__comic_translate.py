@@ -1,5 +1,4 @@
-"""Comic Translate — a desktop app (PySide6) that detects, reads, translates and inpaints comic
-text.
+"""Comic Translate — a PySide6 app that detects, reads, translates and inpaints comic text.
 
 Repository: https://github.com/ogkalu2/comic-translate
 Commit: 2a43edd0565bd07a391725d4e104ddb90cacae0d

@@ -1,5 +1,4 @@
-"""vLLM-Omni — omni-modal inference serving on vLLM; the stages use its diffusion text-to-image
-path.
+"""vLLM-Omni — omni-modal serving on vLLM (here its diffusion text-to-image path).
 
 Repository: https://github.com/vllm-project/vllm-omni
 Commit: 8c1259383c0bdffe7e856b6809163d8385e657de

@@ -1,5 +1,4 @@
-"""Olympus — a universal task router for vision tasks on a multimodal LLM (Mipha/LLaVA-style
-training code).
+"""Olympus — a multimodal LLM that routes vision tasks (Mipha/LLaVA-style training code).
 
 Repository: https://github.com/yuanze-lin/Olympus
 Commit: d49bffd878dcb96e7cd4d9312e0852b26e34eab8
