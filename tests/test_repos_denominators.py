@@ -160,6 +160,12 @@ def test_success_rule(fact: dict[str, Any], stage: str) -> None:
         assert run.launcher == "server_http"
         assert run.http is not None and rule.removeprefix("http:").count(run.http.request) == 1
         assert (run.http.expect_json_key is not None) or run.http.min_bytes > 0
+        if within := re.search(r"within (\d+) s", rule):
+            assert run.http.ready_within == int(within.group(1))
+        if min_bytes := re.search(r">= (\d+) bytes", rule):
+            assert run.http.min_bytes == int(min_bytes.group(1))
+        if json_key := re.search(r"json has (\w+)", rule):
+            assert run.http.expect_json_key == json_key.group(1)
         if "{port}" in run.argv:
             assert run.http.port == 0
     elif rule.startswith("exit0, retry with"):
