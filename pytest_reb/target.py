@@ -60,6 +60,19 @@ def owner_label() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+def labels(run_id: str, **extra: str) -> dict[str, str]:
+    """Labels of every container we make; ``REB_LABELS="k=v,..."`` adds a caller's own.
+
+    A CI job can label its containers with its job id and sweep exactly those.
+    """
+    out = {LABEL_RUN: run_id, LABEL_OWNER: owner_label(), **extra}
+    for pair in os.environ.get("REB_LABELS", "").split(","):
+        key, sep, value = pair.partition("=")
+        if sep and key.strip():
+            out[key.strip()] = value.strip()
+    return out
+
+
 class TargetError(Exception):
     """The target cannot be used at all (image missing, daemon down): one clear line."""
 
@@ -495,8 +508,7 @@ class DockerTarget(Target):
             security_opt=["no-new-privileges"], pids_limit=self.limits.pids,
             mem_limit=self.limits.memory, memswap_limit=self.limits.memory,
             shm_size=self.limits.shm,
-            labels={LABEL_RUN: self.run_id, LABEL_OWNER: owner_label(),
-                    "reb.target": self.image[:200], "reb.profile": key},
+            labels=labels(self.run_id, **{"reb.target": self.image[:200], "reb.profile": key}),
             mounts=[Mount(dst, src, type="bind", read_only=True)
                     for dst, src in tool_mounts().items()],
         )
@@ -703,7 +715,7 @@ def image_file(client: Any, image: str, path: str, limit: int = 1 << 16) -> byte
     ctr = None
     try:
         ctr = client.containers.create(image, entrypoint=["true"], network_mode="none",
-                                       labels={LABEL_RUN: "peek", LABEL_OWNER: owner_label()})
+                                       labels=labels("peek"))
         stream, _ = ctr.get_archive(path)
         data = b"".join(stream)
         with tarfile.open(fileobj=io.BytesIO(data)) as tar:

@@ -10,6 +10,7 @@ controller checks, removes any, and fails the run.
 from __future__ import annotations
 
 import os
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -65,14 +66,26 @@ def demo_commit() -> str:
     return commit()
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Label every container this suite makes (workers and pytester runs inherit it)."""
+    if not hasattr(config, "workerinput") and "REB_SUITE" not in os.environ:
+        os.environ["REB_SUITE"] = uuid.uuid4().hex[:12]
+        os.environ["REB_LABELS"] = f"reb.suite={os.environ['REB_SUITE']}"
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """After the whole suite (on the xdist controller), no pytest-reb container may remain."""
+    """After the whole suite (on the xdist controller), none of its containers may remain.
+
+    Only this suite's containers (label ``reb.suite``) are looked at, so a run
+    beside another one on the same engine never touches the other's.
+    """
     if hasattr(session.config, "workerinput"):
         return
     client = _docker_client()
     if isinstance(client, str):
         return
-    left = client.containers.list(all=True, filters={"label": "reb.run"})
+    suite = os.environ.get("REB_SUITE", "")
+    left = client.containers.list(all=True, filters={"label": f"reb.suite={suite}"})
     if not left:
         return
     names = [f"{c.name} ({c.labels.get('reb.run')})" for c in left]
