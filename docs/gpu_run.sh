@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The GPU tiers on a machine with NVIDIA GPUs and no Docker: the demo through
+# --reb-host=local://, then the CPU-fallback negative. Output to $OUT (or /tmp).
+# Needs pydantic (and testinfra) importable: see docs/gpu.md for the wheels.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-/tmp/reb-gpu}
+mkdir -p "$out"
+export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+py=$(command -v python3)
+nvidia-smi -L
+"$py" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "gpus", torch.cuda.device_count())'
+common=(-p pytest_reb.plugin -p no:cacheprovider --rootdir "$PWD" --reb-host=local://
+        --reb-python "$py" --reb-repo-dir "$PWD/demo/tinynet" -v -rA)
+echo "=== demo: C1-C4 on this machine"
+"$py" -m pytest "${common[@]}" --reb-outdir "$out/demo" -m "c1 or c2 or c3 or c4" \
+    demo/test_demo__tinynet.py
+echo "=== negative: a 'GPU' entrypoint that stays on the CPU (strict must fail, compat pass)"
+"$py" -m pytest "${common[@]}" --reb-outdir "$out/fallback" -m "c3 or c4" \
+    tests/gpu/fallback_tinynet.py
+"$py" -m pytest "${common[@]}" --reb-outdir "$out/fallback-compat" -m "c3" --reb-compat \
+    tests/gpu/fallback_tinynet.py
+echo "=== evidence"
+for f in "$out"/*/*/outcomes.jsonl; do
+    "$py" - "$f" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    ev = o["evidence"]
+    print(o["repo"], o["tier"], o["status"], o["category"], "strict", o["strict"], "compat", o["compat"],
+          "holders", ev.get("gpu_holders"), (ev.get("observed") or {}).get("devices"))
+PY
+done
