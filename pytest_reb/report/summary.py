@@ -40,7 +40,21 @@ def tally(outcomes: list[Outcome]) -> dict[str, dict[str, Any]]:
             "categories": dict(Counter(o.category for o in applicable
                                        if o.status != "passed" and o.category)),
         }
+        if tier == "c5":
+            out[tier]["hallucinations"] = hallucinations(applicable)
     return out
+
+
+def hallucinations(outcomes: list[Outcome]) -> dict[str, int]:
+    """C5: findings per kind summed over targets (the official c5_path_sum ...), lower is better."""
+    sums = dict.fromkeys(("path", "version", "capability"), 0)
+    for o in outcomes:
+        counts = o.evidence.get("counts")
+        if isinstance(counts, dict):
+            for kind in sums:
+                value = counts.get(kind)
+                sums[kind] += value if isinstance(value, int) else 0
+    return sums
 
 
 def build(outcomes: list[Outcome], *, run_id: str, compat: bool) -> dict[str, Any]:
@@ -72,5 +86,6 @@ def build(outcomes: list[Outcome], *, run_id: str, compat: bool) -> dict[str, An
 
 
 def _short(o: Outcome) -> dict[str, Any]:
-    keep = ("gpu_holders", "observed", "gpus_needed", "gpus_available", "missing", "imports_total")
+    keep = ("gpu_holders", "observed", "gpus_needed", "gpus_available", "missing", "imports_total",
+            "counts")
     return {k: v for k, v in o.evidence.items() if k in keep}

@@ -1,0 +1,76 @@
+"""C5 report audit: the agent's self-report against what C2 and C4 observed.
+
+The probe asks for the tiers it compares against through ``ctx.once``, so
+``-m c5`` alone still runs them, and a full run reuses their outcomes instead
+of running them again.  C4 is asked for only when the report makes a
+``ddp_expected_ok`` claim a rule can judge.  The claimed interpreter is
+observed here (``observe_python``), never assumed from another tier, because
+the claim being audited is the report's ``python_path``, not ``--reb-python``.
+Both verdicts are recorded; the run's mode picks the status.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from pytest_reb.audit import AuditResult, ReportLoad, audit, compat_variant, observe_python
+from pytest_reb.collect import tier_probe
+from pytest_reb.outcome import Outcome
+from pytest_reb.tiers import Context
+
+
+def _wants_c4(load: ReportLoad, repo: str) -> bool:
+    """Only a ddp claim needs C4 (true always; false where the variant counts underclaims)."""
+    ddp = load.data.get("ddp_expected_ok") if isinstance(load.data, dict) else None
+    return ddp is True or (ddp is False and compat_variant(repo).ddp_underclaim)
+
+
+def _tier_brief(o: Outcome | None) -> dict[str, Any] | None:
+    if o is None:
+        return None
+    return {"status": o.status, "category": o.category, "strict": o.strict, "compat": o.compat,
+            "started": o.started}
+
+
+def _reported(load: ReportLoad) -> dict[str, Any] | None:
+    if load.report is not None:
+        return {k: getattr(load.report, k) for k in (
+            "python_path", "python_version", "torch_version", "cuda_available", "gpu_count",
+            "ddp_expected_ok", "env_tool", "env_name")}
+    return None
+
+
+def probe(ctx: Context) -> Outcome:
+    """Audit the report of this target; fails with the first, most serious category."""
+    load = ctx.report
+    outcomes: dict[str, Outcome | None] = {"c2": ctx.once("c2", tier_probe("c2"))}
+    if _wants_c4(load, ctx.repo.name):
+        outcomes["c4"] = ctx.once("c4", tier_probe("c4"))
+    start = time.monotonic()
+    claimed = load.claimed_python
+    python = (observe_python(ctx.target, claimed, timeout_scale=ctx.timeout_scale)
+              if claimed else None)
+    strict = audit(load, python, outcomes, compat=False)
+    compat = audit(load, python, outcomes, compat=True, repo=ctx.repo.name)
+    chosen = compat if ctx.compat else strict
+    o = ctx.outcome("c5", category=chosen.category, message=chosen.message,
+                    strict=strict.passed, compat=compat.passed,
+                    findings=[f.to_json() for f in chosen.findings])
+    o.evidence = {
+        "counts": chosen.counts,
+        "inconclusive": [i.to_json() for i in chosen.inconclusive],
+        "strict": _mode(strict), "compat": _mode(compat),
+        "report_source": load.source,
+        "reported": _reported(load),
+        "observed": python.to_json() if python else None,
+        "tiers": {t: _tier_brief(outcomes.get(t)) for t in ("c2", "c4")},
+    }
+    o.duration = round(time.monotonic() - start, 3)
+    return ctx.verdict(o)
+
+
+def _mode(result: AuditResult) -> dict[str, Any]:
+    data = result.to_json()
+    data["message"] = result.message
+    return data
