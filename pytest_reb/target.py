@@ -13,8 +13,8 @@ Neither the Docker SDK nor testinfra has a timeout that holds (the SDK turns
 the socket timeout off for exec streams; testinfra's ``run`` has none), so a
 timeout here is three layers: coreutils ``timeout -k`` in the target, a host
 deadline on the reader thread, and killing the process tree or the container.
-Evidence that a process held a GPU is read by the host, from ``/proc/<pid>/fd``
-of the target's processes, never from anything the target prints.
+Evidence that a process held a GPU is read by the host (``evidence.py``),
+never from anything the target prints.
 """
 
 from __future__ import annotations
@@ -29,10 +29,12 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+from pytest_reb.evidence import GpuWatch, host_gpus
 
 Profile = Literal["cpu", "gpu"]
 
@@ -48,7 +50,6 @@ KILL_GRACE = 5.0
 HOST_SLACK = 10.0
 #: Environment variable marking every process a local run started.
 EXEC_TAG = "REB_EXEC_TAG"
-_NVIDIA_DEV = re.compile(r"^/dev/nvidia(\d+)$")
 
 
 LABEL_RUN = "reb.run"
@@ -118,9 +119,13 @@ class ExecResult:
     oom_killed: bool = False
     stdout_bytes: int = 0
     stderr_bytes: int = 0
-    #: pid -> sorted GPU indices whose /dev/nvidiaN that process had open
+    #: pid -> GPU indices that process held (a CUDA context, or see the channel)
     gpu_holders: dict[int, list[int]] = field(default_factory=dict)
-    #: pid -> command line, for the processes in gpu_holders
+    #: pid -> most GPU memory in bytes seen in use by that process
+    gpu_memory: dict[int, int] = field(default_factory=dict)
+    #: pid -> GPU indices whose /dev/nvidiaN it had open (a hint, not proof)
+    device_files: dict[int, list[int]] = field(default_factory=dict)
+    #: pid -> command line, for every process above
     holder_cmdlines: dict[int, str] = field(default_factory=dict)
     gpu_evidence_channel: str | None = None
     leftovers_killed: int = 0
@@ -128,73 +133,6 @@ class ExecResult:
     @property
     def output(self) -> str:
         return self.stdout + "\n" + self.stderr
-
-
-class GpuWatch:
-    """Samples which processes hold which ``/dev/nvidiaN``, from the host's /proc.
-
-    ``pids`` is called each round and returns host pids of the run's processes.
-    Sampling starts before the command and ends after it, so a rank that held
-    a GPU for a second is still seen; what it records is evidence, not a claim.
-    """
-
-    def __init__(self, pids: Callable[[], Iterable[int]], period: float = 0.2) -> None:
-        self._pids = pids
-        self._period = period
-        self._stop = threading.Event()
-        self.holders: dict[int, set[int]] = {}
-        self.cmdlines: dict[int, str] = {}
-        self._thread = threading.Thread(target=self._loop, name="reb-gpuwatch", daemon=True)
-
-    def __enter__(self) -> GpuWatch:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-        self.sample()
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self._period):
-            self.sample()
-
-    def sample(self) -> None:
-        try:
-            pids = list(self._pids())
-        except Exception:  # the target went away mid-sample; the next round or the end says more
-            return
-        for pid in pids:
-            gpus = _open_gpus(pid)
-            if gpus:
-                self.holders.setdefault(pid, set()).update(gpus)
-                if pid not in self.cmdlines:
-                    self.cmdlines[pid] = _cmdline(pid)
-
-
-def _open_gpus(pid: int) -> set[int]:
-    found: set[int] = set()
-    fd_dir = f"/proc/{pid}/fd"
-    try:
-        names = os.listdir(fd_dir)
-    except OSError:
-        return found
-    for name in names:
-        try:
-            m = _NVIDIA_DEV.match(os.readlink(f"{fd_dir}/{name}"))
-        except OSError:
-            continue
-        if m:
-            found.add(int(m.group(1)))
-    return found
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return ""
-    return raw.replace(b"\0", b" ").decode("utf-8", errors="replace").strip()[:300]
 
 
 def tool_mounts() -> dict[str, str]:
@@ -215,19 +153,6 @@ def tool_mounts() -> dict[str, str]:
     return mounts
 
 
-def host_gpus() -> list[str]:
-    """GPU indices of this machine, from ``nvidia-smi -L`` (empty when there is none)."""
-    smi = shutil.which("nvidia-smi")
-    if not smi:
-        return []
-    try:
-        out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.SubprocessError):
-        return []
-    lines = [ln for ln in out.splitlines() if ln.startswith("GPU ")]
-    return [str(i) for i in range(len(lines))]
-
-
 def _finish(result: ExecResult, timeout: float, watch: GpuWatch | None) -> ExecResult:
     """Decide ``timed_out`` from the clock, not from an exit code the target chose."""
     if result.duration >= timeout and result.exit_code in (124, 137, -9, -15, None):
@@ -236,7 +161,10 @@ def _finish(result: ExecResult, timeout: float, watch: GpuWatch | None) -> ExecR
         result.timed_out = True
     if watch is not None:
         result.gpu_holders = {pid: sorted(g) for pid, g in watch.holders.items()}
+        result.gpu_memory = dict(watch.memory)
+        result.device_files = {pid: sorted(g) for pid, g in watch.device_files.items()}
         result.holder_cmdlines = dict(watch.cmdlines)
+        result.gpu_evidence_channel = watch.channel
     return result
 
 
@@ -307,7 +235,7 @@ class LocalTarget(Target):
     (a device cannot be taken away from a process on its own host).
     """
 
-    evidence_channel = "host /proc fd scan of the command's session"
+    evidence_channel = "host view of the command's session"
 
     def __init__(self, name: str = "local://", gpus: Sequence[str] | None = None) -> None:
         self.name = name
@@ -450,7 +378,7 @@ class DockerTarget(Target):
     the image's own ``kill`` or shell is never trusted.
     """
 
-    evidence_channel = "host /proc fd scan of the container's processes"
+    evidence_channel = "host view of the container's processes"
 
     def __init__(self, image: str, *, run_id: str, gpus: Sequence[str] | None = None,
                  limits: Limits | None = None, client: Any = None) -> None:

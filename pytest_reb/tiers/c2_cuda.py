@@ -15,7 +15,7 @@ from typing import Any
 from pytest_reb.outcome import Outcome
 from pytest_reb.target import PROBES_MOUNT
 from pytest_reb.tiers import Context
-from pytest_reb.tiers.entrypoint import categorise, held_any_gpu
+from pytest_reb.tiers.entrypoint import categorise, evidence_of, held_any_gpu
 
 PROBE = f"{PROBES_MOUNT}/cuda_probe.py"
 MARKER = "REB_CUDA_PROBE"
@@ -99,9 +99,7 @@ def probe(ctx: Context) -> Outcome:
                     duration=round(res.duration, 3), stdout_tail=res.stdout[-4000:],
                     stderr_tail=res.stderr[-4000:], strict=strict,
                     compat=bool(obs and obs.get("cuda_available") is True))
-    o.evidence = {"observed": obs, "gpus_on_target": len(ctx.target.gpus),
-                  "gpu_holders": {str(p): g for p, g in res.gpu_holders.items()},
-                  "gpu_evidence_channel": res.gpu_evidence_channel}
+    o.evidence = {"observed": obs, "gpus_on_target": len(ctx.target.gpus), **evidence_of(res)}
     if res.timed_out or (obs is None and res.exit_code != 0):
         category = categorise(res)
         message = f"the probe failed: exit {res.exit_code}, {res.stderr.strip()[-300:]}"

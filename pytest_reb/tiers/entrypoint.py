@@ -118,6 +118,8 @@ def _exec_run(run: Run, ctx: Context, tier: str, profile: Profile) -> tuple[list
         for r in done:
             if r is not first_bad:
                 first_bad.gpu_holders.update(r.gpu_holders)
+                first_bad.gpu_memory.update(r.gpu_memory)
+                first_bad.device_files.update(r.device_files)
                 first_bad.holder_cmdlines.update(r.holder_cmdlines)
     return commands[0], first_bad
 
@@ -144,7 +146,7 @@ def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
     o = ctx.outcome(tier, command=command, exit_code=res.exit_code, timed_out=res.timed_out,
                     duration=round(res.duration, 3), stdout_tail=_tail(res.stdout),
                     stderr_tail=_tail(res.stderr))
-    o.evidence.update(_evidence(res))
+    o.evidence.update(evidence_of(res))
     o.compat = res.exit_code == 0 and not res.timed_out and log_problem is None
     evidence_problem = evidence_rule(res) if (o.compat and evidence_rule) else None
     o.strict = o.compat and evidence_problem is None
@@ -157,10 +159,13 @@ def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
     return ctx.verdict(o)
 
 
-def _evidence(res: ExecResult) -> dict[str, object]:
+def evidence_of(res: ExecResult) -> dict[str, object]:
+    """What the host saw of a run, JSON-ready: output sizes and who held which GPU."""
     ev: dict[str, object] = {"stdout_bytes": res.stdout_bytes, "stderr_bytes": res.stderr_bytes,
                              "gpu_evidence_channel": res.gpu_evidence_channel,
                              "gpu_holders": {str(p): g for p, g in res.gpu_holders.items()},
+                             "gpu_memory": {str(p): m for p, m in res.gpu_memory.items()},
+                             "device_files": {str(p): g for p, g in res.device_files.items()},
                              "holder_cmdlines": {str(p): c for p, c in res.holder_cmdlines.items()}}
     if res.leftovers_killed:
         ev["leftover_processes_killed"] = res.leftovers_killed
