@@ -753,7 +753,7 @@ class _Compat(_Rules):
         ran2 = c2 is not None and c2.status != "skipped"
         observed = c2.evidence.get("observed") if c2 is not None else None
         count = observed.get("gpu_count") if isinstance(observed, dict) else None
-        pass
+        count = count if isinstance(count, int) else None  # Python's isinstance: True is 1
         if data.get("cuda_available") is True:
             if not ran2:
                 self.unsure("cuda_available", "cuda_available_overclaim", "C2 did not run")
