@@ -40,6 +40,7 @@ Launcher = Literal[
 SkipReason = Literal["not_applicable", "repo_not_supported", "unknown"]
 
 Tier = Literal["c0", "c1", "c2", "c3", "c4", "c5"]
+AssetKind = Literal["dataset", "data", "model", "tokenizer", "config"]
 STAGE_OF_TIER: dict[str, str] = {"c1": "cpu", "c3": "single_gpu", "c4": "multi_gpu"}
 
 
@@ -172,12 +173,13 @@ class Asset:
     """Something a stage needs that the official prepare step fetched or made.
 
     ``source`` is ``hf``, ``hf_dataset``, ``url``, ``repo``, ``git``,
-    ``modelscope`` or ``synthetic``; ``kind`` (``dataset``, ``model``,
-    ``config``) gives the official failure category when it is missing.
+    ``modelscope`` or ``synthetic``; ``kind`` gives the official failure
+    category when it is missing (``model`` and ``tokenizer`` -> ``model``,
+    the rest -> ``data``).
     """
 
     name: str
-    kind: Literal["dataset", "model", "config"]
+    kind: AssetKind
     source: str
     id: str | None = None
     url: str | None = None
@@ -191,7 +193,7 @@ class Asset:
         return self.source not in ("repo", "synthetic")
 
 
-def hf_asset(name: str, repo_id: str, *, kind: Literal["dataset", "model", "config"] = "model",
+def hf_asset(name: str, repo_id: str, *, kind: AssetKind = "model",
              files: Sequence[str] = (), note: str = "") -> Asset:
     """An asset from the Hugging Face hub."""
     return Asset(name, kind, "hf", id=repo_id, files=tuple(files), note=note)

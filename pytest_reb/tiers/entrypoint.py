@@ -13,7 +13,8 @@ import json
 import re
 import secrets
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from pytest_reb.outcome import Outcome
 from pytest_reb.spec import Run
@@ -71,20 +72,42 @@ def substitute(value: str, ctx: Context, out: str, port: int | None = None) -> s
 
 def _command(run: Run, ctx: Context, out: str, port: int | None) -> list[str]:
     argv = [substitute(a, ctx, out, port) for a in run.argv]
-    if run.stop_after is not None and argv[:1] != ["timeout"]:
+    if run.stop_after is not None and not _stops_itself(argv):
         argv = ["timeout", "--preserve-status", f"--signal={run.stop_signal}",
                 f"{run.stop_after:g}s", *argv]
     if run.http is not None:
-        spec = {"server": argv, "port": port, **{
-            k: getattr(run.http, k) for k in (
-                "ready", "ready_within", "request", "json_body", "form_files", "form_fields",
-                "expect_json_key", "min_bytes", "request_timeout")}}
-        argv = [ctx.python or "python", ctx.target.tool(HTTP_PROBE), json.dumps(spec, default=dict)]
+        fields = {k: getattr(run.http, k) for k in (
+            "ready", "ready_within", "request", "json_body", "form_files", "form_fields",
+            "expect_json_key", "min_bytes", "request_timeout")}
+        spec = {"server": argv, "port": port, **_fill(fields, ctx, out, port)}
+        argv = [ctx.python or "python", ctx.target.tool(HTTP_PROBE), json.dumps(spec)]
     return argv
 
 
-def _env(run: Run, ctx: Context, out: str, profile: Profile) -> dict[str, str]:
-    env = {k: substitute(v, ctx, out) for k, v in run.env.items()}
+def _stops_itself(argv: list[str]) -> bool:
+    """Whether the command already sends its own stop signal (``timeout --preserve-status``)."""
+    return argv[:1] == ["timeout"] or any("timeout --preserve-status" in a for a in argv)
+
+
+def _fill(value: Any, ctx: Context, out: str, port: int | None) -> Any:
+    """Placeholders filled in every string of a nested JSON-like value."""
+    if isinstance(value, str):
+        return substitute(value, ctx, out, port)
+    if isinstance(value, Mapping):
+        return {k: _fill(v, ctx, out, port) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_fill(v, ctx, out, port) for v in value]
+    return value
+
+
+def _needs_port(run: Run) -> bool:
+    texts = [*run.argv, *run.env.values()]
+    return run.http is not None or any("{port}" in t for t in texts)
+
+
+def _env(run: Run, ctx: Context, out: str, port: int | None,
+         profile: Profile) -> dict[str, str]:
+    env = {k: substitute(v, ctx, out, port) for k, v in run.env.items()}
     if profile == "gpu" and "CUDA_VISIBLE_DEVICES" in env:
         env["CUDA_VISIBLE_DEVICES"] = ctx.target.visible(env["CUDA_VISIBLE_DEVICES"])
     return env
@@ -96,15 +119,16 @@ def _exec_run(run: Run, ctx: Context, tier: str, profile: Profile) -> tuple[list
     ctx.target.exec(["mkdir", "-p", out], timeout=30, profile=profile)
     timeout = run.timeout * ctx.timeout_scale
     runs = [run, *run.together]
-    ports = [_free_port(i) if r.http is not None and r.http.port == 0
-             else (r.http.port if r.http else None) for i, r in enumerate(runs)]
+    ports = [(r.http.port if r.http and r.http.port else _free_port(i)) if _needs_port(r)
+             else None for i, r in enumerate(runs)]
     results: list[ExecResult | None] = [None] * len(runs)
     commands = [_command(r, ctx, out, p) for r, p in zip(runs, ports, strict=True)]
 
     def go(i: int) -> None:
-        cwd = substitute(runs[i].cwd, ctx, out)
-        results[i] = ctx.target.exec(commands[i], timeout=timeout, env=_env(runs[i], ctx, out,
-                                     profile), cwd=cwd, profile=profile)
+        cwd = substitute(runs[i].cwd, ctx, out, ports[i])
+        env = _env(runs[i], ctx, out, ports[i], profile)
+        results[i] = ctx.target.exec(commands[i], timeout=timeout, env=env, cwd=cwd,
+                                     profile=profile)
 
     threads = [threading.Thread(target=go, args=(i,)) for i in range(1, len(runs))]
     for t in threads:
