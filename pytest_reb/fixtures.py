@@ -62,5 +62,6 @@ def reb_ctx(request: pytest.FixtureRequest, reb_target_spec: TargetSpec) -> Cont
     return Context(
         repo=repo, target_name=reb_target_spec.id, connect=connect,
         read_report=lambda: session.report(reb_target_spec, connect),
-        resumed=session.resumed, python_override=opts.python, repo_dir=opts.repo_dir,
-        compat=opts.compat, timeout_scale=opts.timeout_scale, agent=reb_target_spec.agent)
+        resumed=session.resumed, leases=session.leases, python_override=opts.python,
+        repo_dir=opts.repo_dir, compat=opts.compat, timeout_scale=opts.timeout_scale,
+        agent=reb_target_spec.agent)

@@ -18,10 +18,13 @@ import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from pytest_reb.audit import ReportLoad, load_report
+from pytest_reb.evidence import host_gpus
+from pytest_reb.lease import GpuLeases
 from pytest_reb.outcome import Outcome, OutcomeLog
 from pytest_reb.spec import OFFICIAL_REPORT_PATH
 from pytest_reb.target import LABEL_OWNER, LABEL_RUN, Limits, Target, TargetError, make_target
@@ -119,13 +122,19 @@ class RebSession:
 
     # -- targets
 
+    @cached_property
+    def leases(self) -> GpuLeases:
+        """The GPUs of this run (``--reb-gpus``, else all this host has), under leases."""
+        pool = self.options.gpus if self.options.gpus is not None else host_gpus()
+        return GpuLeases(pool)
+
     def target(self, spec: TargetSpec) -> Target:
         """The target for ``spec``, made on first use in this process."""
         if spec.url not in self.targets:
             limits = Limits(memory=self.options.memory, pids=self.options.pids,
                             network=self.options.network)
             self.targets[spec.url] = make_target(spec.url, run_id=self.run_id,
-                                                 gpus=self.options.gpus, limits=limits)
+                                                 gpus=self.leases.pool, limits=limits)
         return self.targets[spec.url]
 
     def release(self, spec: TargetSpec) -> None:

@@ -1,7 +1,7 @@
 """A target: the environment under test, and the one ``exec`` every probe goes through.
 
 Three kinds fit behind one small contract (inspect_ai's sandbox shape):
-``exec(argv, timeout=, env=, cwd=, profile=) -> ExecResult``.
+``exec(argv, timeout=, env=, cwd=, profile=, gpus=) -> ExecResult``.
 
 * ``DockerTarget`` makes hardened containers from an image with the Docker SDK:
   a ``cpu`` profile with no GPU devices and a ``gpu`` profile with the leased
@@ -168,6 +168,20 @@ def _finish(result: ExecResult, timeout: float, watch: GpuWatch | None) -> ExecR
     return result
 
 
+def cuda_visible(env: Mapping[str, str], devices: Sequence[str]) -> str:
+    """``CUDA_VISIBLE_DEVICES`` on a host that cannot hide devices (local, ssh).
+
+    No lease: nothing is visible.  A run that names logical ids ("0,1") gets
+    them mapped through the lease; otherwise the lease itself is visible.
+    """
+    if not devices:
+        return ""
+    ids = [i.strip() for i in env.get("CUDA_VISIBLE_DEVICES", "").split(",") if i.strip()]
+    if ids and all(i.isdigit() and int(i) < len(devices) for i in ids):
+        return ",".join(devices[int(i)] for i in ids)
+    return ",".join(devices)
+
+
 def wrap_timeout(argv: Sequence[str], timeout: float) -> list[str]:
     """coreutils ``timeout`` signals the command's whole process group, then KILLs it."""
     return ["timeout", "-k", f"{KILL_GRACE:g}", f"{timeout:g}", *argv]
@@ -187,22 +201,20 @@ class Target:
     evidence_channel: str | None = None
 
     def exec(self, argv: Sequence[str], *, timeout: float, env: Mapping[str, str] | None = None,
-             cwd: str | None = None, profile: Profile = "cpu") -> ExecResult:
-        """Run ``argv`` (no shell) and return what the host saw; never hangs past ``timeout``."""
+             cwd: str | None = None, profile: Profile = "cpu",
+             gpus: Sequence[str] | None = None) -> ExecResult:
+        """Run ``argv`` (no shell) and return what the host saw; never hangs past ``timeout``.
+
+        The ``cpu`` profile sees no GPU; the ``gpu`` profile sees ``gpus`` (a
+        lease), by default all of the target's.
+        """
+        devices = [] if profile == "cpu" else list(self.gpus if gpus is None else gpus)
         return self._exec([str(a) for a in argv], timeout=timeout, env=dict(env or {}), cwd=cwd,
-                          profile=profile)
+                          devices=devices)
 
     def _exec(self, argv: list[str], *, timeout: float, env: dict[str, str], cwd: str | None,
-              profile: Profile) -> ExecResult:
+              devices: list[str]) -> ExecResult:
         raise NotImplementedError
-
-    def visible(self, logical: str) -> str:
-        """``CUDA_VISIBLE_DEVICES`` for this target from the run's logical ids ("0,1").
-
-        A container renumbers its GPUs from 0, so logical ids stand as they are;
-        a local target maps them through the GPUs it leased.
-        """
-        return logical
 
     def tool(self, path: str) -> str:
         """Where a probe or tool mounted at ``path`` (under /opt/reb) is, seen from the target."""
@@ -241,12 +253,6 @@ class LocalTarget(Target):
         self.name = name
         self.gpus = list(gpus) if gpus is not None else host_gpus()
 
-    def visible(self, logical: str) -> str:
-        ids = [i.strip() for i in logical.split(",") if i.strip()]
-        if not all(i.isdigit() and int(i) < len(self.gpus) for i in ids):
-            return logical
-        return ",".join(self.gpus[int(i)] for i in ids)
-
     def tool(self, path: str) -> str:
         for mount, source in tool_mounts().items():
             if path == mount or path.startswith(mount + "/"):
@@ -261,11 +267,10 @@ class LocalTarget(Target):
             return None
 
     def _exec(self, argv: list[str], *, timeout: float, env: dict[str, str], cwd: str | None,
-              profile: Profile) -> ExecResult:
+              devices: list[str]) -> ExecResult:
         tag = f"{os.getpid()}-{time.monotonic_ns()}"
-        full_env = {**os.environ, **env, EXEC_TAG: tag}
-        if profile == "cpu":
-            full_env["CUDA_VISIBLE_DEVICES"] = ""
+        full_env = {**os.environ, **env, EXEC_TAG: tag,
+                    "CUDA_VISIBLE_DEVICES": cuda_visible(env, devices)}
         out, err = TailBuffer(), TailBuffer()
         start = time.monotonic()
         try:
@@ -281,7 +286,7 @@ class LocalTarget(Target):
         for t in readers:
             t.start()
         killed = False
-        watch = GpuWatch(lambda: _session_pids(sid, tag)) if self.gpus else None
+        watch = GpuWatch(lambda: _session_pids(sid, tag)) if devices else None
         with watch or contextlib.nullcontext():
             try:
                 proc.wait(timeout=timeout + KILL_GRACE + HOST_SLACK)
@@ -408,12 +413,13 @@ class DockerTarget(Target):
 
     # -- containers
 
-    def _profile_key(self, profile: Profile) -> str:
-        return "gpu" if profile == "gpu" and self.gpus else "cpu"
+    def container(self, devices: Sequence[str] = ()) -> Any:
+        """The running container that sees ``devices`` (none: the CPU profile), made on first use.
 
-    def container(self, profile: Profile) -> Any:
-        """The running container of ``profile``, made on first use (or after it died)."""
-        key = self._profile_key(profile)
+        One container per device set: Docker cannot change a running
+        container's devices, and a lease of other GPUs needs other devices.
+        """
+        key = ",".join(devices) or "cpu"
         with self._lock:
             ctr = self._containers.get(key)
             if ctr is not None:
@@ -427,6 +433,7 @@ class DockerTarget(Target):
             return ctr
 
     def _start(self, key: str) -> Any:
+        devices = [] if key == "cpu" else key.split(",")
         from docker.errors import APIError
         from docker.types import DeviceRequest, Mount
 
@@ -440,8 +447,8 @@ class DockerTarget(Target):
             mounts=[Mount(dst, src, type="bind", read_only=True)
                     for dst, src in tool_mounts().items()],
         )
-        if key == "gpu":
-            kwargs["device_requests"] = [DeviceRequest(device_ids=self.gpus,
+        if devices:
+            kwargs["device_requests"] = [DeviceRequest(device_ids=devices,
                                                        capabilities=[["gpu"]])]
         try:
             ctr = self.client.containers.run(self.image, **kwargs)
@@ -501,13 +508,13 @@ class DockerTarget(Target):
     # -- exec
 
     def _exec(self, argv: list[str], *, timeout: float, env: dict[str, str], cwd: str | None,
-              profile: Profile) -> ExecResult:
+              devices: list[str]) -> ExecResult:
         from docker.errors import APIError, NotFound
 
-        key = self._profile_key(profile)
-        ctr = self.container(profile)
-        if profile == "cpu":
-            env.setdefault("CUDA_VISIBLE_DEVICES", "")
+        key = ",".join(devices) or "cpu"
+        ctr = self.container(devices)
+        if not devices:
+            env["CUDA_VISIBLE_DEVICES"] = ""
         cmd = wrap_timeout(argv, timeout) if self._has_timeout.get(key) else argv
         api = self.client.api
         out, err = TailBuffer(), TailBuffer()
@@ -530,7 +537,7 @@ class DockerTarget(Target):
 
         reader = threading.Thread(target=pump, name="reb-exec", daemon=True)
         killed = False
-        watch = GpuWatch(lambda: self._run_pids(ctr, key)) if key == "gpu" else None
+        watch = GpuWatch(lambda: self._run_pids(ctr, key)) if devices else None
         with watch or contextlib.nullcontext():
             reader.start()
             reader.join(timeout + KILL_GRACE + HOST_SLACK)
@@ -560,7 +567,7 @@ class DockerTarget(Target):
     def host(self) -> Any:
         import testinfra
 
-        return testinfra.get_host(f"docker://{self.container('cpu').id}")
+        return testinfra.get_host(f"docker://{self.container().id}")
 
 
 # --------------------------------------------------------------------------- any testinfra URL
@@ -584,9 +591,8 @@ class TestinfraTarget(Target):
         self.gpus = list(gpus or [])
 
     def _exec(self, argv: list[str], *, timeout: float, env: dict[str, str], cwd: str | None,
-              profile: Profile) -> ExecResult:
-        if profile == "cpu":
-            env.setdefault("CUDA_VISIBLE_DEVICES", "")
+              devices: list[str]) -> ExecResult:
+        env["CUDA_VISIBLE_DEVICES"] = cuda_visible(env, devices)
         line = shlex.join(["env", *(f"{k}={v}" for k, v in env.items()),
                            *wrap_timeout(argv, timeout)])
         if cwd:

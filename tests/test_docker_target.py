@@ -31,7 +31,7 @@ def target(demo_image: str) -> Any:
 
 def others(target: DockerTarget) -> list[int]:
     """Processes in the CPU container other than its keep-alive."""
-    return target._run_pids(target.container("cpu"), "cpu")
+    return target._run_pids(target.container(), "cpu")
 
 
 def test_missing_image_is_one_clear_error_and_nothing_is_pulled(docker_client: Any) -> None:
@@ -41,7 +41,7 @@ def test_missing_image_is_one_clear_error_and_nothing_is_pulled(docker_client: A
 
 
 def test_cpu_container_is_hardened(target: DockerTarget) -> None:
-    ctr = target.container("cpu")
+    ctr = target.container()
     host = ctr.attrs["HostConfig"]
     assert host["NetworkMode"] == "none"
     assert host["CapDrop"] == ["ALL"]

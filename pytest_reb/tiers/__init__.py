@@ -15,6 +15,7 @@ from functools import cached_property
 from pathlib import PurePosixPath
 
 from pytest_reb.audit import ReportLoad
+from pytest_reb.lease import GpuLeases
 from pytest_reb.outcome import Outcome
 from pytest_reb.spec import Repo
 from pytest_reb.target import Target
@@ -38,6 +39,7 @@ class Context:
     connect: Callable[[], Target]
     read_report: Callable[[], ReportLoad]
     resumed: Mapping[str, Outcome] = field(default_factory=dict)
+    leases: GpuLeases = field(default_factory=lambda: GpuLeases([]))
     python_override: str | None = None
     repo_dir: str | None = None
     assets_dir: str | None = None

@@ -90,8 +90,9 @@ def probe(ctx: Context) -> Outcome:
     if ctx.python is None:
         return ctx.verdict(ctx.outcome("c2", category="missing_report", strict=False,
                                        compat=False, message=ctx.report.message))
-    res = ctx.target.exec([ctx.python, ctx.target.tool(PROBE)], timeout=TIMEOUT * ctx.timeout_scale,
-                          profile="gpu")
+    with ctx.leases.hold(len(ctx.target.gpus)) as gpus:  # it must see every GPU to count them
+        res = ctx.target.exec([ctx.python, ctx.target.tool(PROBE)],
+                              timeout=TIMEOUT * ctx.timeout_scale, profile="gpu", gpus=gpus)
     obs = parse(res.stdout)
     holder_problem = held_any_gpu(res)
     strict, category, message = judge(obs, holder_problem)

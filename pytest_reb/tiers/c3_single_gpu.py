@@ -16,4 +16,5 @@ def probe(ctx: Context) -> Outcome:
     if run is None:
         return ctx.outcome("c3", status="skipped", category="not_applicable",
                            message=ctx.repo.skip_reason("c3"))
-    return hardware_gate(ctx, "c3", run, 1) or run_stage(ctx, "c3", run, "gpu", held_any_gpu)
+    return hardware_gate(ctx, "c3", run, 1) or run_stage(
+        ctx, "c3", run, "gpu", held_any_gpu, gpus_needed=max(1, run.min_gpus))

@@ -105,18 +105,15 @@ def _needs_port(run: Run) -> bool:
     return run.http is not None or any("{port}" in t for t in texts)
 
 
-def _env(run: Run, ctx: Context, out: str, port: int | None,
-         profile: Profile) -> dict[str, str]:
-    env = {k: substitute(v, ctx, out, port) for k, v in run.env.items()}
-    if profile == "gpu" and "CUDA_VISIBLE_DEVICES" in env:
-        env["CUDA_VISIBLE_DEVICES"] = ctx.target.visible(env["CUDA_VISIBLE_DEVICES"])
-    return env
+def _env(run: Run, ctx: Context, out: str, port: int | None) -> dict[str, str]:
+    return {k: substitute(v, ctx, out, port) for k, v in run.env.items()}
 
 
-def _exec_run(run: Run, ctx: Context, tier: str, profile: Profile) -> tuple[list[str], ExecResult]:
+def _exec_run(run: Run, ctx: Context, tier: str, profile: Profile,
+              gpus: list[str]) -> tuple[list[str], ExecResult]:
     """Execute ``run`` and the runs started ``together`` with it; the first failure wins."""
     out = f"/tmp/reb-out-{secrets.token_hex(4)}/{tier}"
-    ctx.target.exec(["mkdir", "-p", out], timeout=30, profile=profile)
+    ctx.target.exec(["mkdir", "-p", out], timeout=30, profile=profile, gpus=gpus)
     timeout = run.timeout * ctx.timeout_scale
     runs = [run, *run.together]
     ports = [(r.http.port if r.http and r.http.port else _free_port(i)) if _needs_port(r)
@@ -126,9 +123,9 @@ def _exec_run(run: Run, ctx: Context, tier: str, profile: Profile) -> tuple[list
 
     def go(i: int) -> None:
         cwd = substitute(runs[i].cwd, ctx, out, ports[i])
-        env = _env(runs[i], ctx, out, ports[i], profile)
+        env = _env(runs[i], ctx, out, ports[i])
         results[i] = ctx.target.exec(commands[i], timeout=timeout, env=env, cwd=cwd,
-                                     profile=profile)
+                                     profile=profile, gpus=gpus)
 
     threads = [threading.Thread(target=go, args=(i,)) for i in range(1, len(runs))]
     for t in threads:
@@ -154,23 +151,26 @@ def _free_port(offset: int) -> int:
 
 
 def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
-              evidence_rule: EvidenceRule | None = None) -> Outcome:
-    """Run one stage and judge it both ways."""
+              evidence_rule: EvidenceRule | None = None, gpus_needed: int = 0) -> Outcome:
+    """Run one stage under a lease of ``gpus_needed`` GPUs and judge it both ways."""
     if ctx.python is None:
         return ctx.outcome(tier, category="missing_report", strict=False, compat=False,
                            message=f"{ctx.report.message}; pass --reb-python to run the "
                                    "entrypoints without a report")
-    command, res = _exec_run(run, ctx, tier, profile)
-    log_problem = run.judge_log(res.output) if res.exit_code == 0 else None
-    if res.exit_code != 0 and not res.timed_out:
-        retry = run.retry_for(res.output)
-        if retry is not None:
-            command, res = _exec_run(retry, ctx, tier, profile)
-            log_problem = retry.judge_log(res.output) if res.exit_code == 0 else None
+    with ctx.leases.hold(gpus_needed) as gpus:
+        command, res = _exec_run(run, ctx, tier, profile, gpus)
+        log_problem = run.judge_log(res.output) if res.exit_code == 0 else None
+        if res.exit_code != 0 and not res.timed_out:
+            retry = run.retry_for(res.output)
+            if retry is not None:
+                command, res = _exec_run(retry, ctx, tier, profile, gpus)
+                log_problem = retry.judge_log(res.output) if res.exit_code == 0 else None
     o = ctx.outcome(tier, command=command, exit_code=res.exit_code, timed_out=res.timed_out,
                     duration=round(res.duration, 3), stdout_tail=_tail(res.stdout),
                     stderr_tail=_tail(res.stderr))
     o.evidence.update(evidence_of(res))
+    if gpus:
+        o.evidence["gpus_leased"] = gpus
     o.compat = res.exit_code == 0 and not res.timed_out and log_problem is None
     evidence_problem = evidence_rule(res) if (o.compat and evidence_rule) else None
     o.strict = o.compat and evidence_problem is None
