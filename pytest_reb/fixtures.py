@@ -14,7 +14,8 @@ from collections.abc import Iterator
 import pytest
 
 from pytest_reb.collect import repo_of
-from pytest_reb.session import RebSession, TargetSpec
+from pytest_reb.matrix import TargetSpec
+from pytest_reb.session import RebSession
 from pytest_reb.target import Target, TargetError
 from pytest_reb.tiers import Context
 

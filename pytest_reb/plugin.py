@@ -14,7 +14,9 @@ import pytest
 
 from pytest_reb import fixtures
 from pytest_reb.collect import OUTCOME_KEY, RepoModule, repo_of
+from pytest_reb.distribute import TargetScheduling, shard_keys
 from pytest_reb.fixtures import SESSION_KEY, reb_session
+from pytest_reb.matrix import MatrixError, TargetSpec
 from pytest_reb.outcome import Outcome
 from pytest_reb.report import summary, terminal
 from pytest_reb.session import (
@@ -27,6 +29,7 @@ from pytest_reb.session import (
     resolve_run,
     sweep,
 )
+from pytest_reb.spec import Repo
 from pytest_reb.target import checkout_commit
 from pytest_reb.tiers import TIER_TITLES
 
@@ -71,6 +74,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--reb-resume", nargs="?", const="latest", default=None, metavar="RUN",
                     help="continue a run (default the latest under --reb-outdir): only "
                          "items without an outcome run")
+    group.addoption("--reb-matrix", metavar="FILE",
+                    help="run matrix: TOML [[target]] tables or JSON lines with repo, agent, "
+                         "image or host, report")
+    group.addoption("--reb-shard", metavar="I/N",
+                    help="run only shard I of N of the (repository, target) pairs; "
+                         "join shards with `reb merge`")
     group.addoption("--reb-memory", default="16g", metavar="SIZE",
                     help="memory limit of each probe container (default 16g)")
     group.addoption("--reb-pids", type=int, default=2048, metavar="N",
@@ -80,7 +89,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     for name, text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
-    options = RebOptions.from_config(config)
+    try:
+        options = RebOptions.from_config(config)
+    except (MatrixError, ValueError) as exc:
+        raise pytest.UsageError(str(exc)) from None
     workerinput = getattr(config, "workerinput", None)
     controller = workerinput is None
     try:
@@ -137,32 +149,49 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
                                   items: list[pytest.Item]) -> None:
-    """Keep each target only on the repository module it belongs to."""
+    """Keep each target only on the repository module it belongs to, and only this shard's."""
     reb = reb_session(config)
-    modules = {id(r): r for r in (repo_of(getattr(i, "module", None)) for i in items) if r}
-    if len(modules) <= 1 and not reb.options.repo:
-        return
-    wanted = (reb.options.repo or "").lower()
+    modules = {id(r) for r in (repo_of(getattr(i, "module", None)) for i in items) if r}
+    pinned = reb.options.repo or any(t.repo for t in reb.options.targets)
     commits: dict[str, str | None] = {}
-    keep, drop = [], []
+
+    def belongs(item: pytest.Item, repo: Repo, target: TargetSpec) -> bool:
+        wanted = (target.repo or reb.options.repo or "").lower()
+        if wanted:
+            return wanted in (repo.name.lower(), item.module.__name__.lower())  # type: ignore[attr-defined]
+        if len(modules) <= 1:
+            return True
+        if target.url not in commits:
+            commits[target.url] = checkout_commit(target.url, reb.options.repo_dir or repo.repo_dir)
+        return commits[target.url] == repo.commit.lower()
+
+    pairs: dict[pytest.Item, str] = {}
+    drop = []
     for item in items:
         repo = repo_of(getattr(item, "module", None))
-        spec = getattr(item, "callspec", None)
-        target = spec.params.get("reb_target_spec") if spec else None
+        callspec = getattr(item, "callspec", None)
+        target = callspec.params.get("reb_target_spec") if callspec else None
         if repo is None or target is None:
-            keep.append(item)
             continue
-        if wanted:
-            match = wanted in (repo.name.lower(), item.module.__name__.lower())
+        if (pinned or len(modules) > 1) and not belongs(item, repo, target):
+            drop.append(item)
         else:
-            if target.url not in commits:
-                commits[target.url] = checkout_commit(
-                    target.url, reb.options.repo_dir or repo.repo_dir)
-            match = commits[target.url] == repo.commit.lower()
-        (keep if match else drop).append(item)
+            pairs[item] = f"{repo.name}|{target.id}"
+    if reb.options.shard:
+        mine = shard_keys(set(pairs.values()), reb.options.shard)
+        drop += [item for item, key in pairs.items() if key not in mine]
     if drop:
+        dropped = set(drop)
         config.hook.pytest_deselected(items=drop)
-        items[:] = keep
+        items[:] = [i for i in items if i not in dropped]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under ``-n``, all items of one (repository, target) pair go to one worker."""
+    if config.getvalue("dist") in ("load", "loadscope") and reb_session(config).options.targets:
+        return TargetScheduling(config, log)
+    return None
 
 
 @pytest.hookimpl(wrapper=True)

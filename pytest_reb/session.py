@@ -23,24 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from pytest_reb.audit import ReportLoad, load_report
+from pytest_reb.distribute import parse_shard
 from pytest_reb.evidence import host_gpus
 from pytest_reb.lease import GpuLeases
+from pytest_reb.matrix import TargetSpec, load_matrix
 from pytest_reb.outcome import Outcome, OutcomeLog
 from pytest_reb.spec import OFFICIAL_REPORT_PATH
 from pytest_reb.target import LABEL_OWNER, LABEL_RUN, Limits, Target, TargetError, make_target
-
-
-@dataclass
-class TargetSpec:
-    """A target as the command line (or a matrix row) names it."""
-
-    url: str  # "image:NAME" or a testinfra URL
-    agent: str | None = None
-    report: str | None = None  # host path of the agent's report
-
-    @property
-    def id(self) -> str:
-        return self.url[len("image:"):] if self.url.startswith("image:") else self.url
 
 
 @dataclass
@@ -60,6 +49,7 @@ class RebOptions:
     resume: str | None
     memory: str
     pids: int
+    shard: tuple[int, int] | None = None
 
     @classmethod
     def from_config(cls, config: Any) -> RebOptions:
@@ -67,6 +57,8 @@ class RebOptions:
         report = opt("reb_agent_report")
         targets = [TargetSpec(f"image:{i}", report=report) for i in opt("reb_image") or []]
         targets += [TargetSpec(h, report=report) for h in opt("reb_host") or []]
+        if opt("reb_matrix"):
+            targets += load_matrix(Path(opt("reb_matrix")))
         gpus = opt("reb_gpus")
         return cls(
             targets=targets, agent_report=report, python=opt("reb_python"),
@@ -74,7 +66,8 @@ class RebOptions:
             network=opt("reb_network"),
             gpus=None if gpus is None else [g.strip() for g in gpus.split(",") if g.strip()],
             timeout_scale=opt("reb_timeout_scale"), compat=opt("reb_compat"),
-            resume=opt("reb_resume"), memory=opt("reb_memory"), pids=opt("reb_pids"))
+            resume=opt("reb_resume"), memory=opt("reb_memory"), pids=opt("reb_pids"),
+            shard=parse_shard(opt("reb_shard")) if opt("reb_shard") else None)
 
 
 def new_run_id() -> str:
