@@ -26,6 +26,7 @@ from pytest_reb.session import (
     describe_gpus,
     docker_available,
     install_sigterm,
+    missing_images,
     resolve_run,
     sweep,
 )
@@ -100,10 +101,16 @@ def pytest_configure(config: pytest.Config) -> None:
                                                                             options.resume)
     except TargetError as exc:
         raise pytest.UsageError(str(exc)) from None
-    if controller and any(t.url.startswith("image:") for t in options.targets):
+    images = sorted({t.url[len("image:"):] for t in options.targets if t.url.startswith("image:")})
+    if controller and images:
         problem = docker_available()
         if problem:
             raise pytest.UsageError(f"pytest-reb: {problem}; --reb-image needs it")
+        missing = missing_images(images)
+        if missing:
+            raise pytest.UsageError(
+                f"pytest-reb: image(s) not on this Docker engine: {', '.join(missing)} "
+                "(pytest-reb never pulls; build or `docker load` them first)")
     session = RebSession(options, run_id, controller)
     session.load_resume()
     config.stash[SESSION_KEY] = session

@@ -226,6 +226,21 @@ def docker_available() -> str | None:
     return None
 
 
+def missing_images(images: list[str]) -> list[str]:
+    """The images not on the local engine (asked without pulling)."""
+    import docker
+    from docker.errors import ImageNotFound
+
+    client = docker.from_env()
+    missing = []
+    for image in images:
+        try:
+            client.images.get(image)
+        except ImageNotFound:
+            missing.append(image)
+    return missing
+
+
 def describe_gpus() -> str:
     """One line about this machine's GPUs for the report header."""
     try:

@@ -78,6 +78,14 @@ class TargetError(Exception):
     """The target cannot be used at all (image missing, daemon down): one clear line."""
 
 
+class InfraError(TargetError):
+    """The machinery under the target failed mid-tier (daemon gone, container killed).
+
+    Not the environment's fault: the tier gets the category ``infra`` and the
+    run goes on with the next one.
+    """
+
+
 # --------------------------------------------------------------------------- results
 
 
@@ -418,8 +426,18 @@ class DockerTarget(Target):
 
         One container per device set: Docker cannot change a running
         container's devices, and a lease of other GPUs needs other devices.
+        A container that died is replaced.
         """
-        key = ",".join(devices) or "cpu"
+        from docker.errors import DockerException
+        from requests.exceptions import RequestException
+
+        try:
+            return self._container(",".join(devices) or "cpu")
+        except (DockerException, RequestException) as exc:
+            raise InfraError(f"the Docker engine failed: {type(exc).__name__}: "
+                             f"{str(exc)[:300]}") from None
+
+    def _container(self, key: str) -> Any:
         with self._lock:
             ctr = self._containers.get(key)
             if ctr is not None:
@@ -509,7 +527,8 @@ class DockerTarget(Target):
 
     def _exec(self, argv: list[str], *, timeout: float, env: dict[str, str], cwd: str | None,
               devices: list[str]) -> ExecResult:
-        from docker.errors import APIError, NotFound
+        from docker.errors import DockerException
+        from requests.exceptions import RequestException
 
         key = ",".join(devices) or "cpu"
         ctr = self.container(devices)
@@ -524,8 +543,8 @@ class DockerTarget(Target):
             exec_id = api.exec_create(ctr.id, cmd, environment=env or None,
                                       workdir=cwd or None)["Id"]
             stream = api.exec_start(exec_id, stream=True, demux=True)
-        except (APIError, NotFound) as exc:
-            return ExecResult(argv, 127, "", f"cannot exec: {exc}", time.monotonic() - start)
+        except (DockerException, RequestException) as exc:
+            raise InfraError(f"cannot exec in {ctr.name}: {str(exc)[:300]}") from None
 
         def pump() -> None:
             with contextlib.suppress(Exception):
@@ -556,12 +575,30 @@ class DockerTarget(Target):
         with contextlib.suppress(Exception):
             leftovers = self._sweep(ctr, key)
         oom_after = self._oom_kills(ctr)
+        if not killed:
+            self._check_alive(ctr)
         res = ExecResult(argv, exit_code, out.text(), err.text(), duration,
                          killed_by_host=killed, stdout_bytes=out.total, stderr_bytes=err.total,
                          oom_killed=(oom_before is not None and oom_after is not None
                                      and oom_after > oom_before),
                          gpu_evidence_channel=self.evidence_channel, leftovers_killed=leftovers)
         return _finish(res, timeout, watch)
+
+    def _check_alive(self, ctr: Any) -> None:
+        """A container that stopped under a command is an infrastructure failure."""
+        from docker.errors import DockerException
+        from requests.exceptions import RequestException
+
+        try:
+            ctr.reload()
+        except (DockerException, RequestException) as exc:
+            raise InfraError(f"container {ctr.name} vanished during the command: "
+                             f"{str(exc)[:200]}") from None
+        if ctr.status != "running":
+            state = ctr.attrs.get("State", {})
+            raise InfraError(f"container {ctr.name} stopped during the command (status "
+                             f"{ctr.status}, exit {state.get('ExitCode')}, "
+                             f"OOMKilled {state.get('OOMKilled')})")
 
     @property
     def host(self) -> Any:

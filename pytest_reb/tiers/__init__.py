@@ -9,6 +9,7 @@ running any of them twice.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -18,7 +19,7 @@ from pytest_reb.audit import ReportLoad
 from pytest_reb.lease import GpuLeases
 from pytest_reb.outcome import Outcome
 from pytest_reb.spec import Repo
-from pytest_reb.target import Target
+from pytest_reb.target import Target, TargetError
 
 #: The tiers, in the order they run and print.
 TIERS = ("c0", "c1", "c2", "c3", "c4", "c5")
@@ -90,5 +91,16 @@ class Context:
         """
         if tier not in self.outcomes:
             done = self.resumed.get(f"{self.repo.name}|{self.target_name}|{tier}")
-            self.outcomes[tier] = done if done is not None else probe(self)
+            self.outcomes[tier] = done if done is not None else self._guarded(tier, probe)
         return self.outcomes[tier]
+
+    def _guarded(self, tier: str, probe: Callable[[Context], Outcome]) -> Outcome:
+        """A probe whose target failed under it gets ``infra``, not a traceback."""
+        started = time.time()
+        try:
+            return probe(self)
+        except TargetError as exc:
+            outcome = self.outcome(tier, category="infra", strict=False, compat=False,
+                                   message=f"not run to the end: {exc}")
+            outcome.duration = round(time.time() - started, 3)
+            return outcome
