@@ -58,6 +58,8 @@ class Outcome:
     evidence: dict[str, Any] = field(default_factory=dict)
     findings: list[dict[str, Any]] = field(default_factory=list)
     agent: str | None = None
+    #: why a failed tier failed: root-cause classes with evidence and a hint (``diagnose.py``)
+    diagnosis: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def key(self) -> str:
