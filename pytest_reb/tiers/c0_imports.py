@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_reb import diagnose
 from pytest_reb.outcome import Outcome
 from pytest_reb.target import NODE_MOUNT, PYRIGHT_MOUNT, ExecResult
 from pytest_reb.tiers import Context
@@ -54,12 +55,15 @@ EXCLUDE_DIRS = frozenset({
     "node_modules", "build_output", "benchmark_assets", "benchmark_scripts",
 })
 MISSING_RULE = "reportMissingImports"
+#: Resolved only to a stub (pyright bundles typeshed's third-party stubs): no source installed.
+SOURCE_RULE = "reportMissingModuleSource"
 #: The official extraction: the name up to the first dot or quote.
 IMPORT_NAME = re.compile(r'Import "([^."]+)')
 #: Rules every C0 run uses, whatever the repository's config says.
 PINNED_RULES: dict[str, Any] = {
     "typeCheckingMode": "off",  # only imports count; "off" keeps the output small
     MISSING_RULE: "error",  # "off" would demote it to a warning
+    SOURCE_RULE: "error",  # a warning by default, which --level error would drop
     "pythonPlatform": "Linux",
     "venv": "",  # a repository's venvPath/venv would override --pythonpath
 }
@@ -158,20 +162,28 @@ function reduce(text) {
   let data;
   try { data = JSON.parse(text); } catch (e) { return null; }
   if (!data || typeof data !== 'object' || !Array.isArray(data.generalDiagnostics)) return null;
-  const pattern = new RegExp(spec.import_pattern), first = new Map();
-  let count = 0;
+  const pattern = new RegExp(spec.import_pattern), first = new Map(), counts = {};
   for (const d of data.generalDiagnostics) {
-    if (!d || d.rule !== spec.rule) continue;
-    count += 1;
+    if (!d || !spec.rules.includes(d.rule)) continue;
+    counts[d.rule] = (counts[d.rule] || 0) + 1;
     const m = pattern.exec(String(d.message));
-    if (m && !first.has(m[1])) {
+    if (m && !first.has(d.rule + ' ' + m[1])) {
       const line = d.range && d.range.start ? d.range.start.line : null;
-      first.set(m[1], {file: d.file, message: d.message, rule: d.rule,
-                       range: {start: {line}}});
+      first.set(d.rule + ' ' + m[1], {file: d.file, message: d.message, rule: d.rule,
+                                      range: {start: {line}}});
     }
   }
   return {version: data.version, summary: data.summary, generalDiagnostics: [...first.values()],
-          reduced: {rule_diagnostics: count, all_diagnostics: data.generalDiagnostics.length}};
+          reduced: {rule_diagnostics: counts, all_diagnostics: data.generalDiagnostics.length}};
+}
+
+// Top-level names that exist on the interpreter's import path (stub-only hits are checked here).
+function present(names) {
+  const listings = spec.sys_path.map((dir) => {
+    try { return fs.readdirSync(dir); } catch (e) { return []; }
+  });
+  return names.filter((n) => listings.some((entries) => entries.some((e) =>
+    e === n || e === n + '.py' || (e.startsWith(n + '.') && /\.(so|pyd)$/.test(e)))));
 }
 
 function header(text) {
@@ -194,6 +206,12 @@ async function analyse() {
       run([process.execPath, spec.pyright, ...spec.binding_args], opts(spec.binding_timeout_ms)),
       run([process.execPath, spec.pyright, ...spec.main_args], opts(spec.main_timeout_ms))]);
     const json = reduce(main.stdout);
+    if (json) {
+      const pattern = new RegExp(spec.import_pattern);
+      const stubOnly = json.generalDiagnostics.filter((d) => d.rule === spec.source_rule)
+        .map((d) => pattern.exec(String(d.message))[1]);
+      json.source_present = present(stubOnly);
+    }
     const res = {
       binding: {...probe, stdout: header(probe.stdout), stderr: tail(probe.stderr, 4000)},
       main: {...main, json, stdout: json ? '' : main.stdout.slice(0, 2000) + '\n...\n' +
@@ -401,21 +419,40 @@ def pyright_config(sel: Selection, checkout: str, scratch: str, python_version: 
 # --------------------------------------------------------------------------- reading pyright
 
 
-def missing_imports(data: Mapping[str, Any]) -> dict[str, str]:
-    """Missing top-level name -> where it was first seen (``file:line``), from pyright JSON.
+def missing_imports(data: Mapping[str, Any], rule: str = MISSING_RULE) -> dict[str, str]:
+    """Top-level name -> where it was first seen (``file:line``), from pyright JSON.
 
-    Only ``reportMissingImports`` counts (not ``reportMissingModuleSource``),
-    and ``import torch.nn`` and ``import torch`` are one name: the official count.
+    With the default rule this is the official count: only
+    ``reportMissingImports``, and ``import torch.nn`` and ``import torch``
+    are one name.
     """
     found: dict[str, str] = {}
     for diag in data.get("generalDiagnostics") or []:
-        if not isinstance(diag, dict) or diag.get("rule") != MISSING_RULE:
+        if not isinstance(diag, dict) or diag.get("rule") != rule:
             continue
         m = IMPORT_NAME.search(str(diag.get("message", "")))
         if m and m.group(1) not in found:
             line = ((diag.get("range") or {}).get("start") or {}).get("line")
             where = str(diag.get("file") or "?")
             found[m.group(1)] = f"{where}:{line + 1}" if isinstance(line, int) else where
+    return dict(sorted(found.items()))
+
+
+def strict_missing(data: Mapping[str, Any], present: Iterable[str]) -> dict[str, str]:
+    """The official missing names plus those pyright resolved only to a bundled stub.
+
+    ``import yaml`` without PyYAML installed is not a ``reportMissingImports``
+    error, because typeshed ships stubs for it: pyright says "could not be
+    resolved from source" instead, and the official count never sees it.  A
+    stub-only name counts unless its top level exists on the interpreter's
+    path (``present``): ``six.moves`` is stub-only by nature while ``six`` is
+    installed.
+    """
+    found = missing_imports(data)
+    have = set(present)
+    for name, where in missing_imports(data, SOURCE_RULE).items():
+        if name not in have:
+            found.setdefault(name, where)
     return dict(sorted(found.items()))
 
 
@@ -435,25 +472,35 @@ def search_paths(verbose: str) -> list[str]:
     return list(dict.fromkeys(paths))
 
 
-def binding_problem(search: list[str], sys_path: list[list[Any]], verbose: str) -> str | None:
+def import_dirs(sys_path: list[list[Any]]) -> list[str]:
+    """The existing directories of an interpreter's ``sys.path`` (``[path, isdir]`` pairs)."""
+    return [posixpath.normpath(p) for p, isdir in sys_path
+            if isinstance(p, str) and p not in ("", "/") and isdir]
+
+
+def binding_problem(search: list[str], sys_path: list[list[Any]], verbose: str,
+                    own: Iterable[str] = ()) -> str | None:
     """Why pyright was not resolving through the interpreter, or None when it was.
 
     Bound means: every existing directory on the interpreter's ``sys.path``
     (what it imports from at run time) is one of pyright's search paths.
+    ``own`` are directories of the run itself (checkout, scratch), left out
+    of the account of what pyright used instead.
     """
-    expected = [posixpath.normpath(p) for p, isdir in sys_path
-                if isinstance(p, str) and p not in ("", "/") and isdir]
+    expected = import_dirs(sys_path)
     if not expected:
         return "the interpreter reported no import directories, so the binding cannot be shown"
     absent = [p for p in expected if p not in search]
     if not absent:
         return None
-    used = [p for p in search if "typeshed-fallback" not in p and p not in expected]
+    mine = tuple(posixpath.normpath(d) for d in own)
+    used = [p for p in search if "typeshed-fallback" not in p and p not in expected
+            and not any(p == d or p.startswith(d + "/") for d in mine)]
     said = " (pyright: Unable to get Python version from interpreter)" if (
         "Unable to get Python version" in verbose) else ""
-    return (f"pyright's search paths lack {', '.join(absent[:3])}"
-            f"{' ...' if len(absent) > 3 else ''}; it used "
-            f"{', '.join(used) if used else 'only its bundled typeshed'} instead{said}")
+    return (f"its search paths lack {', '.join(absent[:3])}{' ...' if len(absent) > 3 else ''}"
+            f"; it resolved through {', '.join(used) if used else 'only its bundled typeshed'}"
+            f" instead{said}")
 
 
 def _last_json(text: str, marker: str) -> dict[str, Any] | None:
@@ -558,7 +605,8 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
         "main_args": main_args, "binding_args": ["-p", "binding.json", "--verbose", *common],
         "main_timeout_ms": int(TIMEOUT * scale * 1000),
         "binding_timeout_ms": int(BINDING_TIMEOUT * scale * 1000),
-        "rule": MISSING_RULE, "import_pattern": IMPORT_NAME.pattern,
+        "rules": [MISSING_RULE, SOURCE_RULE], "source_rule": SOURCE_RULE,
+        "import_pattern": IMPORT_NAME.pattern, "sys_path": import_dirs(info.get("path") or []),
     }, max(TIMEOUT, BINDING_TIMEOUT) * scale + SLACK)
     evidence.update(config=config, pyright_command=["pyright", *main_args])
     if out is None or "driver_error" in out:
@@ -577,19 +625,23 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
         text = (main.get("stderr") or main.get("stdout") or "").strip()[-300:]
         return _fail(ctx, "pyright_failed", f"pyright printed no JSON (exit {main.get('rc')}"
                      f"{error}): {text}", evidence, res)
-    problem = binding_problem(search, info.get("path") or [], verbose) if search else (
+    problem = binding_problem(search, info.get("path") or [], verbose,
+                              own=(ctx.checkout, scratch)) if search else (
         f"its --verbose run printed no search paths (exit {binding.get('rc')}"
         f"{', timed out' if binding.get('timed_out') else ''}): "
         f"{(binding.get('stderr') or verbose).strip()[-300:]}")
-    missing = missing_imports(data)
+    official = missing_imports(data)
+    strict = strict_missing(data, data.get("source_present") or [])
+    missing = official if ctx.compat else strict
     total = ctx.repo.imports_total
     analysed = (data.get("summary") or {}).get("filesAnalyzed")
     evidence.update(pyright_version=data.get("version"), files_analyzed=analysed,
                     diagnostics=data.get("reduced"), bound=problem is None,
-                    missing=sorted(missing), missing_where=missing, missing_count=len(missing),
-                    imports_total=total, figure=f"{len(missing)}/{total}")
+                    missing=sorted(missing), missing_count=len(missing), imports_total=total,
+                    figure=f"{len(missing)}/{total}", missing_where=strict,
+                    missing_official=sorted(official), missing_strict=sorted(strict))
     o = ctx.outcome("c0", **_ran(res), compat=True, evidence=evidence,
-                    strict=problem is None and not missing and bool(analysed))
+                    strict=problem is None and not strict and bool(analysed))
     o.exit_code = main.get("rc")
     if problem is not None:
         o.category = "pyright_wrong_interpreter"
@@ -603,4 +655,7 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
     else:
         o.message = (f"0 of {total} imports unresolved; pyright {data.get('version')} analysed "
                      f"{analysed} files bound to {python}")
-    return ctx.verdict(o)
+    o = ctx.verdict(o)
+    if o.status == "failed" and missing and problem is None:
+        o.diagnosis = diagnose.missing_packages(sorted(missing), missing, python)
+    return o
