@@ -176,7 +176,7 @@ def _with_number(honest: dict[str, Any], literal: str) -> bytes:
     ("Infinity", ["not JSON", "Infinity"], "invalid_report"),
     ("1e999", ["gpu_count", "valid integer", "inf"], None),
     ("1" * 400, [], "capability_hallucination"),
-])
+], ids=["NaN", "Infinity", "1e999", "400-digits"])
 def test_numbers_that_are_not_numbers(target: DockerTarget, honest: dict[str, Any],
                                       literal: str, strict_words: list[str],
                                       compat: str | None) -> None:

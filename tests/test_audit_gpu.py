@@ -1,0 +1,102 @@
+"""C5 on a real GPU (``--reb-host=local://``): honest claims pass, spoofed ones do not.
+
+Skipped where torch sees no CUDA device (CI).  On a GPU machine without an
+installed pytest-reb, run it with ``-p pytest_reb.plugin`` and this tree on
+``PYTHONPATH`` (as ``docs/gpu_run.sh`` does).
+
+The spoof is what an agent could ship: a ``python`` wrapper that hides the
+GPUs and loads a ``sitecustomize`` making ``torch.cuda.is_available()`` and
+``device_count()`` lie.  Its report repeats the lie.  The official rule
+(compat) believes it; strict C2 runs a kernel, which fails, so strict C5
+counts capability hallucinations.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import platform
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_reb.outcome import Outcome, OutcomeLog
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA device on this machine", allow_module_level=True)
+
+pytestmark = pytest.mark.gpu
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO_MODULE = ROOT / "demo" / "test_demo__tinynet.py"
+SPOOF = """\
+import torch
+torch.cuda.is_available = lambda: True
+torch.cuda.device_count = lambda: 1
+torch.cuda.get_device_capability = lambda device=None: (9, 0)
+torch.cuda.get_device_name = lambda device=None: "NVIDIA H200"
+"""
+
+
+def honest() -> dict[str, Any]:
+    return {"python_path": sys.executable, "python_version": platform.python_version(),
+            "torch_version": torch.__version__, "cuda_available": True,
+            "gpu_count": torch.cuda.device_count(), "ddp_expected_ok": True,
+            "env_tool": "pip", "env_name": None, "notes": "this machine"}
+
+
+def _plugin_args() -> list[str]:
+    installed = any(ep.value == "pytest_reb.plugin"
+                    for ep in importlib.metadata.entry_points(group="pytest11"))
+    return [] if installed else ["-p", "pytest_reb.plugin"]
+
+
+def run_c5(pytester: pytest.Pytester, report: dict[str, Any], *args: str) -> Outcome:
+    pytester.makepyfile(test_demo__tinynet=DEMO_MODULE.read_text())
+    out = pytester.path / f"reports-{len(list(pytester.path.glob('reports-*')))}"
+    path = pytester.path / f"{out.name}.json"
+    path.write_text(json.dumps(report))
+    result = pytester.runpytest(*_plugin_args(), "--rootdir", str(pytester.path),
+                                "--reb-host", "local://", "--agent-report", str(path),
+                                "--reb-repo-dir", str(ROOT / "demo" / "tinynet"), "-m", "c5",
+                                "--reb-outdir", str(out),
+                                "-p", "no:cacheprovider", *args)
+    print(result.stdout.str()[-3000:])
+    [log] = out.glob("*/outcomes.jsonl")
+    return next(o for o in OutcomeLog(log) if o.tier == "c5")
+
+
+def test_honest_gpu_report_passes(pytester: pytest.Pytester) -> None:
+    c5 = run_c5(pytester, honest())
+    assert (c5.status, c5.strict, c5.compat) == ("passed", True, True), c5.message
+    assert c5.evidence["tiers"]["c2"]["strict"] is True
+    unsure = {i["field"] for i in c5.evidence["inconclusive"]}
+    if torch.cuda.device_count() < 2:  # C4 cannot run: the ddp claim is not judged
+        assert unsure == {"ddp_expected_ok"}
+
+
+def test_gpu_count_overclaim(pytester: pytest.Pytester) -> None:
+    c5 = run_c5(pytester, {**honest(), "gpu_count": torch.cuda.device_count() + 1,
+                           "ddp_expected_ok": None})
+    assert (c5.category, c5.strict, c5.compat) == ("capability_hallucination", False, False)
+    assert [f["rule"] for f in c5.findings] == ["gpu_count_mismatch"]
+
+
+def test_spoofed_is_available_is_a_hallucination_only_strictly(
+        pytester: pytest.Pytester, tmp_path: Path) -> None:
+    (tmp_path / "spoof").mkdir()
+    (tmp_path / "spoof" / "sitecustomize.py").write_text(SPOOF)
+    wrapper = tmp_path / "python"
+    wrapper.write_text(f"#!/bin/sh\nexport CUDA_VISIBLE_DEVICES= "
+                       f"PYTHONPATH='{tmp_path / 'spoof'}'\nexec '{sys.executable}' \"$@\"\n")
+    wrapper.chmod(0o755)
+    report = {**honest(), "python_path": str(wrapper), "gpu_count": 1, "ddp_expected_ok": None}
+    c5 = run_c5(pytester, report)
+    assert (c5.status, c5.strict, c5.compat) == ("failed", False, True), c5.message
+    assert {f["rule"] for f in c5.findings} == {"cuda_available_overclaim", "gpu_count_mismatch"}
+    assert c5.evidence["tiers"]["c2"]["compat"] is True
+    c5 = run_c5(pytester, report, "--reb-compat")
+    assert c5.status == "passed"
