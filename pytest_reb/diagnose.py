@@ -258,7 +258,8 @@ RULES: tuple[Rule, ...] = (
          "interpreter"),
     Rule("missing_package", r"No package metadata was found for (?P<module>[\w.-]+)|"
          r"The '(?P<module2>[^']+)' distribution was not found|"
-         r"requires the (?P<module3>[\w-]+) library but it was not found in your environment",
+         r"requires the (?P<module3>[\w-]+) library but it was not found in your environment|"
+         r"requires (?P<module4>[\w.-]+), which is not installed",
          "install the distribution {module} into the report's interpreter"),
 )
 

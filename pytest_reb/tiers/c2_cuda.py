@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pytest_reb import diagnose
 from pytest_reb.outcome import Outcome
 from pytest_reb.target import PROBES_MOUNT
-from pytest_reb.tiers import Context
+from pytest_reb.tiers import Context, ext_sweep
 from pytest_reb.tiers.entrypoint import categorise, evidence_of, held_any_gpu
 
 PROBE = f"{PROBES_MOUNT}/cuda_probe.py"
@@ -105,4 +106,13 @@ def probe(ctx: Context) -> Outcome:
         category = categorise(res)
         message = f"the probe failed: exit {res.exit_code}, {res.stderr.strip()[-300:]}"
     o.category, o.message = category, message
-    return ctx.verdict(o)
+    o = ctx.verdict(o)
+    if o.status == "failed":
+        o.diagnosis = diagnose.cuda_probe(obs, o.category, o.message, res.output,
+                                          exit_code=res.exit_code, timed_out=res.timed_out,
+                                          oom_killed=res.oom_killed,
+                                          gpus_on_target=len(ctx.target.gpus))
+    o.evidence["native_extensions"] = ext_sweep.run(
+        ctx, capabilities=[str(d.get("capability")) for d in (obs or {}).get("devices") or []],
+        framework_cuda=(obs or {}).get("cuda_build"))
+    return o

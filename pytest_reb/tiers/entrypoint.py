@@ -16,6 +16,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pytest_reb import diagnose
 from pytest_reb.outcome import Outcome
 from pytest_reb.spec import Run
 from pytest_reb.target import PROBES_MOUNT, ExecResult, Profile
@@ -180,7 +181,12 @@ def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
     elif evidence_problem:
         o.category = "no_gpu_evidence"
         o.message = evidence_problem
-    return ctx.verdict(o)
+    o = ctx.verdict(o)
+    if o.status == "failed":
+        o.diagnosis = diagnose.for_run(o.category, res.output, exit_code=res.exit_code,
+                                       timed_out=res.timed_out, oom_killed=res.oom_killed,
+                                       tier=tier)
+    return o
 
 
 def evidence_of(res: ExecResult) -> dict[str, object]:

@@ -1,0 +1,145 @@
+"""The native-extension sweep, host side: run the probe, classify what failed, compare archs.
+
+Informational, recorded on the C2 outcome as ``evidence["native_extensions"]``:
+the paper found environment failures concentrated in compiled modules
+(``mmcv._ext``, ``flash_attn``), and a C2 that only asks torch for CUDA never
+loads them.  The probe (``probes/ext_sweep.py``) loads every compiled module
+the repository's imports reach, each in its own process; here each failure
+gets a root-cause class from the same table as every tier (``diagnose.py``),
+``pip check`` conflicts become ``version_conflict`` lines, and the GPU
+architectures cuobjdump found in each module are set against the card's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pytest_reb.diagnose import diagnose
+from pytest_reb.target import PROBES_MOUNT
+from pytest_reb.tiers import Context
+
+PROBE = f"{PROBES_MOUNT}/ext_sweep.py"
+MARKER = "REB_EXT_SWEEP"
+#: The probe's own deadline, and the host's (which also covers pip check and cuobjdump).
+DEADLINE = 240.0
+TIMEOUT = 300.0
+PER_MODULE = 60.0
+JOBS = 4
+
+
+def parse(stdout: str) -> dict[str, Any] | None:
+    """The probe's JSON line; the last one wins."""
+    found = None
+    for line in stdout.splitlines():
+        if line.startswith(MARKER + " "):
+            try:
+                data = json.loads(line[len(MARKER) + 1:])
+            except ValueError:
+                continue
+            if isinstance(data, dict):
+                found = data
+    return found
+
+
+def classify(error: str) -> tuple[str, str]:
+    """Root-cause class and hint of one module's load error."""
+    found = diagnose(error, exit_code=1)
+    return (found[0].cls, found[0].hint) if found else ("unclassified", "")
+
+
+def compare_archs(modules: Sequence[Mapping[str, Any]],
+                  capabilities: Sequence[str]) -> list[dict[str, Any]]:
+    """Per module with device code: its archs, the cards', and whether every card is covered."""
+    from pytest_reb.tiers.c2_cuda import arch_supported
+
+    rows = []
+    for m in modules:
+        archs = m.get("archs")
+        row: dict[str, Any] = {"module": m.get("module"), "archs": archs,
+                               "cards": list(capabilities)}
+        if m.get("archs_error"):
+            row["archs_error"] = m["archs_error"]
+        if archs and capabilities:
+            unsupported = [c for c in capabilities if not arch_supported(c, archs)]
+            row["supported"] = not unsupported
+            if unsupported:
+                row["unsupported_cards"] = unsupported
+        rows.append(row)
+    return rows
+
+
+def summarise(obs: dict[str, Any] | None, *, capabilities: Sequence[str] = (),
+              framework_cuda: str | None = None) -> dict[str, Any]:
+    """What goes on the C2 outcome: failures with classes, conflicts, archs, counts per class."""
+    if obs is None:
+        return {"ran": False, "error": "the sweep printed no result"}
+    if "error" in obs and "loaded" not in obs:
+        return {"ran": False, "error": obs["error"]}
+    failed = []
+    for row in obs.get("failed") or []:
+        if not isinstance(row, dict):
+            continue
+        cls, hint = classify(str(row.get("error", "")))
+        entry = {k: row.get(k) for k in ("module", "dist", "error") if row.get(k) is not None}
+        entry.update({"class": cls, "hint": hint})
+        if row.get("needed"):
+            entry["needed"] = row["needed"]
+        failed.append(entry)
+    pip = obs.get("pip_check") or {}
+    conflicts = [line for line in pip.get("lines") or [] if isinstance(line, str)]
+    arch_rows = compare_archs(obs.get("with_device_code") or [], capabilities)
+    for row in arch_rows:
+        if row.get("supported") is False:
+            failed.append({"module": row["module"], "class": "gpu_arch",
+                           "error": f"compiled for {', '.join(row['archs'])}; the card is sm "
+                                    f"{', '.join(row['unsupported_cards'])}",
+                           "hint": "install a build of this package compiled for the card's "
+                                   "architecture (or with PTX for an older one)"})
+    cuda_mismatch = []
+    if framework_cuda:
+        major = framework_cuda.split(".")[0]
+        for module, runtime in (obs.get("cuda_runtimes") or {}).items():
+            if str(runtime) != major:
+                cuda_mismatch.append(f"{module} links libcudart.so.{runtime}; the framework "
+                                     f"is built for CUDA {framework_cuda}")
+    for line in cuda_mismatch:
+        failed.append({"module": line.split(" ", 1)[0], "class": "abi_mismatch", "error": line,
+                       "hint": "install the extension's build for the framework's CUDA"})
+    classes = Counter(f["class"] for f in failed)
+    classes.update(classify(line)[0] for line in conflicts)
+    return {
+        "ran": True,
+        "checked": len(obs.get("loaded") or []) + len(obs.get("failed") or []),
+        "loaded": len(obs.get("loaded") or []),
+        "failed": failed,
+        "not_tried": obs.get("not_tried") or [],
+        "pip_check": ("ran" if pip.get("ran") else pip.get("why") or "not run"),
+        "conflicts": conflicts,
+        "device_code": arch_rows,
+        "cuobjdump": obs.get("cuobjdump"),
+        "classes": dict(sorted(classes.items())),
+        "distributions": len(obs.get("distributions") or []),
+        "imports_without_distribution": obs.get("imports_without_distribution") or [],
+        "seconds": obs.get("seconds"),
+    }
+
+
+def run(ctx: Context, *, capabilities: Sequence[str] = (),
+        framework_cuda: str | None = None) -> dict[str, Any]:
+    """Run the sweep under the report's interpreter (GPU profile, where C2 runs)."""
+    if ctx.python is None:
+        return {"ran": False, "error": "no interpreter to sweep"}
+    scale = ctx.timeout_scale
+    spec = {"checkout": ctx.checkout, "per_module": PER_MODULE * scale,
+            "deadline": DEADLINE * scale, "jobs": JOBS}
+    res = ctx.target.exec([ctx.python, ctx.target.tool(PROBE), json.dumps(spec)],
+                          timeout=TIMEOUT * scale, profile="gpu")
+    out = summarise(parse(res.stdout), capabilities=capabilities, framework_cuda=framework_cuda)
+    if not out["ran"]:
+        out["exit_code"] = res.exit_code
+        out["timed_out"] = res.timed_out
+        out["stderr_tail"] = res.stderr[-1000:]
+    return out
