@@ -473,11 +473,24 @@ class DockerTarget(Target):
         except APIError as exc:
             raise TargetError(f"cannot start a container from {self.image!r}: "
                               f"{exc.explanation or exc}") from None
-        ctr.reload()
-        self._keep[key] = set(self._host_pids(ctr))
+        self._keep[key] = self._keepalive(ctr)
         probe = ctr.exec_run(["timeout", "--version"])
         self._has_timeout[key] = probe.exit_code == 0
         return ctr
+
+    def _keepalive(self, ctr: Any) -> set[int]:
+        """Host pids of the container's init and its ``sleep``: all the sweep must spare.
+
+        Read once the keep-alive exists (init starts it a moment after the
+        container), so a sweep can never take it for a leftover.
+        """
+        deadline = time.monotonic() + 10
+        while True:
+            ctr.reload()
+            pids = set(self._host_pids(ctr))
+            if len(pids) >= 2 or time.monotonic() > deadline:
+                return pids
+            time.sleep(0.02)
 
     def _remove(self, key: str) -> None:
         ctr = self._containers.pop(key, None)
