@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Generator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +19,7 @@ from pytest_reb.distribute import TargetScheduling, shard_keys
 from pytest_reb.fixtures import SESSION_KEY, reb_session
 from pytest_reb.matrix import MatrixError, TargetSpec
 from pytest_reb.outcome import Outcome
-from pytest_reb.report import summary, terminal
+from pytest_reb.report import official, summary, terminal
 from pytest_reb.session import (
     RebOptions,
     RebSession,
@@ -85,6 +86,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="memory limit of each probe container (default 16g)")
     group.addoption("--reb-pids", type=int, default=2048, metavar="N",
                     help="process limit of each probe container (default 2048)")
+    group.addoption("--reb-official-layout", metavar="DIR",
+                    help="also write the run as the official harness lays out its jobs: "
+                         "DIR/jobs/<job>/job_summary.json and build_output/<stage>/results.json")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -117,6 +121,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(fixtures, "reb-fixtures")
     if controller:
         config.pluginmanager.register(_Recorder(session), "reb-recorder")
+    if config.pluginmanager.hasplugin("html"):
+        from pytest_reb.report.html import HtmlReport
+
+        config.pluginmanager.register(HtmlReport(session), "reb-html")
     install_sigterm()
 
 
@@ -238,6 +246,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         data = summary.build(list(outcomes.values()), run_id=reb.run_id,
                              compat=reb.options.compat)
         path.write_text(json.dumps(data, indent=2, sort_keys=True))
+        layout = session.config.getoption("reb_official_layout")
+        if layout:
+            official.write_layout(Path(layout), list(outcomes.values()), run_id=reb.run_id,
+                                  mode=data["mode"], commits=official.commits(session.items))
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 from pytest_reb.audit import AuditResult, ReportLoad, audit, compat_variant, observe_python
 from pytest_reb.collect import tier_probe
 from pytest_reb.outcome import Outcome
-from pytest_reb.tiers import Context
+from pytest_reb.tiers import Context, env_size
 
 
 def _wants_c4(load: ReportLoad, repo: str) -> bool:
@@ -67,6 +67,11 @@ def probe(ctx: Context) -> Outcome:
         "tiers": {t: _tier_brief(outcomes.get(t)) for t in ("c2", "c4")},
     }
     o.duration = round(time.monotonic() - start, 3)
+    # Not part of the audit (nor of its duration): the report interpreter's prefix size.
+    o.evidence["env_size"] = (
+        env_size.measure(ctx.target, claimed, timeout_scale=ctx.timeout_scale)
+        if claimed and python is not None and python.runs
+        else env_size.unknown(claimed, "the report's interpreter does not run"))
     return ctx.verdict(o)
 
 

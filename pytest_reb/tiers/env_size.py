@@ -1,0 +1,77 @@
+"""Environment size: how big the report interpreter's prefix is (an efficiency figure, not a tier).
+
+The official ``env_size`` stage ran the reported interpreter for ``sys.prefix``
+and summed ``st_size`` under it; 22 of its bundles wrote ``0`` when that failed
+and the aggregate averaged the zero as a real sample.  Here a measurement that
+did not happen is ``unknown`` with its reason, never a number, and a file with
+several hard links counts once.  The figure is the interpreter's own account
+of its prefix (like the official one); no verdict depends on it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pytest_reb.target import PROBES_MOUNT, Target
+
+PROBE = f"{PROBES_MOUNT}/env_size_probe.py"
+MARKER = "REB_ENV_SIZE"
+#: The official env_size stage's timeout.
+TIMEOUT = 120.0
+MIB = 1 << 20
+_COUNTS = ("bytes", "disk_bytes", "files", "hardlinks_skipped", "unreadable", "other_filesystems")
+
+
+def unknown(python: str | None, reason: str) -> dict[str, Any]:
+    """The evidence of a size that could not be measured."""
+    return {"status": "unknown", "python": python, "bytes": None, "reason": reason}
+
+
+def parse(stdout: str) -> dict[str, Any] | None:
+    """The probe's line (the last one wins), with only well-typed fields kept."""
+    found: dict[str, Any] | None = None
+    for line in stdout.splitlines():
+        if line.startswith(MARKER + " "):
+            try:
+                data = json.loads(line[len(MARKER) + 1:])
+            except ValueError:
+                continue
+            if isinstance(data, dict):
+                found = data
+    if found is None:
+        return None
+    out: dict[str, Any] = {k: found[k] for k in _COUNTS
+                           if type(found.get(k)) is int and found[k] >= 0}
+    for key in ("prefix", "executable", "version", "error"):
+        if isinstance(found.get(key), str):
+            out[key] = found[key][:4096]
+    if isinstance(found.get("site_packages"), list):
+        out["site_packages"] = [p[:4096] for p in found["site_packages"][:32]
+                                if isinstance(p, str)]
+    return out
+
+
+def measure(target: Target, python: str, *, timeout_scale: float = 1.0) -> dict[str, Any]:
+    """Run the probe under ``python`` in ``target``; the evidence, ``unknown`` on any failure."""
+    timeout = TIMEOUT * timeout_scale
+    res = target.exec([python, "-I", target.tool(PROBE)], timeout=timeout, cwd="/")
+    if res.timed_out:
+        return unknown(python, f"the walk of its prefix ran past {timeout:g}s")
+    data = parse(res.stdout)
+    if res.exit_code != 0 or data is None:
+        tail = (res.stderr or res.stdout).strip()[-300:]
+        return unknown(python, f"the size probe failed (exit {res.exit_code}): {tail}".rstrip())
+    if "bytes" not in data:
+        return {**unknown(python, data.get("error", "the probe printed no size")), **data,
+                "bytes": None}
+    return {"status": "measured", "python": python, **data, "mib": round(data["bytes"] / MIB),
+            "duration": round(res.duration, 3)}
+
+
+def mib_of(evidence: object) -> int | None:
+    """The measured size in MiB (the official ``env_prefix_size_MB`` unit), or None."""
+    if not isinstance(evidence, dict) or evidence.get("status") != "measured":
+        return None
+    mib = evidence.get("mib")
+    return mib if type(mib) is int and mib >= 0 else None
