@@ -81,14 +81,6 @@ class RepoModule(pytest.Module):
         module = self.obj
         if repo_of(module) is not None:
             for tier, (name, _) in TIER_TESTS.items():
-                if name not in vars(module) and _tier_available(tier):
+                if name not in vars(module):
                     setattr(module, name, _TESTS[tier])
         return super().collect()
-
-
-def _tier_available(tier: str) -> bool:
-    try:
-        tier_probe(tier)
-    except ImportError:
-        return False
-    return True
