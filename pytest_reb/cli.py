@@ -24,6 +24,24 @@ def _gc(args: argparse.Namespace) -> int:
     return 0
 
 
+def _table(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from pytest_reb.report import table
+
+    try:
+        rows = table.measured_rows(table.parse_run_arg(r) for r in args.runs)
+    except table.TableError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    if args.paper:
+        rows += table.PAPER_ROWS
+    paths = table.write(rows, Path(args.out))
+    print(table.to_markdown(rows))
+    print("reb table: " + ", ".join(str(p) for p in paths.values()))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="reb", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -32,6 +50,16 @@ def build_parser() -> argparse.ArgumentParser:
     gc.add_argument("--all", action="store_true",
                     help="remove every pytest-reb container, even of runs still alive")
     gc.set_defaults(func=_gc)
+    tbl = sub.add_parser("table", help="the master table across runs and agents "
+                                       "(CSV, Markdown, HTML with a chart)")
+    tbl.add_argument("runs", nargs="+", metavar="RUN_DIR[:LABEL]",
+                     help="run folders (with outcomes.jsonl); LABEL names the agent of a run "
+                          "whose outcomes carry none (default: the run id)")
+    tbl.add_argument("--out", metavar="DIR", default="reports/table",
+                     help="where reb_table.csv, .md and .html go (default reports/table)")
+    tbl.add_argument("--paper", action="store_true",
+                     help="add the paper's four agents as reference rows (published figures)")
+    tbl.set_defaults(func=_table)
     return parser
 
 
