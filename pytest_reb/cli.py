@@ -2,7 +2,8 @@
 
 ``reb gc`` removes containers a run could not remove itself (its pytest was
 SIGKILLed, or the machine lost power).  By default it only takes containers
-whose maker is gone, so it is safe beside a run in progress.
+whose maker is gone, so it is safe beside a run in progress.  ``reb merge``
+joins the runs of several shards (``--reb-shard I/N``) into one.
 """
 
 from __future__ import annotations
@@ -21,6 +22,31 @@ def _gc(args: argparse.Namespace) -> int:
         return 2
     removed = sweep(args.run, only_orphans=not args.all and args.run is None)
     print(f"reb gc: removed {removed} container(s)")
+    return 0
+
+
+def _merge(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from pytest_reb.report.merge import MergeError, summary_differences, write
+    from pytest_reb.session import new_run_id
+
+    runs = [Path(r) for r in args.runs]
+    out = Path(args.out) if args.out else runs[0].parent / f"merged-{new_run_id()}"
+    try:
+        data = write(runs, out)
+    except MergeError as exc:
+        print(f"reb merge: {exc}", file=sys.stderr)
+        return 2
+    count = sum(len(t["tiers"]) for t in data["targets"])
+    print(f"reb merge: {count} outcome(s) of {len(data['targets'])} target(s) from "
+          f"{len(runs)} run(s) -> {out}")
+    if args.expect:
+        diffs = summary_differences(json.loads(Path(args.expect).read_text()), data)
+        for line in diffs:
+            print(f"  differs from {args.expect}: {line}")
+        return 1 if diffs else 0
     return 0
 
 
@@ -50,6 +76,15 @@ def build_parser() -> argparse.ArgumentParser:
     gc.add_argument("--all", action="store_true",
                     help="remove every pytest-reb container, even of runs still alive")
     gc.set_defaults(func=_gc)
+    merge = sub.add_parser("merge", help="join the runs of several shards into one run")
+    merge.add_argument("runs", nargs="+", metavar="RUN_DIR",
+                       help="run folders (each with outcomes.jsonl), e.g. one per shard")
+    merge.add_argument("--out", metavar="DIR",
+                       help="new run folder to write (default: merged-<id> beside the first run)")
+    merge.add_argument("--expect", metavar="SUMMARY",
+                       help="compare with this summary.json (run ids, times and durations "
+                            "aside); exit 1 and list what differs")
+    merge.set_defaults(func=_merge)
     tbl = sub.add_parser("table", help="the master table across runs and agents "
                                        "(CSV, Markdown, HTML with a chart)")
     tbl.add_argument("runs", nargs="+", metavar="RUN_DIR[:LABEL]",

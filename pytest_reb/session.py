@@ -142,17 +142,21 @@ class RebSession:
                 target.close()
 
     def report(self, spec: TargetSpec, connect: Callable[[], Target]) -> ReportLoad:
-        """The agent's report for a target: the host file given, else the official path in it."""
-        if spec.url not in self.reports:
+        """The agent's report for a target: the host file given, else the official path in it.
+
+        Cached by target id, not URL: two agents' rows may share an image or a
+        host (``local://``) and still each have their own report.
+        """
+        if spec.id not in self.reports:
             if spec.report:
                 path = Path(spec.report)
                 raw = _read_bounded(path)
-                self.reports[spec.url] = load_report(raw, source=str(path))
+                self.reports[spec.id] = load_report(raw, source=str(path))
             else:
                 raw = connect().read_file(OFFICIAL_REPORT_PATH)
-                self.reports[spec.url] = load_report(
+                self.reports[spec.id] = load_report(
                     raw, source=f"{spec.id}:{OFFICIAL_REPORT_PATH}")
-        return self.reports[spec.url]
+        return self.reports[spec.id]
 
     def record(self, outcome: Outcome) -> None:
         """Controller only: keep the outcome and append it to the durable log at once."""
