@@ -1,0 +1,3 @@
+"""TinyNet: a minimal research-style training package."""
+
+__version__ = "0.1.0"
