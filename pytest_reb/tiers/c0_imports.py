@@ -92,29 +92,41 @@ DRIVER = r"""
 const fs = require('fs'), path = require('path'), cp = require('child_process');
 const [mode, raw] = process.argv.slice(1);
 const spec = JSON.parse(raw);
+const name = (d) => new RegExp(spec.import_pattern).exec(String(d.message));
 const emit = (o) => process.stdout.write('REB_C0 ' + JSON.stringify(o) + '\n');
 const tail = (s, n) => (s.length > n ? s.slice(-n) : s);
 const env = {...process.env, PYTHONDONTWRITEBYTECODE: '1'};
 
+// Each command is its own process group, killed whole at its deadline; a grandchild that
+// keeps the pipes open cannot hold the driver past it.
 function run(argv, opts) {
   return new Promise((resolve) => {
-    const out = [], err = [];
-    let child;
+    const out = [], err = [], started = Date.now();
+    let child, timer, timedOut = false, finished = false;
+    const done = (rc, signal, error) => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      if (child) { child.stdout.destroy(); child.stderr.destroy(); }
+      resolve({rc, signal, error, timed_out: timedOut, seconds: (Date.now() - started) / 1000,
+               stdout: Buffer.concat(out).toString('utf8'),
+               stderr: Buffer.concat(err).toString('utf8')});
+    };
     try {
-      child = cp.spawn(argv[0], argv.slice(1), {env, killSignal: 'SIGKILL', ...opts});
+      child = cp.spawn(argv[0], argv.slice(1), {env, cwd: opts.cwd, detached: true});
     } catch (e) {
-      resolve({rc: null, error: String(e.code || e), timed_out: false, stdout: '', stderr: ''});
+      done(null, null, String(e.code || e));
       return;
     }
-    const started = Date.now();
+    timer = setTimeout(() => {
+      timedOut = true;
+      try { process.kill(-child.pid, 'SIGKILL'); } catch (e) { /* already gone */ }
+    }, opts.timeout);
     child.stdout.on('data', (b) => out.push(b));
     child.stderr.on('data', (b) => err.push(b));
-    const done = (rc, signal, error) => resolve({
-      rc, signal, error, seconds: (Date.now() - started) / 1000,
-      timed_out: signal === 'SIGKILL' && Date.now() - started >= opts.timeout,
-      stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8')});
     child.on('error', (e) => done(null, null, String(e.code || e)));
     child.on('close', (rc, signal) => done(rc, signal, null));
+    child.on('exit', (rc, signal) => setTimeout(() => done(rc, signal, null), 3000));
   });
 }
 
@@ -162,11 +174,11 @@ function reduce(text) {
   let data;
   try { data = JSON.parse(text); } catch (e) { return null; }
   if (!data || typeof data !== 'object' || !Array.isArray(data.generalDiagnostics)) return null;
-  const pattern = new RegExp(spec.import_pattern), first = new Map(), counts = {};
+  const first = new Map(), counts = {};
   for (const d of data.generalDiagnostics) {
     if (!d || !spec.rules.includes(d.rule)) continue;
     counts[d.rule] = (counts[d.rule] || 0) + 1;
-    const m = pattern.exec(String(d.message));
+    const m = name(d);
     if (m && !first.has(d.rule + ' ' + m[1])) {
       const line = d.range && d.range.start ? d.range.start.line : null;
       first.set(d.rule + ' ' + m[1], {file: d.file, message: d.message, rule: d.rule,
@@ -207,19 +219,24 @@ async function analyse() {
       run([process.execPath, spec.pyright, ...spec.main_args], opts(spec.main_timeout_ms))]);
     const json = reduce(main.stdout);
     if (json) {
-      const pattern = new RegExp(spec.import_pattern);
       const stubOnly = json.generalDiagnostics.filter((d) => d.rule === spec.source_rule)
-        .map((d) => pattern.exec(String(d.message))[1]);
+        .map((d) => name(d)[1]);
       json.source_present = present(stubOnly);
     }
     const res = {
       binding: {...probe, stdout: header(probe.stdout), stderr: tail(probe.stderr, 4000)},
       main: {...main, json, stdout: json ? '' : main.stdout.slice(0, 2000) + '\n...\n' +
              tail(main.stdout, 2000), stderr: tail(main.stderr, 4000)}};
-    if (JSON.stringify(res).length > 60000 && json) {
-      json.generalDiagnostics = json.generalDiagnostics.map((d) => ({message: d.message,
-                                                                     rule: d.rule}));
+    // Exec output is a 64 KiB tail: past the limit keep only the names, then fewer of them.
+    const size = () => JSON.stringify(res).length;
+    if (json && size() > 60000) {
+      json.generalDiagnostics = json.generalDiagnostics.map((d) => ({
+        rule: d.rule, message: 'Import "' + name(d)[1] + '"'}));
       json.reduced.compact = true;
+      while (size() > 60000 && json.generalDiagnostics.length) {
+        json.generalDiagnostics.length = Math.floor(json.generalDiagnostics.length * 0.9);
+        json.reduced.truncated = true;
+      }
     }
     emit(res);
   } finally {
