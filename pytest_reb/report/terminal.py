@@ -23,7 +23,7 @@ from pytest_reb.tiers.env_size import mib_of
 
 WIDTH = 79
 _MARK = {"passed": "PASS", "failed": "FAIL", "skipped": "skip"}
-_BAR = 13  # C0's width; each tier above is two narrower
+_BAR = 11  # C0's width; each tier above is two narrower
 
 
 def pyramid(outcomes: list[Outcome], *, titles: Mapping[str, str]) -> list[str]:
@@ -63,7 +63,7 @@ def _detail(o: Outcome) -> str:
     if o.status == "skipped" and o.category == "not_applicable":
         parts.append(f"n/a: {o.message}" if o.message else "n/a")
     elif o.category:
-        official = (" (official rule: pass)"
+        official = (" (official: pass)"
                     if o.status == "failed" and o.compat and o.tier != "c0" else "")
         parts.append(o.category + official)
     mib = mib_of(o.evidence.get("env_size")) if o.tier == "c5" else None

@@ -1,0 +1,150 @@
+"""The terminal pyramid and the summary figures behind it.
+
+Outcomes here are built by hand, so every shape (not applicable, a C0
+without a count, an unmeasured environment, an official-only pass) can be
+set up exactly; the last test goes through pytest itself on ``local://``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_reb.outcome import Outcome
+from pytest_reb.report import summary, terminal
+from pytest_reb.tiers import TIER_TITLES
+
+
+def oc(tier: str, status: str = "passed", category: str | None = None, *, target: str = "img:a",
+       repo: str = "me/mini", **kw: object) -> Outcome:
+    strict = status == "passed"
+    kw.setdefault("strict", strict)
+    kw.setdefault("compat", strict)
+    return Outcome(repo=repo, target=target, tier=tier, status=status,  # type: ignore[arg-type]
+                   category=category, **kw)  # type: ignore[arg-type]
+
+
+def c0(missing: int | None, total: int = 8, **kw: object) -> Outcome:
+    return oc("c0", "passed" if missing == 0 else "failed",
+              None if missing == 0 else "deps" if missing else "pyright_failed",
+              evidence={"missing_count": missing, "imports_total": total}, **kw)
+
+
+def c5(counts: dict[str, int] | None = None, env: dict[str, object] | None = None,
+       **kw: object) -> Outcome:
+    counts = counts or {"path": 0, "version": 0, "capability": 0}
+    bad = any(counts.values())
+    return oc("c5", "failed" if bad else "passed", "capability_hallucination" if bad else None,
+              evidence={"counts": counts, "env_size": env or {"status": "unknown", "bytes": None,
+                                                              "reason": "not run"}}, **kw)
+
+
+def full(target: str = "img:a") -> list[Outcome]:
+    return [c0(1, target=target), oc("c1", target=target),
+            oc("c2", "failed", "cuda_unavailable", target=target),
+            oc("c3", "failed", "no_gpu_evidence", compat=True, target=target),
+            oc("c4", "skipped", "not_applicable", message="repo_not_supported", strict=None,
+               compat=None, target=target),
+            c5({"path": 0, "version": 1, "capability": 2},
+               {"status": "measured", "bytes": 3 << 30, "mib": 3072}, target=target)]
+
+
+def test_every_line_fits_in_80_columns() -> None:
+    long = [oc("c1", "failed", "pyright_wrong_interpreter", compat=True,
+               target="registry.example/agent-with-a-long-name/image:" + "x" * 60,
+               repo="some-owner/a-repository-with-a-long-name"), *full()]
+    lines = terminal.pyramid(long, titles=TIER_TITLES)
+    assert lines and max(len(line) for line in lines) < 80
+
+
+def test_the_pyramid_stands_on_c0() -> None:
+    lines = terminal.pyramid(full(), titles=TIER_TITLES)
+    assert lines[0] == "img:a  (me/mini)"
+    rows = {"".join(line.split()[:2]): line for line in lines[1:8] if line.startswith("  C")}
+    widths = {k[:2]: len(v[21:32].strip()) for k, v in rows.items()}
+    assert widths["C0"] > widths["C1"] > widths["C2"] > widths["C3"] > widths["C5"]
+    assert rows["C4distributed"][21:32].strip() == ""  # not applicable: no bar
+    assert "0/8" not in rows["C0static"] and "1/8 imports missing" in rows["C0static"]
+    assert "n/a: repo_not_supported" in rows["C4distributed"]
+    assert "no_gpu_evidence (official: pass)" in rows["C3single"]
+    assert "env 3072 MiB" in rows["C5report"]
+
+
+def test_totals_give_c0_figure_counts_over_denominators_and_c5_by_kind() -> None:
+    outcomes = full("img:a") + full("img:b")
+    outcomes[6] = c0(None, target="img:b")  # pyright gave no count on b
+    lines = terminal.totals(outcomes, titles=TIER_TITLES)
+    assert lines[0] == "total: C0 1/8 missing  C1 2/2  C2 0/2  C3 0/2  C4 0/0  C5 0/2"
+    table = {line.split()[0]: line.split() for line in lines[2:8]}
+    assert " ".join(table["C0"][3:]) == ("missing 1/8 imports (12.5%); 1 target(s) without a "
+                                         "count")
+    assert table["C1"][-6:] == ["2", "0", "0", "0", "2", "100.0%"]
+    assert table["C4"][-6:] == ["0", "0", "0", "2", "0", "-"]  # both n/a, out of the denominator
+    assert "C5 hallucinations: path 0, version 2, capability 4" in lines
+    assert "env size: mean 3072 MiB over 2 measured, 0 unknown" in lines
+
+
+def test_unmeasured_environment_is_unknown_not_zero() -> None:
+    outcomes = [c5(env={"status": "measured", "bytes": 1 << 30, "mib": 1024}, target="a"),
+                c5(target="b")]
+    env = summary.tally(outcomes)["c5"]["env_size"]
+    assert env == {"measured": 1, "unknown": 1, "mean_mib": 1024.0}
+    assert summary.tally([c5()])["c5"]["env_size"] == {"measured": 0, "unknown": 1,
+                                                      "mean_mib": None}
+
+
+def test_tally_keeps_its_keys_and_adds_skipped_times_and_c0() -> None:
+    t = summary.tally(full())
+    assert {"passed", "failed", "not_applicable", "applicable", "strict_passed", "compat_passed",
+            "categories"} <= set(t["c1"])
+    assert t["c0"]["missing_imports"] == 1 and t["c0"]["imports_total"] == 8
+    assert t["c3"]["compat_passed"] == 1 and t["c3"]["passed"] == 0
+    assert t["c1"]["skipped"] == 0 and t["c1"]["mean_duration"] == 0.0
+    assert t["c5"]["hallucinations"] == {"path": 0, "version": 1, "capability": 2}
+
+
+def test_summary_json_keeps_the_env_size_and_the_c0_count() -> None:
+    data = summary.build(full(), run_id="r", compat=False)
+    assert {"targets", "totals", "agents", "mode", "run_id"} <= set(data)
+    tiers = data["targets"][0]["tiers"]
+    assert tiers["c0"]["evidence"]["missing_count"] == 1
+    assert tiers["c5"]["evidence"]["env_size"]["mib"] == 3072
+    json.dumps(data)
+
+
+def make_checkout(root: Path) -> str:
+    root.mkdir(parents=True)
+    (root / "main.py").write_text("import json\nprint('hello')\n")
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"}
+    for cmd in (["git", "init", "-q"], ["git", "add", "."], ["git", "commit", "-qm", "x"]):
+        subprocess.run(cmd, cwd=root, check=True, env=env)
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, check=True, env=env,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def test_the_pyramid_at_the_end_of_a_real_run(pytester: pytest.Pytester) -> None:
+    commit = make_checkout(pytester.path / "checkout")
+    pytester.makepyfile(test_mini=(
+        "from pytest_reb import Repo, Run\n"
+        f"repo = Repo('me/mini', commit='{commit}', imports_total=1,\n"
+        "            cpu=Run(['{python}', 'main.py'], timeout=60),\n"
+        "            single_gpu=Run(['{python}', 'main.py']), multi_gpu=None)\n"))
+    result = pytester.runpytest(
+        "-m", "c1 or c3 or c4", "--rootdir", str(pytester.path), "--reb-host", "local://",
+        "--reb-python", sys.executable, "--reb-repo-dir", str(pytester.path / "checkout"),
+        "--reb-outdir", str(pytester.path / "reports"), "--reb-gpus", "", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines([
+        "*reb pyramid*", "local://  (me/mini)",
+        "  C4 distributed * skip  n/a: not_applicable",
+        "  C3 single GPU *FAIL  insufficient_hardware",
+        "  C1 CPU * PASS",
+        "total: C1 1/1  C3 0/1  C4 0/0",
+        "  C1 CPU * 1 * 0 * 0 * 0 * 1 * 100.0%"])
+    start = next(i for i, line in enumerate(result.outlines) if "reb pyramid" in line) + 1
+    end = next(i for i, line in enumerate(result.outlines) if line.startswith("outcomes:"))
+    assert end - start == 9 and max(len(line) for line in result.outlines[start:end]) < 80
