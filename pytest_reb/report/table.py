@@ -123,14 +123,16 @@ def load_run(path: Path) -> tuple[str, str | None, list[Outcome]]:
 
 
 def measured_rows(runs: Iterable[tuple[Path, str | None]]) -> list[Row]:
-    """Rows of the runs, one per agent label; a label's later outcome of an item wins."""
+    """Rows of the runs, one per agent label; of two outcomes of one item, the later wins."""
     by_label: dict[str, dict[str, Outcome]] = defaultdict(dict)
     meta: dict[str, tuple[list[str], list[str]]] = defaultdict(lambda: ([], []))
     for path, label in runs:
         run_id, mode, outcomes = load_run(path)
-        for o in sorted(outcomes, key=lambda o: o.started):
+        for o in outcomes:
             name = o.agent or label or run_id
-            by_label[name][o.key] = o
+            seen = by_label[name].get(o.key)
+            if seen is None or o.started >= seen.started:
+                by_label[name][o.key] = o
             ids, modes = meta[name]
             if run_id not in ids:
                 ids.append(run_id)
