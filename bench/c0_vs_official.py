@@ -1,0 +1,149 @@
+"""C0 time: pytest-reb's mounted pyright against the official pip-install-then-run, same image.
+
+    python bench/c0_vs_official.py [--image reb-demo:missing-dep] [--runs 3]
+
+pytest-reb: a hardened container without network, node and pyright mounted
+read-only, pyright bound to the report's interpreter (the tier's ``probe``,
+container start and removal included).  Official: a container with network
+(the host's CA bundle mounted, ``PIP_CERT`` set), ``<python> -m pip install
+pyright[nodejs]`` into the environment under test, then ``<python> -m pyright
+<targets> --pythonpath <python> --level error --outputjson`` from the
+checkout, as the one bundle that bound pyright ran it, so both do the same
+analysis; ``--unbound`` drops ``--pythonpath`` as the other 43 bundles did
+(pyright then resolves against the ``python3`` on PATH, which can skip
+whole packages and look faster).  Same targets; a fresh container per run,
+as the official harness had one per job.  Prints medians and the ratio;
+removes every container it made.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import secrets
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from importlib.metadata import version
+from typing import Any
+
+import docker
+
+from pytest_reb.audit import load_report
+from pytest_reb.spec import OFFICIAL_REPO_DIR, OFFICIAL_REPORT_PATH, Repo
+from pytest_reb.target import LABEL_OWNER, LABEL_RUN, DockerTarget, owner_label
+from pytest_reb.tiers import Context
+from pytest_reb.tiers.c0_imports import missing_imports, probe
+
+CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
+RUN_ID = f"bench-c0-{secrets.token_hex(4)}"
+
+
+def ours(image: str, python: str | None) -> dict[str, Any]:
+    """One C0 run as the plugin does it, container lifecycle included."""
+    start = time.monotonic()
+    target = DockerTarget(image, run_id=RUN_ID, gpus=[])
+    try:
+        raw = target.read_file(OFFICIAL_REPORT_PATH)
+        ctx = Context(repo=Repo("bench/c0", commit="0" * 40), target_name=image,
+                      connect=lambda: target, python_override=python,
+                      read_report=lambda: load_report(raw, source=OFFICIAL_REPORT_PATH))
+        analysis = time.monotonic()
+        outcome = probe(ctx)
+        analysis = time.monotonic() - analysis
+    finally:
+        target.close()
+    ev = outcome.evidence
+    if ev.get("pyright_version") is None:
+        sys.exit(f"pytest-reb C0 did not run pyright: {outcome.category}: {outcome.message}")
+    return {"total": time.monotonic() - start, "analysis": analysis, "install": 0.0,
+            "missing": len(ev.get("missing_official") or []), "python": ev["python"],
+            "targets": ev["targets"], "selection": ev.get("selection")}
+
+
+def _exec(ctr: Any, argv: list[str], timeout: int) -> tuple[int, bytes, float]:
+    start = time.monotonic()
+    res = ctr.exec_run(["timeout", "-k", "5", str(timeout), *argv], workdir=OFFICIAL_REPO_DIR,
+                       demux=True)
+    out, err = res.output
+    if res.exit_code not in (0, 1):
+        sys.exit(f"official run failed ({res.exit_code}): {argv}\n{(err or b'').decode()[-2000:]}")
+    return res.exit_code, out or b"", time.monotonic() - start
+
+
+def official(client: Any, image: str, python: str, targets: list[str],
+             bind: bool) -> dict[str, Any]:
+    """One C0 run the official way: install pyright into the environment, then run it."""
+    start = time.monotonic()
+    ctr = client.containers.run(
+        image, entrypoint=["sleep"], command=["infinity"], detach=True, init=True,
+        labels={LABEL_RUN: RUN_ID, LABEL_OWNER: owner_label()},
+        volumes={CA_BUNDLE: {"bind": CA_BUNDLE, "mode": "ro"}},
+        environment={"PIP_CERT": CA_BUNDLE, "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+                     "PYTHONDONTWRITEBYTECODE": "1"})
+    try:
+        _, _, install = _exec(ctr, [python, "-m", "pip", "install", "-q",
+                                    f"pyright[nodejs]=={version('pyright')}"], 900)
+        binding = ["--pythonpath", python] if bind else []
+        _, out, analysis = _exec(ctr, [python, "-m", "pyright", *targets, *binding,
+                                       "--level", "error", "--outputjson"], 900)
+    finally:
+        ctr.remove(force=True)
+    return {"total": time.monotonic() - start, "analysis": analysis, "install": install,
+            "missing": len(missing_imports(json.loads(out)))}
+
+
+def official_targets(run: dict[str, Any]) -> list[str]:
+    """The official command's targets: the project file, or the selected paths."""
+    if run["selection"] in ("pyrightconfig.json", "pyproject.toml"):
+        return ["--project", run["selection"]]
+    return list(run["targets"])
+
+
+def medians(runs: list[dict[str, Any]], key: str) -> float:
+    return statistics.median(r[key] for r in runs)
+
+
+def timed(label: str, fn: Callable[[], dict[str, Any]], runs: int) -> list[dict[str, Any]]:
+    out = []
+    for i in range(runs):
+        out.append(fn())
+        print(f"  {label} run {i + 1}: {out[-1]['total']:.1f}s", file=sys.stderr)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--image", default="reb-demo:missing-dep")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--python", default=None, help="default: the report's python_path")
+    parser.add_argument("--unbound", action="store_true",
+                        help="run the official pyright without --pythonpath (43 of 44 bundles)")
+    args = parser.parse_args(argv)
+    client = docker.from_env()
+    try:
+        mine = timed("pytest-reb", lambda: ours(args.image, args.python), args.runs)
+        python, targets = mine[0]["python"], official_targets(mine[0])
+        theirs = timed("official", lambda: official(client, args.image, python, targets,
+                                                    not args.unbound), args.runs)
+    finally:
+        for ctr in client.containers.list(all=True, filters={"label": f"{LABEL_RUN}={RUN_ID}"}):
+            ctr.remove(force=True)
+    way = "official (pip install, run" + (")" if args.unbound else ", bound)")
+    rows = [("pytest-reb C0 (mounted, bound)", mine), (way, theirs)]
+    print(f"C0 on {args.image}: {python}, targets {' '.join(targets)}; "
+          f"median of {args.runs} runs, container start/removal included")
+    print(f"| {'way':<32} | {'total s':>8} | {'install s':>9} | {'pyright s':>9} | "
+          f"{'missing (official count)':>24} |")
+    print(f"|{'-' * 34}|{'-' * 10}|{'-' * 11}|{'-' * 11}|{'-' * 26}|")
+    for name, runs in rows:
+        print(f"| {name:<32} | {medians(runs, 'total'):>8.1f} | {medians(runs, 'install'):>9.1f}"
+              f" | {medians(runs, 'analysis'):>9.1f} | {runs[0]['missing']:>24} |")
+    ratio = medians(theirs, "total") / medians(mine, "total")
+    print(f"official / pytest-reb (total): {ratio:.1f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
