@@ -419,6 +419,18 @@ def test_the_repository_config_cannot_hide_missing_imports(tmp_path: Path,
     assert o.evidence["missing"] == ["absent_one"] and o.evidence["bound"] is True
 
 
+def test_a_pyproject_pyright_table_is_extended(tmp_path: Path, bare_python: str) -> None:
+    repo = tree(tmp_path / "repo", {
+        "pyproject.toml": "[project]\nname = 'x'\n\n[tool.pyright]\ninclude = ['src']\n"
+                          "reportMissingImports = 'none'\n",
+        "src/pk/__init__.py": "import gone_a\n", "other/x.py": "import gone_b\n",
+    })
+    o = probe(local_ctx(repo, bare_python, total=2))
+    assert o.evidence["selection"] == "pyproject.toml" and o.evidence["targets"] == ["src"]
+    assert o.evidence["config"]["extends"].endswith("/repo/pyproject.toml")
+    assert o.evidence["missing"] == ["gone_a"]
+
+
 def test_hundreds_of_missing_names_survive_the_output_limit(tmp_path: Path,
                                                             bare_python: str) -> None:
     """More than fits in 64 KiB as diagnostics: the driver sends names only, and all arrive."""

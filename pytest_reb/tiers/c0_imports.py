@@ -261,7 +261,7 @@ def top_level_imports(source: str) -> set[str]:
     """
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return set()
     names: set[str] = set()
     for node in ast.walk(tree):
