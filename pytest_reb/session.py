@@ -22,13 +22,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from pytest_reb.audit import ReportLoad, load_report
+from pytest_reb.assets import AssetCache, Prepared, checkout_copy, default_cache
+from pytest_reb.audit import MAX_REPORT_BYTES, ReportLoad, load_report
 from pytest_reb.distribute import parse_shard
 from pytest_reb.evidence import host_gpus
 from pytest_reb.lease import GpuLeases
 from pytest_reb.matrix import TargetSpec, load_matrix
 from pytest_reb.outcome import Outcome, OutcomeLog
-from pytest_reb.spec import OFFICIAL_REPORT_PATH
+from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo
 from pytest_reb.target import LABEL_OWNER, LABEL_RUN, Limits, Target, TargetError, make_target
 
 
@@ -50,6 +51,8 @@ class RebOptions:
     memory: str
     pids: int
     shard: tuple[int, int] | None = None
+    assets: Path | None = None
+    prepare: bool = False
 
     @classmethod
     def from_config(cls, config: Any) -> RebOptions:
@@ -67,7 +70,9 @@ class RebOptions:
             gpus=None if gpus is None else [g.strip() for g in gpus.split(",") if g.strip()],
             timeout_scale=opt("reb_timeout_scale"), compat=opt("reb_compat"),
             resume=opt("reb_resume"), memory=opt("reb_memory"), pids=opt("reb_pids"),
-            shard=parse_shard(opt("reb_shard")) if opt("reb_shard") else None)
+            shard=parse_shard(opt("reb_shard")) if opt("reb_shard") else None,
+            assets=Path(opt("reb_assets")) if opt("reb_assets") else None,
+            prepare=opt("reb_prepare"))
 
 
 def new_run_id() -> str:
@@ -116,6 +121,26 @@ class RebSession:
     # -- targets
 
     @cached_property
+    def asset_cache(self) -> AssetCache:
+        """``--reb-assets DIR``, else the default cache on this host."""
+        return AssetCache(self.options.assets or default_cache())
+
+    def prepare_assets(self, repo: Repo, spec: TargetSpec | None) -> list[Prepared]:
+        """``--reb-prepare``: make every asset of ``repo``, network allowed (this step only).
+
+        Repository assets are copied from the checkout in ``spec``'s target
+        without starting it; with no target they fail and say so.
+        """
+        copy = None
+        if spec is not None:
+            try:
+                target = self.target(spec)
+            except TargetError:
+                target = None
+            copy = checkout_copy(target, self.options.repo_dir or repo.repo_dir)
+        return self.asset_cache.prepare(repo, network=True, copy=copy)
+
+    @cached_property
     def leases(self) -> GpuLeases:
         """The GPUs of this run (``--reb-gpus``, else all this host has), under leases."""
         pool = self.options.gpus if self.options.gpus is not None else host_gpus()
@@ -153,7 +178,7 @@ class RebSession:
                 raw = _read_bounded(path)
                 self.reports[spec.id] = load_report(raw, source=str(path))
             else:
-                raw = connect().read_file(OFFICIAL_REPORT_PATH)
+                raw = connect().read_file(OFFICIAL_REPORT_PATH, limit=MAX_REPORT_BYTES + 1)
                 self.reports[spec.id] = load_report(
                     raw, source=f"{spec.id}:{OFFICIAL_REPORT_PATH}")
         return self.reports[spec.id]
@@ -165,7 +190,7 @@ class RebSession:
             self.log.append(outcome)
 
 
-def _read_bounded(path: Path, limit: int = (1 << 20) + 1) -> bytes | None:
+def _read_bounded(path: Path, limit: int = MAX_REPORT_BYTES + 1) -> bytes | None:
     try:
         with open(path, "rb") as fh:
             return fh.read(limit)

@@ -20,6 +20,7 @@ never from anything the target prints.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import re
 import shlex
@@ -27,9 +28,10 @@ import shutil
 import signal
 import socket
 import subprocess
+import tarfile
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -125,6 +127,8 @@ class ExecResult:
     timed_out: bool = False
     killed_by_host: bool = False
     oom_killed: bool = False
+    #: a fork was refused because the container's pids limit was reached (cgroup counter)
+    pids_limited: bool = False
     stdout_bytes: int = 0
     stderr_bytes: int = 0
     #: pid -> GPU indices that process held (a CUDA context, or see the channel)
@@ -228,12 +232,17 @@ class Target:
         """Where a probe or tool mounted at ``path`` (under /opt/reb) is, seen from the target."""
         return path
 
+    def mount(self, host_dir: str, at: str) -> str | None:
+        """Show a host folder read-only in the target; where it appears, or None if it cannot.
+
+        Used for the prepared assets and our shims.  A target with no way to see
+        host files (``ssh://``...) answers None and the caller says so.
+        """
+        return None
+
     def read_file(self, path: str, limit: int = 1 << 20) -> bytes | None:
-        """At most ``limit`` bytes of a file in the target, or None if it cannot be read."""
-        res = self.exec(["head", "-c", str(limit), path], timeout=30)
-        if res.exit_code != 0:
-            return None
-        return res.stdout.encode("utf-8", errors="surrogateescape")
+        """At most ``limit`` bytes of a file in the target, exactly, or None if unreadable."""
+        raise NotImplementedError
 
     @property
     def host(self) -> Any:
@@ -266,6 +275,10 @@ class LocalTarget(Target):
             if path == mount or path.startswith(mount + "/"):
                 return source + path[len(mount):]
         return path
+
+    def mount(self, host_dir: str, at: str) -> str | None:
+        """Nothing to mount on this machine: the host folder itself is what the target sees."""
+        return host_dir
 
     def read_file(self, path: str, limit: int = 1 << 20) -> bytes | None:
         try:
@@ -418,6 +431,8 @@ class DockerTarget(Target):
         self._keep: dict[str, set[int]] = {}
         self._has_timeout: dict[str, bool] = {}
         self._lock = threading.Lock()
+        #: container path -> host folder, mounted read-only beside the tools (assets, shims)
+        self.extra_mounts: dict[str, str] = {}
 
     # -- containers
 
@@ -463,7 +478,7 @@ class DockerTarget(Target):
             shm_size=self.limits.shm,
             labels=labels(self.run_id, **{"reb.target": self.image[:200], "reb.profile": key}),
             mounts=[Mount(dst, src, type="bind", read_only=True)
-                    for dst, src in tool_mounts().items()],
+                    for dst, src in {**tool_mounts(), **self.extra_mounts}.items()],
         )
         if devices:
             kwargs["device_requests"] = [DeviceRequest(device_ids=devices,
@@ -503,6 +518,19 @@ class DockerTarget(Target):
             for key in list(self._containers):
                 self._remove(key)
 
+    def mount(self, host_dir: str, at: str) -> str | None:
+        """Mount ``host_dir`` read-only at ``at`` in every container made from now on.
+
+        Containers already running cannot gain a mount, so a new one removes
+        them; the next command starts them again with it.
+        """
+        with self._lock:
+            if self.extra_mounts.get(at) != host_dir:
+                self.extra_mounts[at] = host_dir
+                for key in list(self._containers):
+                    self._remove(key)
+        return at
+
     # -- processes
 
     def _host_pids(self, ctr: Any) -> list[int]:
@@ -536,6 +564,17 @@ class DockerTarget(Target):
                         return int(line.split()[1])
         return None
 
+    def _pids_refusals(self, ctr: Any) -> int | None:
+        """How many forks the pids limit refused (``max`` of ``pids.events``), or None."""
+        for path in (f"/sys/fs/cgroup/pids/docker/{ctr.id}/pids.events",
+                     f"/sys/fs/cgroup/system.slice/docker-{ctr.id}.scope/pids.events",
+                     f"/sys/fs/cgroup/docker/{ctr.id}/pids.events"):
+            with contextlib.suppress(OSError, ValueError):
+                for line in Path(path).read_text().splitlines():
+                    if line.startswith("max "):
+                        return int(line.split()[1])
+        return None
+
     # -- exec
 
     def _exec(self, argv: list[str], *, timeout: float, env: dict[str, str], cwd: str | None,
@@ -551,6 +590,7 @@ class DockerTarget(Target):
         api = self.client.api
         out, err = TailBuffer(), TailBuffer()
         oom_before = self._oom_kills(ctr)
+        pids_before = self._pids_refusals(ctr)
         start = time.monotonic()
         try:
             exec_id = api.exec_create(ctr.id, cmd, environment=env or None,
@@ -588,14 +628,20 @@ class DockerTarget(Target):
         with contextlib.suppress(Exception):
             leftovers = self._sweep(ctr, key)
         oom_after = self._oom_kills(ctr)
+        pids_after = self._pids_refusals(ctr)
         if not killed:
             self._check_alive(ctr)
         res = ExecResult(argv, exit_code, out.text(), err.text(), duration,
                          killed_by_host=killed, stdout_bytes=out.total, stderr_bytes=err.total,
                          oom_killed=(oom_before is not None and oom_after is not None
                                      and oom_after > oom_before),
+                         pids_limited=(pids_before is not None and pids_after is not None
+                                       and pids_after > pids_before),
                          gpu_evidence_channel=self.evidence_channel, leftovers_killed=leftovers)
         return _finish(res, timeout, watch)
+
+    def read_file(self, path: str, limit: int = 1 << 20) -> bytes | None:
+        return archive_file(self.container(), path, limit)
 
     def _check_alive(self, ctr: Any) -> None:
         """A container that stopped under a command is an infrastructure failure."""
@@ -664,6 +710,15 @@ class TestinfraTarget(Target):
         return _finish(ExecResult(argv, r.rc, out.text(), err.text(), duration,
                                   stdout_bytes=out.total, stderr_bytes=err.total), timeout, None)
 
+    def read_file(self, path: str, limit: int = 1 << 20) -> bytes | None:
+        box: dict[str, Any] = {}
+        cmd = shlex.join(["head", "-c", str(limit), path])
+        worker = threading.Thread(target=lambda: box.update(r=self._host.run(cmd)), daemon=True)
+        worker.start()
+        worker.join(60)
+        r = box.get("r")
+        return bytes(r.stdout_bytes) if r is not None and r.rc == 0 else None
+
     @property
     def host(self) -> Any:
         return self._host
@@ -689,26 +744,57 @@ def _read_git_commit(read: Callable[[str], bytes | None], repo_dir: str) -> str 
     return None
 
 
+class _ChunkReader(io.RawIOBase):
+    """A file over an iterator of byte chunks, for ``tarfile``'s streaming mode."""
+
+    def __init__(self, chunks: Iterable[bytes]) -> None:
+        self._chunks = iter(chunks)
+        self._rest = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf: Any) -> int:
+        while not self._rest:
+            self._rest = next(self._chunks, b"")
+            if not self._rest:
+                return 0
+        n = min(len(buf), len(self._rest))
+        buf[:n] = self._rest[:n]
+        self._rest = self._rest[n:]
+        return n
+
+
+def archive_file(container: Any, path: str, limit: int) -> bytes | None:
+    """At most ``limit`` bytes of a regular file, copied out through the Docker API.
+
+    Exact bytes (no decoding), streamed: a 100 MB file costs ``limit`` bytes
+    of memory, and nothing in the container is executed to read it.
+    """
+    from docker.errors import DockerException
+
+    try:
+        stream, _ = container.get_archive(path)
+        with tarfile.open(fileobj=_ChunkReader(stream), mode="r|") as tar:
+            member = tar.next()
+            if member is None or not member.isfile():
+                return None
+            fh = tar.extractfile(member)
+            return fh.read(limit) if fh else None
+    except (DockerException, tarfile.TarError, OSError):
+        return None
+
+
 def image_file(client: Any, image: str, path: str, limit: int = 1 << 16) -> bytes | None:
     """A small file from an image, through a created-but-never-started container."""
-    import io
-    import tarfile
-
     from docker.errors import DockerException
 
     ctr = None
     try:
         ctr = client.containers.create(image, entrypoint=["true"], network_mode="none",
                                        labels=labels("peek"))
-        stream, _ = ctr.get_archive(path)
-        data = b"".join(stream)
-        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-            member = tar.next()
-            if member is None or not member.isfile() or member.size > limit:
-                return None
-            fh = tar.extractfile(member)
-            return fh.read(limit) if fh else None
-    except (DockerException, tarfile.TarError, OSError):
+        return archive_file(ctr, path, limit)
+    except DockerException:
         return None
     finally:
         if ctr is not None:

@@ -14,7 +14,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import PurePosixPath
+from typing import Any
 
+from pytest_reb.assets import AssetCache, attach
 from pytest_reb.audit import ReportLoad
 from pytest_reb.lease import GpuLeases
 from pytest_reb.outcome import Outcome
@@ -47,20 +49,41 @@ class Context:
     compat: bool = False
     timeout_scale: float = 1.0
     agent: str | None = None
+    #: the host's asset cache: its view of this repository is mounted at ``{assets}``
+    asset_cache: AssetCache | None = None
     outcomes: dict[str, Outcome] = field(default_factory=dict)
 
     @cached_property
     def target(self) -> Target:
-        return self.connect()
+        """The target, with the asset view and shim folder mounted before anything runs."""
+        target = self.connect()
+        seen = attach(target, self.repo, self.asset_cache, self.checkout)
+        if seen is not None and self.assets_dir is None:
+            self.assets_dir = seen
+        return target
 
     @cached_property
     def report(self) -> ReportLoad:
         return self.read_report()
 
+    @cached_property
+    def integrity(self) -> list[dict[str, Any]]:
+        """The checkout's tracked files against the pinned commit: checked once per target,
+        before the first entrypoint runs (``integrity.py``)."""
+        from pytest_reb import integrity
+
+        return integrity.check(self.target, self.checkout, self.repo.commit)
+
     @property
     def python(self) -> str | None:
-        """The interpreter every tier runs: ``--reb-python``, else the report's."""
-        return self.python_override or self.report.python
+        """The interpreter every tier runs: ``--reb-python``, else the report's.
+
+        Compat runs whatever ``python_path`` the report names even when the
+        report fails validation, as the official harness did.
+        """
+        if self.python_override:
+            return self.python_override
+        return self.report.claimed_python if self.compat else self.report.python
 
     @property
     def checkout(self) -> str:

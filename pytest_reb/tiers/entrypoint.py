@@ -12,13 +12,15 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import shlex
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import PurePosixPath
 from typing import Any
 
-from pytest_reb import diagnose
+from pytest_reb import assets, diagnose, integrity
 from pytest_reb.outcome import Outcome
-from pytest_reb.spec import Run
+from pytest_reb.spec import Asset, Run
 from pytest_reb.target import PROBES_MOUNT, ExecResult, Profile
 from pytest_reb.tiers import Context
 
@@ -44,7 +46,13 @@ HTTP_PROBE = f"{PROBES_MOUNT}/http_probe.py"
 
 
 def categorise(res: ExecResult) -> str:
-    """The official failure category of a failed run, from what the host saw."""
+    """The official failure category of a failed run, from what the host saw.
+
+    A run that hit the pids limit is ``pids_limit`` even when it then timed out:
+    a fork bomb never ends by itself, and its cause is the forking, not the clock.
+    """
+    if res.pids_limited:
+        return "pids_limit"
     if res.timed_out:
         return "timeout"
     if res.oom_killed:
@@ -60,19 +68,31 @@ def categorise(res: ExecResult) -> str:
     return "runtime"
 
 
-def substitute(value: str, ctx: Context, out: str, port: int | None = None) -> str:
-    """Fill ``{python}``, ``{repo}``, ``{assets}``, ``{out}``, ``{port}``; leave other braces."""
+def substitute(value: str, ctx: Context, out: str, port: int | None = None, *,
+               shell: bool = False) -> str:
+    """Fill ``{python}``, ``{repo}``, ``{assets}``, ``{out}``, ``{port}``; leave other braces.
+
+    In a shell script (``bash -lc '...'``) each value is quoted: a report's
+    ``python_path`` like ``/x; touch /tmp/pwned`` must stay one word.
+    """
     table = {"{python}": ctx.python or "python", "{repo}": ctx.checkout,
              "{assets}": ctx.assets, "{out}": out}
     if port is not None:
         table["{port}"] = str(port)
     for key, val in table.items():
-        value = value.replace(key, val)
+        value = value.replace(key, shlex.quote(val) if shell else val)
     return value
 
 
+def _is_script(argv: Sequence[str], i: int) -> bool:
+    """Whether ``argv[i]`` is the script of ``sh -c`` / ``bash -lc`` (a shell reads it)."""
+    return (i >= 2 and argv[i - 1] in ("-c", "-lc", "-ec", "-xc")
+            and PurePosixPath(argv[i - 2]).name in ("sh", "bash", "dash"))
+
+
 def _command(run: Run, ctx: Context, out: str, port: int | None) -> list[str]:
-    argv = [substitute(a, ctx, out, port) for a in run.argv]
+    argv = [substitute(a, ctx, out, port, shell=_is_script(run.argv, i))
+            for i, a in enumerate(run.argv)]
     if run.stop_after is not None and not _stops_itself(argv):
         argv = ["timeout", "--preserve-status", f"--signal={run.stop_signal}",
                 f"{run.stop_after:g}s", *argv]
@@ -124,7 +144,8 @@ def _exec_run(run: Run, ctx: Context, tier: str, profile: Profile,
 
     def go(i: int) -> None:
         cwd = substitute(runs[i].cwd, ctx, out, ports[i])
-        env = _env(runs[i], ctx, out, ports[i])
+        env = assets.with_shim(_env(runs[i], ctx, out, ports[i]),
+                               assets.shim_path(ctx.target, runs[i], ctx.checkout))
         results[i] = ctx.target.exec(commands[i], timeout=timeout, env=env, cwd=cwd,
                                      profile=profile, gpus=gpus)
 
@@ -158,6 +179,10 @@ def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
         return ctx.outcome(tier, category="missing_report", strict=False, compat=False,
                            message=f"{ctx.report.message}; pass --reb-python to run the "
                                    "entrypoints without a report")
+    gate, used = _asset_gate(ctx, tier, run)
+    if gate is not None:
+        return gate
+    tampered = integrity.entrypoint_edit(ctx.integrity, run)  # checked before anything runs
     with ctx.leases.hold(gpus_needed) as gpus:
         command, res = _exec_run(run, ctx, tier, profile, gpus)
         log_problem = run.judge_log(res.output) if res.exit_code == 0 else None
@@ -170,14 +195,21 @@ def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
                     duration=round(res.duration, 3), stdout_tail=_tail(res.stdout),
                     stderr_tail=_tail(res.stderr))
     o.evidence.update(evidence_of(res))
+    o.findings = list(ctx.integrity)
+    if used:
+        o.evidence["assets"] = used
     if gpus:
         o.evidence["gpus_leased"] = gpus
     o.compat = res.exit_code == 0 and not res.timed_out and log_problem is None
     evidence_problem = evidence_rule(res) if (o.compat and evidence_rule) else None
-    o.strict = o.compat and evidence_problem is None
+    o.strict = o.compat and evidence_problem is None and tampered is None
     if not o.compat:
         o.category = "runtime" if log_problem else categorise(res)
         o.message = log_problem or _failure_message(res, o.category)
+        if tampered:
+            o.message += f"; also, {tampered}"
+    elif tampered:
+        o.category, o.message = "integrity", tampered
     elif evidence_problem:
         o.category = "no_gpu_evidence"
         o.message = evidence_problem
@@ -187,6 +219,49 @@ def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
                                        timed_out=res.timed_out, oom_killed=res.oom_killed,
                                        tier=tier)
     return o
+
+
+def _asset_gate(ctx: Context, tier: str, run: Run) -> tuple[Outcome | None, dict[str, str]]:
+    """Fail before running when an asset the stage reads is not there (``data`` / ``model``).
+
+    Offline assets (repository files, our synthetic ones) are made here if
+    needed; network ones only ever come from ``--reb-prepare`` or a cache
+    filled elsewhere.  Returns the failed outcome, or the assets used and
+    where each came from.
+    """
+    wanted = assets.needed(ctx.repo, run)
+    if not wanted:
+        return None, {}
+    cache = ctx.asset_cache
+    official = f"{ctx.checkout}/{assets.VIEW_MOUNT}"
+    if cache is not None and ctx.target.mount(str(cache.view(ctx.repo)), official) is not None:
+        cache.prepare(ctx.repo, network=False, only=wanted,
+                      copy=assets.checkout_copy(ctx.target, ctx.checkout))
+        missing = cache.missing(ctx.repo, wanted)
+        origins = {a: e.get("origin", "") for a, e in cache.manifest(ctx.repo)["assets"].items()}
+    else:
+        missing = _missing_in_target(ctx, wanted)
+        origins = {a.name: "in the target" for a in wanted}
+    if not missing:
+        return None, {a.name: origins.get(a.name, "") for a in wanted}
+    names = [a.name for a, _ in missing]
+    o = ctx.outcome(tier, category=assets.category(missing[0][0]), strict=False, compat=False,
+                    message=assets.missing_message(ctx.repo, missing,
+                                                   cache.root if cache else None),
+                    evidence={"missing_assets": names})
+    o.diagnosis = [diagnose.Diagnosis(
+        "missing_asset", names, "prepare the assets with --reb-prepare, or pass --reb-assets "
+        "DIR with a cache that holds them").to_json()]
+    return ctx.verdict(o), {}
+
+
+def _missing_in_target(ctx: Context, wanted: list[Asset]) -> list[tuple[Asset, str]]:
+    """For targets that cannot see the host's cache: which assets are absent at ``{assets}``."""
+    paths = {f"{ctx.assets}/{assets.layout(ctx.repo, a).dest.rstrip('/')}": a for a in wanted}
+    res = ctx.target.exec(["sh", "-c", 'for p do [ -e "$p" ] || echo "$p"; done', "sh", *paths],
+                          timeout=30)
+    absent = set(res.stdout.splitlines()) if res.exit_code == 0 else set(paths)
+    return [(a, f"{p} is not in the target") for p, a in paths.items() if p in absent]
 
 
 def evidence_of(res: ExecResult) -> dict[str, object]:
@@ -203,6 +278,8 @@ def evidence_of(res: ExecResult) -> dict[str, object]:
         ev["killed_by_host"] = True
     if res.oom_killed:
         ev["oom_killed"] = True
+    if res.pids_limited:
+        ev["pids_limit_hit"] = True
     return ev
 
 
