@@ -9,9 +9,10 @@ official envelope, plus ``DIR/scripts_repos_test_categories.snapshot.csv``
 
 What is written is what was observed, in the run's mode: a stage that did
 not run is not written (the official aggregation then counts it as
-``missing``, a failure, as it would its own); a C0 without a count writes no
-count (officially that is 0 missing), and an environment size that was not
-measured writes no size (officially 22 bundles wrote 0).
+``missing``, a failure, as it would its own); a C0 without a count writes the
+repository's import total but no missing count (officially that is 0 missing
+over the whole total), and an environment size that was not measured writes
+no size (officially 22 bundles wrote 0).
 """
 
 from __future__ import annotations
@@ -112,12 +113,14 @@ def stage_results(o: Outcome, mode: str) -> dict[str, Any]:
                  "strict": o.strict, "compat": o.compat, "target": o.target},
     }
     if o.tier == "c0":
-        missing = missing_count(o)
+        # The total is the repository's (the official canonical one); the missing count
+        # only when pyright gave one, so officially an uncounted run adds 0 over its total.
+        missing, total = missing_count(o), imports_total(o)
+        metrics: dict[str, Any] = {"total_imported_packages_count": total}
         if missing is not None:
-            total = imports_total(o)
-            metrics = {"missing_packages_count": missing, "total_imported_packages_count": total,
-                       "missing_package_ratio": f"{missing}/{total}"}
-            data.update(metrics, metrics=metrics)
+            metrics |= {"missing_packages_count": missing,
+                        "missing_package_ratio": f"{missing}/{total}"}
+        data.update(metrics, metrics=metrics)
     elif o.tier == "c2":
         observed = o.evidence.get("observed")
         if isinstance(observed, dict):
