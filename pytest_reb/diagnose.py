@@ -191,8 +191,9 @@ RULES: tuple[Rule, ...] = (
     # -- compiled module missing or never built
     Rule("native_extension",
          r"No module named '(?P<module>[\w.]+\._\w*|\w+_(?:cuda|C|ext|ops|cpp|kernels?))'",
-         "{module} is a compiled module that is not there: reinstall its package from a build "
-         "matching torch/CUDA (or build it: pip install -e . / setup.py build_ext --inplace)"),
+         "{module} is a compiled module that is not there: reinstall its package (a build "
+         "matching the installed torch/CUDA if it has GPU code), or build it in place "
+         "(setup.py build_ext --inplace)"),
     Rule("native_extension",
          r"cannot import name '(?P<module>_\w*)' from|C-extensions? failed|"
          r"(?:build|compile) the (?:C\+\+ |CUDA )?extensions?|Error building extension '\w+'|"
@@ -231,7 +232,8 @@ RULES: tuple[Rule, ...] = (
          r"file|cannot load library '?(?P<lib2>[\w.+-]+)|"
          r"Could not (?:find|load) (?:the )?(?:shared )?library '?(?P<lib3>[\w.+-]+)|"
          r"(?P<lib4>sndfile) library not found",
-         "the system library {lib} is missing: install it (Debian: {deb})"),
+         "the system library {lib} is missing: install the package that ships it "
+         "(Debian: {deb})"),
     Rule("system_dependency", r"error: command '(?P<tool>[^']+)' failed|"
          r"unable to execute '(?P<tool2>[^']+)'|(?P<tool3>espeak) not installed|"
          r"(?:Couldn't|Cannot|could not) find (?P<tool4>ffmpeg|espeak(?:-ng)?|sox)|"

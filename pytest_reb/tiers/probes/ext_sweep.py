@@ -88,6 +88,22 @@ def top_level_imports(checkout):
     return names, False
 
 
+def local_names(checkout):
+    """Top-level names the checkout itself provides (its packages and modules, and src/'s)."""
+    names = set()
+    for root in (checkout, os.path.join(checkout, "src")):
+        try:
+            entries = os.listdir(root)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.endswith(".py"):
+                names.add(entry[:-3])
+            elif os.path.isdir(os.path.join(root, entry)):
+                names.add(entry)
+    return names
+
+
 def normalise(name):
     return re.sub(r"[-_.]+", "-", name).lower()
 
@@ -393,6 +409,9 @@ def sweep(spec):
         return out
     imports, truncated = top_level_imports(checkout) if os.path.isdir(checkout) else (set(), False)
     dists, unowned = reachable(imports)
+    local = local_names(checkout)
+    stdlib = set(getattr(sys, "stdlib_module_names", ())) | set(sys.builtin_module_names)
+    unowned = [n for n in unowned if n not in local and n not in stdlib and n != "__future__"]
     found = candidates(dists, checkout)
     out.update(checkout=checkout, checkout_exists=os.path.isdir(checkout),
                imports=sorted(imports)[:500], sources_truncated=truncated,
