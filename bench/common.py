@@ -1,0 +1,98 @@
+"""What the bench scripts share: timing, a plain table, the demo images, and cleanup.
+
+Every bench labels its containers ``reb.bench=<id>`` (``REB_LABELS`` reaches
+the pytest runs it starts) and removes every container with that label when
+it ends, however it ends.  The machines are small and shared, so benches
+report medians, and ratios are taken between runs interleaved in one
+invocation, never against a figure from another day.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO_MODULE = ROOT / "demo" / "test_demo__tinynet.py"
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values)
+
+
+def timed(cmd: Sequence[str], *, cwd: Path, env: dict[str, str] | None = None,
+          ok: Sequence[int] = (0, 1)) -> float:
+    """Wall seconds of one command; its output is kept out of the table but shown on failure."""
+    start = time.perf_counter()
+    proc = subprocess.run(list(cmd), cwd=cwd, env={**os.environ, **(env or {})},
+                          capture_output=True, text=True)
+    took = time.perf_counter() - start
+    if proc.returncode not in ok:
+        sys.exit(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stdout[-3000:]}"
+                 f"\n{proc.stderr[-3000:]}")
+    return took
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A Markdown table (it reads as plain text too)."""
+    def cell(v: Any) -> str:
+        return f"{v:.2f}" if isinstance(v, float) else str(v)
+
+    lines = [[cell(v) for v in row] for row in rows]
+    widths = [max(len(h), *(len(r[i]) for r in lines)) for i, h in enumerate(headers)]
+    out = ["| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |",
+           "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    out += ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |"
+            for r in lines]
+    return "\n".join(out)
+
+
+def machine() -> str:
+    return f"{os.cpu_count()} CPU(s), load {os.getloadavg()[0]:.1f} at start"
+
+
+def demo_images(*variants: str) -> list[str]:
+    """Tags of the demo images (built on first use, as the test suite builds them)."""
+    import docker
+
+    from pytest_reb.images import ensure_demo_image
+
+    client = docker.from_env()
+    return [ensure_demo_image(client, v) for v in variants]
+
+
+@contextlib.contextmanager
+def bench_labels() -> Iterator[str]:
+    """A label for every container this bench makes; all of them are removed at the end."""
+    label = f"reb.bench={uuid.uuid4().hex[:12]}"
+    before = os.environ.get("REB_LABELS")
+    os.environ["REB_LABELS"] = f"{before},{label}" if before else label
+    try:
+        yield label
+    finally:
+        if before is None:
+            os.environ.pop("REB_LABELS", None)
+        else:
+            os.environ["REB_LABELS"] = before
+        left = remove_labelled(label)
+        if left:
+            print(f"(removed {left} container(s) a run left behind)", file=sys.stderr)
+
+
+def remove_labelled(label: str) -> int:
+    import docker
+
+    client = docker.from_env()
+    found = client.containers.list(all=True, filters={"label": label})
+    for ctr in found:
+        with contextlib.suppress(Exception):
+            ctr.remove(force=True)
+    return len(found)

@@ -1,0 +1,61 @@
+"""Scaling over xdist workers: 8 demo targets, ``-n 2`` against ``-n 1`` (goal: >= 1.7x faster).
+
+A matrix of 8 rows (agents ``a1``..``a8``, all on the good demo image, so
+every C1 really trains) runs ``-m "c1 or c2"`` with one worker and with
+two, interleaved N times (order alternating).  ``-n 1`` rather than ``-n 0``
+so both sides pay xdist's start.  The matrix and module are the same on
+both sides; only ``-n`` differs.
+
+    python bench/scaling.py [--repeat N] [--targets 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from common import DEMO_MODULE, bench_labels, demo_images, machine, median, table, timed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--targets", type=int, default=8)
+    args = parser.parse_args()
+    [image] = demo_images("good")
+    walls: dict[int, list[float]] = {1: [], 2: []}
+    with bench_labels(), tempfile.TemporaryDirectory(prefix="reb-bench-") as tmp:
+        where = Path(tmp)
+        (where / "test_demo__tinynet.py").write_text(DEMO_MODULE.read_text())
+        (where / "matrix.jsonl").write_text("".join(
+            json.dumps({"repo": "reb/tinynet", "agent": f"a{i}", "image": image}) + "\n"
+            for i in range(1, args.targets + 1)))
+
+        def run(workers: int, tag: str) -> float:
+            return timed([sys.executable, "-m", "pytest", "--rootdir", str(where), "-q",
+                          "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
+                          "--reb-matrix", "matrix.jsonl", "-m", "c1 or c2", "-n", str(workers),
+                          "--reb-outdir", str(where / tag)], cwd=where)
+
+        run(2, "warmup")
+        for i in range(args.repeat):
+            for n in ((1, 2) if i % 2 == 0 else (2, 1)):
+                walls[n].append(run(n, f"n{n}-{i}"))
+    speedups = [a / b for a, b in zip(walls[1], walls[2], strict=True)]
+    rows = [(f"-n {n}", median(w), min(w), max(w)) for n, w in walls.items()]
+    print(f"{args.targets} demo targets x (C1, C2) on {image}, {args.repeat} interleaved runs "
+          f"each; {machine()}")
+    print(table(["pytest --reb-matrix ... -m 'c1 or c2'", "median s", "min s", "max s"], rows))
+    speedup = median(speedups)
+    print(f"\nspeed-up -n 2 over -n 1: {speedup:.2f}x median of per-round "
+          f"{', '.join(f'{s:.2f}' for s in speedups)} (goal >= 1.7x: "
+          f"{'met' if speedup >= 1.7 else 'MISSED'}) on {os.cpu_count()} CPU(s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
