@@ -57,9 +57,12 @@ def reb_ctx(request: pytest.FixtureRequest, reb_target_spec: TargetSpec) -> Cont
     def connect() -> Target:
         return request.getfixturevalue("reb_target")  # type: ignore[no-any-return]
 
-    return Context(
+    # The report is read through ctx.target, so the asset and shim mounts are in place
+    # before the first container starts.
+    ctx = Context(
         repo=repo, target_name=reb_target_spec.id, connect=connect,
-        read_report=lambda: session.report(reb_target_spec, connect),
+        read_report=lambda: session.report(reb_target_spec, lambda: ctx.target),
         resumed=session.resumed, leases=session.leases, python_override=opts.python,
         repo_dir=opts.repo_dir, compat=opts.compat, timeout_scale=opts.timeout_scale,
-        agent=reb_target_spec.agent)
+        agent=reb_target_spec.agent, asset_cache=session.asset_cache)
+    return ctx

@@ -89,6 +89,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--reb-official-layout", metavar="DIR",
                     help="also write the run as the official harness lays out its jobs: "
                          "DIR/jobs/<job>/job_summary.json and build_output/<stage>/results.json")
+    group.addoption("--reb-prepare", action="store_true",
+                    help="fetch and make the assets of the collected repositories into the "
+                         "asset cache before the tiers run (the only step that uses the network)")
+    group.addoption("--reb-assets", metavar="DIR",
+                    help="the asset cache (default $REB_ASSETS or ~/.cache/pytest-reb/assets); "
+                         "its view of a repository is mounted read-only at {assets}")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -199,6 +205,36 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         dropped = set(drop)
         config.hook.pytest_deselected(items=drop)
         items[:] = [i for i in items if i not in dropped]
+
+
+#: The tiers that run a stage, and so read assets (C5 asks for them).
+_STAGE_TESTS = ("test_c1_cpu", "test_c3_single_gpu", "test_c4_multi_gpu", "test_c5_audit")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """``--reb-prepare``: the asset step, after collection and before any tier runs.
+
+    Under xdist each worker gets here; the cache's per-repository lock makes
+    the first do the work and the others find it done.
+    """
+    reb = reb_session(session.config)
+    if not reb.options.prepare:
+        return
+    pairs: dict[str, tuple[Repo, TargetSpec | None]] = {}
+    for item in session.items:
+        repo = repo_of(getattr(item, "module", None))
+        if repo is None or getattr(item, "originalname", item.name) not in _STAGE_TESTS:
+            continue
+        callspec = getattr(item, "callspec", None)
+        spec = callspec.params.get("reb_target_spec") if callspec else None
+        pairs.setdefault(repo.name, (repo, spec))
+    writer = session.config.pluginmanager.get_plugin("terminalreporter")
+    if writer is not None and pairs:
+        writer.section(f"reb prepare -> {reb.asset_cache.root}")
+    for repo, spec in pairs.values():
+        for result in reb.prepare_assets(repo, spec):
+            if writer is not None:
+                writer.write_line(f"{repo.name}: {result.line()}")
 
 
 @pytest.hookimpl(optionalhook=True)

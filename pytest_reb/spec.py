@@ -107,6 +107,12 @@ class Run:
     http: Http | None = None
     entrypoint: str | None = None  # repo-relative file whose edit fails the tier (integrity)
     shim: str | None = None  # what we inject without touching tracked files, and why
+    #: Host folder of our own support files that reproduce ``shim`` (a ``sitecustomize.py``,
+    #: wrapper scripts), usually ``repos/shims/<module>``. It is mounted read-only where the
+    #: official harness put its probe folder, ``{repo}/benchmark_scripts`` (so the official
+    #: paths in argv and env work unchanged), and put first on ``PYTHONPATH``; no tracked file
+    #: is touched.
+    shim_dir: str | None = None
     note: str = ""
 
     def with_env(self, **env: str) -> Run:
