@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from pytest_reb import diagnose
 from pytest_reb.outcome import Outcome
 from pytest_reb.spec import Repo
 from pytest_reb.tiers import Context
@@ -55,8 +56,9 @@ def judge(outcome: Outcome) -> None:
         if outcome.strict != outcome.compat:
             both = (f" [strict {'pass' if outcome.strict else 'fail'}, "
                     f"official rule {'pass' if outcome.compat else 'fail'}]")
-        pytest.fail(f"{outcome.tier.upper()} {outcome.category}: {outcome.message}{both}",
-                    pytrace=False)
+        why = diagnose.explain(outcome.diagnosis, said=outcome.message)
+        pytest.fail(f"{outcome.tier.upper()} {outcome.category}: {outcome.message}{both}"
+                    + (f"\n{why}" if why else ""), pytrace=False)
 
 
 def _make_test(tier: str) -> Callable[..., None]:

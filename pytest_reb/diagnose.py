@@ -441,6 +441,19 @@ def cuda_probe(obs: Mapping[str, Any] | None, category: str | None, message: str
                             timed_out=timed_out, oom_killed=oom_killed, tier="c2"))
 
 
+def explain(diagnosis: Iterable[Mapping[str, Any]], *, said: str = "", evidence: int = 1) -> str:
+    """Lines for a failure message: each class with its hint and its last evidence line(s).
+
+    Evidence the message already shows (``said``) is not repeated.
+    """
+    lines = []
+    for d in diagnosis:
+        lines.append(f"  root cause {d.get('class')}: {d.get('hint')}")
+        lines.extend(f"    seen: {line}" for line in list(d.get("evidence") or [])[-evidence:]
+                     if line not in said)
+    return "\n".join(lines)
+
+
 # --------------------------------------------------------------------------- across a run
 
 

@@ -22,6 +22,7 @@ the image by its own pip, offline.  Images are tagged
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import io
 import json
@@ -305,7 +306,20 @@ def ensure_fault_image(client: Any, base: str, fault: Fault) -> str:
             log = " | ".join(str(c.get("stream", c.get("error", ""))).strip()
                              for c in exc.build_log if c)[-1500:]
             raise RuntimeError(f"building {tag} failed: {exc.msg}: {log}") from None
+        _remove_superseded(client, tag)
     return tag
+
+
+def _remove_superseded(client: Any, tag: str) -> None:
+    """Drop the fault's images of earlier recipes (one in use by a container stays)."""
+    from docker.errors import APIError
+
+    repository = tag.partition(":")[0]
+    for image in client.images.list(name=repository):
+        for old in image.tags:
+            if old != tag and old.startswith(repository + ":"):
+                with contextlib.suppress(APIError):
+                    client.images.remove(old)
 
 
 def pure_wheels_recipe() -> str:
