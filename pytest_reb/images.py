@@ -243,6 +243,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _import_base(client: docker.DockerClient, tag: str, recipe: str) -> None:
+    """debootstrap a root filesystem in a scratch folder, check and prune it, import it.
+
+    The interpreter's version is recorded as a label, so the demo's self-report can state it
+    truthfully without starting a container.
+    """
     if os.geteuid() != 0:
         raise ImageError("making the base image needs root (debootstrap and chroot)")
     debootstrap = shutil.which("debootstrap", path=f"{os.environ.get('PATH', '')}:/usr/sbin:/sbin")
@@ -262,13 +267,14 @@ def _import_base(client: docker.DockerClient, tag: str, recipe: str) -> None:
                     str(rootfs),
                 ],
             )
-        except ImageError:
+        except ImageError as exc:
+            # The scratch tree goes; keep debootstrap's own log, where the cause is.
             kept = CACHE_DIR / "debootstrap.log"
             debootstrap_log = rootfs / "debootstrap" / "debootstrap.log"
             if debootstrap_log.exists():
                 CACHE_DIR.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(debootstrap_log, kept)
-                raise ImageError(f"debootstrap failed; its log is kept at {kept}") from None
+                raise ImageError(f"{exc}; full log kept at {kept}") from None
             raise
         python_version = _check_rootfs(rootfs)
         for pattern in BASE_PRUNE:
