@@ -102,11 +102,12 @@ const env = {...process.env, PYTHONDONTWRITEBYTECODE: '1'};
 function run(argv, opts) {
   return new Promise((resolve) => {
     const out = [], err = [], started = Date.now();
-    let child, timer, timedOut = false, finished = false;
+    let child, timer, grace, timedOut = false, finished = false;
     const done = (rc, signal, error) => {
       if (finished) return;
       finished = true;
       clearTimeout(timer);
+      clearTimeout(grace);
       if (child) { child.stdout.destroy(); child.stderr.destroy(); }
       resolve({rc, signal, error, timed_out: timedOut, seconds: (Date.now() - started) / 1000,
                stdout: Buffer.concat(out).toString('utf8'),
@@ -126,7 +127,7 @@ function run(argv, opts) {
     child.stderr.on('data', (b) => err.push(b));
     child.on('error', (e) => done(null, null, String(e.code || e)));
     child.on('close', (rc, signal) => done(rc, signal, null));
-    child.on('exit', (rc, signal) => setTimeout(() => done(rc, signal, null), 3000));
+    child.on('exit', (rc, signal) => { grace = setTimeout(() => done(rc, signal, null), 3000); });
   });
 }
 
