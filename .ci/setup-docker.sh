@@ -19,26 +19,32 @@ command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
 command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
 
 if ((${#missing[@]})); then
-    [[ $(id -u) == 0 ]] || die "must run as root to install ${missing[*]}"
-    echo "setup-docker: installing ${missing[*]}" >&2
+    # docker.io may be listed twice.
+    mapfile -t packages < <(printf '%s\n' "${missing[@]}" | sort -u)
+    [[ $(id -u) == 0 ]] || die "must run as root to install ${packages[*]}"
+    echo "setup-docker: installing ${packages[*]}" >&2
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq || die "apt-get update failed"
-    # Sorted and de-duplicated: docker.io may have been listed twice.
-    mapfile -t packages < <(printf '%s\n' "${missing[@]}" | sort -u)
     apt-get install -y -qq "${packages[@]}" >/dev/null || die "apt-get install ${packages[*]} failed"
 fi
 
 docker info >/dev/null 2>&1 && exit 0
 
 # A dockerd that is still starting gets the same 60 s; only start one if none runs.
-if ! pgrep -x dockerd >/dev/null; then
+# (/proc rather than pgrep: procps is not on a minimal Debian.)
+started=""
+if ! grep -qsx dockerd /proc/[0-9]*/comm; then
     [[ $(id -u) == 0 ]] || die "must run as root to start dockerd"
     echo "setup-docker: starting dockerd (log: $log)" >&2
     nohup dockerd >>"$log" 2>&1 &
+    started=$!
 fi
 
 for _ in $(seq 60); do
     docker info >/dev/null 2>&1 && exit 0
+    if [[ -n $started ]] && ! kill -0 "$started" 2>/dev/null; then
+        die "dockerd exited at start: $(tail -n 1 "$log")"
+    fi
     sleep 1
 done
 die "dockerd did not answer 'docker info' within 60 s; see $log"
