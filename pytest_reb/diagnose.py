@@ -160,7 +160,7 @@ RULES: tuple[Rule, ...] = (
          r"Unsupported gpu architecture '(?P<gencode>compute_\d+a?)'",
          "the compiled kernels do not include this GPU's architecture: install a build whose "
          "arch list has the card ({arch}), or rebuild with TORCH_CUDA_ARCH_LIST set to it",
-         fallback={"arch": "see C2's arch_list"}),
+         fallback={"arch": "see C2's arch_list and native_extensions"}),
     # -- framework without CUDA
     Rule("cuda_build", r"Torch not compiled with CUDA enabled|"
          r"(?:NVIDIA driver on your system is too old|CUDA driver version is insufficient)|"
