@@ -8,6 +8,10 @@ cd "$(dirname "$0")/.."
 
 bash .ci/setup-docker.sh || exit 1
 python3 -m pip install -q -e '.[test]' 2>&1 | grep -v -e '^WARNING: Running pip as' -e 'is ignored: it is neither' >&2
+# The browser test (tests/test_report_browser.py) opens the HTML pages in headless Chromium.
+command -v chromium >/dev/null 2>&1 || { echo "tests/run.sh: installing chromium" >&2
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } ||
+        { echo "tests/run.sh: apt-get install chromium failed" >&2; exit 1; }; }
 count_file=$(mktemp)
 export REB_CONTAINER_COUNT_FILE=$count_file
 

@@ -34,7 +34,7 @@ COLUMNS = (("reb_repo", "Repository"), ("reb_target", "Target"), ("reb_tier", "T
 STYLE = """<style>
 .reb-extra pre { white-space: pre-wrap; max-height: 24em; overflow: auto; background: #f6f6f6;
   padding: 4px; }
-.reb-extra dt { font-weight: bold; } .reb-pyramid img { max-width: 100%; }
+.reb-extra dt { font-weight: bold; } .reb-pyramid img { max-width: min(100%, 760px); }
 .reb-pyramid pre { font-size: 12px; }
 </style>"""
 
