@@ -14,7 +14,7 @@ TRAIN = ["train.py", "--steps", "5", "--out", "{out}/ckpt"]
 
 repo = Repo(
     "reb/tinynet",
-    commit="f7f14cd167cb94032616a92135f890dc0445ac2e",
+    commit="4c5ec0ca65b7196eca763afb430fd54617b262e5",
     imports_total=8,
     domain="demo: tiny classifier training (synthetic data, no downloads)",
     cpu=Run(["{python}", *TRAIN, "--device", "cpu"], env={"CUDA_VISIBLE_DEVICES": ""},

@@ -472,6 +472,9 @@ class DockerTarget(Target):
 
         kwargs: dict[str, Any] = dict(
             entrypoint=["sleep"], command=["infinity"], detach=True, init=True,
+            # with no network the container's own name does not resolve, and torchrun's
+            # rendezvous retries it forever: name it what /etc/hosts always resolves
+            hostname="localhost",
             network_mode=self.limits.network, cap_drop=["ALL"],
             security_opt=["no-new-privileges"], pids_limit=self.limits.pids,
             mem_limit=self.limits.memory, memswap_limit=self.limits.memory,

@@ -194,3 +194,17 @@ def test_summary_and_pyramid(pytester: pytest.Pytester, checkout: tuple[Path, st
     assert summary["mode"] == "strict"
     assert summary["totals"]["c4"] == {**summary["totals"]["c4"], "applicable": 0,
                                        "not_applicable": 1}
+
+
+def test_demo_module_pins_the_demo_commit() -> None:
+    """The demo module is pinned like the 44; a change to demo/tinynet must update the pin."""
+    import importlib.util
+
+    from pytest_reb.images import demo_commit
+
+    path = Path(__file__).resolve().parent.parent / "demo" / "test_demo__tinynet.py"
+    spec = importlib.util.spec_from_file_location("demo_module", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.repo.commit == demo_commit()
