@@ -8,6 +8,7 @@ denominators, and the C5 hallucination counts by kind.
 
 from __future__ import annotations
 
+import textwrap
 from collections import defaultdict
 from collections.abc import Mapping
 
@@ -112,11 +113,15 @@ def totals(outcomes: list[Outcome], *, titles: Mapping[str, str]) -> list[str]:
 
 
 def root_cause_lines(outcomes: list[Outcome]) -> list[str]:
-    """``root causes: native_extension 2, ...``: failed environments per class, if any."""
+    """``root causes: native_extension 2, ...``: failed environments per class, if any.
+
+    Wrapped rather than cut: every class a run found is a number a person reads.
+    """
     counts = root_causes_by_environment(outcomes)
     if not counts:
         return []
-    return [("root causes: " + ", ".join(f"{c} {n}" for c, n in counts.items()))[:79]]
+    return textwrap.wrap(", ".join(f"{c} {n}" for c, n in counts.items()), WIDTH,
+                         initial_indent="root causes: ", subsequent_indent=" " * 13)
 
 
 def _row(title: str, *cells: object) -> str:
