@@ -112,6 +112,10 @@ def test_c2_parse_takes_the_last_marker_line() -> None:
     ({"err": "BlockingIOError: [Errno 11] Resource temporarily unavailable", "rc": 1},
      "pids_limit"),
     ({"err": "ValueError: bad shape", "rc": 1}, "runtime"),
+    ({"err": "FileNotFoundError: [Errno 2] No such file or directory: 'ffmpeg'", "rc": 1},
+     "runtime"),  # a missing tool is the environment's failure; the diagnosis names it
+    ({"err": "CUDA error: no kernel image is available for execution on the device", "rc": 1},
+     "arch_unsupported"),
     ({"rc": 137}, "oom"),
 ])
 def test_categorise(kw: dict[str, object], category: str) -> None:

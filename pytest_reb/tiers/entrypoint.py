@@ -33,11 +33,11 @@ FAILURE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("oom", r"MemoryError|CUDA out of memory|OutOfMemoryError|std::bad_alloc"),
         ("deps", r"ModuleNotFoundError|ImportError|undefined symbol|"
                  r"cannot open shared object file|No module named"),
+        ("arch_unsupported", r"no kernel image is available"),
         ("cuda_unavailable", r"Torch not compiled with CUDA|no CUDA GPUs are available|"
-                             r"Found no NVIDIA driver|CUDA driver initialization failed|"
-                             r"CUDA error: no kernel image"),
+                             r"Found no NVIDIA driver|CUDA driver initialization failed"),
         ("entrypoint_not_found", r"can't open file .* No such file or directory|"
-                                 r"executable file not found|No such file or directory: '"),
+                                 r"executable file not found"),
     ))
 
 EvidenceRule = Callable[[ExecResult], str | None]
