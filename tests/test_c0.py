@@ -450,6 +450,9 @@ def test_a_relative_interpreter_is_not_bound(tmp_path: Path) -> None:
     o = probe(local_ctx(repo, "python3", total=6))
     assert (o.status, o.category, o.strict) == ("failed", "pyright_wrong_interpreter", False)
     assert "only its bundled typeshed" in o.message and o.evidence["bound"] is False
+    assert o.evidence["missing_count"] is None  # a count from no environment is no count
+    compat = probe(local_ctx(repo, "python3", total=6, compat=True))
+    assert (compat.status, compat.evidence["missing_count"]) == ("passed", 1)
 
 
 def test_an_interpreter_that_does_not_exist(tmp_path: Path) -> None:

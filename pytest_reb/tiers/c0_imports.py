@@ -664,6 +664,9 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
     if problem is not None:
         o.category = "pyright_wrong_interpreter"
         o.message = f"pyright was not bound to {python}: {problem}"
+        if not ctx.compat:  # names from another environment are no count of this one
+            evidence.update(missing_count=None, figure=None,
+                            counted_as="not counted: pyright was not bound to the interpreter")
     elif missing:
         o.category = "deps"
         o.message = f"{len(missing)} of {total} imports unresolved: {', '.join(missing)}"
