@@ -481,6 +481,18 @@ def test_no_checkout_and_an_empty_checkout(tmp_path: Path, bare_python: str) -> 
     assert o.category == "entrypoint_not_found" and "nothing for pyright" in o.message
 
 
+def test_an_interpreter_that_lies_about_itself_is_not_bound(tmp_path: Path) -> None:
+    """Nonsense in place of sys.path and version: a failure with a reason, not a crash."""
+    liar = tmp_path / "python"
+    liar.write_text("#!/bin/sh\necho 'REB_C0_PY {\"version\": 3, \"path\": "
+                    "[1, \"/usr\", [\"/tmp\", \"yes\"], [\"/\", true, 3]]}'\n")
+    liar.chmod(0o755)
+    o = probe(local_ctx(tree(tmp_path / "repo", SAMPLE), str(liar)))
+    assert (o.status, o.category) == ("failed", "pyright_wrong_interpreter")
+    assert "no import directories" in o.message
+    assert "pythonVersion" not in o.evidence["config"]
+
+
 def test_an_interpreter_that_hangs_is_a_timeout(tmp_path: Path) -> None:
     hang = tmp_path / "python"
     hang.write_text("#!/bin/sh\nsleep 30\n")

@@ -406,14 +406,15 @@ def select_targets(checkout: Mapping[str, Any]) -> Selection | None:
     return Selection("packages", sorted(targets), auto_src=auto_src) if targets else None
 
 
-def pyright_config(sel: Selection, checkout: str, scratch: str, python_version: str,
+def pyright_config(sel: Selection, checkout: str, scratch: str, python_version: str | None,
                    include: list[str] | None = None) -> dict[str, Any]:
     """The config C0 runs with, written to ``scratch``: the repository's, plus our pins.
 
     Paths are relative to ``scratch`` (pyright ignores absolute ``include``
     entries).  The execution root is the checkout, as when pyright runs from
     the repository root; ``include`` replaces the analysed files (the binding
-    check analyses one empty file with otherwise the same config).
+    check analyses one empty file with otherwise the same config).  The
+    Python version is the interpreter's.
     """
     def rel(p: str) -> str:
         return posixpath.relpath(posixpath.normpath(posixpath.join(checkout, p)), scratch)
@@ -431,7 +432,9 @@ def pyright_config(sel: Selection, checkout: str, scratch: str, python_version: 
                 and sel.settings.get("autoSearchPaths", True) is not False):
             env["extraPaths"] = [rel("src")]
         cfg["executionEnvironments"] = [env]
-    return {**cfg, **PINNED_RULES, "pythonVersion": python_version}
+    if python_version:  # else pyright asks the interpreter
+        cfg["pythonVersion"] = python_version
+    return {**cfg, **PINNED_RULES}
 
 
 # --------------------------------------------------------------------------- reading pyright
@@ -492,8 +495,9 @@ def search_paths(verbose: str) -> list[str]:
 
 def import_dirs(sys_path: list[list[Any]]) -> list[str]:
     """The existing directories of an interpreter's ``sys.path`` (``[path, isdir]`` pairs)."""
-    return [posixpath.normpath(p) for p, isdir in sys_path
-            if isinstance(p, str) and p not in ("", "/") and isdir]
+    return [posixpath.normpath(item[0]) for item in sys_path
+            if isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)
+            and item[0] not in ("", "/") and item[1] is True]
 
 
 def binding_problem(search: list[str], sys_path: list[list[Any]], verbose: str,
@@ -610,10 +614,13 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
              evidence: dict[str, Any]) -> Outcome:
     scale = ctx.timeout_scale
     python = str(ctx.python)
-    version = ".".join(str(v) for v in (info.get("version") or [3, 0])[:2])
+    version = info.get("version")
+    version = (f"{version[0]}.{version[1]}" if isinstance(version, list) and len(version) >= 2
+               and all(type(v) is int for v in version[:2]) else None)
     scratch = f"/tmp/reb-c0-{secrets.token_hex(6)}"
     config = pyright_config(sel, ctx.checkout, scratch, version)
-    common = ["--pythonpath", python, "--pythonplatform", "Linux", "--pythonversion", version]
+    common = ["--pythonpath", python, "--pythonplatform", "Linux",
+              *(["--pythonversion", version] if version else [])]
     main_args = ["-p", "pyrightconfig.json", "--outputjson", "--level", "error", *common]
     res, out = _driver(ctx, "analyse", {
         "scratch": scratch, "pyright": ctx.target.tool(PYRIGHT),
