@@ -116,3 +116,13 @@ def test_without_pytest_html_nothing_is_registered(pytester: pytest.Pytester,
     result.stdout.fnmatch_lines(["reb-html: False", "*reb pyramid*"])
     with_html = pytester.runpytest(*mini)
     with_html.stdout.fnmatch_lines(["reb-html: True"])
+
+
+def test_a_collection_error_still_makes_a_report(pytester: pytest.Pytester,
+                                                 mini: list[str]) -> None:
+    pytester.makepyfile(test_broken="this is not python\n")
+    result = pytester.runpytest(*mini, "--html=report.html")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    data = report_data((pytester.path / "report.html").read_text())
+    [broken] = [rows for nodeid, rows in data["tests"].items() if "test_broken" in nodeid]
+    assert broken[0]["reb_repo"] == "" and broken[0]["reb_tier"] == ""

@@ -138,7 +138,8 @@ def row_values(report: pytest.TestReport) -> dict[str, str]:
             category += " (official rule: pass)"
         return {"reb_repo": o.repo, "reb_target": o.target, "reb_tier": o.tier.upper(),
                 "reb_category": category}
-    tier = next((t for t in TIERS if t in report.keywords), "")
+    keywords = getattr(report, "keywords", {})  # a collection report has none
+    tier = next((t for t in TIERS if t in keywords), "")
     return {"reb_repo": "", "reb_target": "", "reb_tier": tier.upper(), "reb_category": ""}
 
 
