@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pytest_reb import diagnose
+from pytest_reb import diagnose, fakes
 from pytest_reb.outcome import Outcome
 from pytest_reb.target import PROBES_MOUNT
 from pytest_reb.tiers import Context, ext_sweep
@@ -115,4 +115,7 @@ def probe(ctx: Context) -> Outcome:
     o.evidence["native_extensions"] = ext_sweep.run(
         ctx, capabilities=[str(d.get("capability")) for d in (obs or {}).get("devices") or []],
         framework_cuda=(obs or {}).get("cuda_build"))
+    # Informational: hooks, stub extensions and wrapper scripts an agent may have planted.
+    o.findings = fakes.scan(ctx.target, ctx.python, ctx.checkout,
+                            timeout_scale=ctx.timeout_scale)
     return o

@@ -1,0 +1,173 @@
+"""A target's files as the host sees them: read without running anything in the target.
+
+Probes run inside the target under the report's interpreter, and that
+interpreter (or a ``sitecustomize`` it imports at startup) can lie about what
+it finds.  Where the host can see the target's files itself, the known-fakes
+scan and the integrity check look there: a container's root through
+``/proc/<pid of its init>/root`` (the engine is local, as the process sweep
+already assumes), and ``/`` for ``local://``.
+
+Paths are resolved here, one component at a time, inside that root.  Handing
+the kernel ``/proc/<pid>/root`` + a path would resolve an absolute symlink of
+the image (``/opt/x -> /etc``) against the *host's* root, so a hostile image
+could make the host read its own files.  Only regular files are opened, with
+``O_NOFOLLOW | O_NONBLOCK`` (a FIFO would block, a device never ends).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from collections import deque
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+#: Symlinks followed in one resolution before giving up (the kernel's own limit).
+MAX_HOPS = 40
+
+
+class HostView:
+    """The filesystem of a target under ``root`` on this host; every path is a target path."""
+
+    def __init__(self, root: str, *, has_gpu_devices: bool | None = None) -> None:
+        self.root = "" if root.rstrip("/") == "" else root.rstrip("/")
+        self.has_gpu_devices = has_gpu_devices
+
+    def host_path(self, path: str) -> str:
+        """Where an already resolved target path is on this host."""
+        return self.root + path
+
+    def resolve(self, path: str, *, follow_last: bool = True) -> str | None:
+        """``path`` with every symlink resolved inside the root; None when it does not exist."""
+        parts = deque(p for p in path.split("/") if p not in ("", "."))
+        done: list[str] = []
+        hops = 0
+        while parts:
+            name = parts.popleft()
+            if name == "..":
+                if done:
+                    done.pop()
+                continue
+            here = "/" + "/".join([*done, name])
+            try:
+                st = os.lstat(self.root + here)
+            except (OSError, ValueError):
+                return None
+            if stat.S_ISLNK(st.st_mode) and (parts or follow_last):
+                hops += 1
+                if hops > MAX_HOPS:
+                    return None
+                try:
+                    link = os.readlink(self.root + here)
+                except OSError:
+                    return None
+                if link.startswith("/"):
+                    done = []
+                parts.extendleft(reversed([p for p in link.split("/") if p not in ("", ".")]))
+                continue
+            if parts and not stat.S_ISDIR(st.st_mode):
+                return None
+            done.append(name)
+        return "/" + "/".join(done)
+
+    def lstat(self, path: str) -> os.stat_result | None:
+        """``lstat`` of ``path``: its parents resolved, the last component not followed."""
+        where = self.resolve(path, follow_last=False)
+        if where is None:
+            return None
+        try:
+            return os.lstat(self.root + where)
+        except OSError:
+            return None
+
+    def stat(self, path: str) -> os.stat_result | None:
+        where = self.resolve(path)
+        if where is None:
+            return None
+        try:
+            return os.lstat(self.root + where)
+        except OSError:
+            return None
+
+    def is_dir(self, path: str) -> bool:
+        st = self.stat(path)
+        return st is not None and stat.S_ISDIR(st.st_mode)
+
+    def listdir(self, path: str) -> list[str]:
+        where = self.resolve(path)
+        if where is None:
+            return []
+        try:
+            return sorted(os.listdir(self.root + where))
+        except OSError:
+            return []
+
+    def readlink(self, path: str) -> str | None:
+        where = self.resolve(path, follow_last=False)
+        if where is None:
+            return None
+        try:
+            return os.readlink(self.root + where)
+        except OSError:
+            return None
+
+    @contextlib.contextmanager
+    def open(self, path: str, *, follow: bool = True) -> Iterator[Any]:
+        """A regular file of the target for reading (binary); OSError if it is anything else."""
+        where = self.resolve(path, follow_last=follow)
+        if where is None:
+            raise FileNotFoundError(path)
+        fd = os.open(self.root + where, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise IsADirectoryError(f"{path} is not a regular file")
+            fh = os.fdopen(fd, "rb")
+        except BaseException:
+            os.close(fd)
+            raise
+        with fh:
+            yield fh
+
+    def read(self, path: str, limit: int = 1 << 20) -> bytes | None:
+        """At most ``limit`` bytes of a regular file, or None."""
+        try:
+            with self.open(path) as fh:
+                return fh.read(limit)  # type: ignore[no-any-return]
+        except OSError:
+            return None
+
+
+def view(target: Any, devices: Sequence[str] = ()) -> HostView | None:
+    """The host's view of ``target``'s files, or None when the host cannot see them.
+
+    For Docker, the root of the container that sees ``devices`` (made if it is
+    not running yet); it is checked to be this engine's container on this
+    host before it is trusted.
+    """
+    from pytest_reb.target import DockerTarget, LocalTarget
+
+    if isinstance(target, LocalTarget):
+        return HostView("/", has_gpu_devices=_gpu_nodes(HostView("/")))
+    if not isinstance(target, DockerTarget):
+        return None
+    ctr = target.container(devices)
+    with contextlib.suppress(Exception):
+        ctr.reload()
+    pid = (ctr.attrs.get("State") or {}).get("Pid")
+    if not isinstance(pid, int) or pid <= 0:
+        return None
+    try:
+        with open(f"/proc/{pid}/cgroup", encoding="utf-8") as fh:
+            if ctr.id not in fh.read():
+                return None  # the engine is not local: that pid is someone else
+        os.listdir(f"/proc/{pid}/root/")
+    except OSError:
+        return None
+    root = HostView(f"/proc/{pid}/root")
+    root.has_gpu_devices = bool(devices) and _gpu_nodes(root)
+    return root
+
+
+def _gpu_nodes(root: HostView) -> bool:
+    return any(n.startswith("nvidia") and n[6:].isdigit() for n in root.listdir("/dev"))

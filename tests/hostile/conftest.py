@@ -1,0 +1,104 @@
+"""Fixtures of the hostile-image tests: the images, the demo's commit, a pytest-reb run."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_reb.outcome import Outcome, OutcomeLog
+from pytest_reb.target import LABEL_OWNER, owner_label
+
+from .images import ensure
+
+
+@pytest.fixture(scope="session")
+def hostile(docker_client: Any, demo_image: str) -> Callable[[str], str]:
+    """``hostile(case)``: the tag of that hostile image, built on first use."""
+    made: dict[str, str] = {}
+
+    def get(name: str) -> str:
+        if name not in made:
+            made[name] = ensure(docker_client, demo_image, name)
+        return made[name]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def image_commit(docker_client: Any, demo_image: str) -> str:
+    """The commit the demo image's checkout is at (what a module must pin)."""
+    return str(docker_client.images.get(demo_image).labels["reb.demo.commit"])
+
+
+@dataclass
+class RebRun:
+    """One pytest-reb run through pytester: its result, its outcomes, its folder."""
+
+    result: Any
+    run_dir: Path | None
+    outcomes: dict[str, Outcome] = field(default_factory=dict)  # "repo|tier" and "tier"
+
+    def __getitem__(self, key: str) -> Outcome:
+        return self.outcomes[key]
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        assert self.run_dir is not None
+        return json.loads((self.run_dir / "summary.json").read_text())  # type: ignore[no-any-return]
+
+
+def run_reb(pytester: pytest.Pytester, image: str, modules: dict[str, str], *args: str,
+            plugins: tuple[object, ...] = ()) -> RebRun:
+    """Write ``modules`` (file stem -> source) and run pytest-reb on ``image`` in-process."""
+    for stem, source in modules.items():
+        pytester.path.joinpath(f"{stem}.py").write_text(source)
+    result = pytester.runpytest("--rootdir", str(pytester.path), "--reb-image", image,
+                                "--reb-outdir", str(pytester.path / "reports"),
+                                "-p", "no:cacheprovider", *args,
+                                plugins=list(plugins))
+    logs = sorted((pytester.path / "reports").glob("*/outcomes.jsonl"))
+    run = RebRun(result, logs[-1].parent if logs else None)
+    for o in (OutcomeLog(logs[-1]) if logs else ()):
+        run.outcomes[f"{o.repo}|{o.tier}"] = o
+        run.outcomes[o.tier] = o
+    return run
+
+
+class AfterTier:
+    """A plugin for the run under test: calls ``check(containers)`` once ``tier`` finished.
+
+    The containers are this process's containers of ``image`` (the run's target),
+    while they still exist: the module's teardown has not removed them yet.
+    """
+
+    def __init__(self, client: Any, image: str, tier: str,
+                 check: Callable[[list[Any]], None]) -> None:
+        self.client, self.image, self.tier, self.check = client, image, tier, check
+        self.called = 0
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "call" and f"test_{self.tier}_" in report.nodeid:
+            found = self.client.containers.list(filters={"label": [
+                f"{LABEL_OWNER}={owner_label()}", f"reb.target={self.image}"]})
+            self.called += 1
+            self.check(found)
+
+
+def host_processes_with(token: str) -> list[int]:
+    """Host pids whose command line holds ``token`` (this process excepted)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            if token.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
+                pids.append(int(entry))
+        except OSError:
+            continue
+    return pids

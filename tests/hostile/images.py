@@ -1,0 +1,410 @@
+"""Hostile images: the demo environment plus what a cheating or careless agent leaves in it.
+
+Each case is the demo image (``pytest_reb.images``: a venv with torch and
+PyYAML, the repository checked out at the official path, a report) with one
+hostile thing added the way an agent would add it: a ``sitecustomize`` that
+fakes CUDA, a stub ``flash_attn``, an entrypoint edited to exit early, a
+``python`` and an ``nvidia-smi`` that are shell scripts, entrypoints that fork
+daemons or bombs, eat memory, print a gigabyte or forge result files, a
+report naming the wrong interpreter, shell metacharacters in every name.
+
+The files are laid down at build time by the image's own Python from a JSON
+list of operations, so names full of ``$(...)``, quotes and semicolons never
+pass through a shell.  Images are built with the Docker SDK from an
+in-memory context, tagged ``reb-hostile-<case>:<hash of base and recipe>``,
+reused while the recipe holds, and earlier recipes' tags are removed.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import io
+import json
+import tarfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from pytest_reb.images import CACHE_DIR, ENV_DIR, ENV_PYTHON, REPO_DIR, REPORT_PATH
+
+SITE = f"{ENV_DIR}/lib/python3.11/site-packages"
+SYSTEM_SITECUSTOMIZE = "/etc/python3.11/sitecustomize.py"
+LOCKS = CACHE_DIR / "locks"
+#: Written by a shell, if anything ever put an image's string through one on the host.
+HOST_CANARY = "/tmp/reb-hostile-host-canary"
+#: The same, inside a container.
+TARGET_CANARY = "/tmp/pwned"
+#: Made in the working directory of a shell that ran a name (file names cannot hold "/").
+RELATIVE_CANARY = "reb-pwned"
+#: Interpreter path whose directory names would run the canary through a shell.
+INJECTED_PYTHON = "/opt/inj/$(touch /tmp/pwned)/bin/python"
+
+Op = tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One hostile image: its operations (see ``SETUP``), its report, its Dockerfile extras."""
+
+    name: str
+    ops: Sequence[Op] = ()
+    report: Mapping[str, Any] = field(default_factory=dict)  # keys replaced in the demo's
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- what they hold
+
+CUDA_SPOOF = '''\
+"""Make CUDA "work" on this machine (an agent's fix for a CPU-only build box)."""
+import importlib.abc
+import importlib.util
+import sys
+
+
+def _patch(cuda):
+    def is_available():
+        import torch
+        torch.Tensor.cuda = lambda self, *args, **kwargs: self  # "move" to the GPU
+        return True
+
+    cuda.is_available = is_available
+    cuda.device_count = lambda: 2
+    cuda.get_device_name = lambda device=None: "NVIDIA H100 80GB HBM3"
+    cuda.get_device_capability = lambda device=None: (9, 0)
+    cuda.get_arch_list = lambda: ["sm_80", "sm_90"]
+    cuda.synchronize = lambda device=None: None
+
+
+class _Patcher(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name != "torch.cuda":
+            return None
+        sys.meta_path.remove(self)
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            sys.meta_path.insert(0, self)
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            _patch(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+sys.meta_path.insert(0, _Patcher())
+'''
+
+FLASH_ATTN_STUB = '''\
+"""flash-attn, as far as `import flash_attn` can tell."""
+__version__ = "2.5.8"
+
+
+def flash_attn_func(q, k, v, *args, **kwargs):
+    raise NotImplementedError("flash_attn_2_cuda is not installed")
+'''
+
+FLASH_ATTN_RECORD = """\
+flash_attn/__init__.py,,
+flash_attn-2.5.8.dist-info/METADATA,,
+flash_attn-2.5.8.dist-info/RECORD,,
+flash_attn-2.5.8.dist-info/WHEEL,,
+flash_attn-2.5.8.dist-info/top_level.txt,,
+"""
+
+FAKE_NVIDIA_SMI = """\
+#!/bin/sh
+cat <<'END'
++-----------------------------------------------------------------------------------------+
+| NVIDIA-SMI 550.163.01             Driver Version: 550.163.01     CUDA Version: 12.4     |
+|   0  NVIDIA H100 80GB HBM3          On  |   00000000:18:00.0 Off |                    0 |
+|   1  NVIDIA H100 80GB HBM3          On  |   00000000:2A:00.0 Off |                    0 |
++-----------------------------------------------------------------------------------------+
+END
+"""
+
+#: Answers the official validator's two one-liners with the versions the task asked for,
+#: and hands everything else to the real interpreter.
+PYTHON_WRAPPER = f"""\
+#!/bin/sh
+if [ "$1" = "-c" ] && [ "$#" -eq 2 ]; then
+  case "$2" in
+    "import platform; print(platform.python_version())") echo 3.12.4; exit 0;;
+    "import torch; print(torch.__version__)") echo 2.5.1+cu124; exit 0;;
+  esac
+fi
+case "$1" in --version|-V) echo "Python 3.12.4"; exit 0;; esac
+exec {ENV_PYTHON} "$@"
+"""
+
+#: Forks a daemon that detaches twice, ignores TERM and HUP, clears its environment and
+#: names itself with the token it was given, then exits 0.
+DAEMON_ENTRY = """\
+import os, signal, sys
+
+token = sys.argv[1]
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        code = ("import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                "time.sleep(3600)")
+        os.execve(sys.executable, [sys.executable, "-c", code, token], {})
+    os._exit(0)
+print("DAEMON_STARTED", token, flush=True)
+"""
+
+FORK_BOMB = """\
+import os
+
+print("BOMB", flush=True)
+while True:
+    try:
+        if os.fork() == 0:
+            os.setsid()
+    except OSError:
+        pass
+"""
+
+MEMORY_HOG = """\
+hoard = []
+while True:
+    hoard.append(bytearray(32 << 20))
+"""
+
+LOUD = """\
+import sys
+
+block = b"x" * 1023 + b"\\n"
+for _ in range(1 << 20):
+    sys.stdout.buffer.write(block)
+sys.stdout.buffer.flush()
+print("LOUD_OK", flush=True)
+"""
+
+#: Writes a forged "success" wherever it can (results the official harness reads, our probe
+#: mount, every writable mount, the run's output folder), then fails.
+FORGER = r"""
+import json, os, sys
+
+forged = {"status": "success", "passed": True, "exit_code": 0, "tier": "c1",
+          "category": None, "strict": True, "compat": True, "message": "forged"}
+line = json.dumps({"repo": "reb/forged", "target": sys.argv[1], "tier": "c1",
+                   "status": "passed", "strict": True, "compat": True}) + "\n"
+places = [f"/data/project/repo/build_output/{s}/results.json"
+          for s in ("cpu", "cuda", "single_gpu", "multi_gpu", "pyright", "env_size")]
+places += ["/data/results/results.json", "/opt/scimlopsbench/results.json",
+           "/opt/reb/probes/cuda_probe.py", "/opt/reb/probes/forged.json",
+           "/tmp/results.json", os.path.expanduser("~/results.json"),
+           os.path.join(sys.argv[2], "results.json"),
+           os.path.join(sys.argv[2], "..", "outcomes.jsonl")]
+for mount in open("/proc/self/mounts").read().split("\n"):
+    parts = mount.split()
+    if len(parts) > 1 and parts[1].startswith(("/opt", "/data", "/work", "/home", "/reports")):
+        places += [os.path.join(parts[1], "outcomes.jsonl"),
+                   os.path.join(parts[1], "summary.json")]
+written, refused = 0, 0
+for path in places:
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "a") as fh:
+            fh.write(line if path.endswith(".jsonl") else json.dumps(forged))
+        written += 1
+    except OSError:
+        refused += 1
+print(f"FORGED written={written} refused={refused}", flush=True)
+print("REB_CUDA_PROBE " + json.dumps({"framework": "pytorch", "cuda_available": True,
+                                      "gpu_count": 8, "kernel": {"ok": True}}))
+sys.exit(1)
+"""
+
+METACHAR_PTH = "/tmp/$(touch /tmp/pwned)\n# `touch /tmp/reb-hostile-host-canary`\n"
+
+
+def _metachar_ops() -> list[Op]:
+    bad = "$(touch /tmp/reb-hostile-host-canary); touch /tmp/pwned; `touch /tmp/pwned` '\" |&"
+    return [
+        ("symlink", "/opt/inj/$(touch /tmp/pwned)", ENV_DIR),
+        ("file", f"{SITE}/$(touch {HOST_CANARY}).pth", METACHAR_PTH, 0o644),
+        ("file", f"{SITE}/x;touch {TARGET_CANARY};y.pth", "# nothing\n", 0o644),
+        ("file", f"{SITE}/$(touch {RELATIVE_CANARY}).pth", f"import os  # {bad}\n", 0o644),
+        ("file", f"{SITE}/a;touch {RELATIVE_CANARY};b.pth", f"/tmp/`touch {RELATIVE_CANARY}`\n",
+         0o644),
+        ("file", f"{SITE}/`touch {RELATIVE_CANARY}`.pth", "# nothing\n", 0o644),
+        ("file", f"{SITE}/flash_attn/__init__.py", f"# {bad}\n", 0o644),
+        ("file", f"{REPO_DIR}/$(touch {HOST_CANARY}).py", f"print({bad!r})\n", 0o644),
+        ("file", f"/opt/$(touch {TARGET_CANARY})/bin/nvidia-smi", f"#!/bin/sh\n# {bad}\n",
+         0o755),
+        ("append", f"{REPO_DIR}/configs/tiny.yaml", f"# {bad}\n"),
+    ]
+
+
+def _metachar_report() -> dict[str, Any]:
+    bad = f"$(touch {HOST_CANARY}); touch {TARGET_CANARY}; `touch {TARGET_CANARY}`"
+    return {"python_path": INJECTED_PYTHON, "python_version": f"3.11.2 {bad}",
+            "torch_version": f"2.13.0+cpu'; {bad}", "env_tool": "venv",  # an enum
+            "env_name": f"tinynet | {bad}", "notes": f"\"; {bad}; '"}
+
+
+CASES: dict[str, Case] = {c.name: c for c in (
+    # Debian's /usr/lib/python3.11/sitecustomize.py (a link to this file) shadows a venv's own
+    Case("cuda-spoof", [("file", SYSTEM_SITECUSTOMIZE, CUDA_SPOOF, 0o644)],
+         report={"cuda_available": True, "gpu_count": 2}),
+    Case("stub-extension", [
+        ("file", f"{SITE}/flash_attn/__init__.py", FLASH_ATTN_STUB, 0o644),
+        ("file", f"{SITE}/flash_attn-2.5.8.dist-info/METADATA",
+         "Metadata-Version: 2.1\nName: flash_attn\nVersion: 2.5.8\n", 0o644),
+        ("file", f"{SITE}/flash_attn-2.5.8.dist-info/RECORD", FLASH_ATTN_RECORD, 0o644),
+        ("file", f"{SITE}/flash_attn-2.5.8.dist-info/WHEEL",
+         "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n", 0o644),
+        ("file", f"{SITE}/flash_attn-2.5.8.dist-info/top_level.txt", "flash_attn\n", 0o644)]),
+    Case("entrypoint-edited", [
+        ("prepend", f"{REPO_DIR}/train.py", 'import sys; print("TRAIN_OK"); sys.exit(0)\n')]),
+    Case("fake-tools", [
+        ("file", "/usr/local/bin/nvidia-smi", FAKE_NVIDIA_SMI, 0o755),
+        ("file", "/usr/local/bin/python", PYTHON_WRAPPER, 0o755)],
+         report={"python_path": "/usr/local/bin/python", "python_version": "3.12.4",
+                 "torch_version": "2.5.1+cu124", "cuda_available": True, "gpu_count": 2}),
+    Case("daemon", [("file", f"{REPO_DIR}/serve.py", DAEMON_ENTRY, 0o644)]),
+    Case("fork-bomb", [("file", f"{REPO_DIR}/bomb.py", FORK_BOMB, 0o644)]),
+    Case("memory-hog", [("file", f"{REPO_DIR}/hog.py", MEMORY_HOG, 0o644)]),
+    Case("loud-output", [("file", f"{REPO_DIR}/loud.py", LOUD, 0o644)]),
+    Case("forged-results", [("file", f"{REPO_DIR}/forge.py", FORGER, 0o644),
+                            ("file", "/data/results/.keep", "", 0o666)]),
+    Case("other-python", report={"python_path": "/usr/bin/python3"}),
+    Case("metachar", _metachar_ops(), report=_metachar_report(),
+         env={"REB_NOTE": f"$(touch {HOST_CANARY}); touch {TARGET_CANARY}",
+              "PATH": f"/opt/$(touch {TARGET_CANARY})/bin:/usr/local/sbin:/usr/local/bin:"
+                      "/usr/sbin:/usr/bin:/sbin:/bin"}),
+)}
+
+#: Run by the image's own Python at build time: lays the operations down, no shell anywhere.
+SETUP = """\
+import json, os, sys
+for op in json.load(open(sys.argv[1])):
+    kind, path = op[0], op[1]
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if kind == "file":
+        with open(path, "w") as fh:
+            fh.write(op[2])
+        os.chmod(path, op[3])
+    elif kind == "symlink":
+        os.symlink(op[2], path)
+    elif kind == "prepend":
+        with open(path) as fh:
+            body = fh.read()
+        with open(path, "w") as fh:
+            fh.write(op[2] + body)
+    elif kind == "append":
+        with open(path, "a") as fh:
+            fh.write(op[2])
+    else:
+        sys.exit("unknown operation " + kind)
+"""
+
+
+def report_of(base_report: Mapping[str, Any], case: Case) -> dict[str, Any]:
+    return {**base_report, **case.report}
+
+
+def dockerfile(base_id: str, case: Case) -> str:
+    lines = [f"FROM {base_id}", "COPY ops.json setup.py /tmp/reb-hostile/"]
+    lines.append('RUN ["/usr/bin/python3", "/tmp/reb-hostile/setup.py", '
+                 '"/tmp/reb-hostile/ops.json"]')
+    if case.report:
+        lines.append(f"COPY report.json {REPORT_PATH}")
+    lines.append('RUN ["/bin/rm", "-rf", "/tmp/reb-hostile"]')
+    for key, value in case.env.items():
+        lines.append(f"ENV {key}={json.dumps(value).replace('$', chr(92) + '$')}")
+    lines.append(f"LABEL reb.hostile={case.name}")
+    return "\n".join(lines) + "\n"
+
+
+def _context(files: Mapping[str, bytes]) -> io.BytesIO:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for path, data in sorted(files.items()):
+            info = tarfile.TarInfo(path)
+            info.size, info.mode, info.mtime = len(data), 0o644, 0
+            tar.addfile(info, io.BytesIO(data))
+    buf.seek(0)
+    return buf
+
+
+def ensure(client: Any, demo_image: str, name: str) -> str:
+    """The tag of hostile case ``name`` built on ``demo_image``, built first if missing."""
+    from docker.errors import BuildError, ImageNotFound
+
+    case = CASES[name]
+    base = client.images.get(demo_image)
+    files = {"ops.json": json.dumps(list(case.ops)).encode(), "setup.py": SETUP.encode()}
+    if case.report:
+        honest = json.loads(_image_file(client, demo_image, REPORT_PATH))
+        files["report.json"] = json.dumps(report_of(honest, case), indent=2).encode()
+    files["Dockerfile"] = dockerfile(base.id, case).encode()
+    digest = hashlib.sha256(json.dumps(
+        {k: base64.b64encode(v).decode() for k, v in sorted(files.items())}).encode())
+    tag = f"reb-hostile-{name}:{digest.hexdigest()[:12]}"
+    LOCKS.mkdir(parents=True, exist_ok=True)
+    with FileLock(LOCKS / f"reb-hostile-{name}.lock"):
+        try:
+            client.images.get(tag)
+            return tag
+        except ImageNotFound:
+            pass
+        try:
+            client.images.build(fileobj=_context(files), custom_context=True, tag=tag, rm=True,
+                                forcerm=True, pull=False, network_mode="none")
+        except BuildError as exc:
+            log = " | ".join(str(c.get("stream", c.get("error", ""))).strip()
+                             for c in exc.build_log if c)[-1500:]
+            raise RuntimeError(f"building {tag} failed: {exc.msg}: {log}") from None
+        _remove_superseded(client, tag)
+    return tag
+
+
+def _image_file(client: Any, image: str, path: str) -> bytes:
+    from pytest_reb.target import image_file
+
+    data = image_file(client, image, path)
+    if data is None:
+        raise RuntimeError(f"{image} has no {path}")
+    return data
+
+
+def _remove_superseded(client: Any, tag: str) -> None:
+    """Earlier recipes of the same case go (one a container still uses stays)."""
+    from docker.errors import APIError
+
+    repository = tag.partition(":")[0]
+    for image in client.images.list(name=repository):
+        for old in image.tags:
+            if old != tag and old.startswith(repository + ":"):
+                with contextlib.suppress(APIError):
+                    client.images.remove(old)
+
+
+def module_text(name: str, commit: str, **runs: str) -> str:
+    """A repository module for the demo checkout with the given runs (Python source each)."""
+    lines = ['"""A repository module written by a hostile-image test."""',
+             "from pytest_reb import Repo, Run", "",
+             f"repo = Repo({name!r}, commit={commit!r}, imports_total=8,"]
+    lines += [f"            {stage}={src}," for stage, src in runs.items()]
+    lines.append(")")
+    return "\n".join(lines) + "\n"
+
+
+def demo_module(commit: str) -> str:
+    """The demo's own module, pinned to the commit the demo image really holds."""
+    import re
+
+    text = (Path(__file__).resolve().parents[2] / "demo" / "test_demo__tinynet.py").read_text()
+    return re.sub(r'commit="[0-9a-f]{40}"', f'commit="{commit}"', text)

@@ -1,0 +1,118 @@
+"""An entrypoint edited to exit 0 early: an integrity finding, and strict C1 fails.
+
+- ``entrypoint-edited``: ``train.py`` prints the success marker and exits 0 first.  Strict
+  C1 fails ``integrity``; ``--reb-compat`` passes it (the official rule: exit 0 and the
+  marker); both record the finding ``modified train.py`` with its diff.
+
+The check itself (``pytest_reb.integrity``) is also run directly against the
+demo image to show what it reports for each kind of edit, and that it needs
+no ``git`` in the target (the demo image has none).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from pytest_reb import integrity
+from pytest_reb.target import DockerTarget, Limits
+
+from .conftest import run_reb
+from .images import demo_module
+
+pytestmark = pytest.mark.container
+
+REPO = "/data/project/repo"
+EDIT = 'import sys; print("TRAIN_OK"); sys.exit(0)'
+
+
+@pytest.mark.parametrize("mode", ["strict", "compat"])
+def test_entrypoint_edited_to_exit_early(pytester: pytest.Pytester, mode: str,
+                                         hostile: Callable[[str], str],
+                                         image_commit: str) -> None:
+    args = ["-m", "c1"] + (["--reb-compat"] if mode == "compat" else [])
+    run = run_reb(pytester, hostile("entrypoint-edited"),
+                  {"test_demo__tinynet": demo_module(image_commit)}, *args)
+    c1 = run["c1"]
+    [edit] = c1.findings
+    assert (edit["kind"], edit["path"]) == ("modified", "train.py")
+    assert f"+{EDIT}" in edit["diff"]
+    assert (c1.strict, c1.compat) == (False, True)  # exit 0 and TRAIN_OK: the official pass
+    if mode == "strict":
+        assert (c1.status, c1.category) == ("failed", "integrity")
+        assert "train.py" in c1.message and "pinned commit" in c1.message
+        run.result.stdout.fnmatch_lines(["*C1 integrity: the entrypoint train.py is not the "
+                                         "pinned commit's*"])
+    else:
+        assert (c1.status, c1.category) == ("passed", None)
+
+
+@pytest.fixture(scope="module")
+def target(demo_image: str) -> Iterator[DockerTarget]:
+    t = DockerTarget(demo_image, run_id="tests-integrity", gpus=[],
+                     limits=Limits(memory="1g", pids=128))
+    yield t
+    t.close()
+
+
+def test_intact_checkout_has_no_finding_and_git_is_not_needed(target: DockerTarget,
+                                                             image_commit: str) -> None:
+    assert target.exec(["sh", "-c", "command -v git"], timeout=15).exit_code != 0
+    assert integrity.check(target, REPO, image_commit) == []
+
+
+def test_each_kind_of_edit(target: DockerTarget, image_commit: str) -> None:
+    script = (f"cd {REPO} && printf 'x\\n' >> tinynet/model.py && rm README.md "
+              "&& chmod 755 configs/tiny.yaml && ln -sf /etc/passwd requirements.txt "
+              "&& rm -r tinynet/__pycache__ 2>/dev/null; touch untracked.py")
+    assert target.exec(["sh", "-c", script], timeout=15).exit_code == 0
+    try:
+        got = {f["path"]: f for f in integrity.check(target, REPO, image_commit)}
+        assert {p: f["kind"] for p, f in got.items()} == {
+            "README.md": "deleted", "configs/tiny.yaml": "mode_changed",
+            "requirements.txt": "type_changed", "tinynet/model.py": "modified"}
+        assert got["tinynet/model.py"]["diff"].endswith("+x")
+        assert "now a symlink" in got["requirements.txt"]["detail"]
+    finally:
+        target.close()  # the next test gets a fresh container
+
+
+def test_doctored_object_store_and_missing_commit(target: DockerTarget,
+                                                  image_commit: str) -> None:
+    moved, found = integrity.check(target, REPO, "0" * 40)
+    assert (moved["kind"], moved["path"]) == ("head_moved", ".git/HEAD")
+    assert found["kind"] == "unverifiable" and "not in the checkout's object store" in \
+        found["detail"]
+    # replace the pinned commit's loose object by another commit's bytes
+    obj = f"{REPO}/.git/objects/{image_commit[:2]}/{image_commit[2:]}"
+    script = (f"set -e; test -f {obj}; chmod u+w {obj}; "
+              f"cp $(ls -d {REPO}/.git/objects/??/* | grep -v {image_commit[2:]} | head -1) {obj}")
+    res = target.exec(["sh", "-c", script], timeout=15)
+    if res.exit_code != 0:
+        pytest.skip(f"the demo checkout's commit is packed: {res.stderr.strip()}")
+    try:
+        [found] = [f for f in integrity.check(target, REPO, image_commit)
+                   if f["kind"] == "unverifiable"]
+        assert "does not hash to its name" in found["detail"]
+    finally:
+        target.close()
+
+
+def test_target_without_a_host_view_uses_its_own_git(image_commit: str) -> None:
+    """A target the host cannot see into (ssh://...): the check asks the target's own git."""
+
+    class Fake:
+        exit_code, timed_out, stdout, stderr = 127, False, "", "git: not found"
+
+    calls: list[list[str]] = []
+
+    class Target:
+        def exec(self, argv: list[str], **kw: Any) -> Fake:
+            calls.append(argv)
+            return Fake()
+
+    [found] = integrity.check(Target(), REPO, image_commit)  # type: ignore[arg-type]
+    assert found["kind"] == "unverifiable" and "its git could not compare" in found["detail"]
+    assert calls[0][:1] == ["git"] and "core.fsmonitor=false" in calls[0]
