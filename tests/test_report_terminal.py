@@ -137,7 +137,8 @@ def test_the_pyramid_at_the_end_of_a_real_run(pytester: pytest.Pytester) -> None
     result = pytester.runpytest(
         "-m", "c1 or c3 or c4", "--rootdir", str(pytester.path), "--reb-host", "local://",
         "--reb-python", sys.executable, "--reb-repo-dir", str(pytester.path / "checkout"),
-        "--reb-outdir", str(pytester.path / "reports"), "--reb-gpus", "", "-p", "no:cacheprovider")
+        "--reb-outdir", str(pytester.path / "reports"), "--reb-gpus", "", "-p", "no:cacheprovider",
+        "-p", "no:benchmark")
     result.stdout.fnmatch_lines([
         "*reb pyramid*", "local://  (me/mini)",
         "  C4 distributed * skip  n/a: not_applicable",
