@@ -88,12 +88,18 @@ class OutcomeLog:
 
     def append(self, outcome: Outcome) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        line = json.dumps(outcome.to_json(), sort_keys=True) + "\n"
-        with open(self.path, "a", encoding="utf-8") as fh:
+        line = (json.dumps(outcome.to_json(), sort_keys=True) + "\n").encode("utf-8")
+        with open(self.path, "a+b") as fh:
             fcntl.flock(fh, fcntl.LOCK_EX)
             try:
-                fh.write(line)
-                fh.flush()
+                # A line torn by a crash must not swallow this one: end it first.  One
+                # write(2) per line, so a KeyboardInterrupt cannot land in the middle of it.
+                size = os.fstat(fh.fileno()).st_size
+                if size and os.pread(fh.fileno(), 1, size - 1) != b"\n":
+                    line = b"\n" + line
+                view = memoryview(line)
+                while view:
+                    view = view[os.write(fh.fileno(), view):]
                 os.fsync(fh.fileno())
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)

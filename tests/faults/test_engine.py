@@ -1,0 +1,202 @@
+"""Faults of the Docker engine: down at start, gone mid-run, an image it does not have.
+
+- Daemon down at start (``DOCKER_HOST`` names no socket): one clear error line, a
+  non-zero exit, no traceback.  The machine's real ``dockerd`` is never touched.
+- Daemon dies mid-run: a second ``dockerd`` of our own (private socket, data and
+  exec roots in a temporary folder) runs the target and is SIGKILLed while a tier
+  hangs in it.  That tier fails ``infra``; every later item is still reported, as
+  ``infra`` and "not run"; the run ends with failures, not with a traceback.
+- Image missing: one error line naming it, exit 4, nothing pulled.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hostile.images import module_text
+
+from .conftest import AFTER, HANG, Spawned, logged, process_in
+
+pytestmark = pytest.mark.container
+
+NO_DAEMON = "unix:///nonexistent/reb-no-docker.sock"
+BASE = "reb-base:bookworm"
+#: The commit a tiny image's checkout claims, so that two modules can share it as a target.
+COMMIT = "1" * 40
+TINY = f"""FROM {BASE}
+RUN mkdir -p /data/project/repo/.git && echo {COMMIT} > /data/project/repo/.git/HEAD
+"""
+
+
+def test_daemon_down_at_start_is_one_clear_error(pytester: pytest.Pytester,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOCKER_HOST", NO_DAEMON)
+    pytester.makepyfile(test_x=module_text("reb/x", "0" * 40, cpu=AFTER))
+    result = pytester.runpytest_subprocess("--reb-image", "reb-demo:latest", "-p",
+                                           "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    text = result.stdout.str() + result.stderr.str()
+    assert "Traceback" not in text and "INTERNALERROR" not in text
+    errors = [ln for ln in result.stderr.lines if ln.strip()]
+    assert len(errors) == 1, errors
+    assert errors[0].startswith("ERROR: pytest-reb: the Docker daemon does not answer")
+    assert errors[0].endswith("--reb-image needs it")
+    gc = subprocess.run([sys.executable, "-m", "pytest_reb.cli", "gc"], capture_output=True,
+                        text=True, timeout=60, env={**os.environ, "DOCKER_HOST": NO_DAEMON})
+    assert gc.returncode == 2 and gc.stdout == ""
+    assert gc.stderr.startswith("reb gc: the Docker daemon does not answer")
+    assert gc.stderr.count("\n") == 1
+
+
+def test_missing_image_is_named_and_not_pulled(pytester: pytest.Pytester,
+                                               docker_client: Any) -> None:
+    pytester.makepyfile(test_x=module_text("reb/x", "0" * 40, cpu=AFTER))
+    result = pytester.runpytest("--reb-image", "reb-no-such/image:1", "--reb-image",
+                                "reb-demo:latest", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    [line] = [ln for ln in result.stderr.lines if ln.strip()]
+    assert line == ("ERROR: pytest-reb: image(s) not on this Docker engine: reb-no-such/image:1 "
+                    "(pytest-reb never pulls; build or `docker load` them first)")
+    assert not docker_client.images.list(name="reb-no-such/image")
+
+
+# --------------------------------------------------------------------------- a daemon that dies
+
+
+class PrivateDaemon:
+    """A ``dockerd`` of this test's own: its socket, data and exec roots under ``root``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.sock = root / "d.sock"
+        self.url = f"unix://{self.sock}"
+        self.pidfile = root / "d.pid"
+        self.log = root / "dockerd.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        dockerd = shutil.which("dockerd", path=f"{os.environ.get('PATH', '')}:/usr/sbin:/sbin")
+        if dockerd is None:
+            pytest.skip("no dockerd binary to start a second daemon with")
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen(
+                [dockerd, "--host", self.url, "--data-root", str(self.root / "data"),
+                 "--exec-root", str(self.root / "exec"), "--pidfile", str(self.pidfile),
+                 "--bridge", "none", "--iptables=false", "--ip6tables=false"],
+                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        import docker
+
+        deadline = time.monotonic() + 60
+        while True:
+            with contextlib.suppress(Exception):
+                docker.DockerClient(base_url=self.url).ping()
+                return
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                tail = self.log.read_text(errors="replace")[-600:]
+                self.stop()
+                pytest.skip(f"a second dockerd cannot run here ({tail.strip()}); the "
+                            "container-killed test covers a tier losing its container")
+            time.sleep(0.2)
+
+    def client(self) -> Any:
+        import docker
+
+        return docker.DockerClient(base_url=self.url)
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(30)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(30)
+
+
+@pytest.fixture(scope="session")
+def tiny_image(docker_client: Any) -> str:
+    """The base image with a checkout that is only ``.git/HEAD`` (no Python deps, 133 MB)."""
+    import hashlib
+    import io
+
+    from pytest_reb.images import ensure_base_image
+
+    ensure_base_image(docker_client)
+    tag = f"reb-fault-tiny:{hashlib.sha256(TINY.encode()).hexdigest()[:12]}"
+    if not docker_client.images.list(name=tag):
+        docker_client.images.build(fileobj=io.BytesIO(TINY.encode()), tag=tag, rm=True,
+                                   forcerm=True, pull=False, network_mode="none")
+    return tag
+
+
+@pytest.fixture
+def private_daemon(tmp_path_factory: pytest.TempPathFactory, docker_client: Any,
+                   tiny_image: str) -> Iterator[PrivateDaemon]:
+    """A second engine holding the tiny image; afterwards restarted once so it removes what
+    its death left running (a restart without live-restore stops every container), then
+    stopped and its folder removed."""
+    root = Path(tmp_path_factory.mktemp("dockerd", numbered=True))
+    daemon = PrivateDaemon(root)
+    daemon.start()
+    try:
+        image = docker_client.images.get(tiny_image)
+        daemon.client().api.load_image(image.save(chunk_size=1 << 20, named=tiny_image))
+        yield daemon
+    finally:
+        with contextlib.suppress(Exception):
+            if daemon.proc is not None and daemon.proc.poll() is not None:
+                daemon.start()
+            client = daemon.client()
+            for ctr in client.containers.list(all=True):
+                ctr.remove(force=True)
+        daemon.stop()
+        unmount_under(root)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def unmount_under(root: Path) -> None:
+    """What a killed dockerd left mounted under ``root`` (its data root binds itself)."""
+    prefix = f"{root}/"
+    mounted = [line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()]
+    for point in sorted((m for m in mounted if m.startswith(prefix)), key=len, reverse=True):
+        subprocess.run(["umount", "--lazy", point], capture_output=True, check=False)
+
+
+def test_daemon_dies_mid_tier(tmp_path: Path, private_daemon: PrivateDaemon,
+                              tiny_image: str) -> None:
+    tmp_path.joinpath("test_a_hang.py").write_text(module_text("reb/hang", COMMIT, cpu=HANG))
+    tmp_path.joinpath("test_b_after.py").write_text(module_text("reb/after", COMMIT, cpu=AFTER))
+    run = Spawned(tmp_path, ["--reb-image", tiny_image, "--reb-python", "/usr/bin/python3",
+                             "-m", "c1 or c2", "--reb-outdir", str(tmp_path / "reports")],
+                  env={"DOCKER_HOST": private_daemon.url})
+    run.wait_for(process_in(private_daemon.client(), run, "sleep 300"))
+    private_daemon.kill()
+    rc = run.finish(timeout=180)
+    assert rc == pytest.ExitCode.TESTS_FAILED, run.output[-3000:]
+    assert "Traceback" not in run.output and "INTERNALERROR" not in run.output
+    got = {(o["repo"], o["tier"]): o for o in logged(tmp_path / "reports")}
+    assert set(got) == {("reb/hang", "c1"), ("reb/hang", "c2"), ("reb/after", "c1"),
+                        ("reb/after", "c2")}, "every item is reported"
+    hang = got["reb/hang", "c1"]
+    assert (hang["status"], hang["category"]) == ("failed", "infra"), hang["message"]
+    assert hang["duration"] < 60  # the engine's death, not the tier's timeout
+    for key, rest in got.items():
+        assert (rest["status"], rest["category"]) == ("failed", "infra"), (key, rest["message"])
+        if key != ("reb/hang", "c1"):
+            assert rest["message"].startswith("not run"), (key, rest["message"])
+    assert len([ln for ln in run.lines if " infra: " in ln]) >= 4, run.output[-3000:]
