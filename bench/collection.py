@@ -21,7 +21,7 @@ import argparse
 import subprocess
 import sys
 
-from common import ROOT, machine, median, table, timed
+from common import ROOT, machine, measure, median, table
 
 COLLECT = ["--collect-only", "-q", "repos/"]
 NO_HYPOTHESIS = ["-p", "no:hypothesispytest"]
@@ -42,26 +42,34 @@ def items(args: list[str]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=15)
     args = parser.parse_args()
-    runs: dict[str, list[float]] = {name: [] for name in COMMANDS}
-    runs['python -c "import pytest"'] = []
-    timed([sys.executable, "-m", "pytest", *COLLECT], cwd=ROOT)  # warm caches, __pycache__
+    commands = {name: [sys.executable, "-m", "pytest", *cmd] for name, cmd in COMMANDS.items()}
+    commands['python -c "import pytest"'] = [sys.executable, "-c", "import pytest"]
+    walls: dict[str, list[float]] = {name: [] for name in commands}
+    cpus: dict[str, list[float]] = {name: [] for name in commands}
+    measure(commands[next(iter(COMMANDS))], cwd=ROOT)  # warm the page cache and __pycache__
     for _ in range(args.repeat):
-        for name, cmd in COMMANDS.items():
-            runs[name].append(timed([sys.executable, "-m", "pytest", *cmd], cwd=ROOT, ok=(0, 5)))
-        runs['python -c "import pytest"'].append(
-            timed([sys.executable, "-c", "import pytest"], cwd=ROOT))
+        for name, cmd in commands.items():
+            wall, cpu = measure(cmd, cwd=ROOT)
+            walls[name].append(wall)
+            cpus[name].append(cpu)
     counts = {name: items(cmd) for name, cmd in COMMANDS.items()}
-    rows = [(name, median(t), min(t), max(t), counts.get(name, "")) for name, t in runs.items()]
+    rows = [(name, median(walls[name]), min(walls[name]), max(walls[name]), median(cpus[name]),
+             counts.get(name, "")) for name in commands]
     print(f"collection of repos/ ({len(list((ROOT / 'repos').glob('test_*.py')))} modules), "
-          f"{args.repeat} runs each; {machine()}")
-    print(table(["command", "median s", "min s", "max s", "pytest says"], rows))
+          f"{args.repeat} interleaved runs each; {machine()}")
+    print(table(["command", "wall s median", "min", "max", "CPU s median", "pytest says"], rows))
     print()
-    for where, ours, alone in (("this environment", rows[0][1], rows[1][1]),
-                               ("a user's install", rows[2][1], rows[3][1])):
-        print(f"{where}: collection {ours:.2f} s median (goal <= 2 s: "
-              f"{'met' if ours <= 2 else 'MISSED'}); pytest-reb's share {ours - alone:.2f} s")
+    names = list(COMMANDS)
+    for where, ours, alone in (("this environment", names[0], names[1]),
+                               ("a user's install", names[2], names[3])):
+        wall = median(walls[ours])
+        share = median([a - b for a, b in zip(walls[ours], walls[alone], strict=True)])
+        share_cpu = median([a - b for a, b in zip(cpus[ours], cpus[alone], strict=True)])
+        print(f"{where}: collection {wall:.2f} s wall median (goal <= 2 s: "
+              f"{'met' if wall <= 2 else 'MISSED'}); pytest-reb's share, median of paired "
+              f"differences: {share:.2f} s wall, {share_cpu:.2f} s CPU")
     return 0
 
 

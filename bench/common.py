@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -30,15 +31,27 @@ def median(values: Sequence[float]) -> float:
 
 def timed(cmd: Sequence[str], *, cwd: Path, env: dict[str, str] | None = None,
           ok: Sequence[int] = (0, 1)) -> float:
-    """Wall seconds of one command; its output is kept out of the table but shown on failure."""
+    """Wall seconds of one command (see ``measure``)."""
+    return measure(cmd, cwd=cwd, env=env, ok=ok)[0]
+
+
+def measure(cmd: Sequence[str], *, cwd: Path, env: dict[str, str] | None = None,
+            ok: Sequence[int] = (0, 1)) -> tuple[float, float]:
+    """Wall and CPU (user + system) seconds of one command and its children.
+
+    CPU time barely moves when other jobs share the machine; wall time is
+    what a user waits, and moves a lot.  Output is shown only on failure.
+    """
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(list(cmd), cwd=cwd, env={**os.environ, **(env or {})},
                           capture_output=True, text=True)
-    took = time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode not in ok:
         sys.exit(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stdout[-3000:]}"
                  f"\n{proc.stderr[-3000:]}")
-    return took
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
