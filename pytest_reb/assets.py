@@ -817,11 +817,20 @@ def attach(target: Target, repo: Repo, cache: AssetCache | None, checkout: str) 
         target.mount(shim, f"{checkout}/{SHIM_MOUNT}")
     if cache is None or not repo.assets:
         return None
+    official = f"{checkout}/{VIEW_MOUNT}"
+    seen = mount_view(target, repo, cache, checkout)
+    return seen if seen not in (None, official) else None
+
+
+def mount_view(target: Target, repo: Repo, cache: AssetCache, checkout: str) -> str | None:
+    """Mount the repository's view at the official ``{checkout}/benchmark_assets``.
+
+    Its ``cache/`` is writable scratch: the official commands point ``HF_HOME``,
+    ``TORCH_HOME`` and the like there.
+    """
     view = cache.view(repo)
     view.mkdir(parents=True, exist_ok=True)
-    official = f"{checkout}/{VIEW_MOUNT}"
-    seen = target.mount(str(view), official)
-    return seen if seen not in (None, official) else None
+    return target.mount(str(view), f"{checkout}/{VIEW_MOUNT}", scratch=("cache",))
 
 
 def shim_path(target: Target, run: Run, checkout: str) -> str | None:

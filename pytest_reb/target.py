@@ -232,11 +232,14 @@ class Target:
         """Where a probe or tool mounted at ``path`` (under /opt/reb) is, seen from the target."""
         return path
 
-    def mount(self, host_dir: str, at: str) -> str | None:
+    def mount(self, host_dir: str, at: str, scratch: Sequence[str] = ()) -> str | None:
         """Show a host folder read-only in the target; where it appears, or None if it cannot.
 
-        Used for the prepared assets and our shims.  A target with no way to see
-        host files (``ssh://``...) answers None and the caller says so.
+        Used for the prepared assets and our shims.  ``scratch`` names
+        subfolders the run may write into (the official commands point caches
+        such as ``HF_HOME`` into the assets); they are empty and private to
+        each container.  A target with no way to see host files (``ssh://``...)
+        answers None and the caller says so.
         """
         return None
 
@@ -276,8 +279,10 @@ class LocalTarget(Target):
                 return source + path[len(mount):]
         return path
 
-    def mount(self, host_dir: str, at: str) -> str | None:
+    def mount(self, host_dir: str, at: str, scratch: Sequence[str] = ()) -> str | None:
         """Nothing to mount on this machine: the host folder itself is what the target sees."""
+        for sub in scratch:
+            Path(host_dir, sub).mkdir(parents=True, exist_ok=True)
         return host_dir
 
     def read_file(self, path: str, limit: int = 1 << 20) -> bytes | None:
@@ -433,6 +438,7 @@ class DockerTarget(Target):
         self._lock = threading.Lock()
         #: container path -> host folder, mounted read-only beside the tools (assets, shims)
         self.extra_mounts: dict[str, str] = {}
+        self.tmpfs: dict[str, str] = {}
 
     # -- containers
 
@@ -482,6 +488,7 @@ class DockerTarget(Target):
             labels=labels(self.run_id, **{"reb.target": self.image[:200], "reb.profile": key}),
             mounts=[Mount(dst, src, type="bind", read_only=True)
                     for dst, src in {**tool_mounts(), **self.extra_mounts}.items()],
+            tmpfs=dict(self.tmpfs),
         )
         if devices:
             kwargs["device_requests"] = [DeviceRequest(device_ids=devices,
@@ -521,15 +528,20 @@ class DockerTarget(Target):
             for key in list(self._containers):
                 self._remove(key)
 
-    def mount(self, host_dir: str, at: str) -> str | None:
+    def mount(self, host_dir: str, at: str, scratch: Sequence[str] = ()) -> str | None:
         """Mount ``host_dir`` read-only at ``at`` in every container made from now on.
 
-        Containers already running cannot gain a mount, so a new one removes
-        them; the next command starts them again with it.
+        Each ``scratch`` subfolder gets an empty tmpfs over it (its mount point
+        is made in ``host_dir``).  Containers already running cannot gain a
+        mount, so a new one removes them; the next command starts them again.
         """
+        for sub in scratch:
+            Path(host_dir, sub).mkdir(parents=True, exist_ok=True)
+        tmpfs = {f"{at}/{sub}": "" for sub in scratch}
         with self._lock:
-            if self.extra_mounts.get(at) != host_dir:
+            if self.extra_mounts.get(at) != host_dir or not tmpfs.keys() <= self.tmpfs.keys():
                 self.extra_mounts[at] = host_dir
+                self.tmpfs.update(tmpfs)
                 for key in list(self._containers):
                     self._remove(key)
         return at

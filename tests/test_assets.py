@@ -549,7 +549,7 @@ def test_view_and_shim_mounted_read_only(demo_image: str, tmp_path: Path) -> Non
     target = DockerTarget(demo_image, run_id="test-assets", gpus=[], limits=Limits())
     try:
         target.exec(["true"], timeout=30)  # a running container must be replaced by the mount
-        seen = target.mount(str(view), "/data/project/repo/benchmark_assets")
+        seen = target.mount(str(view), "/data/project/repo/benchmark_assets", scratch=("cache",))
         assert seen == "/data/project/repo/benchmark_assets"
         target.mount(str(shim), "/data/project/repo/benchmark_scripts")
         res = target.exec(["cat", f"{seen}/dataset/x.txt"], timeout=30)
@@ -560,5 +560,10 @@ def test_view_and_shim_mounted_read_only(demo_image: str, tmp_path: Path) -> Non
                           env={"PYTHONPATH": "/data/project/repo/benchmark_scripts"})
         assert res.stdout.strip() == "SHIM"
         assert (view / "dataset" / "x.txt").read_text() == "asset"
+        # the caches the official commands point into the assets are writable, and private
+        res = target.exec(["sh", "-c", f"echo hf > {seen}/cache/hub && cat {seen}/cache/hub"],
+                          timeout=30)
+        assert (res.exit_code, res.stdout.strip()) == (0, "hf")
+        assert list((view / "cache").iterdir()) == []
     finally:
         target.close()

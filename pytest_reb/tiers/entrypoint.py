@@ -233,8 +233,8 @@ def _asset_gate(ctx: Context, tier: str, run: Run) -> tuple[Outcome | None, dict
     if not wanted:
         return None, {}
     cache = ctx.asset_cache
-    official = f"{ctx.checkout}/{assets.VIEW_MOUNT}"
-    if cache is not None and ctx.target.mount(str(cache.view(ctx.repo)), official) is not None:
+    if cache is not None and assets.mount_view(ctx.target, ctx.repo, cache,
+                                               ctx.checkout) is not None:
         cache.prepare(ctx.repo, network=False, only=wanted,
                       copy=assets.checkout_copy(ctx.target, ctx.checkout))
         missing = cache.missing(ctx.repo, wanted)
