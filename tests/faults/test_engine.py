@@ -2,10 +2,11 @@
 
 - Daemon down at start (``DOCKER_HOST`` names no socket): one clear error line, a
   non-zero exit, no traceback.  The machine's real ``dockerd`` is never touched.
-- Daemon dies mid-run: a second ``dockerd`` of our own (private socket, data and
-  exec roots in a temporary folder) runs the target and is SIGKILLed while a tier
-  hangs in it.  That tier fails ``infra``; every later item is still reported, as
-  ``infra`` and "not run"; the run ends with failures, not with a traceback.
+- Daemon stopped mid-run: a second ``dockerd`` of our own (private socket, data and
+  exec roots in a temporary folder) runs the target and is stopped (SIGTERM, as
+  ``systemctl stop docker`` does) while a tier hangs in it.  That tier fails
+  ``infra``; every later item is still reported, as ``infra`` and "not run"; the run
+  ends with failures, not with a traceback.
 - Image missing: one error line naming it, exit 4, nothing pulled.
 """
 
@@ -17,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -74,13 +76,14 @@ def test_missing_image_is_named_and_not_pulled(pytester: pytest.Pytester,
 
 
 class PrivateDaemon:
-    """A ``dockerd`` of this test's own: its socket, data and exec roots under ``root``."""
+    """A ``dockerd`` of this test's own: its socket, data and exec roots under ``root``.
+
+    ``root`` is short (a unix socket path holds at most 107 bytes) and its own.
+    """
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.sock = root / "d.sock"
-        self.url = f"unix://{self.sock}"
-        self.pidfile = root / "d.pid"
+        self.url = f"unix://{root}/d.sock"
         self.log = root / "dockerd.log"
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -91,20 +94,18 @@ class PrivateDaemon:
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(
                 [dockerd, "--host", self.url, "--data-root", str(self.root / "data"),
-                 "--exec-root", str(self.root / "exec"), "--pidfile", str(self.pidfile),
+                 "--exec-root", str(self.root / "exec"), "--pidfile", str(self.root / "d.pid"),
                  "--bridge", "none", "--iptables=false", "--ip6tables=false"],
                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        import docker
-
         deadline = time.monotonic() + 60
         while True:
             with contextlib.suppress(Exception):
-                docker.DockerClient(base_url=self.url).ping()
+                self.client().ping()
                 return
             if self.proc.poll() is not None or time.monotonic() > deadline:
-                tail = self.log.read_text(errors="replace")[-600:]
-                self.stop()
-                pytest.skip(f"a second dockerd cannot run here ({tail.strip()}); the "
+                tail = self.log.read_text(errors="replace").strip().splitlines()[-1:] or [""]
+                self.close()
+                pytest.skip(f"a second dockerd cannot run here ({tail[0][-300:]}); the "
                             "container-killed test covers a tier losing its container")
             time.sleep(0.2)
 
@@ -113,12 +114,13 @@ class PrivateDaemon:
 
         return docker.DockerClient(base_url=self.url)
 
-    def kill(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(30)
-
     def stop(self) -> None:
+        """What ``systemctl stop docker`` does: SIGTERM, and the daemon goes away."""
+        assert self.proc is not None
+        self.proc.terminate()
+
+    def close(self) -> None:
+        """The daemon gone, and everything it started: by pid, then its mounts and files."""
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -126,6 +128,31 @@ class PrivateDaemon:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(30)
+        _kill_what_it_started(self.root)
+        unmount_under(self.root)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _kill_what_it_started(root: Path) -> None:
+    """Its containerd and shims (their command lines name ``root``) and the containers'
+    processes (in the cgroups of the ids the shims name).  Nothing else is touched."""
+    ids, pids = set(), set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            args = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+            if any(str(root).encode() in a for a in args):
+                pids.add(int(entry))
+                if b"-id" in args:
+                    ids.add(args[args.index(b"-id") + 1].decode())
+    for cid in ids:
+        for procs in Path("/sys/fs/cgroup").glob(f"**/*{cid}*/cgroup.procs"):
+            with contextlib.suppress(OSError, ValueError):
+                pids.update(int(p) for p in procs.read_text().split())
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
 
 
 @pytest.fixture(scope="session")
@@ -145,39 +172,27 @@ def tiny_image(docker_client: Any) -> str:
 
 
 @pytest.fixture
-def private_daemon(tmp_path_factory: pytest.TempPathFactory, docker_client: Any,
-                   tiny_image: str) -> Iterator[PrivateDaemon]:
-    """A second engine holding the tiny image; afterwards restarted once so it removes what
-    its death left running (a restart without live-restore stops every container), then
-    stopped and its folder removed."""
-    root = Path(tmp_path_factory.mktemp("dockerd", numbered=True))
-    daemon = PrivateDaemon(root)
+def private_daemon(docker_client: Any, tiny_image: str) -> Iterator[PrivateDaemon]:
+    """A second engine holding the tiny image; afterwards gone with all it started."""
+    daemon = PrivateDaemon(Path(tempfile.mkdtemp(prefix="rebd-", dir="/tmp")))
     daemon.start()
     try:
         image = docker_client.images.get(tiny_image)
         daemon.client().api.load_image(image.save(chunk_size=1 << 20, named=tiny_image))
         yield daemon
     finally:
-        with contextlib.suppress(Exception):
-            if daemon.proc is not None and daemon.proc.poll() is not None:
-                daemon.start()
-            client = daemon.client()
-            for ctr in client.containers.list(all=True):
-                ctr.remove(force=True)
-        daemon.stop()
-        unmount_under(root)
-        shutil.rmtree(root, ignore_errors=True)
+        daemon.close()
 
 
 def unmount_under(root: Path) -> None:
-    """What a killed dockerd left mounted under ``root`` (its data root binds itself)."""
+    """What a dockerd left mounted under ``root`` (its data root binds itself)."""
     prefix = f"{root}/"
     mounted = [line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()]
     for point in sorted((m for m in mounted if m.startswith(prefix)), key=len, reverse=True):
         subprocess.run(["umount", "--lazy", point], capture_output=True, check=False)
 
 
-def test_daemon_dies_mid_tier(tmp_path: Path, private_daemon: PrivateDaemon,
+def test_daemon_stopped_mid_tier(tmp_path: Path, private_daemon: PrivateDaemon,
                               tiny_image: str) -> None:
     tmp_path.joinpath("test_a_hang.py").write_text(module_text("reb/hang", COMMIT, cpu=HANG))
     tmp_path.joinpath("test_b_after.py").write_text(module_text("reb/after", COMMIT, cpu=AFTER))
@@ -185,7 +200,7 @@ def test_daemon_dies_mid_tier(tmp_path: Path, private_daemon: PrivateDaemon,
                              "-m", "c1 or c2", "--reb-outdir", str(tmp_path / "reports")],
                   env={"DOCKER_HOST": private_daemon.url})
     run.wait_for(process_in(private_daemon.client(), run, "sleep 300"))
-    private_daemon.kill()
+    private_daemon.stop()  # mid-tier
     rc = run.finish(timeout=180)
     assert rc == pytest.ExitCode.TESTS_FAILED, run.output[-3000:]
     assert "Traceback" not in run.output and "INTERNALERROR" not in run.output
