@@ -4,8 +4,9 @@ pytest-reb starts one hardened container per (target, device profile) and
 removes it when the target's items end.  "Start" is everything the harness
 does before the first probe can run: ``docker run`` with the hardening and
 read-only tool mounts, reading the keep-alive pids, and checking the image
-has ``timeout``.  Beside it, a bare ``docker run -d IMAGE sleep infinity``
-and ``rm -f`` through the same SDK: the engine's own floor on this machine.
+has ``timeout``.  Beside it, a bare ``docker run -d --network none IMAGE
+sleep infinity`` and ``rm -f`` through the same SDK: the engine's own floor
+on this machine (no network on both sides, as probes run).
 The two are interleaved, N times each.
 
     python bench/containers.py [--repeat N] [--image TAG]
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import Any
 
 from common import bench_labels, demo_images, machine, median, table
 
@@ -31,10 +33,10 @@ def harness_once(image: str, run_id: str) -> tuple[float, float]:
     return t1 - t0, time.perf_counter() - t1
 
 
-def bare_once(client: object, image: str, run_id: str) -> tuple[float, float]:
+def bare_once(client: Any, image: str, run_id: str) -> tuple[float, float]:
     t0 = time.perf_counter()
-    ctr = client.containers.run(image, entrypoint=["sleep"], command=["infinity"],  # type: ignore[attr-defined]
-                                detach=True, labels=labels(run_id))
+    ctr = client.containers.run(image, entrypoint=["sleep"], command=["infinity"], detach=True,
+                                network_mode="none", labels=labels(run_id))
     t1 = time.perf_counter()
     ctr.remove(force=True)
     return t1 - t0, time.perf_counter() - t1
