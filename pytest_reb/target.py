@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import re
 import shlex
@@ -192,6 +193,25 @@ def cuda_visible(env: Mapping[str, str], devices: Sequence[str]) -> str:
     if ids and all(i.isdigit() and int(i) < len(devices) for i in ids):
         return ",".join(devices[int(i)] for i in ids)
     return ",".join(devices)
+
+
+def marked_json(text: str, marker: str) -> dict[str, Any] | None:
+    """The last JSON object a probe printed after ``marker``.
+
+    The last one wins: the program under test shares the probe's stdout and
+    may print lines of its own, so what a probe says is evidence, not proof.
+    """
+    found = None
+    prefix = marker + " "
+    for line in text.splitlines():
+        if line.startswith(prefix):
+            try:
+                data = json.loads(line[len(prefix):])
+            except ValueError:
+                continue
+            if isinstance(data, dict):
+                found = data
+    return found
 
 
 def wrap_timeout(argv: Sequence[str], timeout: float) -> list[str]:

@@ -9,12 +9,11 @@ GPU device.  The probe's output is evidence; the host's observation is proof.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pytest_reb import diagnose, fakes
 from pytest_reb.outcome import Outcome
-from pytest_reb.target import PROBES_MOUNT
+from pytest_reb.target import PROBES_MOUNT, marked_json
 from pytest_reb.tiers import Context, ext_sweep
 from pytest_reb.tiers.entrypoint import categorise, evidence_of, held_any_gpu
 
@@ -24,17 +23,8 @@ TIMEOUT = 120.0
 
 
 def parse(stdout: str) -> dict[str, Any] | None:
-    """The probe's JSON line; the last one wins (a hostile program may print others)."""
-    found = None
-    for line in stdout.splitlines():
-        if line.startswith(MARKER + " "):
-            try:
-                data = json.loads(line[len(MARKER) + 1:])
-            except ValueError:
-                continue
-            if isinstance(data, dict):
-                found = data
-    return found
+    """The probe's JSON line (the last one wins)."""
+    return marked_json(stdout, MARKER)
 
 
 def arch_supported(capability: str, arch_list: list[str]) -> bool:

@@ -10,10 +10,9 @@ of its prefix (like the official one); no verdict depends on it.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from pytest_reb.target import PROBES_MOUNT, Target
+from pytest_reb.target import PROBES_MOUNT, Target, marked_json
 
 PROBE = f"{PROBES_MOUNT}/env_size_probe.py"
 MARKER = "REB_ENV_SIZE"
@@ -30,15 +29,7 @@ def unknown(python: str | None, reason: str) -> dict[str, Any]:
 
 def parse(stdout: str) -> dict[str, Any] | None:
     """The probe's line (the last one wins), with only well-typed fields kept."""
-    found: dict[str, Any] | None = None
-    for line in stdout.splitlines():
-        if line.startswith(MARKER + " "):
-            try:
-                data = json.loads(line[len(MARKER) + 1:])
-            except ValueError:
-                continue
-            if isinstance(data, dict):
-                found = data
+    found = marked_json(stdout, MARKER)
     if found is None:
         return None
     out: dict[str, Any] = {k: found[k] for k in _COUNTS

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_reb.diagnose import diagnose
-from pytest_reb.target import PROBES_MOUNT
+from pytest_reb.target import PROBES_MOUNT, marked_json
 from pytest_reb.tiers import Context
 
 PROBE = f"{PROBES_MOUNT}/ext_sweep.py"
@@ -31,17 +31,8 @@ JOBS = 4
 
 
 def parse(stdout: str) -> dict[str, Any] | None:
-    """The probe's JSON line; the last one wins."""
-    found = None
-    for line in stdout.splitlines():
-        if line.startswith(MARKER + " "):
-            try:
-                data = json.loads(line[len(MARKER) + 1:])
-            except ValueError:
-                continue
-            if isinstance(data, dict):
-                found = data
-    return found
+    """The probe's JSON line (the last one wins)."""
+    return marked_json(stdout, MARKER)
 
 
 def classify(error: str) -> tuple[str, str]:
