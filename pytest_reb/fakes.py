@@ -33,7 +33,7 @@ from types import ModuleType
 from typing import Any
 
 from pytest_reb import outside
-from pytest_reb.target import PROBES_DIR, PROBES_MOUNT, Target
+from pytest_reb.target import PROBES_DIR, PROBES_MOUNT, Target, marked_json
 
 PROBE = f"{PROBES_MOUNT}/fakes_probe.py"
 TIMEOUT = 60.0
@@ -53,18 +53,8 @@ def rules() -> ModuleType:
 
 
 def parse(stdout: str) -> dict[str, Any] | None:
-    """The probe's JSON line; the last one wins (it is evidence from inside, not proof)."""
-    marker = rules().MARKER + " "
-    found = None
-    for line in stdout.splitlines():
-        if line.startswith(marker):
-            try:
-                data = json.loads(line[len(marker):])
-            except ValueError:
-                continue
-            if isinstance(data, dict):
-                found = data
-    return found
+    """The probe's JSON line (the last one wins; it is evidence from inside, not proof)."""
+    return marked_json(stdout, rules().MARKER)
 
 
 def scan(target: Target, python: str, checkout: str | None = None, *,
@@ -77,9 +67,13 @@ def scan(target: Target, python: str, checkout: str | None = None, *,
         dirs = _site_dirs(view, python) + _strings(inside.get("site_dirs"))
         dirs += _strings(inside.get("sys_path")) + ([checkout] if checkout else [])
         path_dirs = _path_dirs(target, inside, python)
-        for f in rules().scan(view, [python], dirs[:MAX_INSIDE_DIRS], path_dirs,
-                              bool(view.has_gpu_devices)):
-            found.append({**f, "seen_from": "host"})
+        try:
+            for f in rules().scan(view, [python], dirs[:MAX_INSIDE_DIRS], path_dirs,
+                                  bool(view.has_gpu_devices)):
+                found.append({**f, "seen_from": "host"})
+        except (OSError, ValueError) as exc:  # the container went away under the scan
+            found.append({"kind": "scan_incomplete", "path": python, "seen_from": "host",
+                          "detail": f"the host's scan stopped: {type(exc).__name__}: {exc}"})
     known = {(f["kind"], f["path"]) for f in found}
     for f in inside.get("findings") or []:
         if not isinstance(f, dict) or not all(isinstance(f.get(k), str)

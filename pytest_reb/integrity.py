@@ -80,13 +80,16 @@ def edited(findings: list[dict[str, Any]], path: str | None) -> dict[str, Any] |
 def check(target: Target, checkout: str, commit: str) -> list[dict[str, Any]]:
     """Findings about ``checkout`` in ``target`` against ``commit``; [] when it is intact."""
     commit = commit.lower()
+    view = outside.view(target)  # a TargetError here is the tier's infra failure
     try:
-        view = outside.view(target)
         if view is None:
             return _with_target_git(target, checkout, commit)
         return _Check(view, checkout, commit).run()
     except Unverifiable as exc:
         return [finding("unverifiable", checkout, str(exc))]
+    except (OSError, subprocess.SubprocessError, ValueError) as exc:  # never the tier's end
+        return [finding("unverifiable", checkout, f"the check failed: {type(exc).__name__}: "
+                                                  f"{str(exc)[:300]}")]
 
 
 # --------------------------------------------------------------------------- from the host

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -46,11 +45,6 @@ class RebRun:
 
     def __getitem__(self, key: str) -> Outcome:
         return self.outcomes[key]
-
-    @property
-    def summary(self) -> dict[str, Any]:
-        assert self.run_dir is not None
-        return json.loads((self.run_dir / "summary.json").read_text())  # type: ignore[no-any-return]
 
 
 def run_reb(pytester: pytest.Pytester, image: str, modules: dict[str, str], *args: str,
