@@ -222,8 +222,15 @@ def sweep(run_id: str | None = None, *, only_orphans: bool = False) -> int:
 
 
 def _owner_alive(owner: str) -> bool:
+    """Whether the process that made a container may still be running.
+
+    A maker on another host (a shared engine) cannot be checked from here, so
+    it counts as alive: only ``reb gc --all`` or ``--run`` removes those.
+    """
     host, _, pid = owner.rpartition(":")
-    if host != socket.gethostname() or not pid.isdigit():
+    if host != socket.gethostname():
+        return bool(host)
+    if not pid.isdigit():
         return False
     try:
         os.kill(int(pid), 0)

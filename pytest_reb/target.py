@@ -241,7 +241,9 @@ class Target:
         lease), by default all of the target's.
         """
         devices = [] if profile == "cpu" else list(self.gpus if gpus is None else gpus)
-        return self._exec([str(a) for a in argv], timeout=timeout, env=dict(env or {}), cwd=cwd,
+        # Running the environment must not change it: no bytecode written into its prefix.
+        env = {"PYTHONDONTWRITEBYTECODE": "1", **(env or {})}
+        return self._exec([str(a) for a in argv], timeout=timeout, env=env, cwd=cwd,
                           devices=devices)
 
     def _exec(self, argv: list[str], *, timeout: float, env: dict[str, str], cwd: str | None,

@@ -180,3 +180,16 @@ def test_values_in_a_shell_script_are_quoted() -> None:
     argv = _command(run, ctx, "/tmp/o", None)
     assert argv[0] == evil  # an argv element: no shell reads it
     assert shlex.split(argv[-1]) == ["timeout", "8s", evil, "-m", "x", "--out", "/tmp/o/r"]
+
+
+def test_gc_spares_makers_it_cannot_check() -> None:
+    import os
+    import socket
+
+    from pytest_reb.session import _owner_alive
+
+    here = socket.gethostname()
+    assert _owner_alive(f"{here}:{os.getpid()}")
+    assert not _owner_alive(f"{here}:{2**22 + 12345}")   # no such pid: an orphan
+    assert _owner_alive("some-other-host:1")             # a shared engine's other client
+    assert not _owner_alive("")
