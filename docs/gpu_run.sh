@@ -12,9 +12,17 @@ nvidia-smi -L
 "$py" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "gpus", torch.cuda.device_count())'
 common=(-p pytest_reb.plugin -p no:cacheprovider --rootdir "$PWD" --reb-host=local://
         --reb-python "$py" --reb-repo-dir "$PWD/demo/tinynet" -v -rA)
-echo "=== demo: C1-C4 on this machine"
-"$py" -m pytest "${common[@]}" --reb-outdir "$out/demo" -m "c1 or c2 or c3 or c4" \
-    demo/test_demo__tinynet.py
+# A truthful report of this machine's interpreter, as an agent that checked would write it.
+"$py" - "$out/report.json" <<'PY'
+import json, platform, sys, torch
+json.dump({"python_path": sys.executable, "python_version": platform.python_version(),
+           "torch_version": torch.__version__, "cuda_available": torch.cuda.is_available(),
+           "gpu_count": torch.cuda.device_count(), "ddp_expected_ok": None, "env_tool": "none",
+           "env_name": None, "notes": "written by docs/gpu_run.sh"}, open(sys.argv[1], "w"))
+PY
+echo "=== demo: C1-C5 on this machine (C0 needs node, which does not travel)"
+"$py" -m pytest "${common[@]}" --reb-outdir "$out/demo" -m "not c0" \
+    --agent-report "$out/report.json" demo/test_demo__tinynet.py
 echo "=== negative: a 'GPU' entrypoint that stays on the CPU (strict must fail, compat pass)"
 "$py" -m pytest "${common[@]}" --reb-outdir "$out/fallback" -m "c3 or c4" \
     tests/gpu/fallback_tinynet.py
