@@ -28,6 +28,7 @@ def main() -> int:
     args = parser.parse_args()
     [image] = demo_images("good")
     walls: dict[int, list[float]] = {1: [], 2: []}
+    loads: dict[int, list[float]] = {1: [], 2: []}  # others' jobs show here
     with bench_labels(), tempfile.TemporaryDirectory(prefix="reb-bench-") as tmp:
         where = Path(tmp)
         (where / "test_demo__tinynet.py").write_text(DEMO_MODULE.read_text())
@@ -45,11 +46,14 @@ def main() -> int:
         for i in range(args.repeat):
             for n in ((1, 2) if i % 2 == 0 else (2, 1)):
                 walls[n].append(run(n, f"n{n}-{i}"))
+                loads[n].append(os.getloadavg()[0])
     speedups = [a / b for a, b in zip(walls[1], walls[2], strict=True)]
-    rows = [(f"-n {n}", median(w), min(w), max(w)) for n, w in walls.items()]
+    rows = [(f"-n {n}", median(w), min(w), max(w), ", ".join(f"{x:.1f}" for x in loads[n]))
+            for n, w in walls.items()]
     print(f"{args.targets} demo targets x (C1, C2) on {image}, {args.repeat} interleaved runs "
           f"each; {machine()}")
-    print(table(["pytest --reb-matrix ... -m 'c1 or c2'", "median s", "min s", "max s"], rows))
+    print(table(["pytest --reb-matrix ... -m 'c1 or c2'", "median s", "min s", "max s",
+                 "1-min load after each"], rows))
     speedup = median(speedups)
     print(f"\nspeed-up -n 2 over -n 1: {speedup:.2f}x median of per-round "
           f"{', '.join(f'{s:.2f}' for s in speedups)} (goal >= 1.7x: "
