@@ -13,6 +13,25 @@ cwd. C4 lets Lightning's own DDP strategy spawn the two ranks (no torchrun).
 
 from pytest_reb import Asset, Repo, Run, self_launching
 
+#: main.py and its options before the accelerator, in every stage.
+MAIN = [
+    "{python}", "{repo}/auto1111sdk/modules/generative/main.py",
+    "--base", "{assets}/model/mnist_toy/mnist.yaml",
+    "--no_base_name", "True", "--train", "True", "--no-test", "True",
+    "--logdir", "{out}/lightning_logs",
+]
+
+#: The config overrides after the accelerator: one step of batch 1, no validation, no images.
+ONE_STEP = [
+    "data.params.batch_size=1",
+    "data.params.num_workers=0",
+    "lightning.trainer.max_steps=1",
+    "lightning.trainer.limit_train_batches=1",
+    "lightning.trainer.limit_val_batches=0",
+    "lightning.trainer.num_sanity_val_steps=0",
+    "lightning.callbacks.image_logger.params.disabled=true",
+]
+
 repo = Repo(
     "Auto1111SDK/Auto1111SDK",
     commit="4f3cd1504d0afa344fd322df0c4ac3e9eec7a129",
@@ -38,60 +57,21 @@ repo = Repo(
         ),
     ],
     cpu=Run(
-        [
-            "{python}", "{repo}/auto1111sdk/modules/generative/main.py",
-            "--base", "{assets}/model/mnist_toy/mnist.yaml",
-            "--no_base_name", "True", "--train", "True", "--no-test", "True",
-            "--logdir", "{out}/lightning_logs",
-            "--accelerator", "cpu", "--devices", "1",
-            "data.params.batch_size=1",
-            "data.params.num_workers=0",
-            "lightning.trainer.max_steps=1",
-            "lightning.trainer.limit_train_batches=1",
-            "lightning.trainer.limit_val_batches=0",
-            "lightning.trainer.num_sanity_val_steps=0",
-            "lightning.callbacks.image_logger.params.disabled=true",
-        ],
+        [*MAIN, "--accelerator", "cpu", "--devices", "1", *ONE_STEP],
         cwd="{assets}/dataset/mnist",
         env={"CUDA_VISIBLE_DEVICES": "", "PYTHONDONTWRITEBYTECODE": "1"},
         timeout=600,
         entrypoint="auto1111sdk/modules/generative/main.py",
     ),
     single_gpu=Run(
-        [
-            "{python}", "{repo}/auto1111sdk/modules/generative/main.py",
-            "--base", "{assets}/model/mnist_toy/mnist.yaml",
-            "--no_base_name", "True", "--train", "True", "--no-test", "True",
-            "--logdir", "{out}/lightning_logs",
-            "--accelerator", "gpu", "--devices", "0",
-            "data.params.batch_size=1",
-            "data.params.num_workers=0",
-            "lightning.trainer.max_steps=1",
-            "lightning.trainer.limit_train_batches=1",
-            "lightning.trainer.limit_val_batches=0",
-            "lightning.trainer.num_sanity_val_steps=0",
-            "lightning.callbacks.image_logger.params.disabled=true",
-        ],
+        [*MAIN, "--accelerator", "gpu", "--devices", "0", *ONE_STEP],
         cwd="{assets}/dataset/mnist",
         env={"CUDA_VISIBLE_DEVICES": "0", "PYTHONDONTWRITEBYTECODE": "1"},
         timeout=600,
         entrypoint="auto1111sdk/modules/generative/main.py",
     ),
     multi_gpu=self_launching(
-        [
-            "{python}", "{repo}/auto1111sdk/modules/generative/main.py",
-            "--base", "{assets}/model/mnist_toy/mnist.yaml",
-            "--no_base_name", "True", "--train", "True", "--no-test", "True",
-            "--logdir", "{out}/lightning_logs",
-            "--accelerator", "gpu", "--devices", "0,1",
-            "data.params.batch_size=1",
-            "data.params.num_workers=0",
-            "lightning.trainer.max_steps=1",
-            "lightning.trainer.limit_train_batches=1",
-            "lightning.trainer.limit_val_batches=0",
-            "lightning.trainer.num_sanity_val_steps=0",
-            "lightning.callbacks.image_logger.params.disabled=true",
-        ],
+        [*MAIN, "--accelerator", "gpu", "--devices", "0,1", *ONE_STEP],
         launcher="lightning",
         nproc=2,
         cwd="{assets}/dataset/mnist",

@@ -25,6 +25,19 @@ ENV = {
     "TOKENIZERS_PARALLELISM": "false",
 }
 
+#: evaluate.py's options before --device, in every stage: one LooGLE sample, knorm, tiny Llama.
+ONE_SAMPLE = [
+    "{python}", "evaluation/evaluate.py",
+    "--dataset", "loogle",
+    "--model", "{assets}/model/hf-internal-testing_tiny-random-LlamaForCausalLM",
+    "--press_name", "knorm", "--compression_ratio", "0.5",
+    "--fraction", "<fraction>", "--max_new_tokens", "1",
+    "--max_context_length", "128", "--seed", "42",
+]
+
+#: The options after --device.
+OUTPUT = ["--output_dir", "{out}/eval_output", "--log_level", "INFO", "--data_dir", "shortdep_qa"]
+
 repo = Repo(
     "NVIDIA/kvpress",
     commit="ef2a1ca5f81bec64a382e5bb66d5a77d4af853f2",
@@ -52,16 +65,7 @@ repo = Repo(
         ),
     ],
     cpu=Run(
-        [
-            "{python}", "evaluation/evaluate.py",
-            "--dataset", "loogle",
-            "--model", "{assets}/model/hf-internal-testing_tiny-random-LlamaForCausalLM",
-            "--press_name", "knorm", "--compression_ratio", "0.5",
-            "--fraction", "<fraction>", "--max_new_tokens", "1",
-            "--max_context_length", "128", "--seed", "42", "--device", "cpu",
-            "--output_dir", "{out}/eval_output",
-            "--log_level", "INFO", "--data_dir", "shortdep_qa",
-        ],
+        [*ONE_SAMPLE, "--device", "cpu", *OUTPUT],
         env={"CUDA_VISIBLE_DEVICES": "", **ENV},
         timeout=600,
         entrypoint="evaluation/evaluate.py",
@@ -71,32 +75,14 @@ repo = Repo(
         ),
     ),
     single_gpu=Run(
-        [
-            "{python}", "evaluation/evaluate.py",
-            "--dataset", "loogle",
-            "--model", "{assets}/model/hf-internal-testing_tiny-random-LlamaForCausalLM",
-            "--press_name", "knorm", "--compression_ratio", "0.5",
-            "--fraction", "<fraction>", "--max_new_tokens", "1",
-            "--max_context_length", "128", "--seed", "42", "--device", "cuda:0",
-            "--output_dir", "{out}/eval_output",
-            "--log_level", "INFO", "--data_dir", "shortdep_qa",
-        ],
+        [*ONE_SAMPLE, "--device", "cuda:0", *OUTPUT],
         env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
         timeout=600,
         entrypoint="evaluation/evaluate.py",
         note="<fraction> as in the CPU stage.",
     ),
     multi_gpu=Run(
-        [
-            "{python}", "evaluation/evaluate.py",
-            "--dataset", "loogle",
-            "--model", "{assets}/model/hf-internal-testing_tiny-random-LlamaForCausalLM",
-            "--press_name", "knorm", "--compression_ratio", "0.5",
-            "--fraction", "<fraction>", "--max_new_tokens", "1",
-            "--max_context_length", "128", "--seed", "42", "--device", "auto",
-            "--output_dir", "{out}/eval_output",
-            "--log_level", "INFO", "--data_dir", "shortdep_qa",
-        ],
+        [*ONE_SAMPLE, "--device", "auto", *OUTPUT],
         env={"CUDA_VISIBLE_DEVICES": "0,1", **ENV},
         timeout=1200,
         launcher="device_map",

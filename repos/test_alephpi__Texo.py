@@ -22,6 +22,40 @@ ENV = {
     "XDG_CACHE_HOME": "{assets}/cache/xdg",
 }
 
+#: The command and its Hydra overrides up to the trainer's device settings, in every stage.
+HYDRA = ["{python}", "src/train.py", "hydra.run.dir={out}/hydra", "hydra.job.chdir=false"]
+
+#: The overrides after those settings: one step, no validation or checkpoint, one prepared sample.
+ONE_STEP = [
+    "trainer.num_nodes=1",
+    "trainer.precision=32-true",
+    "+trainer.max_steps=1",
+    "trainer.max_epochs=1",
+    "+trainer.limit_train_batches=1",
+    "trainer.val_check_interval=1",
+    "+trainer.limit_val_batches=0.0",
+    "+trainer.num_sanity_val_steps=0",
+    "trainer.log_every_n_steps=1",
+    "+trainer.enable_checkpointing=false",
+    "trainer.logger=false",
+    "trainer.callbacks=[]",
+    "training.lr_scheduler.num_training_steps=1",
+    "training.lr_scheduler.num_warmup_steps=0",
+    "data.train_batch_size=1",
+    "data.val_batch_size=1",
+    "data.num_workers=1",
+    "data.train_dataset_path={assets}/dataset/UniMER-Train",
+    "data.eval_dataset_path={assets}/dataset/UniMER-Eval",
+    "data.text_processor.tokenizer_path={repo}/data/unimernet_tokenizer",
+    "model.pretrained={assets}/model/FormulaNet/<first *.pt>",
+]
+
+#: What the <first *.pt> token of every stage stands for.
+FIRST_PT = (
+    "<first *.pt> stands for the first *.pt file prepare found in the FormulaNet snapshot "
+    "(depth <= 3)."
+)
+
 repo = Repo(
     "alephpi/Texo",
     commit="a462c537a9726545d2bcfb639c9f99224d1e36c2",
@@ -54,111 +88,26 @@ repo = Repo(
         ),
     ],
     cpu=Run(
-        [
-            "{python}", "src/train.py",
-            "hydra.run.dir={out}/hydra",
-            "hydra.job.chdir=false",
-            "trainer.accelerator=cpu",
-            "trainer.devices=1",
-            "trainer.num_nodes=1",
-            "trainer.precision=32-true",
-            "+trainer.max_steps=1",
-            "trainer.max_epochs=1",
-            "+trainer.limit_train_batches=1",
-            "trainer.val_check_interval=1",
-            "+trainer.limit_val_batches=0.0",
-            "+trainer.num_sanity_val_steps=0",
-            "trainer.log_every_n_steps=1",
-            "+trainer.enable_checkpointing=false",
-            "trainer.logger=false",
-            "trainer.callbacks=[]",
-            "training.lr_scheduler.num_training_steps=1",
-            "training.lr_scheduler.num_warmup_steps=0",
-            "data.train_batch_size=1",
-            "data.val_batch_size=1",
-            "data.num_workers=1",
-            "data.train_dataset_path={assets}/dataset/UniMER-Train",
-            "data.eval_dataset_path={assets}/dataset/UniMER-Eval",
-            "data.text_processor.tokenizer_path={repo}/data/unimernet_tokenizer",
-            "model.pretrained={assets}/model/FormulaNet/<first *.pt>",
-        ],
+        [*HYDRA, "trainer.accelerator=cpu", "trainer.devices=1", *ONE_STEP],
         env={"CUDA_VISIBLE_DEVICES": "", **ENV},
         timeout=600,
         entrypoint="src/train.py",
         note=(
             "If no .pt file exists in the model snapshot the last override is 'model.pretrained=' "
             "(empty). The runner first checks the report python is runnable (path_hallucination "
-            "otherwise). <first *.pt> stands for the first *.pt file prepare found in the "
-            "FormulaNet snapshot (depth <= 3)."
+            "otherwise). " + FIRST_PT
         ),
     ),
     single_gpu=Run(
-        [
-            "{python}", "src/train.py",
-            "hydra.run.dir={out}/hydra",
-            "hydra.job.chdir=false",
-            "trainer.accelerator=gpu",
-            "trainer.devices=1",
-            "trainer.num_nodes=1",
-            "trainer.precision=32-true",
-            "+trainer.max_steps=1",
-            "trainer.max_epochs=1",
-            "+trainer.limit_train_batches=1",
-            "trainer.val_check_interval=1",
-            "+trainer.limit_val_batches=0.0",
-            "+trainer.num_sanity_val_steps=0",
-            "trainer.log_every_n_steps=1",
-            "+trainer.enable_checkpointing=false",
-            "trainer.logger=false",
-            "trainer.callbacks=[]",
-            "training.lr_scheduler.num_training_steps=1",
-            "training.lr_scheduler.num_warmup_steps=0",
-            "data.train_batch_size=1",
-            "data.val_batch_size=1",
-            "data.num_workers=1",
-            "data.train_dataset_path={assets}/dataset/UniMER-Train",
-            "data.eval_dataset_path={assets}/dataset/UniMER-Eval",
-            "data.text_processor.tokenizer_path={repo}/data/unimernet_tokenizer",
-            "model.pretrained={assets}/model/FormulaNet/<first *.pt>",
-        ],
+        [*HYDRA, "trainer.accelerator=gpu", "trainer.devices=1", *ONE_STEP],
         env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
         timeout=600,
         entrypoint="src/train.py",
-        note=(
-            "<first *.pt> stands for the first *.pt file prepare found in the FormulaNet snapshot "
-            "(depth <= 3)."
-        ),
+        note=FIRST_PT,
     ),
     multi_gpu=self_launching(
-        [
-            "{python}", "src/train.py",
-            "hydra.run.dir={out}/hydra",
-            "hydra.job.chdir=false",
-            "trainer.accelerator=gpu",
-            "trainer.devices=2",
-            "+trainer.strategy=ddp",
-            "trainer.num_nodes=1",
-            "trainer.precision=32-true",
-            "+trainer.max_steps=1",
-            "trainer.max_epochs=1",
-            "+trainer.limit_train_batches=1",
-            "trainer.val_check_interval=1",
-            "+trainer.limit_val_batches=0.0",
-            "+trainer.num_sanity_val_steps=0",
-            "trainer.log_every_n_steps=1",
-            "+trainer.enable_checkpointing=false",
-            "trainer.logger=false",
-            "trainer.callbacks=[]",
-            "training.lr_scheduler.num_training_steps=1",
-            "training.lr_scheduler.num_warmup_steps=0",
-            "data.train_batch_size=1",
-            "data.val_batch_size=1",
-            "data.num_workers=1",
-            "data.train_dataset_path={assets}/dataset/UniMER-Train",
-            "data.eval_dataset_path={assets}/dataset/UniMER-Eval",
-            "data.text_processor.tokenizer_path={repo}/data/unimernet_tokenizer",
-            "model.pretrained={assets}/model/FormulaNet/<first *.pt>",
-        ],
+        [*HYDRA, "trainer.accelerator=gpu", "trainer.devices=2", "+trainer.strategy=ddp",
+         *ONE_STEP],
         launcher="lightning",
         nproc=2,
         env={"CUDA_VISIBLE_DEVICES": "0,1", **ENV},
@@ -167,8 +116,7 @@ repo = Repo(
         note=(
             "Lightning spawns the DDP ranks itself (no torchrun); devices = number of ids in "
             "SCIMLOPSBENCH_MULTI_GPU_IDS (default 0,1). GPU count for the gate comes from "
-            "build_output/cuda/results.json observed.gpu_count, else 'nvidia-smi -L'. <first *.pt> "
-            "stands for the first *.pt file prepare found in the FormulaNet snapshot (depth <= 3)."
+            "build_output/cuda/results.json observed.gpu_count, else 'nvidia-smi -L'. " + FIRST_PT
         ),
     ),
 )

@@ -13,6 +13,22 @@ within 600 s, which is very unlikely to finish; the CSV still counts it.
 
 from pytest_reb import Asset, Repo, Run, hf_asset
 
+#: Inference options before --dtype, in every stage: one 1-frame sample in one step.
+ONE_SAMPLE = [
+    "--save-dir", "{out}/samples",
+    "--dataset.data-path", "{assets}/dataset/prompts.csv",
+    "--num_samples", "1", "--num_steps", "1", "--num_frames", "1",
+    "--batch_size", "1", "--num_workers", "0",
+]
+
+#: The prepared weights, after --dtype.
+WEIGHTS = [
+    "--model.from_pretrained", "{assets}/model/Open_Sora_v2.safetensors",
+    "--ae.from_pretrained", "{assets}/model/hunyuan_vae.safetensors",
+    "--t5.from_pretrained", "{assets}/model/google/t5-v1_1-xxl",
+    "--clip.from_pretrained", "{assets}/model/openai/clip-vit-large-patch14",
+]
+
 repo = Repo(
     "hpcaitech/Open-Sora",
     commit="d0cd5ac50da79e9a9d2285a952d4dcd806e6c8fc",
@@ -53,14 +69,7 @@ repo = Repo(
             "--nproc_per_node", "1", "--standalone",
             "scripts/diffusion/inference.py",
             "configs/diffusion/inference/256px.py",
-            "--save-dir", "{out}/samples",
-            "--dataset.data-path", "{assets}/dataset/prompts.csv",
-            "--num_samples", "1", "--num_steps", "1", "--num_frames", "1",
-            "--batch_size", "1", "--num_workers", "0", "--dtype", "fp32",
-            "--model.from_pretrained", "{assets}/model/Open_Sora_v2.safetensors",
-            "--ae.from_pretrained", "{assets}/model/hunyuan_vae.safetensors",
-            "--t5.from_pretrained", "{assets}/model/google/t5-v1_1-xxl",
-            "--clip.from_pretrained", "{assets}/model/openai/clip-vit-large-patch14",
+            *ONE_SAMPLE, "--dtype", "fp32", *WEIGHTS,
         ],
         env={"CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": "{repo}"},
         timeout=600,
@@ -77,14 +86,7 @@ repo = Repo(
             "--nproc_per_node", "1", "--standalone",
             "scripts/diffusion/inference.py",
             "configs/diffusion/inference/256px.py",
-            "--save-dir", "{out}/samples",
-            "--dataset.data-path", "{assets}/dataset/prompts.csv",
-            "--num_samples", "1", "--num_steps", "1", "--num_frames", "1",
-            "--batch_size", "1", "--num_workers", "0", "--dtype", "fp16",
-            "--model.from_pretrained", "{assets}/model/Open_Sora_v2.safetensors",
-            "--ae.from_pretrained", "{assets}/model/hunyuan_vae.safetensors",
-            "--t5.from_pretrained", "{assets}/model/google/t5-v1_1-xxl",
-            "--clip.from_pretrained", "{assets}/model/openai/clip-vit-large-patch14",
+            *ONE_SAMPLE, "--dtype", "fp16", *WEIGHTS,
         ],
         env={"CUDA_VISIBLE_DEVICES": "0", "PYTHONPATH": "{repo}"},
         timeout=600,
@@ -98,14 +100,7 @@ repo = Repo(
             "--nproc_per_node", "2", "--standalone",
             "scripts/diffusion/inference.py",
             "configs/diffusion/inference/256px_tp.py",
-            "--save-dir", "{out}/samples",
-            "--dataset.data-path", "{assets}/dataset/prompts.csv",
-            "--num_samples", "1", "--num_steps", "1", "--num_frames", "1",
-            "--batch_size", "1", "--num_workers", "0", "--dtype", "fp16",
-            "--model.from_pretrained", "{assets}/model/Open_Sora_v2.safetensors",
-            "--ae.from_pretrained", "{assets}/model/hunyuan_vae.safetensors",
-            "--t5.from_pretrained", "{assets}/model/google/t5-v1_1-xxl",
-            "--clip.from_pretrained", "{assets}/model/openai/clip-vit-large-patch14",
+            *ONE_SAMPLE, "--dtype", "fp16", *WEIGHTS,
         ],
         env={"CUDA_VISIBLE_DEVICES": "0,1", "PYTHONPATH": "{repo}"},
         timeout=1200,

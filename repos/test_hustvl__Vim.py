@@ -16,6 +16,24 @@ from pytest_reb import Asset, Repo, Run, self_launching
 #: Environment shared by every stage.
 ENV = {"DETECTRON2_DATASETS": "{assets}/dataset", "PYTHONPATH": "{repo}/det"}
 
+#: The script every stage runs; each passes its own --num-gpus first.
+TRAIN = ["{python}", "det/tools/plain_train_net.py"]
+
+#: The config and the one-iteration overrides up to MODEL.DEVICE, in every stage.
+ONE_ITER = [
+    "--config-file", "det/configs/COCO-Detection/faster_rcnn_R_50_FPN_1x.yaml",
+    "SOLVER.IMS_PER_BATCH", "1",
+    "SOLVER.MAX_ITER", "1",
+    "DATALOADER.NUM_WORKERS", "0",
+    "TEST.EVAL_PERIOD", "0",
+    "DATASETS.TRAIN", "(\"coco_2017_val_100\",)",
+    "DATASETS.TEST", "()",
+    "MODEL.WEIGHTS", "{assets}/model/detectron2/R-50.pkl",
+]
+
+#: The overrides after MODEL.DEVICE.
+OUTPUT = ["OUTPUT_DIR", "{out}/detectron2_output"]
+
 repo = Repo(
     "hustvl/Vim",
     commit="dd0358ad1e42701f22afbefa0717cc8825cf9f45",
@@ -40,29 +58,7 @@ repo = Repo(
         ),
     ],
     cpu=Run(
-        [
-            "{python}", "det/tools/plain_train_net.py",
-            "--num-gpus", "0",
-            "--config-file", "det/configs/COCO-Detection/faster_rcnn_R_50_FPN_1x.yaml",
-            "SOLVER.IMS_PER_BATCH",
-            "1",
-            "SOLVER.MAX_ITER",
-            "1",
-            "DATALOADER.NUM_WORKERS",
-            "0",
-            "TEST.EVAL_PERIOD",
-            "0",
-            "DATASETS.TRAIN",
-            "(\"coco_2017_val_100\",)",
-            "DATASETS.TEST",
-            "()",
-            "MODEL.WEIGHTS",
-            "{assets}/model/detectron2/R-50.pkl",
-            "MODEL.DEVICE",
-            "cpu",
-            "OUTPUT_DIR",
-            "{out}/detectron2_output",
-        ],
+        [*TRAIN, "--num-gpus", "0", *ONE_ITER, "MODEL.DEVICE", "cpu", *OUTPUT],
         env={"CUDA_VISIBLE_DEVICES": "", **ENV},
         timeout=600,
         entrypoint="det/tools/plain_train_net.py",
@@ -72,58 +68,14 @@ repo = Repo(
         ),
     ),
     single_gpu=Run(
-        [
-            "{python}", "det/tools/plain_train_net.py",
-            "--num-gpus", "1",
-            "--config-file", "det/configs/COCO-Detection/faster_rcnn_R_50_FPN_1x.yaml",
-            "SOLVER.IMS_PER_BATCH",
-            "1",
-            "SOLVER.MAX_ITER",
-            "1",
-            "DATALOADER.NUM_WORKERS",
-            "0",
-            "TEST.EVAL_PERIOD",
-            "0",
-            "DATASETS.TRAIN",
-            "(\"coco_2017_val_100\",)",
-            "DATASETS.TEST",
-            "()",
-            "MODEL.WEIGHTS",
-            "{assets}/model/detectron2/R-50.pkl",
-            "MODEL.DEVICE",
-            "cuda",
-            "OUTPUT_DIR",
-            "{out}/detectron2_output",
-        ],
+        [*TRAIN, "--num-gpus", "1", *ONE_ITER, "MODEL.DEVICE", "cuda", *OUTPUT],
         env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
         timeout=600,
         entrypoint="det/tools/plain_train_net.py",
         note="Refuses to run unless the prepare stage status is success.",
     ),
     multi_gpu=self_launching(
-        [
-            "{python}", "det/tools/plain_train_net.py",
-            "--num-gpus", "2",
-            "--config-file", "det/configs/COCO-Detection/faster_rcnn_R_50_FPN_1x.yaml",
-            "SOLVER.IMS_PER_BATCH",
-            "1",
-            "SOLVER.MAX_ITER",
-            "1",
-            "DATALOADER.NUM_WORKERS",
-            "0",
-            "TEST.EVAL_PERIOD",
-            "0",
-            "DATASETS.TRAIN",
-            "(\"coco_2017_val_100\",)",
-            "DATASETS.TEST",
-            "()",
-            "MODEL.WEIGHTS",
-            "{assets}/model/detectron2/R-50.pkl",
-            "MODEL.DEVICE",
-            "cuda",
-            "OUTPUT_DIR",
-            "{out}/detectron2_output",
-        ],
+        [*TRAIN, "--num-gpus", "2", *ONE_ITER, "MODEL.DEVICE", "cuda", *OUTPUT],
         launcher="detectron2",
         nproc=2,
         env={"CUDA_VISIBLE_DEVICES": "0,1", **ENV},

@@ -27,6 +27,22 @@ ENV = {
     "TORCHFT_LIGHTHOUSE": "<address printed by the lighthouse>",
 }
 
+#: One one-process torchrun launch; every stage adds its --master_port and the script.
+TORCHRUN = [
+    "{python}", "-m", "torch.distributed.run",
+    "--standalone", "--nnodes", "1", "--nproc_per_node", "1",
+]
+
+#: Environment of both C4 replica groups, which add their REPLICA_GROUP_ID.
+MULTI_ENV = {
+    "CUDA_VISIBLE_DEVICES": "0,1",
+    **ENV,
+    "SCIMLOPSBENCH_FORCE_CPU": "0",
+    "SCIMLOPSBENCH_REQUIRE_CUDA": "1",
+    "SCIMLOPSBENCH_REQUIRE_MIN_GPU_COUNT": "2",
+    "NUM_REPLICA_GROUPS": "2",
+}
+
 repo = Repo(
     "meta-pytorch/torchft",
     commit="86c42910df9140bdfee68fbba29233c3cab84288",
@@ -55,12 +71,7 @@ repo = Repo(
         ),
     ],
     cpu=Run(
-        [
-            "{python}", "-m", "torch.distributed.run",
-            "--standalone", "--nnodes", "1", "--nproc_per_node", "1",
-            "--master_port", "29501",
-            "{repo}/train_ddp.py",
-        ],
+        [*TORCHRUN, "--master_port", "29501", "{repo}/train_ddp.py"],
         cwd="{out}/workdir",
         env={
             "CUDA_VISIBLE_DEVICES": "",
@@ -92,12 +103,7 @@ repo = Repo(
         ),
     ),
     single_gpu=Run(
-        [
-            "{python}", "-m", "torch.distributed.run",
-            "--standalone", "--nnodes", "1", "--nproc_per_node", "1",
-            "--master_port", "29502",
-            "{repo}/train_ddp.py",
-        ],
+        [*TORCHRUN, "--master_port", "29502", "{repo}/train_ddp.py"],
         cwd="{out}/workdir",
         env={
             "CUDA_VISIBLE_DEVICES": "0",
@@ -119,22 +125,9 @@ repo = Repo(
         note="Same background lighthouse as the CPU stage.",
     ),
     multi_gpu=Run(
-        [
-            "{python}", "-m", "torch.distributed.run",
-            "--standalone", "--nnodes", "1", "--nproc_per_node", "1",
-            "--master_port", "29600",
-            "{repo}/train_ddp.py",
-        ],
+        [*TORCHRUN, "--master_port", "29600", "{repo}/train_ddp.py"],
         cwd="{out}/workdir",
-        env={
-            "CUDA_VISIBLE_DEVICES": "0,1",
-            **ENV,
-            "SCIMLOPSBENCH_FORCE_CPU": "0",
-            "SCIMLOPSBENCH_REQUIRE_CUDA": "1",
-            "SCIMLOPSBENCH_REQUIRE_MIN_GPU_COUNT": "2",
-            "NUM_REPLICA_GROUPS": "2",
-            "REPLICA_GROUP_ID": "0",
-        },
+        env={**MULTI_ENV, "REPLICA_GROUP_ID": "0"},
         timeout=1200,
         launcher="orchestrated",
         nproc=2,
@@ -142,22 +135,9 @@ repo = Repo(
         entrypoint="train_ddp.py",
         together=[
             Run(
-                [
-                    "{python}", "-m", "torch.distributed.run",
-                    "--standalone", "--nnodes", "1", "--nproc_per_node", "1",
-                    "--master_port", "29601",
-                    "{repo}/train_ddp.py",
-                ],
+                [*TORCHRUN, "--master_port", "29601", "{repo}/train_ddp.py"],
                 cwd="{out}/workdir",
-                env={
-                    "CUDA_VISIBLE_DEVICES": "0,1",
-                    **ENV,
-                    "SCIMLOPSBENCH_FORCE_CPU": "0",
-                    "SCIMLOPSBENCH_REQUIRE_CUDA": "1",
-                    "SCIMLOPSBENCH_REQUIRE_MIN_GPU_COUNT": "2",
-                    "NUM_REPLICA_GROUPS": "2",
-                    "REPLICA_GROUP_ID": "1",
-                },
+                env={**MULTI_ENV, "REPLICA_GROUP_ID": "1"},
                 timeout=1200,
                 launcher="orchestrated",
                 entrypoint="train_ddp.py",
