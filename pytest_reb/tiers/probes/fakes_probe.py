@@ -147,7 +147,7 @@ def imported_names(code):
             func = node.func
             fname = getattr(func, "id", None) or getattr(func, "attr", None)
             arg = node.args[0]
-            value = getattr(arg, "value", getattr(arg, "s", None))
+            value = arg.value if isinstance(arg, ast.Constant) else None
             if fname in ("__import__", "import_module") and isinstance(value, str):
                 names.add(value.split(".")[0])
     return names
