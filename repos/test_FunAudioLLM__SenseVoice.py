@@ -27,6 +27,18 @@ ENV = {
     "PYTHONUNBUFFERED": "1",
 }
 
+#: How C1 and C3 judge the server: one multipart POST of the sample wav must answer a 'result'.
+ASR = Http(
+    port=50000,
+    ready="GET /",
+    ready_within=90,
+    request="POST /api/v1/asr",
+    form_files={"files": "{assets}/dataset/asr_example_en.wav"},
+    form_fields={"lang": "auto"},
+    expect_json_key="result",
+    request_timeout=120,
+)
+
 repo = Repo(
     "FunAudioLLM/SenseVoice",
     commit="1a90d46cb933ef9e213b7d90292b9301b3e20f40",
@@ -58,16 +70,7 @@ repo = Repo(
         timeout=600,
         launcher="server_http",
         entrypoint="api.py",
-        http=Http(
-            port=50000,
-            ready="GET /",
-            ready_within=90,
-            request="POST /api/v1/asr",
-            form_files={"files": "{assets}/dataset/asr_example_en.wav"},
-            form_fields={"lang": "auto"},
-            expect_json_key="result",
-            request_timeout=120,
-        ),
+        http=ASR,
         note=(
             "argv is the server. A client under the report python waits up to 90 s for GET "
             "http://127.0.0.1:50000/ to return 200, then POSTs multipart form fields files=<wav> "
@@ -82,16 +85,7 @@ repo = Repo(
         launcher="server_http",
         min_gpus=1,
         entrypoint="api.py",
-        http=Http(
-            port=50000,
-            ready="GET /",
-            ready_within=90,
-            request="POST /api/v1/asr",
-            form_files={"files": "{assets}/dataset/asr_example_en.wav"},
-            form_fields={"lang": "auto"},
-            expect_json_key="result",
-            request_timeout=120,
-        ),
+        http=ASR,
         note=(
             "Same client as the CPU stage, preceded by a torch check that CUDA is available with "
             "at least 1 device."

@@ -13,6 +13,23 @@ one per GPU, with no collective. The compiled CUDA extension must match the inst
 
 from pytest_reb import Asset, Repo, Run, hf_asset
 
+#: The one-process starter of C1 and C3 up to --device, under the probe's 8 s SIGINT wrapper.
+STANDALONE = [
+    "timeout", "--preserve-status", "--signal=SIGINT", "8s",
+    "{python}", "-m", "lmcache.v1.standalone",
+    "--config", "{assets}/model/lmcache_standalone_config.yaml",
+    "--model-name", "{assets}/model/sshleifer__tiny-gpt2",
+    "--worker-id", "0", "--world-size", "1", "--kv-shape", "2,2,8,2,8",
+    "--kvcache-shape-spec", "(2,2,8,2,8):float16:2",
+    "--kv-dtype", "float16",
+]
+
+#: Why C1 and C3 keep that wrapper in argv and also declare stop_after.
+KEEPS_WRAPPER = (
+    "The argv keeps the probe's own 'timeout --preserve-status --signal=SIGINT 8s' wrapper as in "
+    "the reference; stop_after=8 declares the same rule."
+)
+
 repo = Repo(
     "LMCache/LMCache",
     commit="de25f0f692089b750a4b8c416ab18f8c7c0e5b8e",
@@ -51,15 +68,7 @@ repo = Repo(
         ),
     ],
     cpu=Run(
-        [
-            "timeout", "--preserve-status", "--signal=SIGINT", "8s",
-            "{python}", "-m", "lmcache.v1.standalone",
-            "--config", "{assets}/model/lmcache_standalone_config.yaml",
-            "--model-name", "{assets}/model/sshleifer__tiny-gpt2",
-            "--worker-id", "0", "--world-size", "1", "--kv-shape", "2,2,8,2,8",
-            "--kvcache-shape-spec", "(2,2,8,2,8):float16:2",
-            "--kv-dtype", "float16", "--device", "cpu",
-        ],
+        [*STANDALONE, "--device", "cpu"],
         env={"CUDA_VISIBLE_DEVICES": ""},
         timeout=600,
         entrypoint="lmcache/v1/standalone/__main__.py",
@@ -69,30 +78,17 @@ repo = Repo(
             "The standalone starter must come up and exit 0 after SIGINT at 8 s (timeout "
             "--preserve-status keeps its own exit status). Knobs: "
             "SCIMLOPSBENCH_ENTRYPOINT_RUN_DURATION_SEC, SCIMLOPSBENCH_KV_SHAPE, "
-            "SCIMLOPSBENCH_KVCACHE_SHAPE_SPEC, SCIMLOPSBENCH_CPU_TIMEOUT_SEC. The argv keeps the "
-            "probe's own 'timeout --preserve-status --signal=SIGINT 8s' wrapper as in the "
-            "reference; stop_after=8 declares the same rule."
+            "SCIMLOPSBENCH_KVCACHE_SHAPE_SPEC, SCIMLOPSBENCH_CPU_TIMEOUT_SEC. " + KEEPS_WRAPPER
         ),
     ),
     single_gpu=Run(
-        [
-            "timeout", "--preserve-status", "--signal=SIGINT", "8s",
-            "{python}", "-m", "lmcache.v1.standalone",
-            "--config", "{assets}/model/lmcache_standalone_config.yaml",
-            "--model-name", "{assets}/model/sshleifer__tiny-gpt2",
-            "--worker-id", "0", "--world-size", "1", "--kv-shape", "2,2,8,2,8",
-            "--kvcache-shape-spec", "(2,2,8,2,8):float16:2",
-            "--kv-dtype", "float16", "--device", "cuda",
-        ],
+        [*STANDALONE, "--device", "cuda"],
         env={"CUDA_VISIBLE_DEVICES": "0"},
         timeout=600,
         entrypoint="lmcache/v1/standalone/__main__.py",
         stop_after=8,
         stop_signal="SIGINT",
-        note=(
-            "The argv keeps the probe's own 'timeout --preserve-status --signal=SIGINT 8s' wrapper "
-            "as in the reference; stop_after=8 declares the same rule."
-        ),
+        note=KEEPS_WRAPPER,
     ),
     multi_gpu=Run(
         [

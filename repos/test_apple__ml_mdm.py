@@ -26,6 +26,18 @@ ENV = {
     "TORCH_HOME": "{assets}/cache/torch",
 }
 
+#: The script and its options in every stage: one step of batch 1 on the dummy tar.
+ONE_STEP = [
+    "ml_mdm/clis/train_parallel.py",
+    "--file-list={assets}/dataset/ml_mdm_dummy/sample_training_0.tsv",
+    "--multinode=0", "--output-dir={out}/outputs",
+    "--text-model={assets}/model/google__flan-t5-small",
+    "--batch-size=1", "--num-training-steps=1", "--num_diffusion_steps=1",
+    "--model_output_scale=0",
+    "--config_path=configs/models/cc12m_64x64.yaml",
+    "--fp16=0",
+]
+
 repo = Repo(
     "apple/ml-mdm",
     commit="dfa4718be3e327d8f7b46a2ab9f6c1c28e2f3ce0",
@@ -47,18 +59,8 @@ repo = Repo(
         ),
     ],
     cpu=Run(
-        [
-            "{python}", "-m", "torch.distributed.run",
-            "--standalone", "--nproc_per_node=1",
-            "ml_mdm/clis/train_parallel.py",
-            "--file-list={assets}/dataset/ml_mdm_dummy/sample_training_0.tsv",
-            "--multinode=0", "--output-dir={out}/outputs",
-            "--text-model={assets}/model/google__flan-t5-small",
-            "--batch-size=1", "--num-training-steps=1", "--num_diffusion_steps=1",
-            "--model_output_scale=0",
-            "--config_path=configs/models/cc12m_64x64.yaml",
-            "--fp16=0",
-        ],
+        ["{python}", "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=1",
+         *ONE_STEP],
         cwd="{repo}/ml-mdm-matryoshka",
         env={"CUDA_VISIBLE_DEVICES": "", **ENV},
         timeout=600,
@@ -70,14 +72,7 @@ repo = Repo(
         ),
     ),
     single_gpu=torchrun(
-        "ml_mdm/clis/train_parallel.py",
-        "--file-list={assets}/dataset/ml_mdm_dummy/sample_training_0.tsv",
-        "--multinode=0", "--output-dir={out}/outputs",
-        "--text-model={assets}/model/google__flan-t5-small",
-        "--batch-size=1", "--num-training-steps=1", "--num_diffusion_steps=1",
-        "--model_output_scale=0",
-        "--config_path=configs/models/cc12m_64x64.yaml",
-        "--fp16=0",
+        *ONE_STEP,
         nproc=1,
         cwd="{repo}/ml-mdm-matryoshka",
         env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
@@ -89,14 +84,7 @@ repo = Repo(
         ),
     ),
     multi_gpu=torchrun(
-        "ml_mdm/clis/train_parallel.py",
-        "--file-list={assets}/dataset/ml_mdm_dummy/sample_training_0.tsv",
-        "--multinode=0", "--output-dir={out}/outputs",
-        "--text-model={assets}/model/google__flan-t5-small",
-        "--batch-size=1", "--num-training-steps=1", "--num_diffusion_steps=1",
-        "--model_output_scale=0",
-        "--config_path=configs/models/cc12m_64x64.yaml",
-        "--fp16=0",
+        *ONE_STEP,
         nproc=2,
         cwd="{repo}/ml-mdm-matryoshka",
         env={"CUDA_VISIBLE_DEVICES": "0,1", **ENV},

@@ -25,6 +25,22 @@ ENV = {
     "PYTHONPATH": "{repo}/src",
 }
 
+#: The CLI call and its arguments up to batch_size, in every stage: SimCLR on coco128.
+PRETRAIN = [
+    "{python}", "-c", "from lightly_train._cli import _cli_entrypoint; _cli_entrypoint()",
+    "pretrain",
+    "out={out}/run",
+    "overwrite=true",
+    "data={assets}/dataset/coco128_unlabeled",
+    "model=dinov3/vitt16",
+    "method=simclr",
+    "epochs=1",
+    "batch_size=1",
+]
+
+#: The arguments after the devices: one step.
+ONE_STEP = ["trainer_args.max_steps=1", "trainer_args.limit_train_batches=1"]
+
 repo = Repo(
     "lightly-ai/lightly-train",
     commit="9716e64a7043c1a4857ece3b3436d831e9d97722",
@@ -47,22 +63,7 @@ repo = Repo(
         ),
     ],
     cpu=Run(
-        [
-            "{python}", "-c", "from lightly_train._cli import _cli_entrypoint; _cli_entrypoint()",
-            "pretrain",
-            "out={out}/run",
-            "overwrite=true",
-            "data={assets}/dataset/coco128_unlabeled",
-            "model=dinov3/vitt16",
-            "method=simclr",
-            "epochs=1",
-            "batch_size=1",
-            "num_workers=0",
-            "accelerator=cpu",
-            "devices=1",
-            "trainer_args.max_steps=1",
-            "trainer_args.limit_train_batches=1",
-        ],
+        [*PRETRAIN, "num_workers=0", "accelerator=cpu", "devices=1", *ONE_STEP],
         env={"CUDA_VISIBLE_DEVICES": "", **ENV},
         timeout=600,
         entrypoint="src/lightly_train/_cli.py",
@@ -73,22 +74,7 @@ repo = Repo(
         ),
     ),
     single_gpu=Run(
-        [
-            "{python}", "-c", "from lightly_train._cli import _cli_entrypoint; _cli_entrypoint()",
-            "pretrain",
-            "out={out}/run",
-            "overwrite=true",
-            "data={assets}/dataset/coco128_unlabeled",
-            "model=dinov3/vitt16",
-            "method=simclr",
-            "epochs=1",
-            "batch_size=1",
-            "num_workers=0",
-            "accelerator=gpu",
-            "devices=1",
-            "trainer_args.max_steps=1",
-            "trainer_args.limit_train_batches=1",
-        ],
+        [*PRETRAIN, "num_workers=0", "accelerator=gpu", "devices=1", *ONE_STEP],
         env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
         timeout=600,
         entrypoint="src/lightly_train/_cli.py",
@@ -96,22 +82,9 @@ repo = Repo(
     ),
     multi_gpu=self_launching(
         [
-            "{python}", "-c", "from lightly_train._cli import _cli_entrypoint; _cli_entrypoint()",
-            "pretrain",
-            "out={out}/run",
-            "overwrite=true",
-            "data={assets}/dataset/coco128_unlabeled",
-            "model=dinov3/vitt16",
-            "method=simclr",
-            "epochs=1",
-            "batch_size=1",
-            "loader_args.batch_size=1",
-            "num_workers=0",
-            "accelerator=gpu",
-            "devices=2",
-            "strategy=ddp",
-            "trainer_args.max_steps=1",
-            "trainer_args.limit_train_batches=1",
+            *PRETRAIN, "loader_args.batch_size=1",
+            "num_workers=0", "accelerator=gpu", "devices=2", "strategy=ddp",
+            *ONE_STEP,
         ],
         launcher="lightning",
         nproc=2,

@@ -23,6 +23,32 @@ ENV = {
     "HUGGINGFACE_HUB_CACHE": "{assets}/cache/hf",
 }
 
+#: The FRCRN config every stage trains; the scp lists follow it.
+CONFIG = [
+    "--config", "{repo}/train/speech_enhancement/config/train/FRCRN_SE_16K.yaml",
+    "--network", "FRCRN_SE_16K",
+]
+
+#: The prepared checkpoint, after the scp lists.
+CHECKPOINT = [
+    "--checkpoint_dir", "{out}/checkpoints",
+    "--init_checkpoint_path", "<prepared FRCRN checkpoint>",
+]
+
+#: The options after --use-cuda: batch 1, zero epochs, no checkpoint saved.
+ZERO_EPOCHS = [
+    "--batch_size", "1", "--accu_grad", "0",
+    "--effec_batch_size", "1", "--num_workers", "0", "--max-epoch", "0",
+    "--print_freq", "1",
+    "--checkpoint_save_freq", "1000000",
+]
+
+#: What the <prepared FRCRN checkpoint> token of every stage stands for.
+PREPARED_CHECKPOINT = (
+    "<prepared FRCRN checkpoint> is the checkpoint prepare recorded as "
+    "meta.model_checkpoint_path (see the FRCRN_SE_16K asset)."
+)
+
 repo = Repo(
     "modelscope/ClearerVoice-Studio",
     commit="6b3774dc79c46ae8bed2a4fa5f706f0ac8c75c61",
@@ -52,67 +78,39 @@ repo = Repo(
     ],
     cpu=Run(
         [
-            "{python}", "train.py",
-            "--config", "{repo}/train/speech_enhancement/config/train/FRCRN_SE_16K.yaml",
-            "--network", "FRCRN_SE_16K",
+            "{python}", "train.py", *CONFIG,
             "--tr-list", "{assets}/dataset/train.scp",
             "--cv-list", "{assets}/dataset/cv.scp",
-            "--checkpoint_dir", "{out}/checkpoints",
-            "--init_checkpoint_path", "<prepared FRCRN checkpoint>",
-            "--use-cuda", "0", "--batch_size", "1", "--accu_grad", "0",
-            "--effec_batch_size", "1", "--num_workers", "0", "--max-epoch", "0",
-            "--print_freq", "1",
-            "--checkpoint_save_freq", "1000000",
+            *CHECKPOINT, "--use-cuda", "0", *ZERO_EPOCHS,
         ],
         cwd="{repo}/train/speech_enhancement",
         env={"CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": "1", **ENV},
         timeout=600,
         entrypoint="train/speech_enhancement/train.py",
-        note=(
-            "<prepared FRCRN checkpoint> is the checkpoint prepare recorded as "
-            "meta.model_checkpoint_path (see the FRCRN_SE_16K asset)."
-        ),
+        note=PREPARED_CHECKPOINT,
     ),
     single_gpu=Run(
         [
-            "{python}", "train.py",
-            "--config", "{repo}/train/speech_enhancement/config/train/FRCRN_SE_16K.yaml",
-            "--network", "FRCRN_SE_16K",
+            "{python}", "train.py", *CONFIG,
             "--tr-list", "{assets}/dataset/train.scp",
             "--cv-list", "{assets}/dataset/cv.scp",
-            "--checkpoint_dir", "{out}/checkpoints",
-            "--init_checkpoint_path", "<prepared FRCRN checkpoint>",
-            "--use-cuda", "1", "--batch_size", "1", "--accu_grad", "0",
-            "--effec_batch_size", "1", "--num_workers", "0", "--max-epoch", "0",
-            "--print_freq", "1",
-            "--checkpoint_save_freq", "1000000",
+            *CHECKPOINT, "--use-cuda", "1", *ZERO_EPOCHS,
         ],
         cwd="{repo}/train/speech_enhancement",
         env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
         timeout=600,
         entrypoint="train/speech_enhancement/train.py",
-        note=(
-            "Device id overridable with the probe's --cuda-device flag. <prepared FRCRN "
-            "checkpoint> is the checkpoint prepare recorded as meta.model_checkpoint_path (see the "
-            "FRCRN_SE_16K asset)."
-        ),
+        note="Device id overridable with the probe's --cuda-device flag. " + PREPARED_CHECKPOINT,
     ),
     multi_gpu=Run(
         [
             "{python}", "-m", "torch.distributed.run",
             "--nproc_per_node", "2",
             "--master_port", "29<SS>",
-            "{repo}/benchmark_scripts/torchrun_train_wrapper.py",
-            "--config", "{repo}/train/speech_enhancement/config/train/FRCRN_SE_16K.yaml",
-            "--network", "FRCRN_SE_16K",
+            "{repo}/benchmark_scripts/torchrun_train_wrapper.py", *CONFIG,
             "--tr-list", "{out}/train_ddp.scp",
             "--cv-list", "{out}/cv_ddp.scp",
-            "--checkpoint_dir", "{out}/checkpoints",
-            "--init_checkpoint_path", "<prepared FRCRN checkpoint>",
-            "--use-cuda", "1", "--batch_size", "1", "--accu_grad", "0",
-            "--effec_batch_size", "1", "--num_workers", "0", "--max-epoch", "0",
-            "--print_freq", "1",
-            "--checkpoint_save_freq", "1000000",
+            *CHECKPOINT, "--use-cuda", "1", *ZERO_EPOCHS,
         ],
         cwd="{repo}/train/speech_enhancement",
         env={"CUDA_VISIBLE_DEVICES": "0,1", "OMP_NUM_THREADS": "1", **ENV},
@@ -130,8 +128,7 @@ repo = Repo(
         note=(
             "Master port is '29' followed by the current wall-clock second (so 2900-2959). Probe "
             "flags --cuda-devices (0,1) and --nproc (2); gate needs torch to see >= 2 and >= nproc "
-            "GPUs. <prepared FRCRN checkpoint> is the checkpoint prepare recorded as "
-            "meta.model_checkpoint_path (see the FRCRN_SE_16K asset)."
+            "GPUs. " + PREPARED_CHECKPOINT
         ),
     ),
 )
