@@ -26,6 +26,25 @@ ENV = {
     "TORCH_HOME": "{assets}/cache/torch",
 }
 
+#: train.py and its options before --name, in both stages.
+TRAIN = [
+    "train_scripts/train.py",
+    "--config_path={out}/config_patched.yaml",
+    "--work_dir={out}/work_dir", "--report_to=tensorboard",
+]
+
+#: The options after --name: one step of batch 1 on the toy data from the prepared checkpoint.
+ONE_STEP = [
+    "--data.data_dir=[{assets}/dataset/toy_data]",
+    "--data.type=SanaWebDatasetMS", "--data.load_vae_feat=true",
+    "--load_from={assets}/model/sana_600m_1024px/checkpoints/<ckpt>.pth",
+    "--train.train_batch_size=1", "--train.num_workers=0",
+    "--train.early_stop_hours=0", "--train.visualize=false",
+    "--train.local_save_vis=false",
+    "--train.null_embed_root={out}/null_embed_root",
+    "--train.valid_prompt_embed_root={out}/valid_prompt_embed_root",
+]
+
 repo = Repo(
     "NVlabs/Sana",
     commit="08c656c373ab58991452aa1e3fc912428f32ae9f",
@@ -57,18 +76,7 @@ repo = Repo(
             "{python}", "-m", "torch.distributed.run",
             "--nproc_per_node=1",
             "--master_port=<random 20000-29999>",
-            "train_scripts/train.py",
-            "--config_path={out}/config_patched.yaml",
-            "--work_dir={out}/work_dir", "--report_to=tensorboard",
-            "--name=scimlops_single_gpu",
-            "--data.data_dir=[{assets}/dataset/toy_data]",
-            "--data.type=SanaWebDatasetMS", "--data.load_vae_feat=true",
-            "--load_from={assets}/model/sana_600m_1024px/checkpoints/<ckpt>.pth",
-            "--train.train_batch_size=1", "--train.num_workers=0",
-            "--train.early_stop_hours=0", "--train.visualize=false",
-            "--train.local_save_vis=false",
-            "--train.null_embed_root={out}/null_embed_root",
-            "--train.valid_prompt_embed_root={out}/valid_prompt_embed_root",
+            *TRAIN, "--name=scimlops_single_gpu", *ONE_STEP,
         ],
         env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
         timeout=600,
@@ -94,18 +102,7 @@ repo = Repo(
             "{python}", "-m", "torch.distributed.run",
             "--nproc_per_node=2",
             "--master_port=<random 20000-29999>",
-            "train_scripts/train.py",
-            "--config_path={out}/config_patched.yaml",
-            "--work_dir={out}/work_dir", "--report_to=tensorboard",
-            "--name=scimlops_multi_gpu",
-            "--data.data_dir=[{assets}/dataset/toy_data]",
-            "--data.type=SanaWebDatasetMS", "--data.load_vae_feat=true",
-            "--load_from={assets}/model/sana_600m_1024px/checkpoints/<ckpt>.pth",
-            "--train.train_batch_size=1", "--train.num_workers=0",
-            "--train.early_stop_hours=0", "--train.visualize=false",
-            "--train.local_save_vis=false",
-            "--train.null_embed_root={out}/null_embed_root",
-            "--train.valid_prompt_embed_root={out}/valid_prompt_embed_root",
+            *TRAIN, "--name=scimlops_multi_gpu", *ONE_STEP,
         ],
         env={"CUDA_VISIBLE_DEVICES": "0,1", **ENV},
         timeout=1200,

@@ -29,6 +29,13 @@ ENV = {
     "TOKENIZERS_PARALLELISM": "false",
 }
 
+#: The harness-written driver and its options in every stage: SBERT on at most 12 rows.
+SMOKETEST = [
+    "{repo}/benchmark_scripts/socialed_sbert_smoketest.py",
+    "--prepare-results", "{repo}/build_output/prepare/results.json",
+    "--max-samples", "12", "--artifact-dir", "{out}",
+]
+
 repo = Repo(
     "RingBDStack/SocialED",
     commit="660e9d84b114a4084a3972cc00b1451c11c87f67",
@@ -54,11 +61,7 @@ repo = Repo(
         ),
     ],
     cpu=Run(
-        [
-            "{python}", "-u", "{repo}/benchmark_scripts/socialed_sbert_smoketest.py",
-            "--prepare-results", "{repo}/build_output/prepare/results.json",
-            "--max-samples", "12", "--artifact-dir", "{out}",
-        ],
+        ["{python}", "-u", *SMOKETEST],
         env={"CUDA_VISIBLE_DEVICES": "", **ENV},
         timeout=600,
         entrypoint="SocialED/detector/sbert.py",
@@ -71,12 +74,7 @@ repo = Repo(
         ),
     ),
     single_gpu=Run(
-        [
-            "{python}", "-u", "{repo}/benchmark_scripts/socialed_sbert_smoketest.py",
-            "--prepare-results", "{repo}/build_output/prepare/results.json",
-            "--max-samples", "12", "--artifact-dir", "{out}",
-            "--require-gpu-count", "1",
-        ],
+        ["{python}", "-u", *SMOKETEST, "--require-gpu-count", "1"],
         env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
         timeout=600,
         min_gpus=1,
@@ -90,9 +88,7 @@ repo = Repo(
         [
             "{python}", "-u", "-m", "torch.distributed.run",
             "--nproc_per_node", "2",
-            "{repo}/benchmark_scripts/socialed_sbert_smoketest.py",
-            "--prepare-results", "{repo}/build_output/prepare/results.json",
-            "--max-samples", "12", "--artifact-dir", "{out}", "--distributed",
+            *SMOKETEST, "--distributed",
             "--require-gpu-count", "2",
         ],
         env={"CUDA_VISIBLE_DEVICES": "0,1", **ENV},

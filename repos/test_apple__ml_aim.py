@@ -33,6 +33,16 @@ ENV = {
     "OMP_NUM_THREADS": "1",
 }
 
+#: The script and its options in both stages: aim-600M's last-layer probe on one image.
+ATTNPROBE = [
+    "aim-v1/main_attnprobe.py",
+    "--model", "aim-600M", "--batch-size", "1", "--num_workers", "0",
+    "--data-path", "{assets}/dataset/imagefolder_1img",
+    "--probe-layers", "last",
+    "--backbone-ckpt-path", "{assets}/model/aim-v1/aim-600M-last/backbone.pth",
+    "--head-ckpt-path", "{assets}/model/aim-v1/aim-600M-last/head.pth",
+]
+
 repo = Repo(
     "apple/ml-aim",
     commit="bd9e06893f3ad68bda56b34ac2158fda2680b7fc",
@@ -66,12 +76,7 @@ repo = Repo(
         [
             "{python}", "-m", "torch.distributed.run",
             "--standalone", "--nnodes=1", "--nproc-per-node=1",
-            "aim-v1/main_attnprobe.py",
-            "--model", "aim-600M", "--batch-size", "1", "--num_workers", "0",
-            "--data-path", "{assets}/dataset/imagefolder_1img",
-            "--probe-layers", "last",
-            "--backbone-ckpt-path", "{assets}/model/aim-v1/aim-600M-last/backbone.pth",
-            "--head-ckpt-path", "{assets}/model/aim-v1/aim-600M-last/head.pth",
+            *ATTNPROBE,
         ],
         env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
         timeout=600,
@@ -89,12 +94,7 @@ repo = Repo(
         [
             "{python}", "-m", "torch.distributed.run",
             "--standalone", "--nnodes=1", "--nproc-per-node=2",
-            "aim-v1/main_attnprobe.py",
-            "--model", "aim-600M", "--batch-size", "1", "--num_workers", "0",
-            "--data-path", "{assets}/dataset/imagefolder_1img",
-            "--probe-layers", "last",
-            "--backbone-ckpt-path", "{assets}/model/aim-v1/aim-600M-last/backbone.pth",
-            "--head-ckpt-path", "{assets}/model/aim-v1/aim-600M-last/head.pth",
+            *ATTNPROBE,
         ],
         env={"CUDA_VISIBLE_DEVICES": "0,1", **ENV},
         timeout=1200,

@@ -37,6 +37,14 @@ ENV = {
     "TMPDIR": "{assets}/cache/tmp",
 }
 
+#: The benchmark and its options in both stages: one forward pass on tiny random QKV tensors.
+BENCHMARK = [
+    "benchmark/benchmark_longctx.py",
+    "--ring_impl_type", "basic", "--nheads", "2", "--group_num", "1",
+    "--head_size", "32", "--seq_len", "32", "--batch_size", "1", "--fwd_only",
+    "--ulysses_degree", "1", "--attn_type", "torch", "--no_causal",
+]
+
 repo = Repo(
     "feifeibear/long-context-attention",
     commit="a52d85007ced2065dd71c498be65a02d62b51cac",
@@ -49,10 +57,7 @@ repo = Repo(
             "--nproc_per_node=1",
             "--master_addr=127.0.0.1",
             "--master_port=29511",
-            "benchmark/benchmark_longctx.py",
-            "--ring_impl_type", "basic", "--nheads", "2", "--group_num", "1",
-            "--head_size", "32", "--seq_len", "32", "--batch_size", "1", "--fwd_only",
-            "--ulysses_degree", "1", "--attn_type", "torch", "--no_causal",
+            *BENCHMARK,
         ],
         env={"CUDA_VISIBLE_DEVICES": "0", **ENV, "MASTER_PORT": "29511"},
         timeout=600,
@@ -78,10 +83,7 @@ repo = Repo(
             "--nproc_per_node=2",
             "--master_addr=127.0.0.1",
             "--master_port=29521",
-            "benchmark/benchmark_longctx.py",
-            "--ring_impl_type", "basic", "--nheads", "2", "--group_num", "1",
-            "--head_size", "32", "--seq_len", "32", "--batch_size", "1", "--fwd_only",
-            "--ulysses_degree", "1", "--attn_type", "torch", "--no_causal",
+            *BENCHMARK,
         ],
         env={"CUDA_VISIBLE_DEVICES": "0,1", **ENV, "MASTER_PORT": "29521"},
         timeout=1200,

@@ -11,6 +11,8 @@ least 256 bytes of mp3. The model is fetched with the repository's download scri
 release (network). C4 does not apply (CSV: repo_not_supported). espeak-ng is a native dependency.
 """
 
+from dataclasses import replace
+
 from pytest_reb import Asset, Http, Repo, Run
 
 #: Environment shared by every stage.
@@ -29,6 +31,29 @@ ARGV = [
     "api.src.main:app",
     "--host", "127.0.0.1", "--port", "{port}", "--log-level", "info",
 ]
+
+#: How C1 judges the server; C3 waits 180 s for /health instead of 120 s.
+SPEECH = Http(
+    port=0,
+    ready="GET /health",
+    ready_within=120,
+    request="POST /v1/audio/speech",
+    json_body={
+        "model": "kokoro",
+        "input": "Hello world!",
+        "voice": "af_heart",
+        "response_format": "mp3",
+        "stream": False,
+    },
+    min_bytes=256,
+    request_timeout=300,
+)
+
+#: What {port} in ARGV stands for, in the note of every stage.
+FREE_PORT = (
+    "{port} stands for the reference's <free port> token: Http(port=0) picks a free port at run "
+    "time."
+)
 
 repo = Repo(
     "remsky/Kokoro-FastAPI",
@@ -58,29 +83,14 @@ repo = Repo(
         timeout=600,
         launcher="server_http",
         entrypoint="api/src/main.py",
-        http=Http(
-            port=0,
-            ready="GET /health",
-            ready_within=120,
-            request="POST /v1/audio/speech",
-            json_body={
-                "model": "kokoro",
-                "input": "Hello world!",
-                "voice": "af_heart",
-                "response_format": "mp3",
-                "stream": False,
-            },
-            min_bytes=256,
-            request_timeout=300,
-        ),
+        http=SPEECH,
         note=(
             "argv is the server (background) on a free local port picked at run time. The client "
             "polls http://127.0.0.1:<port>/health every 0.5 s for up to 120 s, then POSTs JSON "
             "{model: kokoro, input: <first prompt line>, voice: af_heart, response_format: mp3, "
             "stream: false} with a 300 s timeout and requires at least 256 bytes of audio (saved "
             "as sample_cpu.mp3); the server is then stopped (SIGINT, then SIGKILL). The stage "
-            "script writes its own results, no runner. {port} stands for the reference's <free "
-            "port> token: Http(port=0) picks a free port at run time."
+            "script writes its own results, no runner. " + FREE_PORT
         ),
     ),
     single_gpu=Run(
@@ -90,25 +100,10 @@ repo = Repo(
         launcher="server_http",
         min_gpus=1,
         entrypoint="api/src/main.py",
-        http=Http(
-            port=0,
-            ready="GET /health",
-            ready_within=180,
-            request="POST /v1/audio/speech",
-            json_body={
-                "model": "kokoro",
-                "input": "Hello world!",
-                "voice": "af_heart",
-                "response_format": "mp3",
-                "stream": False,
-            },
-            min_bytes=256,
-            request_timeout=300,
-        ),
+        http=replace(SPEECH, ready_within=180),
         note=(
             "Same client as the CPU stage with a 180 s health wait, after a torch check that CUDA "
-            "is available with at least one device. {port} stands for the reference's <free port> "
-            "token: Http(port=0) picks a free port at run time."
+            "is available with at least one device. " + FREE_PORT
         ),
     ),
     multi_gpu=None,  # C4 does not apply: repo_not_supported
