@@ -24,6 +24,9 @@ ENV = {
     "PIP_CACHE_DIR": "{assets}/cache/pip",
 }
 
+#: train.py on the probe's generated config, in both stages.
+TRAIN = ["train.py", "--config", "{out}/minimal_config.py", "--launcher", "torch"]
+
 repo = Repo(
     "InternLM/InternEvo",
     commit="a5b3972be7cc3448563b4ddfbb0cee736bdea7ef",
@@ -56,9 +59,7 @@ repo = Repo(
             "{python}", "-m", "torch.distributed.run",
             "--nproc_per_node=1",
             "--master_port=29511",
-            "train.py",
-            "--config", "{out}/minimal_config.py",
-            "--launcher", "torch",
+            *TRAIN,
         ],
         env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
         timeout=600,
@@ -81,9 +82,7 @@ repo = Repo(
             "{python}", "-m", "torch.distributed.run",
             "--nproc_per_node=2",
             "--master_port=29512",
-            "train.py",
-            "--config", "{out}/minimal_config.py",
-            "--launcher", "torch",
+            *TRAIN,
         ],
         env={"CUDA_VISIBLE_DEVICES": "0,1", **ENV},
         timeout=1200,

@@ -29,6 +29,20 @@ ENV = {
     "PYTHONDONTWRITEBYTECODE": "1",
 }
 
+#: The inference stages (C1, C3) read the prepared HF cache offline.
+OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
+#: infer_cli and its options before --output_file (C1, C3): one sentence in the reference voice.
+INFER = [
+    "{python}", "-m", "f5_tts.infer.infer_cli",
+    "--model", "F5TTS_v1_Base",
+    "--ckpt_file", "{assets}/model/F5TTS_v1_Base/model_1250000.safetensors",
+    "--ref_audio", "{assets}/dataset/infer_minimal/ref_audio.wav",
+    "--ref_text", "Some call me nature, others call me mother nature.",
+    "--gen_text", "Here we generate something just for test.",
+    "--output_dir", "{out}/out",
+]
+
 repo = Repo(
     "SWivid/F5-TTS",
     commit="27e20fcf39fbce3f187a61d4a3e92065d2d9b947",
@@ -65,18 +79,8 @@ repo = Repo(
         ),
     ],
     cpu=Run(
-        [
-            "{python}", "-m", "f5_tts.infer.infer_cli",
-            "--model", "F5TTS_v1_Base",
-            "--ckpt_file", "{assets}/model/F5TTS_v1_Base/model_1250000.safetensors",
-            "--ref_audio", "{assets}/dataset/infer_minimal/ref_audio.wav",
-            "--ref_text", "Some call me nature, others call me mother nature.",
-            "--gen_text", "Here we generate something just for test.",
-            "--output_dir", "{out}/out",
-            "--output_file", "infer_cpu.wav",
-            "--nfe_step", "1", "--device", "cpu",
-        ],
-        env={"CUDA_VISIBLE_DEVICES": "", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **ENV},
+        [*INFER, "--output_file", "infer_cpu.wav", "--nfe_step", "1", "--device", "cpu"],
+        env={"CUDA_VISIBLE_DEVICES": "", **OFFLINE, **ENV},
         timeout=600,
         entrypoint="src/f5_tts/infer/infer_cli.py",
         note=(
@@ -85,23 +89,8 @@ repo = Repo(
         ),
     ),
     single_gpu=Run(
-        [
-            "{python}", "-m", "f5_tts.infer.infer_cli",
-            "--model", "F5TTS_v1_Base",
-            "--ckpt_file", "{assets}/model/F5TTS_v1_Base/model_1250000.safetensors",
-            "--ref_audio", "{assets}/dataset/infer_minimal/ref_audio.wav",
-            "--ref_text", "Some call me nature, others call me mother nature.",
-            "--gen_text", "Here we generate something just for test.",
-            "--output_dir", "{out}/out",
-            "--output_file", "infer_single_gpu.wav",
-            "--nfe_step", "1", "--device", "cuda",
-        ],
-        env={
-            "CUDA_VISIBLE_DEVICES": "0",
-            "HF_HUB_OFFLINE": "1",
-            "TRANSFORMERS_OFFLINE": "1",
-            **ENV,
-        },
+        [*INFER, "--output_file", "infer_single_gpu.wav", "--nfe_step", "1", "--device", "cuda"],
+        env={"CUDA_VISIBLE_DEVICES": "0", **OFFLINE, **ENV},
         timeout=600,
         entrypoint="src/f5_tts/infer/infer_cli.py",
     ),

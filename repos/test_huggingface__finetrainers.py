@@ -29,6 +29,27 @@ ENV = {
     "TORCH_NCCL_ENABLE_MONITORING": "0",
 }
 
+#: train.py's options after the parallel backend, in both stages: one LoRA step on one sample.
+LORA_STEP = [
+    "--model_name", "wan",
+    "--pretrained_model_name_or_path", "{assets}/model/current",
+    "--dataset_config", "{assets}/dataset/dataset_config.json",
+    "--training_type", "lora",
+    "--target_modules", "blocks.*(to_q|to_k|to_v|to_out.0)",
+    "--batch_size", "1", "--train_steps", "1", "--max_data_samples", "1",
+    "--checkpointing_steps", "0",
+]
+
+#: The last options of both stages: no reporting, output under {out}.
+OUTPUT = [
+    "--report_to", "none",
+    "--output_dir", "{out}/run_output",
+    "--logging_dir", "{out}/logging",
+]
+
+#: finetrainers can log an error and still exit 0: these must not appear in the log.
+FAILED = ["An error occurred during training:", "Traceback (most recent call last):"]
+
 repo = Repo(
     "huggingface/finetrainers",
     commit="f476c3717da6cbfb1070505a99ee989426b46d9c",
@@ -55,19 +76,7 @@ repo = Repo(
     ],
     cpu=None,  # C1 does not apply: not_applicable
     single_gpu=Run(
-        [
-            "{python}", "train.py",
-            "--parallel_backend", "accelerate",
-            "--model_name", "wan",
-            "--pretrained_model_name_or_path", "{assets}/model/current",
-            "--dataset_config", "{assets}/dataset/dataset_config.json",
-            "--training_type", "lora",
-            "--target_modules", "blocks.*(to_q|to_k|to_v|to_out.0)",
-            "--batch_size", "1", "--train_steps", "1", "--max_data_samples", "1",
-            "--checkpointing_steps", "0", "--report_to", "none",
-            "--output_dir", "{out}/run_output",
-            "--logging_dir", "{out}/logging",
-        ],
+        ["{python}", "train.py", "--parallel_backend", "accelerate", *LORA_STEP, *OUTPUT],
         env={
             "CUDA_VISIBLE_DEVICES": "0",
             "WORLD_SIZE": "1",
@@ -80,7 +89,7 @@ repo = Repo(
         },
         timeout=600,
         entrypoint="train.py",
-        reject_log=["An error occurred during training:", "Traceback (most recent call last):"],
+        reject_log=FAILED,
         note=(
             "MASTER_PORT is a free local port picked at run time (fallback 29500). finetrainers "
             "can log an error and still exit 0, so the log must match neither fail pattern. "
@@ -98,16 +107,9 @@ repo = Repo(
             "train.py",
             "--parallel_backend", "ptd", "--pp_degree", "1", "--dp_degree", "2",
             "--dp_shards", "1", "--cp_degree", "1", "--tp_degree", "1",
-            "--model_name", "wan",
-            "--pretrained_model_name_or_path", "{assets}/model/current",
-            "--dataset_config", "{assets}/dataset/dataset_config.json",
-            "--training_type", "lora",
-            "--target_modules", "blocks.*(to_q|to_k|to_v|to_out.0)",
-            "--batch_size", "1", "--train_steps", "1", "--max_data_samples", "1",
-            "--checkpointing_steps", "0", "--init_timeout", "600",
-            "--nccl_timeout", "600", "--report_to", "none",
-            "--output_dir", "{out}/run_output",
-            "--logging_dir", "{out}/logging",
+            *LORA_STEP,
+            "--init_timeout", "600", "--nccl_timeout", "600",
+            *OUTPUT,
         ],
         env={"CUDA_VISIBLE_DEVICES": "0,1", **ENV},
         timeout=1200,
@@ -115,7 +117,7 @@ repo = Repo(
         nproc=2,
         min_gpus=2,
         entrypoint="train.py",
-        reject_log=["An error occurred during training:", "Traceback (most recent call last):"],
+        reject_log=FAILED,
         note=(
             "Data parallel over the ranks (dp_degree = number of ids in BENCH_MULTI_GPU_IDS / "
             "--gpu-ids, default 0,1). Gate: torch.cuda.device_count() >= 2 under the report "

@@ -25,6 +25,13 @@ ENV = {
     "TMPDIR": "{assets}/cache/tmp",
 }
 
+#: infer.py on the Cornell box with the prepared model, before --precision (C1 and C3).
+INFER_CBOX = [
+    "{python}", "infer.py",
+    "--h5_file", "{assets}/dataset/cbox/cbox.h5",
+    "--model_id", "{assets}/model/renderformer-v1-base",
+]
+
 repo = Repo(
     "microsoft/renderformer",
     commit="c51f87083d0eebb806803fe32a357b8d9aefb085",
@@ -49,9 +56,7 @@ repo = Repo(
     ],
     cpu=Run(
         [
-            "{python}", "infer.py",
-            "--h5_file", "{assets}/dataset/cbox/cbox.h5",
-            "--model_id", "{assets}/model/renderformer-v1-base",
+            *INFER_CBOX,
             "--precision", "fp32", "--resolution", "64",
             "--output_dir", "build_output/cpu/output",
         ],
@@ -62,9 +67,7 @@ repo = Repo(
     ),
     single_gpu=Run(
         [
-            "{python}", "infer.py",
-            "--h5_file", "{assets}/dataset/cbox/cbox.h5",
-            "--model_id", "{assets}/model/renderformer-v1-base",
+            *INFER_CBOX,
             "--precision", "fp16", "--resolution", "64",
             "--output_dir", "build_output/single_gpu/output",
         ],

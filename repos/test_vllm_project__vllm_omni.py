@@ -25,6 +25,15 @@ ENV = {
     "TMPDIR": "{out}/tmp",
 }
 
+#: The example and its options before --output, in both stages: one 64x64 image in one step.
+TEXT_TO_IMAGE = [
+    "{python}", "examples/offline_inference/text_to_image/text_to_image.py",
+    "--model", "{assets}/model/Tongyi-MAI_Z-Image-Turbo",
+    "--prompt", "a cup of coffee on the table",
+    "--seed", "42", "--cfg_scale", "4.0", "--num_images_per_prompt", "1",
+    "--num_inference_steps", "1", "--height", "64", "--width", "64",
+]
+
 repo = Repo(
     "vllm-project/vllm-omni",
     commit="8c1259383c0bdffe7e856b6809163d8385e657de",
@@ -46,14 +55,7 @@ repo = Repo(
     ],
     cpu=None,  # C1 does not apply: repo_not_supported
     single_gpu=Run(
-        [
-            "{python}", "examples/offline_inference/text_to_image/text_to_image.py",
-            "--model", "{assets}/model/Tongyi-MAI_Z-Image-Turbo",
-            "--prompt", "a cup of coffee on the table",
-            "--seed", "42", "--cfg_scale", "4.0", "--num_images_per_prompt", "1",
-            "--num_inference_steps", "1", "--height", "64", "--width", "64",
-            "--output", "build_output/single_gpu/output.png",
-        ],
+        [*TEXT_TO_IMAGE, "--output", "build_output/single_gpu/output.png"],
         env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
         timeout=600,
         entrypoint="examples/offline_inference/text_to_image/text_to_image.py",
@@ -66,15 +68,7 @@ repo = Repo(
         note="--prompt is the first line of prompts.txt.",
     ),
     multi_gpu=self_launching(
-        [
-            "{python}", "examples/offline_inference/text_to_image/text_to_image.py",
-            "--model", "{assets}/model/Tongyi-MAI_Z-Image-Turbo",
-            "--prompt", "a cup of coffee on the table",
-            "--seed", "42", "--cfg_scale", "4.0", "--num_images_per_prompt", "1",
-            "--num_inference_steps", "1", "--height", "64", "--width", "64",
-            "--output", "build_output/multi_gpu/output.png",
-            "--ulysses_degree", "2",
-        ],
+        [*TEXT_TO_IMAGE, "--output", "build_output/multi_gpu/output.png", "--ulysses_degree", "2"],
         launcher="engine",
         nproc=2,
         env={"CUDA_VISIBLE_DEVICES": "0,1", **ENV},
