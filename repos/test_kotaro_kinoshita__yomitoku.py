@@ -20,6 +20,13 @@ ENV = {
     "PYTHONPATH": "{repo}/src",
 }
 
+#: The CLI on the prepared page, before --device, in both stages.
+OCR = [
+    "{python}", "-m", "yomitoku.cli.main",
+    "{assets}/dataset/sample_text.jpg",
+    "--format", "json", "--outdir", "{out}/out",
+]
+
 repo = Repo(
     "kotaro-kinoshita/yomitoku",
     commit="f68b55702cf5712524ff4a7b4665ebde622132ca",
@@ -45,21 +52,13 @@ repo = Repo(
         ),
     ],
     cpu=Run(
-        [
-            "{python}", "-m", "yomitoku.cli.main",
-            "{assets}/dataset/sample_text.jpg",
-            "--format", "json", "--outdir", "{out}/out", "--device", "cpu",
-        ],
+        [*OCR, "--device", "cpu"],
         env={"CUDA_VISIBLE_DEVICES": "", **ENV},
         timeout=600,
         entrypoint="src/yomitoku/cli/main.py",
     ),
     single_gpu=Run(
-        [
-            "{python}", "-m", "yomitoku.cli.main",
-            "{assets}/dataset/sample_text.jpg",
-            "--format", "json", "--outdir", "{out}/out", "--device", "cuda",
-        ],
+        [*OCR, "--device", "cuda"],
         env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
         timeout=600,
         min_gpus=1,

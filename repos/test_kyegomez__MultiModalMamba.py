@@ -26,6 +26,11 @@ ENV = {
     "SCIMLOPSBENCH_MODEL_DIR": "{assets}/model",
 }
 
+#: The wrapper running example.py on the GPU, in C3 and C4 (C3 adds its rank).
+WRAPPER = [
+    "benchmark_scripts/entrypoint_wrapper.py", "--entrypoint", "example.py", "--device", "cuda",
+]
+
 repo = Repo(
     "kyegomez/MultiModalMamba",
     commit="58db40bcbd2e957c7981b6eed6de165b6a5ccd42",
@@ -60,10 +65,7 @@ repo = Repo(
         ),
     ),
     single_gpu=Run(
-        [
-            "{python}", "benchmark_scripts/entrypoint_wrapper.py",
-            "--entrypoint", "example.py", "--device", "cuda", "--local-rank", "0",
-        ],
+        ["{python}", *WRAPPER, "--local-rank", "0"],
         env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
         timeout=600,
         entrypoint="example.py",
@@ -78,8 +80,7 @@ repo = Repo(
         [
             "{python}", "-m", "torch.distributed.run",
             "--standalone", "--nnodes", "1", "--nproc-per-node", "2",
-            "benchmark_scripts/entrypoint_wrapper.py",
-            "--entrypoint", "example.py", "--device", "cuda",
+            *WRAPPER,
         ],
         env={"CUDA_VISIBLE_DEVICES": "0,1", **ENV},
         timeout=1200,

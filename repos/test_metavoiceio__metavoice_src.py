@@ -24,6 +24,15 @@ ENV = {
     "TMPDIR": "{out}/tmp",
 }
 
+#: inference.py and its options before --device, in both stages: one token of "Hello".
+INFER = [
+    "{python}", "fam/llm/inference.py",
+    "--spk_cond_path", "{assets}/dataset/bria.mp3",
+    "--text", "Hello",
+    "--huggingface_repo_id", "metavoiceio/metavoice-1B-v0.1",
+    "--num_samples", "1", "--max_new_tokens", "1",
+]
+
 repo = Repo(
     "metavoiceio/metavoice-src",
     commit="de3fa211ac4621e03a5f990651aeecc64da418f5",
@@ -47,12 +56,7 @@ repo = Repo(
     ],
     cpu=Run(
         [
-            "{python}", "fam/llm/inference.py",
-            "--spk_cond_path", "{assets}/dataset/bria.mp3",
-            "--text", "Hello",
-            "--huggingface_repo_id", "metavoiceio/metavoice-1B-v0.1",
-            "--num_samples", "1", "--max_new_tokens", "1", "--device", "cpu",
-            "--dtype", "float32",
+            *INFER, "--device", "cpu", "--dtype", "float32",
             "--output_dir", "build_output/cpu/outputs",
         ],
         env={"CUDA_VISIBLE_DEVICES": "0", "HOME": "{assets}/cache/home_cpu", **ENV},
@@ -64,14 +68,7 @@ repo = Repo(
         ),
     ),
     single_gpu=Run(
-        [
-            "{python}", "fam/llm/inference.py",
-            "--spk_cond_path", "{assets}/dataset/bria.mp3",
-            "--text", "Hello",
-            "--huggingface_repo_id", "metavoiceio/metavoice-1B-v0.1",
-            "--num_samples", "1", "--max_new_tokens", "1", "--device", "cuda",
-            "--output_dir", "build_output/single_gpu/outputs",
-        ],
+        [*INFER, "--device", "cuda", "--output_dir", "build_output/single_gpu/outputs"],
         env={"CUDA_VISIBLE_DEVICES": "0", "HOME": "{assets}/cache/home_cuda0", **ENV},
         timeout=600,
         entrypoint="fam/llm/inference.py",
