@@ -22,7 +22,6 @@ the image by its own pip, offline.  Images are tagged
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
 import io
 import json
@@ -30,7 +29,6 @@ import shutil
 import subprocess
 import sys
 import sysconfig
-import tarfile
 import tempfile
 import zipfile
 from collections.abc import Mapping, Sequence
@@ -38,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
+from imagebuild import ensure_image  # tests/imagebuild.py, beside this file
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCKS = ROOT / ".cache" / "locks"
@@ -262,64 +260,27 @@ def entry_script(fault: Fault) -> str:
             f"import runpy\n\nrunpy.run_path({fault.argv[1]!r}, run_name='__main__')\n")
 
 
-def _context(files: Mapping[str, bytes]) -> io.BytesIO:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        for path, data in sorted(files.items()):
-            info = tarfile.TarInfo(path)
-            info.size, info.mode, info.mtime = len(data), 0o644, 0
-            tar.addfile(info, io.BytesIO(data))
-    buf.seek(0)
-    return buf
-
-
 def ensure_fault_image(client: Any, base: str, fault: Fault) -> str:
     """The tag of ``fault``'s image on top of ``base`` (the demo image), built if missing."""
-    from docker.errors import BuildError, ImageNotFound
-
     docker_file = dockerfile(base, fault)
     recipe = json.dumps([client.images.get(base).id, docker_file, entry_script(fault), SCRIPTS,
                          TINYBLAS_V1,
                          TINYBLAS_V2, DOT_EXTENSION, fault.parts, pure_wheels_recipe()])
     tag = f"reb-test-{fault.name}:{hashlib.sha256(recipe.encode()).hexdigest()[:12]}"
-    LOCKS.mkdir(parents=True, exist_ok=True)
-    with FileLock(LOCKS / f"reb-test-{fault.name}.lock"):
-        try:
-            client.images.get(tag)
-            return tag
-        except ImageNotFound:
-            pass
-        files = {"Dockerfile": docker_file.encode(), "entry.py": entry_script(fault).encode(),
-                 **{path: text.encode() for path, text in SCRIPTS.items()}}
+
+    def files() -> dict[str, bytes]:
+        made = {"Dockerfile": docker_file.encode(), "entry.py": entry_script(fault).encode(),
+                **{path: text.encode() for path, text in SCRIPTS.items()}}
         if fault.parts == "native":
             problem = compiler_problem()
             if problem:
                 raise RuntimeError(f"cannot build {tag}: {problem}")
-            files.update(native_parts())
+            made.update(native_parts())
         elif fault.parts == "pure":
-            files.update(pure_wheels())
-        try:
-            client.images.build(fileobj=_context(files), custom_context=True, tag=tag, rm=True,
-                                forcerm=True, pull=False, network_mode="none",
-                                labels={"reb.test.fault": fault.name})
-        except BuildError as exc:
-            log = " | ".join(str(c.get("stream", c.get("error", ""))).strip()
-                             for c in exc.build_log if c)[-1500:]
-            raise RuntimeError(f"building {tag} failed: {exc.msg}: {log}") from None
-        _remove_superseded(client, tag)
-    return tag
+            made.update(pure_wheels())
+        return made
 
-
-def _remove_superseded(client: Any, tag: str) -> None:
-    """Drop the fault's images of earlier recipes (one in use by a container stays)."""
-    from docker.errors import APIError
-
-    repository = tag.partition(":")[0]
-    for image in client.images.list(name=repository):
-        for old in image.tags:
-            if old != tag and old.startswith(repository + ":"):
-                with contextlib.suppress(APIError):
-                    client.images.remove(old)
+    return ensure_image(client, tag, files, locks=LOCKS, labels={"reb.test.fault": fault.name})
 
 
 def pure_wheels_recipe() -> str:

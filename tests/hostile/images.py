@@ -18,17 +18,14 @@ reused while the recipe holds, and earlier recipes' tags are removed.
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
-import io
 import json
-import tarfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
+from imagebuild import ensure_image  # tests/imagebuild.py: tests/ is on sys.path
 
 from pytest_reb.images import CACHE_DIR, ENV_DIR, ENV_PYTHON, REPO_DIR, REPORT_PATH
 
@@ -328,21 +325,8 @@ def dockerfile(base_id: str, case: Case) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _context(files: Mapping[str, bytes]) -> io.BytesIO:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        for path, data in sorted(files.items()):
-            info = tarfile.TarInfo(path)
-            info.size, info.mode, info.mtime = len(data), 0o644, 0
-            tar.addfile(info, io.BytesIO(data))
-    buf.seek(0)
-    return buf
-
-
 def ensure(client: Any, demo_image: str, name: str) -> str:
     """The tag of hostile case ``name`` built on ``demo_image``, built first if missing."""
-    from docker.errors import BuildError, ImageNotFound
-
     case = CASES[name]
     base = client.images.get(demo_image)
     files = {"ops.json": json.dumps(list(case.ops)).encode(), "setup.py": SETUP.encode()}
@@ -352,23 +336,8 @@ def ensure(client: Any, demo_image: str, name: str) -> str:
     files["Dockerfile"] = dockerfile(base.id, case).encode()
     digest = hashlib.sha256(json.dumps(
         {k: base64.b64encode(v).decode() for k, v in sorted(files.items())}).encode())
-    tag = f"reb-hostile-{name}:{digest.hexdigest()[:12]}"
-    LOCKS.mkdir(parents=True, exist_ok=True)
-    with FileLock(LOCKS / f"reb-hostile-{name}.lock"):
-        try:
-            client.images.get(tag)
-            return tag
-        except ImageNotFound:
-            pass
-        try:
-            client.images.build(fileobj=_context(files), custom_context=True, tag=tag, rm=True,
-                                forcerm=True, pull=False, network_mode="none")
-        except BuildError as exc:
-            log = " | ".join(str(c.get("stream", c.get("error", ""))).strip()
-                             for c in exc.build_log if c)[-1500:]
-            raise RuntimeError(f"building {tag} failed: {exc.msg}: {log}") from None
-        _remove_superseded(client, tag)
-    return tag
+    return ensure_image(client, f"reb-hostile-{name}:{digest.hexdigest()[:12]}", files,
+                        locks=LOCKS)
 
 
 def _image_file(client: Any, image: str, path: str) -> bytes:
@@ -378,18 +347,6 @@ def _image_file(client: Any, image: str, path: str) -> bytes:
     if data is None:
         raise RuntimeError(f"{image} has no {path}")
     return data
-
-
-def _remove_superseded(client: Any, tag: str) -> None:
-    """Earlier recipes of the same case go (one a container still uses stays)."""
-    from docker.errors import APIError
-
-    repository = tag.partition(":")[0]
-    for image in client.images.list(name=repository):
-        for old in image.tags:
-            if old != tag and old.startswith(repository + ":"):
-                with contextlib.suppress(APIError):
-                    client.images.remove(old)
 
 
 def module_text(name: str, commit: str, **runs: str) -> str:
