@@ -11,26 +11,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from minirepo import git_checkout  # tests/minirepo.py: pytest puts this folder on sys.path
 
 from pytest_reb.outcome import Outcome, OutcomeLog
 
 TIER_NAMES = ["test_c0_imports", "test_c1_cpu", "test_c2_cuda", "test_c3_single_gpu",
               "test_c4_multi_gpu", "test_c5_audit"]
-
-
-def make_checkout(root: Path, files: dict[str, str]) -> str:
-    """A git checkout with ``files``; returns its commit."""
-    import subprocess
-
-    root.mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        (root / name).write_text(text)
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"}
-    for cmd in (["git", "init", "-q"], ["git", "add", "."], ["git", "commit", "-qm", "x"]):
-        subprocess.run(cmd, cwd=root, check=True, env=env)
-    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, check=True, env=env,
-                          capture_output=True, text=True).stdout.strip()
 
 
 def module(commit: str, *, cpu: str = 'Run(["{python}", "main.py"], timeout=30)',
@@ -44,9 +30,9 @@ def module(commit: str, *, cpu: str = 'Run(["{python}", "main.py"], timeout=30)'
 @pytest.fixture
 def checkout(tmp_path: Path) -> tuple[Path, str]:
     repo = tmp_path / "checkout"
-    commit = make_checkout(repo, {"main.py": "print('hello from main')\n",
-                                  "broken.py": "import not_a_real_module_xyz\n",
-                                  "hang.py": "import time\ntime.sleep(600)\n"})
+    commit = git_checkout(repo, {"main.py": "print('hello from main')\n",
+                                 "broken.py": "import not_a_real_module_xyz\n",
+                                 "hang.py": "import time\ntime.sleep(600)\n"})
     return repo, commit
 
 

@@ -11,12 +11,10 @@ import base64
 import html
 import json
 import re
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
+from minirepo import mini_project  # tests/minirepo.py: pytest puts this folder on sys.path
 
 # Loaded here, once: pytester's in-process runs drop the modules a run imported,
 # and numpy's extension cannot be loaded twice in one process.
@@ -25,30 +23,10 @@ import pytest_reb.report.chart  # noqa: F401
 HOSTILE = "<script>alert('x')</script>"
 
 
-def make_checkout(root: Path) -> str:
-    root.mkdir(parents=True)
-    (root / "main.py").write_text(f"print({HOSTILE!r})\nprint('hello from main')\n")
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"}
-    for cmd in (["git", "init", "-q"], ["git", "add", "."], ["git", "commit", "-qm", "x"]):
-        subprocess.run(cmd, cwd=root, check=True, env=env)
-    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, check=True, env=env,
-                          capture_output=True, text=True).stdout.strip()
-
-
 @pytest.fixture
 def mini(pytester: pytest.Pytester) -> list[str]:
     """A repository module and its checkout; returns the run's arguments."""
-    commit = make_checkout(pytester.path / "checkout")
-    pytester.makepyfile(test_mini=(
-        "from pytest_reb import Repo, Run\n"
-        f"repo = Repo('me/mini', commit='{commit}', imports_total=1,\n"
-        "            cpu=Run(['{python}', 'main.py'], timeout=60),\n"
-        "            single_gpu=Run(['{python}', 'main.py']), multi_gpu=None)\n"))
-    return ["-m", "c1 or c3 or c4", "--rootdir", str(pytester.path), "--reb-host", "local://",
-            "--reb-python", sys.executable, "--reb-repo-dir", str(pytester.path / "checkout"),
-            "--reb-outdir", str(pytester.path / "reports"), "--reb-gpus", "",
-            "-p", "no:cacheprovider", "-p", "no:benchmark"]
+    return mini_project(pytester, f"print({HOSTILE!r})\nprint('hello from main')\n")
 
 
 def report_data(page: str) -> dict[str, Any]:

@@ -8,11 +8,9 @@ set up exactly; the last test goes through pytest itself on ``local://``.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+from minirepo import mini_project  # tests/minirepo.py: pytest puts this folder on sys.path
 
 from pytest_reb.outcome import Outcome
 from pytest_reb.report import summary, terminal
@@ -116,29 +114,8 @@ def test_summary_json_keeps_the_env_size_and_the_c0_count() -> None:
     json.dumps(data)
 
 
-def make_checkout(root: Path) -> str:
-    root.mkdir(parents=True)
-    (root / "main.py").write_text("import json\nprint('hello')\n")
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"}
-    for cmd in (["git", "init", "-q"], ["git", "add", "."], ["git", "commit", "-qm", "x"]):
-        subprocess.run(cmd, cwd=root, check=True, env=env)
-    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, check=True, env=env,
-                          capture_output=True, text=True).stdout.strip()
-
-
 def test_the_pyramid_at_the_end_of_a_real_run(pytester: pytest.Pytester) -> None:
-    commit = make_checkout(pytester.path / "checkout")
-    pytester.makepyfile(test_mini=(
-        "from pytest_reb import Repo, Run\n"
-        f"repo = Repo('me/mini', commit='{commit}', imports_total=1,\n"
-        "            cpu=Run(['{python}', 'main.py'], timeout=60),\n"
-        "            single_gpu=Run(['{python}', 'main.py']), multi_gpu=None)\n"))
-    result = pytester.runpytest(
-        "-m", "c1 or c3 or c4", "--rootdir", str(pytester.path), "--reb-host", "local://",
-        "--reb-python", sys.executable, "--reb-repo-dir", str(pytester.path / "checkout"),
-        "--reb-outdir", str(pytester.path / "reports"), "--reb-gpus", "", "-p", "no:cacheprovider",
-        "-p", "no:benchmark")
+    result = pytester.runpytest(*mini_project(pytester, "import json\nprint('hello')\n"))
     result.stdout.fnmatch_lines([
         "*reb pyramid*", "local://  (me/mini)",
         "  C4 distributed * skip  n/a: not_applicable",
