@@ -51,13 +51,19 @@ def verdicts(summary: dict[str, Any]) -> dict[str, Any]:
     return {"tiers": tiers, "totals": totals}
 
 
-def interrupted(folder: Path, client: Any, args: list[str], when: Any) -> Spawned:
-    """A demo run interrupted with SIGINT when ``when(run)`` holds, checked as it ends."""
+def interrupted(folder: Path, client: Any, args: list[str], when: Any, *,
+                may_finish: bool = False) -> Spawned:
+    """A demo run interrupted with SIGINT when ``when(run)`` holds, checked as it ends.
+
+    ``may_finish``: teardown lasts a moment, and on a loaded machine the run can end
+    before the signal lands; then it must have ended as a whole run does.
+    """
     run = Spawned(folder, args)
     run.wait_for(lambda: when(run))
     run.signal(signal.SIGINT)
     rc = run.finish(timeout=180)
-    assert rc == pytest.ExitCode.INTERRUPTED, run.output[-3000:]
+    ends = {pytest.ExitCode.INTERRUPTED} | ({pytest.ExitCode.TESTS_FAILED} if may_finish else set())
+    assert rc in ends, run.output[-3000:]
     assert run.containers(client) == [], "a container of the interrupted run is left"
     tiers = {o["tier"] for o in logged(folder / "reports")}
     assert finished(run) <= tiers, (finished(run), tiers)
@@ -86,7 +92,8 @@ def test_ctrl_c_at_several_points_then_resume(tmp_path: Path, docker_client: Any
     assert "c1" in tiers_logged()
     # 3. during teardown: every outcome is logged, the module's containers are going
     run = interrupted(folder, docker_client, [*args, "--reb-resume"],
-                      lambda r: tiers_logged() >= {"c1", "c2", "c3", "c4", "c5"})
+                      lambda r: tiers_logged() >= {"c1", "c2", "c3", "c4", "c5"},
+                      may_finish=True)
     # 4. the resumed run completes, running nothing again
     run = Spawned(folder, [*args, "--reb-resume"])
     assert run.finish(timeout=300) == pytest.ExitCode.TESTS_FAILED, run.output[-3000:]
