@@ -14,8 +14,10 @@ command -v chromium >/dev/null 2>&1 || { echo "tests/run.sh: installing chromium
         { echo "tests/run.sh: apt-get install chromium failed" >&2; exit 1; }; }
 count_file=$(mktemp)
 export REB_CONTAINER_COUNT_FILE=$count_file
+# Also for the pytest runs the tests start themselves (pytester): no benchmark plugin noise.
+export PYTEST_ADDOPTS="-p no:benchmark ${PYTEST_ADDOPTS:-}"
 
-python3 -m pytest tests -n 2 -p no:benchmark "$@"
+python3 -m pytest tests -n 2 "$@"
 rc=$?
 
 read -r ran passed <"$count_file" 2>/dev/null || { ran=0; passed=0; }
