@@ -5,7 +5,10 @@ summary as ``-n 0``, and shards merged give it too.  "The same" is
 ``summary_differences`` (run ids, times, durations and GPU-holder pids
 aside).  It is checked twice: on ``local://`` (fast, any machine) and on
 the demo images (marked ``container``).  Tiers stay at C1 plus GPU tiers
-that a CPU machine decides at once, so the suite stays fast.
+that a CPU machine decides at once, so the suite stays fast.  Runs of
+pytest go through subprocesses: an in-process pytester run drops the
+modules it imported (docker, requests) when it ends, and a Docker client
+made later in the same worker then fails ("You can only merge into CookieJar").
 """
 
 from __future__ import annotations
@@ -413,7 +416,7 @@ def local_matrix(pytester: pytest.Pytester) -> list[str]:
 def test_local_matrix_n2_and_shards_equal_n0(pytester: pytest.Pytester,
                                              local_matrix: list[str]) -> None:
     p = pytester.path
-    single = pytester.runpytest(*local_matrix, "--reb-outdir", str(p / "n0"))
+    single = pytester.runpytest_subprocess(*local_matrix, "--reb-outdir", str(p / "n0"))
     single.assert_outcomes(passed=1, failed=5)
     base, base_outcomes = only_run(p / "n0")
     # each agent's own report: beta's interpreter does not exist, alpha's does
@@ -433,7 +436,7 @@ def test_local_matrix_n2_and_shards_equal_n0(pytester: pytest.Pytester,
 
     # sorted pairs: alpha's is shard 1, beta's shard 2
     for i, (passed, failed) in ((1, (1, 2)), (2, (0, 3))):
-        shard = pytester.runpytest(*local_matrix, "--reb-shard", f"{i}/2",
+        shard = pytester.runpytest_subprocess(*local_matrix, "--reb-shard", f"{i}/2",
                                    "--reb-outdir", str(p / f"shard{i}"))
         shard.assert_outcomes(passed=passed, failed=failed, deselected=9)  # 6 by -m
     shards = [run_dirs(p / f"shard{i}")[0] for i in (1, 2)]
@@ -515,7 +518,7 @@ def test_demo_matrix_two_shards_merged_equal_n0(pytester: pytest.Pytester,
                                                 demo_matrix: dict[str, Any]) -> None:
     shards, counts = [], []
     for i in (1, 2):
-        result = pytester.runpytest(*demo_args(pytester, demo_matrix, f"shard{i}"),
+        result = pytester.runpytest_subprocess(*demo_args(pytester, demo_matrix, f"shard{i}"),
                                     "--reb-shard", f"{i}/2")
         counts.append(result.parseoutcomes())
         [run] = run_dirs(pytester.path / f"shard{i}")
