@@ -14,8 +14,13 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import docker  # noqa: F401  before any in-process pytester run: see below
 import pytest
 
+# An in-process pytester run that is first to import docker (the plugin's
+# unconfigure does) drops it from sys.modules when it ends, and every Docker
+# client made later in that process fails ("You can only merge into CookieJar"):
+# the container tests of that xdist worker would all skip.
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parent.parent
