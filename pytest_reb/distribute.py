@@ -4,16 +4,15 @@ Every item of one (repository module, target) pair must run on one worker:
 the pair's containers are reused across its tiers, and its probes run once.
 xdist's ``loadscope`` groups by module, which would put every agent's image
 of a repository on one worker; ``loadgroup`` is broken on pytest 9.2
-(xdist#1386).  ``TargetScheduling`` is ``loadscope`` with the target's
-parameter id added to the scope.  Shards split the pairs deterministically
+(xdist#1386).  ``scheduling.TargetScheduling`` is ``loadscope`` with the
+target's parameter id added to the scope (``scope_of``), in a module of its
+own so xdist's schedulers are imported only under ``-n``.  Shards split the pairs deterministically
 so several machines can share a matrix and ``reb merge`` can join them.
 """
 
 from __future__ import annotations
 
 import re
-
-from xdist.scheduler import LoadScopeScheduling
 
 _PARAM = re.compile(r"^(?P<module>[^:]+)::[^\[]+(?P<param>\[.*\])$")
 
@@ -24,13 +23,6 @@ def scope_of(nodeid: str) -> str:
     if m:
         return m.group("module") + m.group("param")
     return nodeid.rsplit("::", 1)[0]
-
-
-class TargetScheduling(LoadScopeScheduling):  # type: ignore[misc]
-    """``loadscope`` whose scope is the (module, target) pair."""
-
-    def _split_scope(self, nodeid: str) -> str:
-        return scope_of(nodeid)
 
 
 def parse_shard(text: str) -> tuple[int, int]:

@@ -15,7 +15,7 @@ import pytest
 
 from pytest_reb import fixtures
 from pytest_reb.collect import OUTCOME_KEY, RepoModule, repo_of
-from pytest_reb.distribute import TargetScheduling, shard_keys
+from pytest_reb.distribute import shard_keys
 from pytest_reb.fixtures import SESSION_KEY, reb_session
 from pytest_reb.matrix import MatrixError, TargetSpec
 from pytest_reb.outcome import Outcome
@@ -241,6 +241,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """Under ``-n``, all items of one (repository, target) pair go to one worker."""
     if config.getvalue("dist") in ("load", "loadscope") and reb_session(config).options.targets:
+        from pytest_reb.scheduling import TargetScheduling
+
         return TargetScheduling(config, log)
     return None
 

@@ -87,7 +87,7 @@ def resolve_run(outdir: Path, resume: str | None) -> str:
         if not (outdir / resume).is_dir():
             raise TargetError(f"--reb-resume: no run {resume!r} under {outdir}")
         return resume
-    runs = sorted(p.parent.name for p in outdir.glob("*/outcomes.jsonl"))
+    runs = sorted(p.parent.name for p in outdir.glob("[0-9]*/outcomes.jsonl"))  # not merged-*
     if not runs:
         raise TargetError(f"--reb-resume: no earlier run with outcomes under {outdir}")
     return runs[-1]

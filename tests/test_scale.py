@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from pytest_reb.cli import main as reb
-from pytest_reb.distribute import TargetScheduling, parse_shard, scope_of, shard_keys
+from pytest_reb.distribute import parse_shard, scope_of, shard_keys
 from pytest_reb.lease import GpuLeases
 from pytest_reb.matrix import MatrixError, load_matrix
 from pytest_reb.outcome import Outcome, OutcomeLog
@@ -39,6 +39,7 @@ from pytest_reb.report.merge import (
     verdict,
     write,
 )
+from pytest_reb.scheduling import TargetScheduling
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_MODULE = ROOT / "demo" / "test_demo__tinynet.py"

@@ -121,9 +121,11 @@ class Context:
         """A probe whose target failed under it gets ``infra``, not a traceback."""
         started = time.time()
         try:
-            return probe(self)
+            outcome = probe(self)
+            outcome.started = started  # made after the probe ran; it began here
+            return outcome
         except TargetError as exc:
             outcome = self.outcome(tier, category="infra", strict=False, compat=False,
                                    message=f"not run to the end: {exc}")
-            outcome.duration = round(time.time() - started, 3)
+            outcome.started, outcome.duration = started, round(time.time() - started, 3)
             return outcome
