@@ -41,7 +41,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from pytest_reb import outside
 from pytest_reb.target import Target, _read_git_commit
@@ -269,24 +269,10 @@ def _kind(mode: int) -> str:
     return "a special file"
 
 
-@contextlib.contextmanager
-def _open_regular(path: str) -> Iterator[IO[bytes]]:
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path} is not a regular file")
-        fh = os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-    with fh:
-        yield fh
-
-
 def _blob_sha(path: str) -> str | None:
     """Git's blob hash of a file: sha1 over ``blob <size>\\0`` and the content."""
     try:
-        with _open_regular(path) as fh:
+        with outside.open_regular(path) as fh:
             size = os.fstat(fh.fileno()).st_size
             h = hashlib.sha1(f"blob {size}\0".encode())
             read = 0
@@ -306,7 +292,7 @@ def _lfs_match(objects: _Objects, sha: str, path: str) -> bool:
     if m is None:
         return False
     try:
-        with _open_regular(path) as fh:
+        with outside.open_regular(path) as fh:
             h, size = hashlib.sha256(), 0
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 h.update(chunk)
@@ -319,7 +305,7 @@ def _lfs_match(objects: _Objects, sha: str, path: str) -> bool:
 def _diff(before: bytes, path: str, rel: str) -> str:
     """The start of a unified diff, for a person reading the finding (text files only)."""
     try:
-        with _open_regular(path) as fh:
+        with outside.open_regular(path) as fh:
             after = fh.read(1 << 20)
     except OSError:
         return ""

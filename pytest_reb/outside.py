@@ -21,11 +21,29 @@ import os
 import stat
 from collections import deque
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import IO, Any
 
 #: Symlinks followed in one resolution before giving up (the kernel's own limit).
 MAX_HOPS = 40
 
+
+
+@contextlib.contextmanager
+def open_regular(path: str) -> Iterator[IO[bytes]]:
+    """A host path opened for reading only if it is a regular file (not a link, FIFO, device).
+
+    ``O_NONBLOCK`` keeps a FIFO planted by the image from blocking the host.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise IsADirectoryError(f"{path} is not a regular file")
+        fh = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with fh:
+        yield fh
 
 class HostView:
     """The filesystem of a target under ``root`` on this host; every path is a target path."""
@@ -118,15 +136,7 @@ class HostView:
         where = self.resolve(path, follow_last=follow)
         if where is None:
             raise FileNotFoundError(path)
-        fd = os.open(self.root + where, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise IsADirectoryError(f"{path} is not a regular file")
-            fh = os.fdopen(fd, "rb")
-        except BaseException:
-            os.close(fd)
-            raise
-        with fh:
+        with open_regular(self.root + where) as fh:
             yield fh
 
     def read(self, path: str, limit: int = 1 << 20) -> bytes | None:
