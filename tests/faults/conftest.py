@@ -23,6 +23,15 @@ HANG = 'Run(["sleep", "300"], timeout=120)'
 AFTER = 'Run(["{python}", "-c", "print(\'AFTER_OK\')"], expect_log=["AFTER_OK"], timeout=60)'
 
 
+def _default_sigint() -> None:
+    """Ctrl-C must reach the child as it reaches a user's pytest.
+
+    An xdist worker ignores SIGINT, a child inherits the ignoring, and a Python
+    started that way never turns SIGINT into KeyboardInterrupt: restore it.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Spawned:
     """``python -m pytest`` on ``folder`` in a child process, its output collected as it comes.
 
@@ -35,7 +44,7 @@ class Spawned:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "pytest", "--rootdir", str(folder), "-p", "no:cacheprovider",
              "-rA", *args], cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True, env={**os.environ, **(env or {})})
+            text=True, env={**os.environ, **(env or {})}, preexec_fn=_default_sigint)
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
