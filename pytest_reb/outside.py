@@ -89,9 +89,9 @@ class HostView:
             done.append(name)
         return "/" + "/".join(done)
 
-    def lstat(self, path: str) -> os.stat_result | None:
-        """``lstat`` of ``path``: its parents resolved, the last component not followed."""
-        where = self.resolve(path, follow_last=False)
+    def lstat(self, path: str, *, follow: bool = False) -> os.stat_result | None:
+        """``lstat`` of ``path``: its parents resolved, the last component followed if asked."""
+        where = self.resolve(path, follow_last=follow)
         if where is None:
             return None
         try:
@@ -100,13 +100,8 @@ class HostView:
             return None
 
     def stat(self, path: str) -> os.stat_result | None:
-        where = self.resolve(path)
-        if where is None:
-            return None
-        try:
-            return os.lstat(self.root + where)
-        except OSError:
-            return None
+        """``stat`` of ``path``, every link resolved inside the target's root."""
+        return self.lstat(path, follow=True)
 
     def is_dir(self, path: str) -> bool:
         st = self.stat(path)
