@@ -79,11 +79,39 @@ class Retry:
 
 
 @dataclass(frozen=True)
+class Helper:
+    """A process a stage needs running beside it but does not judge (torchft's lighthouse).
+
+    It starts before the run's commands, with the run's env and cwd; the
+    first line of its output that matches ``ready`` gives the value exported
+    as ``export`` to every command of the run (group 1 of the match, else the
+    whole match).  It is killed when the run ends.  When no line matches
+    within ``ready_within`` seconds, or it exits first, the run fails
+    without starting.
+    """
+
+    argv: Sequence[str]
+    export: str
+    ready: str
+    ready_within: float = 60.0
+
+
+@dataclass(frozen=True)
 class Run:
     """One stage's command, exactly as the official probe ran it.
 
-    ``argv`` may hold the placeholders ``{python}``, ``{repo}``, ``{assets}``
-    and ``{out}`` (and ``{port}`` for HTTP runs).  ``expect_log`` must all
+    ``argv``, ``env`` and ``cwd`` may hold the placeholders ``{python}``,
+    ``{repo}``, ``{assets}``, ``{out}``, ``{port}`` (a free loopback port,
+    one per run) and ``{shims}`` (``shim_dir`` as the target sees it), and
+    the run-time values the official probes computed, resolved in the target
+    after ``setup`` and before the run: ``{glob:PATTERN}`` (the first path,
+    sorted, that matches), ``{file:PATH}`` (a file's text, stripped; usually
+    one a setup step wrote) and ``{module:NAME}`` (the file of a module as
+    the report's interpreter finds it).  A value that cannot be resolved
+    fails the stage before it runs.  ``setup`` commands run first, in order,
+    with the run's env and cwd (the files the official probes generated:
+    configs, lists; made by our scripts in ``shim_dir``); one that fails
+    fails the stage.  ``helpers`` run beside the commands.  ``expect_log`` must all
     appear in the combined output, ``reject_log`` must not (the official
     ``exit0+log:`` and ``exit0+no-log:`` rules).  ``stop_after`` sends
     ``stop_signal`` after that many seconds and then requires exit 0 (the
@@ -105,6 +133,8 @@ class Run:
     together: Sequence[Run] = ()
     retry: Retry | None = None
     http: Http | None = None
+    setup: Sequence[Sequence[str]] = ()
+    helpers: Sequence[Helper] = ()
     entrypoint: str | None = None  # repo-relative file whose edit fails the tier (integrity)
     shim: str | None = None  # what we inject without touching tracked files, and why
     #: Host folder of our own support files that reproduce ``shim`` (a ``sitecustomize.py``,

@@ -8,8 +8,7 @@ Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C2 C3 C4 C5)
 C1 does not apply (CSV: not_applicable). C3 and C4 LoRA-train Wan2.1-T2V-1.3B (multi-GB, Hugging
 Face) for one step on crush-smol. finetrainers can log an error and still exit 0, so the log must
 contain neither 'An error occurred during training:' nor a traceback (reject_log). C3 sets the
-torch.distributed variables itself; its MASTER_PORT is a free port picked at run time, which the
-vocabulary cannot substitute in env, so the reference's token is kept.
+torch.distributed variables itself; its MASTER_PORT is {port}, a free port picked at run time.
 """
 
 from pytest_reb import Asset, Repo, Run, hf_asset
@@ -84,7 +83,7 @@ repo = Repo(
             "LOCAL_RANK": "0",
             "LOCAL_WORLD_SIZE": "1",
             "MASTER_ADDR": "127.0.0.1",
-            "MASTER_PORT": "<free port>",
+            "MASTER_PORT": "{port}",
             **ENV,
         },
         timeout=600,
@@ -96,8 +95,8 @@ repo = Repo(
             "--target_modules depends on model_name (ltx_video/cogvideox use "
             "'(transformer_blocks|single_transformer_blocks).*(to_q|to_k|to_v|to_out.0)'; override "
             "BENCH_TARGET_MODULES). LD_LIBRARY_PATH gets the FFmpeg/torchcodec prefix from "
-            "manifest.json when present. MASTER_PORT keeps the reference's '<free port>' token "
-            "verbatim: the vocabulary substitutes {port} only in the argv of HTTP runs."
+            "manifest.json when present. MASTER_PORT is {port}, a free loopback port chosen when "
+            "the run starts."
         ),
     ),
     multi_gpu=Run(
