@@ -170,14 +170,14 @@ def test_values_in_a_shell_script_are_quoted() -> None:
     from pytest_reb.audit import ReportLoad
     from pytest_reb.spec import Repo
     from pytest_reb.tiers import Context
-    from pytest_reb.tiers.entrypoint import _command
+    from pytest_reb.tiers.entrypoint import _command, places
 
     evil = "/x; touch /tmp/pwned; y/bin/python"
     ctx = Context(repo=Repo("a/b", commit="0" * 40), target_name="t", connect=lambda: None,  # type: ignore[arg-type,return-value]
                   read_report=lambda: ReportLoad("r"), python_override=evil)
     run = Run(["{python}", "-m", "torch.distributed.run", "--no_python", "bash", "-lc",
                "timeout 8s {python} -m x --out {out}/r"])
-    argv = _command(run, ctx, "/tmp/o", None)
+    argv = _command(run, ctx, places(ctx, "/tmp/o"))
     assert argv[0] == evil  # an argv element: no shell reads it
     assert shlex.split(argv[-1]) == ["timeout", "8s", evil, "-m", "x", "--out", "/tmp/o/r"]
 

@@ -15,6 +15,7 @@ import secrets
 import shlex
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -43,6 +44,8 @@ FAILURE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 EvidenceRule = Callable[[ExecResult], str | None]
 #: The client that judges ``server_http`` runs, shipped read-only into the target.
 HTTP_PROBE = f"{PROBES_MOUNT}/http_probe.py"
+#: The runner of stages with ``helpers`` (torchft's lighthouse), shipped the same way.
+HELPERS_PROBE = f"{PROBES_MOUNT}/helpers_probe.py"
 
 
 def categorise(res: ExecResult) -> str:
@@ -68,20 +71,74 @@ def categorise(res: ExecResult) -> str:
     return "runtime"
 
 
-def substitute(value: str, ctx: Context, out: str, port: int | None = None, *,
-               shell: bool = False) -> str:
-    """Fill ``{python}``, ``{repo}``, ``{assets}``, ``{out}``, ``{port}``; leave other braces.
+#: Run-time values the official probes computed, resolved in the target (see ``Run``).
+RESOLVER = re.compile(r"\{(glob|file|module):([^{}]+)\}")
+#: What the target runs to resolve each kind; ``$1`` is the value, ``$2`` the interpreter.
+_RESOLVE_SCRIPT = {
+    "glob": 'IFS="\n"; for p in $1; do [ -e "$p" ] && { printf %s "$p"; exit 0; }; done; exit 1',
+    "file": 'cat -- "$1"',
+    "module": '"$2" -c \'import importlib.util as u, sys; s = u.find_spec(sys.argv[1]); '
+              'print(s.origin) if s and s.origin else sys.exit(1)\' "$1"',
+}
 
-    In a shell script (``bash -lc '...'``) each value is quoted: a report's
-    ``python_path`` like ``/x; touch /tmp/pwned`` must stay one word.
-    """
-    table = {"{python}": ctx.python or "python", "{repo}": ctx.checkout,
-             "{assets}": ctx.assets, "{out}": out}
-    if port is not None:
-        table["{port}"] = str(port)
-    for key, val in table.items():
-        value = value.replace(key, shlex.quote(val) if shell else val)
-    return value
+
+class Unrunnable(Exception):
+    """A stage that failed before its command ran: a setup step, a value, a helper."""
+
+    def __init__(self, category: str, message: str, res: ExecResult) -> None:
+        super().__init__(message)
+        self.category, self.message, self.res = category, message, res
+
+
+@dataclass(frozen=True)
+class Places:
+    """What the placeholders of one run stand for in the target."""
+
+    python: str
+    repo: str
+    assets: str
+    out: str
+    port: int | None = None
+    shims: str | None = None
+    resolved: Mapping[str, str] = field(default_factory=dict)
+
+    def fill(self, value: str, *, shell: bool = False) -> str:
+        """Fill the placeholders and resolved values of ``value``; leave other braces.
+
+        In a shell script (``bash -lc '...'``) each value is quoted: a report's
+        ``python_path`` like ``/x; touch /tmp/pwned`` must stay one word.
+        """
+        table = {"{python}": self.python, "{repo}": self.repo, "{assets}": self.assets,
+                 "{out}": self.out}
+        if self.port is not None:
+            table["{port}"] = str(self.port)
+        if self.shims is not None:
+            table["{shims}"] = self.shims
+        for key, val in table.items():
+            value = value.replace(key, shlex.quote(val) if shell else val)
+        if self.resolved:
+            value = RESOLVER.sub(lambda m: _quoted(self.resolved.get(m.group(0), m.group(0)),
+                                                   shell), value)
+        return value
+
+    def fill_all(self, value: Any) -> Any:
+        """Placeholders filled in every string of a nested JSON-like value."""
+        if isinstance(value, str):
+            return self.fill(value)
+        if isinstance(value, Mapping):
+            return {k: self.fill_all(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.fill_all(v) for v in value]
+        return value
+
+
+def _quoted(value: str, shell: bool) -> str:
+    return shlex.quote(value) if shell else value
+
+
+def places(ctx: Context, out: str, port: int | None = None, shims: str | None = None) -> Places:
+    """The placeholders of a run of ``ctx``'s repository in ``ctx``'s target."""
+    return Places(ctx.python or "python", ctx.checkout, ctx.assets, out, port, shims)
 
 
 def _is_script(argv: Sequence[str], i: int) -> bool:
@@ -90,9 +147,12 @@ def _is_script(argv: Sequence[str], i: int) -> bool:
             and PurePosixPath(argv[i - 2]).name in ("sh", "bash", "dash"))
 
 
-def _command(run: Run, ctx: Context, out: str, port: int | None) -> list[str]:
-    argv = [substitute(a, ctx, out, port, shell=_is_script(run.argv, i))
-            for i, a in enumerate(run.argv)]
+def _argv(argv: Sequence[str], at: Places) -> list[str]:
+    return [at.fill(a, shell=_is_script(argv, i)) for i, a in enumerate(argv)]
+
+
+def _command(run: Run, ctx: Context, at: Places) -> list[str]:
+    argv = _argv(run.argv, at)
     if run.stop_after is not None and not _stops_itself(argv):
         argv = ["timeout", "--preserve-status", f"--signal={run.stop_signal}",
                 f"{run.stop_after:g}s", *argv]
@@ -100,8 +160,8 @@ def _command(run: Run, ctx: Context, out: str, port: int | None) -> list[str]:
         fields = {k: getattr(run.http, k) for k in (
             "ready", "ready_within", "request", "json_body", "form_files", "form_fields",
             "expect_json_key", "min_bytes", "request_timeout")}
-        spec = {"server": argv, "port": port, **_fill(fields, ctx, out, port)}
-        argv = [ctx.python or "python", ctx.target.tool(HTTP_PROBE), json.dumps(spec)]
+        spec = {"server": argv, "port": at.port, **at.fill_all(fields)}
+        argv = [at.python, ctx.target.tool(HTTP_PROBE), json.dumps(spec)]
     return argv
 
 
@@ -110,43 +170,113 @@ def _stops_itself(argv: list[str]) -> bool:
     return argv[:1] == ["timeout"] or any("timeout --preserve-status" in a for a in argv)
 
 
-def _fill(value: Any, ctx: Context, out: str, port: int | None) -> Any:
-    """Placeholders filled in every string of a nested JSON-like value."""
-    if isinstance(value, str):
-        return substitute(value, ctx, out, port)
-    if isinstance(value, Mapping):
-        return {k: _fill(v, ctx, out, port) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_fill(v, ctx, out, port) for v in value]
-    return value
-
-
 def _needs_port(run: Run) -> bool:
-    texts = [*run.argv, *run.env.values()]
+    texts = [*run.argv, *run.env.values(), *(a for step in run.setup for a in step)]
     return run.http is not None or any("{port}" in t for t in texts)
 
 
-def _env(run: Run, ctx: Context, out: str, port: int | None) -> dict[str, str]:
-    return {k: substitute(v, ctx, out, port) for k, v in run.env.items()}
+def _env(run: Run, at: Places) -> dict[str, str]:
+    env = {k: at.fill(v) for k, v in run.env.items()}
+    return assets.with_shim(env, at.shims)
+
+
+def _resolve(ctx: Context, at: Places, texts: Sequence[str], env: Mapping[str, str],
+             cwd: str, profile: Profile, gpus: list[str]) -> Places:
+    """``at`` with every ``{glob:..}``, ``{file:..}`` and ``{module:..}`` of ``texts`` resolved
+    in the target; one that cannot be is ``Unrunnable`` (``data``/``model`` when the path is
+    an asset's, ``deps`` for a module, else ``runtime``)."""
+    resolved = dict(at.resolved)
+    for text in texts:
+        for match in RESOLVER.finditer(at.fill(text)):
+            token, kind, arg = match.group(0), match.group(1), match.group(2)
+            if token in resolved:
+                continue
+            res = ctx.target.exec(["sh", "-c", _RESOLVE_SCRIPT[kind], "sh", arg, at.python],
+                                  timeout=60, env=env, cwd=cwd, profile=profile, gpus=gpus)
+            value = res.stdout.strip()
+            if res.exit_code != 0 or not value:
+                raise Unrunnable(_resolver_category(ctx, at, kind, arg),
+                                 f"{_RESOLVER_WORDS[kind]} {arg}", res)
+            resolved[token] = value
+    return replace(at, resolved=resolved)
+
+
+_RESOLVER_WORDS = {"glob": "no file matches", "file": "cannot read the run-time value file",
+                   "module": "the report's interpreter cannot find the module"}
+
+
+def _resolver_category(ctx: Context, at: Places, kind: str, arg: str) -> str:
+    if kind == "module":
+        return "deps"
+    prefix = at.assets.rstrip("/") + "/"
+    if arg.startswith(prefix):
+        rel = arg[len(prefix):]
+        for asset in ctx.repo.assets:
+            dest = assets.layout(ctx.repo, asset).dest.strip("/")
+            if rel == dest or rel.startswith(dest + "/"):
+                return assets.category(asset)
+    return "runtime"
+
+
+def _texts(run: Run) -> list[str]:
+    """Every string of a run that placeholders may appear in (not its setup)."""
+    texts = [*run.argv, *run.env.values(), run.cwd]
+    if run.http is not None:
+        texts.append(json.dumps([run.http.json_body, run.http.form_files, run.http.form_fields]))
+    return texts
+
+
+def _setup(run: Run, ctx: Context, at: Places, env: dict[str, str], cwd: str, timeout: float,
+           profile: Profile, gpus: list[str]) -> Places:
+    """Run ``run.setup`` in order; the first failing step makes the stage ``Unrunnable``."""
+    for step in run.setup:
+        at = _resolve(ctx, at, step, env, cwd, profile, gpus)
+        argv = _argv(step, at)
+        res = ctx.target.exec(argv, timeout=timeout, env=env, cwd=cwd, profile=profile,
+                              gpus=gpus)
+        if res.exit_code != 0 or res.timed_out:
+            category = categorise(res)
+            raise Unrunnable(category, f"setup step `{shlex.join(argv)}` failed: "
+                                       f"{_failure_message(res, category)}", res)
+    return at
 
 
 def _exec_run(run: Run, ctx: Context, tier: str, profile: Profile,
               gpus: list[str]) -> tuple[list[str], ExecResult]:
-    """Execute ``run`` and the runs started ``together`` with it; the first failure wins."""
+    """Execute ``run`` and the runs started ``together`` with it; the first failure wins.
+
+    Setup steps run first and values are resolved next (either can make the
+    stage ``Unrunnable``); with ``helpers`` everything runs under one helper
+    runner so the runs share the helpers' values.
+    """
     out = f"/tmp/reb-out-{secrets.token_hex(4)}/{tier}"
     ctx.target.exec(["mkdir", "-p", out], timeout=30, profile=profile, gpus=gpus)
     timeout = run.timeout * ctx.timeout_scale
     runs = [run, *run.together]
-    ports = [(r.http.port if r.http and r.http.port else _free_port(i)) if _needs_port(r)
-             else None for i, r in enumerate(runs)]
+    at = [places(ctx, out, (r.http.port if r.http and r.http.port else _free_port(i))
+                 if _needs_port(r) else None, assets.shim_path(ctx.target, r, ctx.checkout))
+          for i, r in enumerate(runs)]
+    envs = [_env(r, a) for r, a in zip(runs, at, strict=True)]
+    cwds = [a.fill(r.cwd) for r, a in zip(runs, at, strict=True)]
+    at[0] = _setup(run, ctx, at[0], envs[0], cwds[0], timeout, profile, gpus)
+    for i, r in enumerate(runs):
+        at[i] = _resolve(ctx, replace(at[i], resolved=at[0].resolved), _texts(r), envs[i],
+                         cwds[i], profile, gpus)
+    envs = [_env(r, a) for r, a in zip(runs, at, strict=True)]
+    cwds = [a.fill(r.cwd) for r, a in zip(runs, at, strict=True)]
+    commands = [_command(r, ctx, a) for r, a in zip(runs, at, strict=True)]
+    if run.helpers:
+        spec = {"helpers": [{"argv": _argv(h.argv, at[0]), "export": h.export, "ready": h.ready,
+                             "ready_within": h.ready_within} for h in run.helpers],
+                "runs": [{"argv": c, "env": e, "cwd": d}
+                         for c, e, d in zip(commands, envs, cwds, strict=True)]}
+        argv = [at[0].python, ctx.target.tool(HELPERS_PROBE), json.dumps(spec)]
+        return commands[0], ctx.target.exec(argv, timeout=timeout, env=envs[0], cwd=cwds[0],
+                                            profile=profile, gpus=gpus)
     results: list[ExecResult | None] = [None] * len(runs)
-    commands = [_command(r, ctx, out, p) for r, p in zip(runs, ports, strict=True)]
 
     def go(i: int) -> None:
-        cwd = substitute(runs[i].cwd, ctx, out, ports[i])
-        env = assets.with_shim(_env(runs[i], ctx, out, ports[i]),
-                               assets.shim_path(ctx.target, runs[i], ctx.checkout))
-        results[i] = ctx.target.exec(commands[i], timeout=timeout, env=env, cwd=cwd,
+        results[i] = ctx.target.exec(commands[i], timeout=timeout, env=envs[i], cwd=cwds[i],
                                      profile=profile, gpus=gpus)
 
     threads = [threading.Thread(target=go, args=(i,)) for i in range(1, len(runs))]
@@ -183,14 +313,18 @@ def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
     if gate is not None:
         return gate
     tampered = integrity.entrypoint_edit(ctx.integrity, run)  # checked before anything runs
+    early: Unrunnable | None = None
     with ctx.leases.hold(gpus_needed) as gpus:
-        command, res = _exec_run(run, ctx, tier, profile, gpus)
-        log_problem = run.judge_log(res.output) if res.exit_code == 0 else None
-        if res.exit_code != 0 and not res.timed_out:
-            retry = run.retry_for(res.output)
-            if retry is not None:
-                command, res = _exec_run(retry, ctx, tier, profile, gpus)
-                log_problem = retry.judge_log(res.output) if res.exit_code == 0 else None
+        try:
+            command, res = _exec_run(run, ctx, tier, profile, gpus)
+            log_problem = run.judge_log(res.output) if res.exit_code == 0 else None
+            if res.exit_code != 0 and not res.timed_out:
+                retry = run.retry_for(res.output)
+                if retry is not None:
+                    command, res = _exec_run(retry, ctx, tier, profile, gpus)
+                    log_problem = retry.judge_log(res.output) if res.exit_code == 0 else None
+        except Unrunnable as exc:
+            early, command, res, log_problem = exc, exc.res.argv, exc.res, None
     o = ctx.outcome(tier, command=command, exit_code=res.exit_code, timed_out=res.timed_out,
                     duration=round(res.duration, 3), stdout_tail=_tail(res.stdout),
                     stderr_tail=_tail(res.stderr))
@@ -200,10 +334,12 @@ def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
         o.evidence["assets"] = used
     if gpus:
         o.evidence["gpus_leased"] = gpus
-    o.compat = res.exit_code == 0 and not res.timed_out and log_problem is None
+    o.compat = early is None and res.exit_code == 0 and not res.timed_out and log_problem is None
     evidence_problem = evidence_rule(res) if (o.compat and evidence_rule) else None
     o.strict = o.compat and evidence_problem is None and tampered is None
-    if not o.compat:
+    if early is not None:
+        o.category, o.message = early.category, early.message
+    elif not o.compat:
         o.category = "runtime" if log_problem else categorise(res)
         o.message = log_problem or _failure_message(res, o.category)
         if tampered:
