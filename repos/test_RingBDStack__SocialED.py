@@ -8,12 +8,38 @@ Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C1 C2 C3 C4 C5)
 The command is not a repository CLI but a harness-written driver
 (benchmark_scripts/socialed_sbert_smoketest.py, shim) that loads SocialED/detector/sbert.py by path
 and runs SBERT detection on 12 rows of Event2012; the runs therefore guard that detector file as
-their entrypoint. Network: the dataset from a GitHub repository (git clone) and a MiniLM
-sentence-transformer; the stages then run with HF_HUB_OFFLINE=1. C4 runs two independent ranks with
+their entrypoint. Our rewrite of the driver is in repos/shims/test_RingBDStack__SocialED; the
+prepare step's build_output/prepare/results.json, which the driver reads, is made by a setup step
+(make_prepare_results.py: the 12-row Event2012_subset.npy and the two asset paths) into {out}.
+Network: the dataset from a GitHub repository (git clone) and a MiniLM sentence-transformer; the
+stages then run with HF_HUB_OFFLINE=1. C4 runs two independent ranks with
 no collective. The repository's requirements.txt is self-conflicting.
 """
 
+from pathlib import Path
+
 from pytest_reb import Asset, Repo, Run, hf_asset
+
+#: Our rewrites (the driver, the prepare results), mounted read-only at {repo}/benchmark_scripts.
+SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+
+#: How this module spells what the reference argv leaves to the harness: its driver is ours in
+#: {shims}, and the official prepare results are the ones SETUP writes under {out}.
+TOKENS = {
+    "{repo}/benchmark_scripts/socialed_sbert_smoketest.py": [
+        "{shims}/socialed_sbert_smoketest.py"],
+    "{repo}/build_output/prepare/results.json": ["{out}/prepare/results.json"],
+}
+
+#: Every stage first makes what the official prepare left for it: the 12-row subset of the
+#: downloaded Event2012.npy and a results.json naming it and the model folder (a missing asset
+#: fails the stage as data / model before it runs).
+SETUP = [[
+    "{python}", "{shims}/make_prepare_results.py",
+    "--dataset", "{glob:{assets}/dataset/Event2012/Event2012.npy}",
+    "--model", "{glob:{assets}/model/sbert_model}",
+    "--subset-size", "12", "--out", "{out}/prepare",
+]]
 
 #: Environment shared by every stage.
 ENV = {
@@ -31,8 +57,8 @@ ENV = {
 
 #: The harness-written driver and its options in every stage: SBERT on at most 12 rows.
 SMOKETEST = [
-    "{repo}/benchmark_scripts/socialed_sbert_smoketest.py",
-    "--prepare-results", "{repo}/build_output/prepare/results.json",
+    "{shims}/socialed_sbert_smoketest.py",
+    "--prepare-results", "{out}/prepare/results.json",
     "--max-samples", "12", "--artifact-dir", "{out}",
 ]
 
@@ -65,12 +91,18 @@ repo = Repo(
         env={"CUDA_VISIBLE_DEVICES": "", **ENV},
         timeout=600,
         entrypoint="SocialED/detector/sbert.py",
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
         shim=(
             "The entrypoint is a harness-written driver, not a repo CLI: it loads "
             "SocialED/detector/sbert.py directly by file path (bypassing the detector package "
             "__init__, which imports many optional detectors), wraps the prepared subset in a tiny "
             "dataset object and runs SBERT preprocess, detection and evaluate on at most 12 rows, "
             "writing a small JSON artifact."
+        ),
+        note=(
+            "SETUP writes {out}/prepare/results.json and the subset; our "
+            "socialed_sbert_smoketest.py then writes {out}/run.json."
         ),
     ),
     single_gpu=Run(
@@ -79,10 +111,13 @@ repo = Repo(
         timeout=600,
         min_gpus=1,
         entrypoint="SocialED/detector/sbert.py",
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
         shim=(
             "Same harness-written SBERT driver; --require-gpu-count 1 makes it fail unless torch "
             "sees CUDA with at least 1 device."
         ),
+        note="SETUP as in the CPU stage; our driver checks the GPU count before loading data.",
     ),
     multi_gpu=Run(
         [
@@ -97,6 +132,8 @@ repo = Repo(
         nproc=2,
         min_gpus=2,
         entrypoint="SocialED/detector/sbert.py",
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
         shim=(
             "Same harness-written SBERT driver; with --distributed each rank sets its CUDA device "
             "from LOCAL_RANK and takes every world_size-th row; no collective."
@@ -104,7 +141,8 @@ repo = Repo(
         note=(
             "Fails early if build_output/cuda/results.json reports gpu_count < 2. "
             "CUDA_VISIBLE_DEVICES keeps an inherited value, else 0,1; nproc from "
-            "SCIMLOPSBENCH_NPROC_PER_NODE (2)."
+            "SCIMLOPSBENCH_NPROC_PER_NODE (2). SETUP runs once before torchrun; each rank of our "
+            "driver writes {out}/rank<N>.json."
         ),
     ),
 )

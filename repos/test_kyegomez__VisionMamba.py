@@ -7,12 +7,35 @@ Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C1 C2 C3 C4 C5)
 
 Every stage runs example.py through a harness driver that patches
 vision_mamba.model.VisionEncoderMambaBlock at run time (the repository's own example passes a
-'heads' keyword the class rejects) and skips its debug prints; the C1 and C3 drivers are inline
-code (<inline: ...> tokens), C4 a generated launcher plus torchrun worker in {out}. Nothing needs
-network: the assets are a repository image and a generated config.
+'heads' keyword the class rejects) and skips its debug prints. Our rewrites live in
+repos/shims/test_kyegomez__VisionMamba: run_example.py replaces the inline C1/C3 drivers
+(``--device cpu|cuda``), multi_gpu_impl.py and torchrun_worker.py the launcher and worker the
+official C4 stage generated in {out}; vim_patch.py holds the shared patches. Nothing needs
+network: the assets are a repository image and a generated config, and no stage reads them.
 """
 
+from pathlib import Path
+
 from pytest_reb import Asset, Repo, Run
+
+#: Our rewrites of the official drivers, mounted read-only at {repo}/benchmark_scripts.
+SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+
+#: How this module spells what the reference argv leaves to run time: the inline drivers become
+#: run_example.py, the launcher and worker generated in {out} become our files in {shims}.
+TOKENS = {
+    "-c": [],
+    (
+        "<inline: set torch default device cpu, patch "
+        "vision_mamba.model.VisionEncoderMambaBlock, then run example.py as __main__>"
+    ): ["{shims}/run_example.py", "--device", "cpu"],
+    (
+        "<inline: same driver; exit 1 unless CUDA is available, set device 0 and default "
+        "device cuda>"
+    ): ["{shims}/run_example.py", "--device", "cuda"],
+    "{out}/multi_gpu_impl.py": ["{shims}/multi_gpu_impl.py"],
+    "{out}/torchrun_worker.py": ["{shims}/torchrun_worker.py"],
+}
 
 repo = Repo(
     "kyegomez/VisionMamba",
@@ -39,13 +62,7 @@ repo = Repo(
         ),
     ],
     cpu=Run(
-        [
-            "{python}", "-c",
-            (
-                "<inline: set torch default device cpu, patch "
-                "vision_mamba.model.VisionEncoderMambaBlock, then run example.py as __main__>"
-            ),
-        ],
+        ["{python}", "{shims}/run_example.py", "--device", "cpu"],
         env={"CUDA_VISIBLE_DEVICES": ""},
         timeout=600,
         entrypoint="example.py",
@@ -56,15 +73,11 @@ repo = Repo(
             "process_direction with an equivalent that skips the huge debug prints, then executes "
             "example.py."
         ),
+        shim_dir=SHIM_DIR,
+        note="run_example.py --device cpu is the inline driver (vim_patch.py: the patches).",
     ),
     single_gpu=Run(
-        [
-            "{python}", "-c",
-            (
-                "<inline: same driver; exit 1 unless CUDA is available, set device 0 and default "
-                "device cuda>"
-            ),
-        ],
+        ["{python}", "{shims}/run_example.py", "--device", "cuda"],
         env={"CUDA_VISIBLE_DEVICES": "0"},
         timeout=600,
         min_gpus=1,
@@ -73,10 +86,15 @@ repo = Repo(
             "Same inline patching driver as the CPU stage, with cuda as the default device; exits "
             "1 if torch reports no CUDA."
         ),
+        shim_dir=SHIM_DIR,
+        note=(
+            "run_example.py --device cuda: exit 1 without CUDA, torch.cuda.set_device(0), default "
+            "device cuda, the same patches, example.py."
+        ),
     ),
     multi_gpu=Run(
-        ["{python}", "{out}/multi_gpu_impl.py"],
-        env={"CUDA_VISIBLE_DEVICES": "0,1", "NPROC": "2", "WORKER": "{out}/torchrun_worker.py"},
+        ["{python}", "{shims}/multi_gpu_impl.py"],
+        env={"CUDA_VISIBLE_DEVICES": "0,1", "NPROC": "2", "WORKER": "{shims}/torchrun_worker.py"},
         timeout=1200,
         launcher="torchrun",
         nproc=2,
@@ -89,6 +107,12 @@ repo = Repo(
             "applies the same VisionEncoderMambaBlock patches and runs example.py (independent per "
             "rank, no collective)."
         ),
-        note="Devices override SCIMLOPSBENCH_MULTI_GPU_DEVICES; nproc = number of ids.",
+        shim_dir=SHIM_DIR,
+        note=(
+            "Devices override SCIMLOPSBENCH_MULTI_GPU_DEVICES; nproc = number of ids. "
+            "Our multi_gpu_impl.py (the launcher, NPROC and WORKER from the env) and "
+            "torchrun_worker.py (LOCAL_RANK's device, default device cuda, the patches, "
+            "example.py) come from {shims} instead of being generated in {out}."
+        ),
     ),
 )

@@ -5,14 +5,27 @@ Commit: 2a43edd0565bd07a391725d4e104ddb90cacae0d
 Domain: comic/manga translation desktop app (PySide6 GUI; ONNX detection/OCR/inpainting)
 Category: 2_cpu+single_gpu (tiers that apply: C0 C1 C2 C3 C5)
 
-The GUI is not run: an inline driver fed on stdin builds RTDetrV2ONNXDetection
+The GUI is not run: the official driver, fed on stdin, builds RTDetrV2ONNXDetection
 (modules/detection/rtdetr_v2_onnx.py, the declared entrypoint) and detects text blocks in one
-image, with the model files looked up locally instead of through hf_hub_download (shim). C3 needs
+image, with the model files looked up locally instead of through hf_hub_download and a dummy font
+engine (shim). Our rewrite is repos/shims/test_ogkalu2__comic_translate/detect_one_image.py, run
+as a script instead of from stdin; both stages run the same command, and as officially the C1
+stage's empty CUDA_VISIBLE_DEVICES selects device cpu, any other value device cuda. C3 needs
 onnxruntime's CUDAExecutionProvider. torch is not a repository dependency, yet C2 probes torch, so
 C2 only passes if a CUDA torch is installed anyway. C4 does not apply (CSV: repo_not_supported).
 """
 
+from pathlib import Path
+
 from pytest_reb import Asset, Repo, Run, hf_asset
+
+#: Our rewrite of the official stdin driver, mounted read-only at {repo}/benchmark_scripts.
+SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+
+#: How this module spells what the reference argv leaves to run time: `python -` read the
+#: driver from stdin; we run our copy of it as a script with the same two arguments (after
+#: "--": a one-element spelling would also replace the "-" inside other elements).
+TOKENS = {"-": ["{shims}/detect_one_image.py", "--"]}
 
 #: Environment shared by every stage.
 ENV = {
@@ -32,7 +45,7 @@ ENV = {
 #: The command every stage runs; only the environment differs.
 ARGV = [
     "timeout", "600s",
-    "{python}", "-",
+    "{python}", "{shims}/detect_one_image.py", "--",
     "{assets}/dataset/hopper.jpg",
     "{assets}/model/comic-text-and-bubble-detector",
 ]
@@ -72,8 +85,11 @@ repo = Repo(
         ),
         note=(
             "Not run through the probe runner; the stage script uses coreutils timeout and writes "
-            "results itself. SCIMLOPSBENCH_CPU_COMMAND (or --command) replaces the default driver."
+            "results itself. SCIMLOPSBENCH_CPU_COMMAND (or --command) replaces the default driver. "
+            "detect_one_image.py is that default driver; CUDA_VISIBLE_DEVICES='' makes it use "
+            "device cpu and print 'cpu_infer_ok num_blocks=N image=hopper.jpg'."
         ),
+        shim_dir=SHIM_DIR,
     ),
     single_gpu=Run(
         ARGV,
@@ -87,8 +103,11 @@ repo = Repo(
         ),
         note=(
             "Devices from SCIMLOPSBENCH_SINGLE_GPU_DEVICES (default 0); "
-            "SCIMLOPSBENCH_SINGLE_GPU_COMMAND replaces the default driver."
+            "SCIMLOPSBENCH_SINGLE_GPU_COMMAND replaces the default driver. detect_one_image.py "
+            "with CUDA_VISIBLE_DEVICES=0: the provider check, device cuda, and "
+            "'single_gpu_infer_ok num_blocks=N ...'."
         ),
+        shim_dir=SHIM_DIR,
     ),
     multi_gpu=None,  # C4 does not apply: repo_not_supported
     skip={"multi_gpu": "repo_not_supported"},
