@@ -9,10 +9,14 @@ C1 and C3 start the repository's FastAPI server (api.py, port 50000) and judge i
 multipart POST of an English sample wav to /api/v1/asr must return JSON with a 'result' key. The
 model iic/SenseVoiceSmall comes from ModelScope and the wav from an OSS URL (network). C4
 fine-tunes with FunASR's installed funasr/bin/train_ds.py from site-packages, not a repository
-file, so that stage declares no entrypoint.
+file, so that stage declares no entrypoint; the official <site-packages> path is spelled
+{module:funasr.bin.train_ds}, the file the report python imports for that module.
 """
 
 from pytest_reb import Asset, Http, Repo, Run
+
+#: How this module spells what the reference argv leaves to run time.
+TOKENS = {"<site-packages>/funasr/bin/train_ds.py": ["{module:funasr.bin.train_ds}"]}
 
 #: Environment shared by every stage.
 ENV = {
@@ -97,7 +101,7 @@ repo = Repo(
             "--nnodes", "1", "--nproc_per_node", "2", "--node_rank", "0",
             "--master_addr", "127.0.0.1",
             "--master_port", "29669",
-            "<site-packages>/funasr/bin/train_ds.py",
+            *TOKENS["<site-packages>/funasr/bin/train_ds.py"],
             "++model=iic/SenseVoiceSmall",
             "++trust_remote_code=true",
             "++train_data_set_list={assets}/dataset/train.jsonl",
@@ -130,7 +134,9 @@ repo = Repo(
             "'funasr' console script or inside the imported funasr package; missing means "
             "entrypoint_not_found. nproc = number of ids in "
             "SCIMLOPSBENCH_MULTI_GPU_VISIBLE_DEVICES (default 0,1); master port is $MASTER_PORT or "
-            "29669. Both jsonl files must exist."
+            "29669. Both jsonl files must exist. Here {module:funasr.bin.train_ds} resolves the "
+            "script in the target before the run (importlib's find_spec under the report python); "
+            "a funasr without it fails the stage before it runs."
         ),
     ),
 )

@@ -6,12 +6,34 @@ Domain: LLM KV-cache compression (transformers pipeline)
 Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C1 C2 C3 C4 C5)
 
 All three stages run evaluation/evaluate.py on one LooGLE sample with the knorm press and a tiny
-random Llama (Hugging Face, network). The <fraction> token is computed by prepare ((1+1e-6)/N for
-the N rows of the split) and read back from manifest.json. C4 is one process: --device auto lets
-transformers shard the model over both GPUs (device_map), not DDP.
+random Llama (Hugging Face, network). The official <fraction> token was computed by prepare
+((1+1e-6)/N for the N rows of the split) and read back from manifest.json; here a setup step,
+repos/shims/test_NVIDIA__kvpress/fraction.py, loads the split the way evaluate.py does, counts
+its rows and writes the same value to {out}/fraction, which the argv reads back. C4 is one
+process: --device auto lets transformers shard the model over both GPUs (device_map), not DDP.
 """
 
+from pathlib import Path
+
 from pytest_reb import Asset, Repo, Run, hf_asset
+
+#: Our support files (fraction.py: the one-sample fraction), mounted read-only at
+#: {repo}/benchmark_scripts.
+SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+
+#: How this module spells what the reference argv leaves to run time.
+TOKENS = {"<fraction>": ["{file:{out}/fraction}"]}
+
+#: Before every stage: count the rows of LooGLE shortdep_qa's test split, write (1+1e-6)/N.
+FRACTION = [["{python}", "{shims}/fraction.py", "simonjegou/loogle", "shortdep_qa",
+             "{out}/fraction"]]
+
+#: What the setup step does, appended to each stage note.
+FRACTION_NOTE = (
+    " Here the setup step {shims}/fraction.py loads simonjegou/loogle (data_dir shortdep_qa, split "
+    "test) from the stage's datasets cache, as evaluate.py will, and writes min(1, (1+1e-6)/N) to "
+    "{out}/fraction; --fraction reads that file."
+)
 
 #: Environment shared by every stage.
 ENV = {
@@ -31,7 +53,7 @@ ONE_SAMPLE = [
     "--dataset", "loogle",
     "--model", "{assets}/model/hf-internal-testing_tiny-random-LlamaForCausalLM",
     "--press_name", "knorm", "--compression_ratio", "0.5",
-    "--fraction", "<fraction>", "--max_new_tokens", "1",
+    "--fraction", "{file:{out}/fraction}", "--max_new_tokens", "1",
     "--max_context_length", "128", "--seed", "42",
 ]
 
@@ -71,15 +93,19 @@ repo = Repo(
         entrypoint="evaluation/evaluate.py",
         note=(
             "<fraction> is the one-sample fraction computed "
-            "by prepare and stored in manifest.json."
+            "by prepare and stored in manifest.json." + FRACTION_NOTE
         ),
+        setup=FRACTION,
+        shim_dir=SHIM_DIR,
     ),
     single_gpu=Run(
         [*ONE_SAMPLE, "--device", "cuda:0", *OUTPUT],
         env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
         timeout=600,
         entrypoint="evaluation/evaluate.py",
-        note="<fraction> as in the CPU stage.",
+        note="<fraction> as in the CPU stage." + FRACTION_NOTE,
+        setup=FRACTION,
+        shim_dir=SHIM_DIR,
     ),
     multi_gpu=Run(
         [*ONE_SAMPLE, "--device", "auto", *OUTPUT],
@@ -92,7 +118,9 @@ repo = Repo(
             "<fraction> as in the CPU stage. One process; --device auto makes transformers shard "
             "the model with device_map='auto' over the visible GPUs (not DDP). Devices overridable "
             "with the probe's --gpus flag. Gate: torch.cuda.device_count() >= 2 under the report "
-            "python."
+            "python." + FRACTION_NOTE
         ),
+        setup=FRACTION,
+        shim_dir=SHIM_DIR,
     ),
 )

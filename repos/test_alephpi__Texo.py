@@ -6,7 +6,9 @@ Domain: OCR: LaTeX formula recognition (Lightning + Hydra)
 Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C1 C2 C3 C4 C5)
 
 All stages train for one step with Lightning and Hydra on one UniMER-Train sample, starting from
-the first *.pt of the FormulaNet snapshot (the <first *.pt> token, resolved at run time); dataset
+the first *.pt of the FormulaNet snapshot (the official <first *.pt> token, spelled here as the
+run-time resolver {glob:{assets}/model/FormulaNet/**/*.pt}: the first sorted match, expected to
+be checkpoints/formulanet.pt, the checkpoint of the default model config formulanet-S); dataset
 and model come from the Hugging Face hub. C4 lets Lightning spawn the DDP ranks.
 """
 
@@ -24,6 +26,12 @@ ENV = {
 
 #: The command and its Hydra overrides up to the trainer's device settings, in every stage.
 HYDRA = ["{python}", "src/train.py", "hydra.run.dir={out}/hydra", "hydra.job.chdir=false"]
+
+#: The official override naming the first *.pt of the FormulaNet snapshot, found at run time.
+PRETRAINED = "model.pretrained={assets}/model/FormulaNet/<first *.pt>"
+
+#: How this module spells what the reference argv leaves to run time.
+TOKENS = {PRETRAINED: ["model.pretrained={glob:{assets}/model/FormulaNet/**/*.pt}"]}
 
 #: The overrides after those settings: one step, no validation or checkpoint, one prepared sample.
 ONE_STEP = [
@@ -47,13 +55,16 @@ ONE_STEP = [
     "data.train_dataset_path={assets}/dataset/UniMER-Train",
     "data.eval_dataset_path={assets}/dataset/UniMER-Eval",
     "data.text_processor.tokenizer_path={repo}/data/unimernet_tokenizer",
-    "model.pretrained={assets}/model/FormulaNet/<first *.pt>",
+    *TOKENS[PRETRAINED],
 ]
 
 #: What the <first *.pt> token of every stage stands for.
 FIRST_PT = (
     "<first *.pt> stands for the first *.pt file prepare found in the FormulaNet snapshot "
-    "(depth <= 3)."
+    "(depth <= 3). Here {glob:{assets}/model/FormulaNet/**/*.pt} resolves it in the target before "
+    "the run (the first sorted match; checkpoints/formulanet.pt is expected); a "
+    "snapshot without any *.pt fails the stage before it runs instead of training with an empty "
+    "model.pretrained."
 )
 
 repo = Repo(

@@ -7,9 +7,11 @@ Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C1 C2 C3 C4 C5)
 
 Every stage runs the repository's example.py: one forward pass of a randomly initialised model; the
 downloaded image and tiny ViT are recorded but unused. C3 and C4 go through a harness wrapper
-(benchmark_scripts/entrypoint_wrapper.py, shim) that makes cuda:<rank> torch's default device; the
-C4 ranks are independent (no collective). zetascale and swarms pull very large, tightly pinned
-dependency trees.
+(shim; our rewrite is repos/shims/test_kyegomez__MultiModalMamba/entrypoint_wrapper.py) that makes
+cuda:<rank> torch's default device; the C4 ranks are independent (no collective). The reference
+argv names it benchmark_scripts/entrypoint_wrapper.py, a path that exists only where the shim
+folder is mounted into the checkout (Docker); it is spelled {shims}/entrypoint_wrapper.py so that
+local targets find it too. zetascale and swarms pull very large, tightly pinned dependency trees.
 """
 
 from pathlib import Path
@@ -26,9 +28,13 @@ ENV = {
     "SCIMLOPSBENCH_MODEL_DIR": "{assets}/model",
 }
 
+#: How this module spells what the reference argv leaves to run time: the harness path of the
+#: wrapper, wherever the target sees our shim folder.
+TOKENS = {"benchmark_scripts/entrypoint_wrapper.py": ["{shims}/entrypoint_wrapper.py"]}
+
 #: The wrapper running example.py on the GPU, in C3 and C4 (C3 adds its rank).
 WRAPPER = [
-    "benchmark_scripts/entrypoint_wrapper.py", "--entrypoint", "example.py", "--device", "cuda",
+    "{shims}/entrypoint_wrapper.py", "--entrypoint", "example.py", "--device", "cuda",
 ]
 
 repo = Repo(

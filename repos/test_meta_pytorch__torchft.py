@@ -5,15 +5,42 @@ Commit: 86c42910df9140bdfee68fbba29233c3cab84288
 Domain: distributed-training infrastructure (per-step fault tolerance, Rust lighthouse/manager)
 Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C1 C2 C3 C4 C5)
 
-The stages run the README DDP example (train_ddp.py) on CIFAR-10, capped to one step by a
-sitecustomize budget shim. Each stage is orchestrated: the probe first starts a torchft
-LighthouseServer and passes its address in TORCHFT_LIGHTHOUSE (the <address printed by the
-lighthouse> token); the vocabulary has no field for such a helper process, so it lives in the note.
-C4 is two replica groups (two one-process torchrun launches, REPLICA_GROUP_ID 0 and 1, ports 29600
-and 29601) started together; both must exit 0. The Rust extension is built with maturin.
+The stages run the README DDP example (train_ddp.py) on CIFAR-10, capped to one step by our
+sitecustomize budget shim (repos/shims/test_meta_pytorch__torchft/sitecustomize.py: step cap on
+Manager.current_step, batch 1 and 0 workers on StatefulDataLoader, CIFAR10 from the prepared
+folder without download, nn.Embedding capped, CPU forced in C1, CUDA and the GPU count required
+in C3/C4). Each stage is orchestrated: a Helper (lighthouse.py in the same folder) starts a torchft
+LighthouseServer under the report python and exports its address as TORCHFT_LIGHTHOUSE (the
+official <address printed by the lighthouse> token). C4 is two replica groups (two one-process
+torchrun launches, REPLICA_GROUP_ID 0 and 1, ports 29600 and 29601) started together and sharing
+that one lighthouse; both must exit 0. The Rust extension is built with maturin.
 """
 
-from pytest_reb import Asset, Repo, Run
+from pathlib import Path
+
+from pytest_reb import Asset, Helper, Repo, Run
+
+#: Our rewrite of the official shims (sitecustomize.py: the budget; lighthouse.py: the helper),
+#: mounted read-only at {repo}/benchmark_scripts.
+SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+
+#: How this module spells what the reference argv leaves to run time: the lighthouse address is
+#: exported by the Helper below, so the variable is not part of the stage env.
+TOKENS = {"<address printed by the lighthouse>": []}
+
+#: The official background lighthouse (bind [::]:0, min_replicas 1, join_timeout_ms 60000); its
+#: printed address becomes TORCHFT_LIGHTHOUSE for every command of the stage.
+LIGHTHOUSE = Helper(
+    ["{python}", "{shims}/lighthouse.py"],
+    export="TORCHFT_LIGHTHOUSE",
+    ready=r"TORCHFT_LIGHTHOUSE=(\S+)",
+)
+
+#: What our Helper does, appended to each stage note.
+HELPER_NOTE = (
+    " Here the Helper runs {shims}/lighthouse.py, which prints TORCHFT_LIGHTHOUSE=<address>; it "
+    "waits up to 60 s for that line (the official loop waited 10 s)."
+)
 
 #: Environment shared by every stage.
 ENV = {
@@ -24,7 +51,6 @@ ENV = {
     "SCIMLOPSBENCH_NUM_WORKERS": "0",
     "SCIMLOPSBENCH_MAX_STEPS": "1",
     "SCIMLOPSBENCH_EMBEDDING_CAP": "1000",
-    "TORCHFT_LIGHTHOUSE": "<address printed by the lighthouse>",
 }
 
 #: One one-process torchrun launch; every stage adds its --master_port and the script.
@@ -99,8 +125,12 @@ repo = Repo(
             "Before torchrun the probe starts a torchft LighthouseServer in the background under "
             "the report python (bind [::]:0, min_replicas 1, join_timeout_ms 60000), reads its "
             "address into TORCHFT_LIGHTHOUSE, and kills it afterwards. This is the README DDP "
-            "example."
+            "example." + HELPER_NOTE + " Our sitecustomize empties CUDA_VISIBLE_DEVICES and "
+            "XPU_VISIBLE_DEVICES whenever train_ddp.py sets them, so the run stays on the CPU "
+            "(Gloo)."
         ),
+        helpers=[LIGHTHOUSE],
+        shim_dir=SHIM_DIR,
     ),
     single_gpu=Run(
         [*TORCHRUN, "--master_port", "29502", "{repo}/train_ddp.py"],
@@ -122,7 +152,13 @@ repo = Repo(
             "Same sitecustomize budget shim; here it requires CUDA with at least 1 GPU instead of "
             "forcing CPU."
         ),
-        note="Same background lighthouse as the CPU stage.",
+        note=(
+            "Same background lighthouse as the CPU stage." + HELPER_NOTE + " The GPU requirement "
+            "is checked when torch is first imported (torchrun's launcher and the lighthouse); "
+            "a missing GPU fails the stage there."
+        ),
+        helpers=[LIGHTHOUSE],
+        shim_dir=SHIM_DIR,
     ),
     multi_gpu=Run(
         [*TORCHRUN, "--master_port", "29600", "{repo}/train_ddp.py"],
@@ -141,7 +177,11 @@ repo = Repo(
                 timeout=1200,
                 launcher="orchestrated",
                 entrypoint="train_ddp.py",
-                note="Replica group 1, started together with replica group 0.",
+                shim_dir=SHIM_DIR,
+                note=(
+                    "Replica group 1, started together with replica group 0; it gets the "
+                    "TORCHFT_LIGHTHOUSE of the stage's one lighthouse."
+                ),
             ),
         ],
         shim="Same sitecustomize budget shim, requiring at least 2 GPUs.",
@@ -151,7 +191,12 @@ repo = Repo(
             "--master_port 29600, the second with REPLICA_GROUP_ID=1 and --master_port 29601; both "
             "must exit 0. Devices override SCIMLOPSBENCH_MULTI_GPU_DEVICES; the probe counts GPUs "
             "with torch first. together holds the second launch (REPLICA_GROUP_ID=1, --master_port "
-            "29601)."
+            "29601); the one Helper lighthouse serves both." + HELPER_NOTE + " The 2-GPU "
+            "requirement is checked in each torchrun launcher, which still sees both GPUs; "
+            "train_ddp.py then narrows CUDA_VISIBLE_DEVICES to its replica group's GPU, and the "
+            "workers inherit the launcher's verdict instead of counting one GPU."
         ),
+        helpers=[LIGHTHOUSE],
+        shim_dir=SHIM_DIR,
     ),
 )

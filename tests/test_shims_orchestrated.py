@@ -1,0 +1,462 @@
+"""Our shims for the "orchestrated" group: torchft, kvpress, Texo, SenseVoice, MultiModalMamba.
+
+Each shim runs on the host python (no torch) against small stand-ins of the
+code it patches or calls, placed on PYTHONPATH in tmp_path, and the observable
+effect is asserted: what the program under the shim sees, what a generator
+writes, what a helper prints for the stage's ``Helper`` to read.
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib.util
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from pytest_reb.spec import Repo
+
+ROOT = Path(__file__).resolve().parents[1]
+REPOS = ROOT / "repos"
+SHIMS = REPOS / "shims"
+TORCHFT = SHIMS / "test_meta_pytorch__torchft"
+BUDGET_VARS = ("SCIMLOPSBENCH_", "CUDA_VISIBLE_DEVICES", "XPU_VISIBLE_DEVICES",
+               "_REB_TORCHFT_CUDA_CHECKED", "PYTHONPATH")
+
+
+def repo_module(stem: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"_reb_orchestrated.{stem}", REPOS / f"{stem}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return root
+
+
+def python(argv: list[str], pythonpath: list[Path], cwd: Path,
+           **env: str) -> subprocess.CompletedProcess[str]:
+    """``argv`` under the host python with a clean budget environment plus ``env``."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(BUDGET_VARS)}
+    return subprocess.run([sys.executable, *argv], cwd=cwd, capture_output=True, text=True,
+                          env={**base, "PYTHONPATH": ":".join(map(str, pythonpath)), **env},
+                          timeout=60)
+
+
+def fill(text: str, **values: str) -> str:
+    for key, value in values.items():
+        text = text.replace("{" + key + "}", value)
+    return text
+
+
+# --------------------------------------------------------------------------- torchft
+
+#: Stand-ins with the signatures train_ddp.py uses; torch.cuda counts the ids in
+#: CUDA_VISIBLE_DEVICES below FAKE_GPUS, as the driver would.
+STAND_INS = {
+    "torch/__init__.py": """
+        from . import cuda, nn
+    """,
+    "torch/cuda.py": """
+        import os
+        def device_count():
+            present = int(os.environ.get("FAKE_GPUS", "0"))
+            visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+            ids = range(present) if visible is None else [
+                int(i) for i in visible.split(",") if i.strip()]
+            return len([i for i in ids if i < present])
+        def is_available():
+            return device_count() > 0
+    """,
+    "torch/nn/__init__.py": """
+        class Embedding:
+            def __init__(self, num_embeddings, embedding_dim, padding_idx=None, _weight=None):
+                self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+    """,
+    "torchft/__init__.py": """
+        import torch
+        from torchft.manager import Manager
+    """,
+    "torchft/manager.py": """
+        class Manager:
+            def __init__(self):
+                self._step = 0
+            def step(self):
+                self._step += 1
+            def current_step(self):
+                return self._step
+    """,
+    "torchft/coordination.py": """
+        import json, os
+        class LighthouseServer:
+            def __init__(self, bind, min_replicas, join_timeout_ms=None):
+                self.args = {"bind": bind, "min_replicas": min_replicas,
+                             "join_timeout_ms": join_timeout_ms}
+                with open(os.environ["LIGHTHOUSE_LOG"], "a") as f:
+                    f.write(json.dumps(self.args) + "\\n")
+            def address(self):
+                return "http://fakehost:29510"
+            def shutdown(self):
+                with open(os.environ["LIGHTHOUSE_LOG"], "a") as f:
+                    f.write("shutdown\\n")
+    """,
+    "torchdata/__init__.py": "",
+    "torchdata/stateful_dataloader/__init__.py": """
+        from .stateful_dataloader import StatefulDataLoader
+    """,
+    "torchdata/stateful_dataloader/stateful_dataloader.py": """
+        class StatefulDataLoader:
+            def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None,
+                         batch_sampler=None, num_workers=0, collate_fn=None):
+                self.batch_size, self.num_workers = batch_size, num_workers
+    """,
+    "torchvision/__init__.py": """
+        from . import datasets
+    """,
+    "torchvision/datasets/__init__.py": """
+        from .cifar import CIFAR10, CIFAR100
+    """,
+    "torchvision/datasets/cifar.py": """
+        class CIFAR10:
+            base_folder = "cifar-10-batches-py"
+            def __init__(self, root, train=True, transform=None, target_transform=None,
+                         download=False):
+                self.root, self.download = root, download
+        class CIFAR100(CIFAR10):
+            base_folder = "cifar-100-python"
+    """,
+}
+
+#: What train_ddp.py does that the budget touches, reported as JSON.
+TRAIN = """
+import json, os, sys
+heavy = sorted(m for m in sys.modules if m.split(".")[0] in
+               ("torch", "torchft", "torchdata", "torchvision"))
+os.environ["CUDA_VISIBLE_DEVICES"] = "3"
+os.environ["XPU_VISIBLE_DEVICES"] = "3"
+os.environ["NCCL_HOSTID"] = "0"
+import torch, torchvision
+from torch import nn
+from torchdata.stateful_dataloader import StatefulDataLoader
+from torchft import Manager
+cifar = torchvision.datasets.CIFAR10(root="./cifar", train=True, download=True)
+positional = torchvision.datasets.CIFAR10("./cifar", True, None, None, True)
+other = torchvision.datasets.CIFAR100(root="./cifar", download=True)
+loader = StatefulDataLoader([0] * 8, batch_size=64, num_workers=2)
+loader_pos = StatefulDataLoader([0] * 8, 64, None, None, None, 2)
+manager = Manager()
+steps = []
+while True:
+    manager.step()
+    steps.append(manager.current_step())
+    if manager.current_step() >= 10000 or len(steps) > 50:
+        break
+print(json.dumps({
+    "heavy_at_start": heavy,
+    "cuda": os.environ["CUDA_VISIBLE_DEVICES"], "xpu": os.environ["XPU_VISIBLE_DEVICES"],
+    "nccl": os.environ["NCCL_HOSTID"],
+    "embedding": nn.Embedding(1_000_000_000 // 10 // 4, 10).num_embeddings,
+    "embedding_kw": nn.Embedding(num_embeddings=5000, embedding_dim=3).num_embeddings,
+    "embedding_small": nn.Embedding(7, 3).num_embeddings,
+    "embedding_weight": nn.Embedding(5000, 3, _weight=object()).num_embeddings,
+    "cifar": [cifar.root, cifar.download], "positional": [positional.root, positional.download],
+    "cifar100": [other.root, other.download],
+    "loader": [loader.batch_size, loader.num_workers],
+    "loader_pos": [loader_pos.batch_size, loader_pos.num_workers],
+    "steps": steps,
+}))
+"""
+
+
+def torchft_env(stage: str, assets: Path) -> dict[str, str]:
+    """The stage env of the module, placeholders filled, without PYTHONPATH."""
+    run = getattr(repo_module("test_meta_pytorch__torchft").repo, stage)
+    env = {k: fill(v, assets=str(assets), repo="/nonexistent") for k, v in run.env.items()}
+    env.pop("PYTHONPATH")
+    return env
+
+
+@pytest.fixture
+def stand_ins(tmp_path: Path) -> Path:
+    return write_tree(tmp_path / "site", STAND_INS)
+
+
+def test_torchft_budget_cpu_stage(tmp_path: Path, stand_ins: Path) -> None:
+    """The CPU stage's variables: one step, batch 1, 0 workers, prepared CIFAR-10 without
+    download, embeddings capped, device variables kept empty; nothing imported at start."""
+    (tmp_path / "train.py").write_text(TRAIN)
+    env = torchft_env("cpu", tmp_path / "assets")
+    out = python(["train.py"], [TORCHFT, stand_ins], tmp_path, **env)
+    assert out.returncode == 0, out.stderr
+    seen = json.loads(out.stdout)
+    dataset = str(tmp_path / "assets" / "dataset" / "cifar10")
+    assert seen == {
+        "heavy_at_start": [],
+        "cuda": "", "xpu": "", "nccl": "0",
+        "embedding": 1000, "embedding_kw": 1000, "embedding_small": 7, "embedding_weight": 5000,
+        "cifar": [dataset, False], "positional": [dataset, False],
+        "cifar100": ["./cifar", True],
+        "loader": [1, 0], "loader_pos": [1, 0],
+        "steps": [10**9],
+    }
+
+
+def test_torchft_without_budget_variables_changes_nothing(tmp_path: Path,
+                                                          stand_ins: Path) -> None:
+    (tmp_path / "train.py").write_text(TRAIN)
+    out = python(["train.py"], [TORCHFT, stand_ins], tmp_path)
+    assert out.returncode == 0, out.stderr
+    seen = json.loads(out.stdout)
+    assert (seen["cuda"], seen["embedding"], seen["cifar"], seen["loader"]) == (
+        "3", 25_000_000, ["./cifar", True], [64, 2])
+    assert seen["steps"][:3] == [1, 2, 3]
+
+
+def test_torchft_gpu_stage_keeps_devices_and_checks_gpus(tmp_path: Path,
+                                                         stand_ins: Path) -> None:
+    """C3: the program may pick its GPU (here GPU 3 of 4); torch's import passes when the GPU
+    it sees exists and fails when there is none."""
+    (tmp_path / "train.py").write_text(TRAIN)
+    env = torchft_env("single_gpu", tmp_path / "assets")
+    out = python(["train.py"], [TORCHFT, stand_ins], tmp_path, **env, FAKE_GPUS="4")
+    assert out.returncode == 0, out.stderr
+    seen = json.loads(out.stdout)
+    assert (seen["cuda"], seen["steps"], seen["loader"]) == ("3", [10**9], [1, 0])
+    failed = python(["train.py"], [TORCHFT, stand_ins], tmp_path, **env, FAKE_GPUS="0")
+    assert failed.returncode != 0
+    assert "this stage requires CUDA, but torch.cuda.is_available() is False" in failed.stderr
+
+
+#: A torchrun launcher: imports torch, then starts a worker that narrows its devices to one
+#: GPU before importing torch (as train_ddp.py does for its replica group).
+LAUNCHER = """
+import os, subprocess, sys
+import torch
+worker = "import os; os.environ['CUDA_VISIBLE_DEVICES'] = '1'; import torch; print('worker ok')"
+env = dict(os.environ)
+if len(sys.argv) > 1:
+    env.pop(sys.argv[1])
+sys.exit(subprocess.run([sys.executable, "-c", worker], env=env).returncode)
+"""
+
+
+def test_torchft_gpu_count_is_checked_once_per_process_tree(tmp_path: Path,
+                                                            stand_ins: Path) -> None:
+    """C4: the launcher, seeing GPUs 0,1, checks >= 2; its worker, narrowed to one GPU, inherits
+    the verdict (without it, it would count one and fail)."""
+    (tmp_path / "launch.py").write_text(LAUNCHER)
+    env = torchft_env("multi_gpu", tmp_path / "assets")
+    assert (env["CUDA_VISIBLE_DEVICES"], env["SCIMLOPSBENCH_REQUIRE_MIN_GPU_COUNT"]) == ("0,1", "2")
+    ok = python(["launch.py"], [TORCHFT, stand_ins], tmp_path, **env, FAKE_GPUS="2")
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.strip() == "worker ok"
+    too_few = python(["launch.py"], [TORCHFT, stand_ins], tmp_path, **env, FAKE_GPUS="1")
+    assert too_few.returncode != 0
+    assert "requires >= 2 GPUs, but torch.cuda.device_count() == 1" in too_few.stderr
+    rechecked = python(["launch.py", "_REB_TORCHFT_CUDA_CHECKED"], [TORCHFT, stand_ins],
+                       tmp_path, **env, FAKE_GPUS="2")
+    assert rechecked.returncode != 0
+    assert "device_count() == 1" in rechecked.stderr
+
+
+def test_torchft_requirement_waits_for_torch(tmp_path: Path, stand_ins: Path) -> None:
+    """Nothing is checked in a process that never imports torch (lazy, unlike the official)."""
+    env = torchft_env("multi_gpu", tmp_path / "assets")
+    out = python(["-c", "import sys; print('torch' in sys.modules)"], [TORCHFT, stand_ins],
+                 tmp_path, **env, FAKE_GPUS="0")
+    assert (out.returncode, out.stdout.strip()) == (0, "False"), out.stderr
+
+
+def test_torchft_runs_a_shadowed_sitecustomize(tmp_path: Path, stand_ins: Path) -> None:
+    theirs = write_tree(tmp_path / "theirs", {
+        "sitecustomize.py": "import os\nos.environ['THEIRS_RAN'] = '1'\n"})
+    out = python(["-c", "import os; print(os.environ.get('THEIRS_RAN'))"],
+                 [TORCHFT, stand_ins, theirs], tmp_path)
+    assert out.stdout.strip() == "1", out.stderr
+
+
+def test_torchft_lighthouse_helper(tmp_path: Path, stand_ins: Path) -> None:
+    """lighthouse.py starts the official server settings, prints a line the stages' Helper
+    reads as TORCHFT_LIGHTHOUSE, and shuts the server down when terminated."""
+    repo: Repo = repo_module("test_meta_pytorch__torchft").repo
+    helpers = {stage: list(getattr(repo, stage).helpers) for stage in
+               ("cpu", "single_gpu", "multi_gpu")}
+    assert all(len(h) == 1 for h in helpers.values())
+    helper = helpers["cpu"][0]
+    assert helpers["single_gpu"][0] == helper == helpers["multi_gpu"][0]
+    assert repo.multi_gpu is not None
+    assert [list(r.helpers) for r in repo.multi_gpu.together] == [[]]  # one lighthouse for both
+    assert helper.export == "TORCHFT_LIGHTHOUSE"
+    argv = [fill(a, python=sys.executable, shims=str(TORCHFT)) for a in helper.argv]
+    log = tmp_path / "lighthouse.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(BUDGET_VARS)}
+    env.update(torchft_env("cpu", tmp_path / "assets"), LIGHTHOUSE_LOG=str(log),
+               PYTHONPATH=f"{TORCHFT}:{stand_ins}")
+    proc = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        match = re.search(helper.ready, line)
+        assert match is not None, (line, proc.stderr.read() if proc.poll() is not None else "")
+        assert match.group(1) == "http://fakehost:29510"
+        assert proc.poll() is None, "the lighthouse must keep serving"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=30)
+    assert code == 0
+    lines = log.read_text().splitlines()
+    assert json.loads(lines[0]) == {"bind": "[::]:0", "min_replicas": 1,
+                                    "join_timeout_ms": 60000}
+    assert lines[1:] == ["shutdown"]
+
+
+# --------------------------------------------------------------------------- kvpress
+
+
+def kvpress_fraction(tmp_path: Path, rows: int) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """Run the module's setup step against a stand-in ``datasets`` whose split has ``rows``."""
+    site = write_tree(tmp_path / "site", {"datasets/__init__.py": f"""
+        import json, os
+        def load_dataset(path, data_dir=None, split=None, **kw):
+            with open(os.environ["LOAD_LOG"], "w") as f:
+                json.dump([path, data_dir, split, kw], f)
+            return list(range({rows}))
+    """})
+    run = repo_module("test_NVIDIA__kvpress").repo.cpu
+    (step,) = run.setup
+    out_dir = tmp_path / "out"
+    argv = [fill(a, python=sys.executable, shims=str(SHIMS / "test_NVIDIA__kvpress"),
+                 out=str(out_dir)) for a in step]
+    assert argv[0] == sys.executable
+    done = python(argv[1:], [site], tmp_path, LOAD_LOG=str(tmp_path / "load.json"))
+    return done, out_dir
+
+
+@pytest.mark.parametrize("rows", [1, 7, 1041, 100_003])
+def test_kvpress_fraction_selects_one_row(tmp_path: Path, rows: int) -> None:
+    done, out_dir = kvpress_fraction(tmp_path, rows)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "load.json").read_text()) == [
+        "simonjegou/loogle", "shortdep_qa", "test", {}]
+    run = repo_module("test_NVIDIA__kvpress").repo.cpu
+    at = list(run.argv).index("--fraction") + 1
+    assert run.argv[at] == "{file:{out}/fraction}"
+    text = (out_dir / "fraction").read_text().strip()
+    fraction = float(text)
+    assert fraction == min(1.0, (1 + 1e-6) / rows)
+    assert 0.0 < fraction <= 1.0  # evaluate.py asserts this
+    assert round(fraction * rows) == 1  # what DataFrame.sample(frac=...) keeps
+
+
+def test_kvpress_fraction_fails_on_an_empty_split(tmp_path: Path) -> None:
+    done, out_dir = kvpress_fraction(tmp_path, 0)
+    assert done.returncode != 0
+    assert "the split has no rows" in done.stderr
+    assert not (out_dir / "fraction").exists()
+
+
+def test_kvpress_every_stage_computes_its_fraction() -> None:
+    repo = repo_module("test_NVIDIA__kvpress").repo
+    for run in (repo.cpu, repo.single_gpu, repo.multi_gpu):
+        assert run is not None and run.shim_dir and len(run.setup) == 1
+        assert "{file:{out}/fraction}" in run.argv
+
+
+# --------------------------------------------------------------------------- run-time resolvers
+
+
+def test_texo_pretrained_pattern_finds_the_default_checkpoint(tmp_path: Path) -> None:
+    """The glob picks checkpoints/formulanet.pt (what config/model/formulanet-S.yaml loads) from
+    a FormulaNet snapshot laid out like the hub's, whether ** is read recursively or not."""
+    texo = repo_module("test_alephpi__Texo")
+    (spelled,) = texo.TOKENS[texo.PRETRAINED]
+    match = re.fullmatch(r"model\.pretrained=\{glob:(.+)\}", spelled)
+    assert match is not None
+    assets = tmp_path / "assets"
+    snapshot = write_tree(assets / "model" / "FormulaNet", {
+        "config.json": "{}", "model.safetensors": "", "tokenizer.json": "{}",
+        "checkpoints/formulanet_encoder.pt": "", "checkpoints/formulanet_distill.pt": "",
+        "checkpoints/formulanet.pt": "", "checkpoints/formulanet_distill_best.pt": ""})
+    pattern = fill(match.group(1), assets=str(assets))
+    for recursive in (True, False):
+        found = sorted(glob.glob(pattern, recursive=recursive))
+        assert found[0] == str(snapshot / "checkpoints" / "formulanet.pt")
+    for run in (texo.repo.cpu, texo.repo.single_gpu, texo.repo.multi_gpu):
+        assert list(run.argv)[-1] == spelled
+
+
+def test_sensevoice_train_script_is_found_by_module_name(tmp_path: Path) -> None:
+    """{module:funasr.bin.train_ds} names the installed funasr/bin/train_ds.py."""
+    sense = repo_module("test_FunAudioLLM__SenseVoice")
+    (spelled,) = sense.TOKENS["<site-packages>/funasr/bin/train_ds.py"]
+    name = re.fullmatch(r"\{module:([\w.]+)\}", spelled)
+    assert name is not None and spelled in sense.repo.multi_gpu.argv
+    site = write_tree(tmp_path / "site-packages", {
+        "funasr/__init__.py": "", "funasr/bin/__init__.py": "", "funasr/bin/train_ds.py": ""})
+    code = f"import importlib.util; print(importlib.util.find_spec({name.group(1)!r}).origin)"
+    out = python(["-c", code], [site], tmp_path)
+    assert out.stdout.strip() == str(site / "funasr" / "bin" / "train_ds.py"), out.stderr
+
+
+# --------------------------------------------------------------------------- MultiModalMamba
+
+#: torch as the wrapper uses it; the calls are recorded for the example to print.
+FAKE_TORCH = """
+import os
+CALLS = []
+class cuda:
+    @staticmethod
+    def is_available():
+        return os.environ.get("FAKE_GPUS", "0") != "0"
+    @staticmethod
+    def set_device(rank):
+        CALLS.append(["set_device", rank])
+def set_default_device(device):
+    CALLS.append(["set_default_device", device])
+"""
+
+EXAMPLE = """
+import json, sys
+import torch
+print(json.dumps({"name": __name__, "argv": sys.argv, "calls": torch.CALLS}))
+"""
+
+
+@pytest.mark.parametrize(("stage", "local_rank", "rank"),
+                         [("single_gpu", None, 0), ("multi_gpu", "1", 1)])
+def test_multimodalmamba_wrapper(tmp_path: Path, stage: str, local_rank: str | None,
+                                 rank: int) -> None:
+    """The wrapper the stages name through {shims}: cuda:<rank> becomes torch's default device
+    (from --local-rank in C3, LOCAL_RANK under torchrun in C4), then example.py runs as
+    __main__."""
+    mmm = repo_module("test_kyegomez__MultiModalMamba")
+    run = getattr(mmm.repo, stage)
+    site = write_tree(tmp_path / "site", {"torch/__init__.py": FAKE_TORCH})
+    checkout = write_tree(tmp_path / "repo", {"example.py": EXAMPLE})
+    at = list(run.argv).index("{shims}/entrypoint_wrapper.py")
+    shims = SHIMS / "test_kyegomez__MultiModalMamba"
+    argv = [fill(a, shims=str(shims)) for a in run.argv[at:]]
+    env = {"FAKE_GPUS": "2", **({"LOCAL_RANK": local_rank} if local_rank else {})}
+    out = python(argv, [site], checkout, **env)
+    assert out.returncode == 0, out.stderr
+    last = json.loads(out.stdout.splitlines()[-1])
+    assert last == {"name": "__main__", "argv": [str(checkout / "example.py")],
+                    "calls": [["set_device", rank], ["set_default_device", f"cuda:{rank}"]]}
+    no_gpu = python(argv, [site], checkout, FAKE_GPUS="0")
+    assert no_gpu.returncode == 1
+    assert "torch reports no CUDA device" in no_gpu.stderr
