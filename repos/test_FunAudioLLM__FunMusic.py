@@ -7,12 +7,33 @@ Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C2 C3 C4 C5)
 
 C1 does not apply (CSV: not_applicable). C3 generates one second of music with InspireMusic-Base (a
 large Hugging Face snapshot: llm.pt, music tokenizer, WavTokenizer); C4 trains the flow model for
-one step with torchrun and DDP. Both stages read files the prepare step generates (shim): a trimmed
-copy of the repository's music-generation YAML and a one-row parquet list. The
-third_party/Matcha-TTS submodule must be present (it is on PYTHONPATH).
+one step with torchrun and DDP. Both stages read files the official prepare step generated under
+{assets} (shim): a trimmed copy of the repository's music-generation YAML and a one-row parquet
+list. Our setup step (shims/make_inputs.py) writes the same files into {out} before each run, so
+the argv names them there (TOKENS). The third_party/Matcha-TTS submodule must be present (it is on
+PYTHONPATH).
 """
 
+from pathlib import Path
+
 from pytest_reb import Asset, Repo, Run, hf_asset
+
+#: Our rewrite of the official shim (the prepare step's YAML and list), mounted read-only.
+SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+
+#: The files the official prepare step generated under {assets}, as our setup writes them.
+CONFIG = "{out}/inspiremusic_benchmark.yaml"
+DATA_LIST = "{out}/data_1row.list"
+
+#: How this module spells what the reference argv leaves to run time.
+TOKENS = {
+    "{assets}/model/InspireMusic-Base/inspiremusic_benchmark.yaml": [CONFIG],
+    "{assets}/dataset/inspiremusic_samples/data_1row.list": [DATA_LIST],
+}
+
+#: The setup step of both stages: the benchmark YAML, the one-row parquet and its list in {out}.
+MAKE_INPUTS = ["{python}", "{shims}/make_inputs.py", "{out}",
+               "--repo", "{repo}", "--model-dir", "{assets}/model/InspireMusic-Base"]
 
 #: Environment shared by every stage.
 ENV = {
@@ -57,8 +78,8 @@ repo = Repo(
         [
             "{python}", "inspiremusic/bin/inference.py",
             "--task", "text-to-music", "--gpu", "0",
-            "--config", "{assets}/model/InspireMusic-Base/inspiremusic_benchmark.yaml",
-            "--prompt_data", "{assets}/dataset/inspiremusic_samples/data_1row.list",
+            "--config", CONFIG,
+            "--prompt_data", DATA_LIST,
             "--llm_model", "{assets}/model/InspireMusic-Base/llm.pt",
             "--music_tokenizer", "{assets}/model/InspireMusic-Base/music_tokenizer",
             "--wavtokenizer", "{assets}/model/InspireMusic-Base/wavtokenizer",
@@ -72,12 +93,22 @@ repo = Repo(
         env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
         timeout=600,
         entrypoint="inspiremusic/bin/inference.py",
+        setup=[MAKE_INPUTS],
         shim=(
             "The prepare step writes a trimmed copy of the repo's music-generation YAML (one "
             "epoch, no accumulation, relaxed length filters, paths pointing at the downloaded "
             "model) and a one-row parquet list; both stages use these generated files."
         ),
-        note="CUDA_VISIBLE_DEVICES comes from GPU_ID (default 0).",
+        shim_dir=SHIM_DIR,
+        note=(
+            "CUDA_VISIBLE_DEVICES comes from GPU_ID (default 0). Our setup writes "
+            "{out}/inspiremusic_benchmark.yaml (the prepare step's edits: basemodel_path "
+            "{assets}/model/InspireMusic-Base/, generator_path its music_tokenizer, max_epoch 1, "
+            "accum_grad 1, log_interval 1, save_per_step 0, min_acoustic_length 1, min_length 1), "
+            "the first row of the repository's sample parquet as "
+            "{out}/parquet_000000000_1row.parquet (pyarrow, which the repository's data pipeline "
+            "imports anyway) and {out}/data_1row.list naming it."
+        ),
     ),
     multi_gpu=Run(
         [
@@ -86,9 +117,9 @@ repo = Repo(
             "--rdzv_endpoint=localhost:0",
             "inspiremusic/bin/train.py",
             "--train_engine", "torch_ddp",
-            "--config", "{assets}/model/InspireMusic-Base/inspiremusic_benchmark.yaml",
-            "--train_data", "{assets}/dataset/inspiremusic_samples/data_1row.list",
-            "--cv_data", "{assets}/dataset/inspiremusic_samples/data_1row.list",
+            "--config", CONFIG,
+            "--train_data", DATA_LIST,
+            "--cv_data", DATA_LIST,
             "--model", "flow",
             "--model_dir", "{out}/model_dir",
             "--tensorboard_dir", "{out}/tensorboard",
@@ -101,6 +132,7 @@ repo = Repo(
         nproc=2,
         min_gpus=2,
         entrypoint="inspiremusic/bin/train.py",
+        setup=[MAKE_INPUTS],
         shim=(
             "Uses the same generated benchmark YAML and one-row parquet list as the single-GPU "
             "stage."
@@ -108,7 +140,9 @@ repo = Repo(
         note=(
             "nproc equals the number of ids in the device list (MULTI_GPU_CUDA_VISIBLE_DEVICES or "
             "--gpus, default 0,1); GPU gate is torch.cuda.device_count() under the report python. "
-            "The flow model is trained to keep the checkpoint small."
+            "The flow model is trained to keep the checkpoint small. Our setup writes the same "
+            "three files as in the single-GPU stage."
         ),
+        shim_dir=SHIM_DIR,
     ),
 )

@@ -6,12 +6,25 @@ Domain: LLM pre-training framework (InternLM2)
 Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C2 C3 C4 C5)
 
 C1 does not apply (CSV: repo_not_supported). C3 and C4 train a 2-layer InternLM2 from random init
-for one step through torchrun, from a Python config the probe writes to {out}/minimal_config.py
-(shim). Network is needed for a 64-example Alpaca sample (tokenized with the repository's
-tools/alpaca_tokenizer.py) and the InternLM2 tokenizer.model only.
+for one step through torchrun, from a Python config the probe wrote to {out}/minimal_config.py:
+our setup step (shims/make_config.py) writes the same config there before the run. Network is
+needed for a 64-example Alpaca sample (tokenized with the repository's tools/alpaca_tokenizer.py)
+and the InternLM2 tokenizer.model only.
 """
 
+from pathlib import Path
+
 from pytest_reb import Asset, Repo, Run
+
+#: Our rewrite of the official shim (the generated minimal_config.py), mounted read-only.
+SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+
+
+def make_config(job_name: str) -> list[str]:
+    """The setup step writing the probe's config (only JOB_NAME differs between stages)."""
+    return ["{python}", "{shims}/make_config.py", "{out}/minimal_config.py",
+            "--assets", "{assets}", "--job-name", job_name]
+
 
 #: Environment shared by every stage.
 ENV = {
@@ -65,6 +78,7 @@ repo = Repo(
         timeout=600,
         launcher="torchrun",
         entrypoint="train.py",
+        setup=[make_config("scimlopsbench_single_gpu")],
         shim=(
             "The probe writes its own InternEvo Python config to {out}/minimal_config.py: "
             "INTERNLM2, 2 layers, hidden 256, 8 heads (8 KV), vocab 92544, seq_len 32, micro_num "
@@ -72,9 +86,13 @@ repo = Repo(
             "checkpoint saving off, tensorboard on, train/valid folders and tokenizer path "
             "pointing at the prepared assets."
         ),
+        shim_dir=SHIM_DIR,
         note=(
             "Master port override SCIMLOPSBENCH_SINGLE_GPU_PORT. InternEvo reads the "
-            "tensorboard_folder env var."
+            "tensorboard_folder env var. Our setup writes the config (job name "
+            "scimlopsbench_single_gpu) with the asset paths {assets}/dataset/alpaca_tokenized/"
+            "{train,valid} and {assets}/model/tokenizer.model, creates the tensorboard folder, "
+            "and stops (like the probe) when the tokenized train folder is missing."
         ),
     ),
     multi_gpu=Run(
@@ -90,6 +108,7 @@ repo = Repo(
         nproc=2,
         min_gpus=2,
         entrypoint="train.py",
+        setup=[make_config("scimlopsbench_multi_gpu")],
         shim=(
             "Same generated minimal config as the single-GPU stage (job name changed), written to "
             "{out}/minimal_config.py."
@@ -97,8 +116,10 @@ repo = Repo(
         note=(
             "Overrides: SCIMLOPSBENCH_MULTI_GPU_DEVICES (0,1), SCIMLOPSBENCH_MULTI_GPU_NPROC (2), "
             "SCIMLOPSBENCH_MULTI_GPU_PORT (29512). Gate: torch.cuda.is_available() and visible "
-            "device count >= max(2, nproc)."
+            "device count >= max(2, nproc). Our setup writes the config with job name "
+            "scimlopsbench_multi_gpu."
         ),
+        shim_dir=SHIM_DIR,
     ),
     skip={"cpu": "repo_not_supported"},
 )

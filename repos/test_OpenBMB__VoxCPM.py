@@ -6,12 +6,19 @@ Domain: audio: tokenizer-free text-to-speech (LoRA fine-tune)
 Category: 1_single_gpu_only (tiers that apply: C0 C2 C3 C5)
 
 Only C3 runs: one LoRA fine-tuning step of VoxCPM-0.5B (Hugging Face hub) on the repository's
-example wav, from a config the probe generates in {out}/config.yaml (shim). C1 does not apply (CSV:
-repo_not_supported), nor does C4 (CSV: not_applicable; the probe's multi-GPU script also cites
-earlier NCCL /dev/shm failures). torchcodec needs FFmpeg shared libraries.
+example wav, from a config the probe generated in {out}/config.yaml; our setup step
+(shims/make_config.py) writes the same config, and the one-line training manifest it names, before
+the run. C1 does not apply (CSV: repo_not_supported), nor does C4 (CSV: not_applicable; the probe's
+multi-GPU script also cites earlier NCCL /dev/shm failures). torchcodec needs FFmpeg shared
+libraries.
 """
 
+from pathlib import Path
+
 from pytest_reb import Asset, Repo, Run, hf_asset
+
+#: Our rewrite of the official shim (the generated config.yaml), mounted read-only.
+SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
 
 repo = Repo(
     "OpenBMB/VoxCPM",
@@ -53,6 +60,11 @@ repo = Repo(
         },
         timeout=600,
         entrypoint="scripts/train_voxcpm_finetune.py",
+        setup=[[
+            "{python}", "{shims}/make_config.py", "{out}",
+            "--model", "{assets}/model/openbmb__VoxCPM-0.5B",
+            "--wav", "{repo}/examples/example.wav",
+        ]],
         shim=(
             "The probe generates {out}/config.yaml: pretrained_path = prepared model, "
             "train_manifest = prepared jsonl, empty val_manifest, sample_rate 16000, batch_size 1, "
@@ -64,8 +76,12 @@ repo = Repo(
         note=(
             "Refuses to run unless the prepare stage status is success. The probe's own CPU and "
             "multi-GPU scripts skip by policy (the multi-GPU one cites earlier NCCL /dev/shm "
-            "failures)."
+            "failures). Our setup refuses, like the probe, a model folder without config.json "
+            "and audiovae.pth, then writes {out}/config.yaml with the probe's values and "
+            "{out}/train_manifest.jsonl, the prepare step's one line (the repository's "
+            "examples/example.wav, read in place, with the same text and dataset_id 0)."
         ),
+        shim_dir=SHIM_DIR,
     ),
     multi_gpu=None,  # C4 does not apply: not_applicable
     skip={"cpu": "repo_not_supported"},

@@ -5,17 +5,30 @@ Commit: 096081cc8efeee393561a753b7b5012d130c5757
 Domain: signal/image restoration (TEMPEST image recovery with DRUNet, KAIR-style training)
 Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C1 C2 C3 C4 C5)
 
-Each stage trains for one epoch (KAIR-style trainer) from an options JSON the probe generates in
-{out} (shim), on repository screenshot pairs, starting from the DRUNet checkpoint fetched from an
+Each stage trains for one epoch (KAIR-style trainer) from an options JSON the probe generated in
+{out}; our setup step (shims/make_options.py) writes the same JSON there before the run. It
+trains on repository screenshot pairs, starting from the DRUNet checkpoint fetched from an
 owncloud share (network). C4 uses torchrun with --dist True; if that fails with 'sampler option is
 mutually exclusive with shuffle' the probe reruns once as single-process DataParallel (retry) and
 that result is final. requirements.txt is a conda explicit spec.
 """
 
+from pathlib import Path
+
 from pytest_reb import Asset, Repo, Retry, Run
+
+#: Our rewrite of the official shim (the generated KAIR options JSON), mounted read-only.
+SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
 
 #: Environment shared by every stage.
 ENV = {"PYTHONPATH": "end-to-end", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def make_options(stage: str) -> list[str]:
+    """The setup step writing {out}/options_<stage>_min.json, KAIR's output root in {out}."""
+    return ["{python}", "{shims}/make_options.py", f"{{out}}/options_{stage}_min.json",
+            "--stage", stage, "--assets", "{assets}", "--root", "{out}/artifacts"]
+
 
 repo = Repo(
     "emidan19/deep-tempest",
@@ -49,6 +62,7 @@ repo = Repo(
         env={"CUDA_VISIBLE_DEVICES": "", **ENV},
         timeout=600,
         entrypoint="end-to-end/main_train_drunet.py",
+        setup=[make_options("cpu")],
         shim=(
             "The probe writes a KAIR options JSON to {out}/options_cpu_min.json: task drunet, "
             "model plain, gpu_ids [], n_channels 1 (3 loaded), use_abs_value true, pretrained_netG "
@@ -57,7 +71,14 @@ repo = Repo(
             "[64,128,256,512], nb 4; 1 epoch, l2 loss, adam lr 1e-4, all checkpoint intervals "
             "999999, G_param_strict true."
         ),
-        note="Timeout override SCIMLOPSBENCH_CPU_TIMEOUT_SEC.",
+        shim_dir=SHIM_DIR,
+        note=(
+            "Timeout override SCIMLOPSBENCH_CPU_TIMEOUT_SEC. Our setup writes the probe's options "
+            "(the same JSON, key for key) with dataroots {assets}/dataset/mini_1/{H,L}, the first "
+            "checkpoint-like file of {assets}/model (the prepare step's order) and path.root "
+            "{out}/artifacts (the probe's was build_output/cpu/artifacts); like the probe it "
+            "stops when the dataset folders or the checkpoint are missing."
+        ),
     ),
     single_gpu=Run(
         [
@@ -67,10 +88,13 @@ repo = Repo(
         env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
         timeout=600,
         entrypoint="end-to-end/main_train_drunet.py",
+        setup=[make_options("single_gpu")],
         shim=(
             "Same generated options JSON as the CPU stage with gpu_ids [0], written to "
             "{out}/options_single_gpu_min.json."
         ),
+        shim_dir=SHIM_DIR,
+        note="Our setup writes the options as for the CPU stage, with gpu_ids [0].",
     ),
     multi_gpu=Run(
         [
@@ -86,6 +110,7 @@ repo = Repo(
         nproc=2,
         min_gpus=2,
         entrypoint="end-to-end/main_train_drunet.py",
+        setup=[make_options("multi_gpu")],
         retry=Retry(
             when="sampler option is mutually exclusive with shuffle",
             run=Run(
@@ -98,6 +123,8 @@ repo = Repo(
                 launcher="device_map",
                 min_gpus=2,
                 entrypoint="end-to-end/main_train_drunet.py",
+                setup=[make_options("multi_gpu")],
+                shim_dir=SHIM_DIR,
                 note=(
                     "The probe's fallback: one process drives both GPUs with DataParallel (no "
                     "--dist); its result is final. launcher 'device_map' is the closest word for "
@@ -115,7 +142,10 @@ repo = Repo(
             "end-to-end/main_train_drunet.py --opt {out}/options_multi_gpu_min.json' (no --dist) "
             "with the same env, and that result is final. Overrides: "
             "SCIMLOPSBENCH_MULTI_GPU_VISIBLE_DEVICES (0,1), SCIMLOPSBENCH_MULTI_GPU_NPROC_PER_NODE "
-            "(2); gate counts GPUs with torch under the report python."
+            "(2); gate counts GPUs with torch under the report python. Our setup writes the "
+            "options with gpu_ids [0,1], dataroots {assets}/dataset/mini_2/{H,L} and batch size 2; "
+            "the retry run writes the same file again."
         ),
+        shim_dir=SHIM_DIR,
     ),
 )

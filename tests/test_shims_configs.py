@@ -1,0 +1,350 @@
+"""The generated-config shims of InternEvo, VoxCPM, deep-tempest and FunMusic.
+
+Each test runs a stage's ``setup`` steps exactly as its ``repos/`` module
+declares them (placeholders filled with temporary folders, the host python as
+``{python}``) and checks what they wrote against the values the official
+probes and prepare steps wrote, and that the files the run's argv reads are
+the ones written.  Stand-ins of the prepared assets are empty files and
+folders; nothing here needs torch.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from pytest_reb.spec import Run
+
+ROOT = Path(__file__).resolve().parents[1]
+REPOS = ROOT / "repos"
+
+
+def module(stem: str) -> ModuleType:
+    path = REPOS / f"{stem}.py"
+    spec = importlib.util.spec_from_file_location(f"_reb_shims_configs.{stem}", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+class Stage:
+    """A run's placeholders bound to folders under ``tmp``; runs its setup steps."""
+
+    def __init__(self, run: Run, tmp: Path, name: str) -> None:
+        self.run = run
+        self.out = tmp / "out" / name
+        self.assets = tmp / "assets"
+        self.repo = tmp / "repo"
+        for folder in (self.out, self.assets, self.repo):
+            folder.mkdir(parents=True, exist_ok=True)
+
+    def fill(self, text: str) -> str:
+        assert self.run.shim_dir, "a stage with setup scripts names its shim_dir"
+        for key, value in {"{python}": sys.executable, "{shims}": self.run.shim_dir,
+                           "{out}": str(self.out), "{assets}": str(self.assets),
+                           "{repo}": str(self.repo)}.items():
+            text = text.replace(key, value)
+        return text
+
+    def setup(self, *, check: bool = True, **env: str) -> subprocess.CompletedProcess[str]:
+        """Every setup step in order, with the run's env, in its cwd; stop at the first failure."""
+        assert self.run.setup, "the stage has no setup step"
+        run_env = {k: self.fill(v) for k, v in self.run.env.items() if k != "PYTHONPATH"}
+        done = None
+        for step in self.run.setup:
+            done = subprocess.run([self.fill(a) for a in step], cwd=self.fill(self.run.cwd),
+                                  env={**os.environ, **run_env, **env}, capture_output=True,
+                                  text=True, timeout=120)
+            if done.returncode:
+                break
+        assert done is not None
+        if check:
+            assert done.returncode == 0, done.stderr
+        return done
+
+    def arg(self, flag: str) -> Path:
+        """The filled value following ``flag`` in the run's argv."""
+        argv = list(self.run.argv)
+        return Path(self.fill(argv[argv.index(flag) + 1]))
+
+
+# --------------------------------------------------------------------------- InternEvo
+
+
+INTERNEVO = module("test_InternLM__InternEvo").repo
+
+
+@pytest.mark.parametrize("stage", ["single_gpu", "multi_gpu"])
+def test_internevo_minimal_config(tmp_path: Path, stage: str) -> None:
+    st = Stage(getattr(INTERNEVO, stage), tmp_path, stage)
+    (st.assets / "dataset" / "alpaca_tokenized" / "train").mkdir(parents=True)
+    st.setup()
+    config = st.arg("--config")
+    assert config == st.out / "minimal_config.py"
+    cfg = runpy.run_path(str(config))
+    assert cfg["JOB_NAME"] == f"scimlopsbench_{stage}"
+    assert cfg["model_type"] == "INTERNLM2"
+    model = cfg["model"]
+    assert (model["num_layers"], model["hidden_size"], model["num_attention_heads"],
+            model["num_kv_attention_heads"], model["vocab_size"]) == (2, 256, 8, 8, 92544)
+    assert model["dtype"] == "torch.float16" and model["use_flash_attn"] is False
+    data = cfg["data"]
+    assert (data["seq_len"], data["micro_num"], data["micro_bsz"], data["total_steps"]) == (
+        32, 1, 1, 1)
+    dataset = st.assets / "dataset" / "alpaca_tokenized"
+    assert data["train_folder"] == str(dataset / "train")
+    assert data["valid_folder"] == str(dataset / "valid")
+    assert data["tokenizer_path"] == str(st.assets / "model" / "tokenizer.model")
+    sizes = {k: v["size"] for k, v in cfg["parallel"].items()}
+    assert sizes == {"zero1": 1, "tensor": 1, "pipeline": 1, "weight": 1, "expert": -1,
+                     "expert_weight": 1}
+    assert cfg["ckpt"]["enable_save_ckpt"] is False and cfg["enable_tb"] is True
+    assert cfg["lr_scheduler"]["total_steps"] == 1
+    assert (st.out / "tensorboard").is_dir()  # the stage's tensorboard_folder
+
+
+def test_internevo_config_needs_the_tokenized_dataset(tmp_path: Path) -> None:
+    st = Stage(INTERNEVO.single_gpu, tmp_path, "single_gpu")
+    done = st.setup(check=False)
+    assert done.returncode != 0
+    assert "alpaca_tokenized" in done.stderr
+    assert not (st.out / "minimal_config.py").exists()
+
+
+# --------------------------------------------------------------------------- VoxCPM
+
+
+VOXCPM = module("test_OpenBMB__VoxCPM").repo
+
+
+def voxcpm_model(st: Stage, *files: str) -> Path:
+    model = st.assets / "model" / "openbmb__VoxCPM-0.5B"
+    model.mkdir(parents=True)
+    for name in files:
+        (model / name).write_text("{}")
+    return model
+
+
+def test_voxcpm_config(tmp_path: Path) -> None:
+    yaml = pytest.importorskip("yaml", reason="VoxCPM reads the config with yaml.safe_load")
+    st = Stage(VOXCPM.single_gpu, tmp_path, "single_gpu")
+    model = voxcpm_model(st, "config.json", "audiovae.pth")
+    st.setup()
+    config = st.arg("--config_path")
+    assert config == st.out / "config.yaml"
+    cfg = yaml.safe_load(config.read_text())
+    manifest = st.out / "train_manifest.jsonl"
+    assert cfg == {
+        "pretrained_path": str(model), "train_manifest": str(manifest), "val_manifest": "",
+        "sample_rate": 16000, "batch_size": 1, "grad_accum_steps": 1, "num_workers": 0,
+        "num_iters": 1, "log_interval": 1, "valid_interval": 1000000, "save_interval": 1000000,
+        "learning_rate": 1e-4, "weight_decay": 0.01, "warmup_steps": 0, "max_steps": 1,
+        "max_batch_tokens": 0, "save_path": str(st.out / "checkpoints"),
+        "tensorboard": str(st.out / "tensorboard"),
+        "lambdas": {"loss/diff": 1.0, "loss/stop": 1.0},
+        "lora": {"enable_lm": True, "enable_dit": True, "enable_proj": False, "r": 4,
+                 "alpha": 4, "dropout": 0.0},
+    }
+    lines = manifest.read_text().splitlines()
+    assert [json.loads(line) for line in lines] == [{
+        "audio": str(st.repo / "examples" / "example.wav"),
+        "text": "This is a minimal benchmark sample for VoxCPM fine-tuning.", "dataset_id": 0}]
+
+
+def test_voxcpm_config_refuses_an_incomplete_model(tmp_path: Path) -> None:
+    st = Stage(VOXCPM.single_gpu, tmp_path, "single_gpu")
+    voxcpm_model(st, "config.json")
+    done = st.setup(check=False)
+    assert done.returncode != 0 and "audiovae.pth" in done.stderr
+    assert not (st.out / "config.yaml").exists()
+
+
+# --------------------------------------------------------------------------- deep-tempest
+
+
+DEEP_TEMPEST = module("test_emidan19__deep_tempest").repo
+
+
+def kair_parse(path: Path) -> dict[str, Any]:
+    """How KAIR's utils_option.parse reads an options file: each line cut at '//', then JSON."""
+    text = "".join(line.split("//")[0] + "\n" for line in path.read_text().splitlines())
+    return json.loads(text)
+
+
+def tempest_assets(st: Stage, *model_files: str) -> None:
+    for mini in ("mini_1", "mini_2"):
+        for side in ("H", "L"):
+            (st.assets / "dataset" / mini / side).mkdir(parents=True)
+    (st.assets / "model").mkdir()
+    for name in model_files:
+        (st.assets / "model" / name).write_bytes(b"PK")
+
+
+@pytest.mark.parametrize(("stage", "gpu_ids", "mini", "batch"), [
+    ("cpu", [], "mini_1", 1), ("single_gpu", [0], "mini_1", 1),
+    ("multi_gpu", [0, 1], "mini_2", 2), ("multi_gpu_retry", [0, 1], "mini_2", 2)])
+def test_deep_tempest_options(tmp_path: Path, stage: str, gpu_ids: list[int], mini: str,
+                              batch: int) -> None:
+    if stage == "multi_gpu_retry":
+        assert DEEP_TEMPEST.multi_gpu.retry is not None
+        run = DEEP_TEMPEST.multi_gpu.retry.run
+    else:
+        run = getattr(DEEP_TEMPEST, stage)
+    st = Stage(run, tmp_path, stage)
+    tempest_assets(st, "readme.txt", "pretrained.pth")
+    st.setup()
+    options = st.arg("--opt")
+    assert options.name == f"options_{stage.removesuffix('_retry')}_min.json"
+    opt = kair_parse(options)
+    assert (opt["task"], opt["model"], opt["gpu_ids"]) == ("drunet", "plain", gpu_ids)
+    assert (opt["n_channels"], opt["n_channels_datasetload"], opt["use_abs_value"]) == (1, 3, True)
+    assert opt["path"] == {"root": str(st.out / "artifacts"),
+                           "pretrained_netG": str(st.assets / "model" / "pretrained.pth")}
+    for phase in ("train", "test"):
+        ds = opt["datasets"][phase]
+        assert ds["dataroot_H"] == str(st.assets / "dataset" / mini / "H")
+        assert ds["dataroot_L"] == str(st.assets / "dataset" / mini / "L")
+        assert (ds["H_size"], ds["num_patches_per_image"], ds["dataloader_batch_size"],
+                ds["dataloader_shuffle"], ds["dataloader_num_workers"]) == (128, 1, batch, False, 0)
+    net = opt["netG"]
+    assert (net["net_type"], net["in_nc"], net["out_nc"], net["nc"], net["nb"]) == (
+        "drunet", 2, 1, [64, 128, 256, 512], 4)
+    train = opt["train"]
+    assert (train["epochs"], train["G_lossfn_type"], train["G_optimizer_type"],
+            train["G_optimizer_lr"], train["G_param_strict"]) == (1, "l2", "adam", 1e-4, True)
+    assert {train[k] for k in ("checkpoint_test", "checkpoint_test_save", "checkpoint_save",
+                               "checkpoint_print")} == {999999}
+
+
+def test_deep_tempest_checkpoint_order_and_kair_comments(tmp_path: Path) -> None:
+    """The prepare step's first checkpoint-like file, sorted; a '//' in a path would be cut
+    off by KAIR's comment stripping, so none is written."""
+    st = Stage(DEEP_TEMPEST.cpu, tmp_path, "cpu")
+    tempest_assets(st, "zz.bin", "drunet_G.pth", "notes.txt")
+    st.assets = Path(str(st.assets) + "//")  # as an asset root with a trailing slash
+    st.setup()
+    raw = (st.out / "options_cpu_min.json").read_text()
+    assert "//" not in raw
+    assert kair_parse(st.out / "options_cpu_min.json")["path"]["pretrained_netG"] == str(
+        tmp_path / "assets" / "model" / "drunet_G.pth")
+
+
+def test_deep_tempest_options_need_the_prepared_assets(tmp_path: Path) -> None:
+    st = Stage(DEEP_TEMPEST.single_gpu, tmp_path, "single_gpu")
+    tempest_assets(st, "notes.txt")
+    done = st.setup(check=False)
+    assert done.returncode != 0 and "checkpoint" in done.stderr
+    st2 = Stage(DEEP_TEMPEST.multi_gpu, tmp_path / "2", "multi_gpu")
+    done = st2.setup(check=False)
+    assert done.returncode != 0 and "mini_2" in done.stderr
+
+
+# --------------------------------------------------------------------------- FunMusic
+
+
+FUNMUSIC = module("test_FunAudioLLM__FunMusic")
+MAKE_INPUTS = REPOS / "shims" / "test_FunAudioLLM__FunMusic" / "make_inputs.py"
+
+#: The lines of the pinned examples/music_generation/conf/inspiremusic.yaml the prepare step
+#: edited, with neighbours it must leave alone.
+MUSIC_YAML = """\
+__set_seed1: !apply:random.seed [1024]
+sample_rate: 24000
+
+basemodel_path: '../../pretrained_models/InspireMusic-Base/'
+generator_path: '../../pretrained_models/InspireMusic-Base/music_tokenizer'
+
+llm: !new:inspiremusic.llm.llm.LLM
+        pretrain_path: !ref <basemodel_path>
+filter: !name:inspiremusic.dataset.processor.filter
+    max_length: 20000
+    min_length: 1
+    token_max_length: 200
+    token_min_length: 1
+    max_acoustic_length: 20000
+    min_acoustic_length: 1800
+sort: !name:inspiremusic.dataset.processor.sort
+    sort_size: 500  # sort_size should be less than shuffle_size
+train_conf:
+    max_epoch: 200
+    grad_clip: 5
+    accum_grad: 2
+    log_interval: 100
+    save_per_step: 500
+"""
+
+
+def music_repo(st: Stage, yaml_text: str = MUSIC_YAML) -> None:
+    conf = st.repo / "examples" / "music_generation" / "conf"
+    conf.mkdir(parents=True)
+    (conf / "inspiremusic.yaml").write_text(yaml_text)
+
+
+def test_funmusic_benchmark_yaml(tmp_path: Path) -> None:
+    """The prepare step's edits, line by line; runs without pyarrow (the YAML is written
+    before the parquet is sliced)."""
+    st = Stage(FUNMUSIC.repo.single_gpu, tmp_path, "single_gpu")
+    music_repo(st)
+    st.setup(check=False)
+    config = st.arg("--config")
+    assert config == st.out / "inspiremusic_benchmark.yaml"
+    model = st.assets / "model" / "InspireMusic-Base"
+    want = (MUSIC_YAML
+            .replace("'../../pretrained_models/InspireMusic-Base/'", f"'{model}/'")
+            .replace("'../../pretrained_models/InspireMusic-Base/music_tokenizer'",
+                     f"'{model}/music_tokenizer'")
+            .replace("min_acoustic_length: 1800", "min_acoustic_length: 1")
+            .replace("max_epoch: 200", "max_epoch: 1").replace("accum_grad: 2", "accum_grad: 1")
+            .replace("log_interval: 100", "log_interval: 1")
+            .replace("save_per_step: 500", "save_per_step: 0"))
+    assert config.read_text() == want
+
+
+def test_funmusic_yaml_missing_key_is_an_error(tmp_path: Path) -> None:
+    st = Stage(FUNMUSIC.repo.multi_gpu, tmp_path, "multi_gpu")
+    music_repo(st, MUSIC_YAML.replace("    accum_grad: 2\n", ""))
+    done = st.setup(check=False)
+    assert done.returncode != 0 and "accum_grad" in done.stderr
+    assert not (st.out / "inspiremusic_benchmark.yaml").exists()
+
+
+@pytest.mark.parametrize("stage", ["single_gpu", "multi_gpu"])
+def test_funmusic_one_row_list(tmp_path: Path, stage: str) -> None:
+    pa = pytest.importorskip("pyarrow", reason="slicing the parquet needs pyarrow, as in the "
+                                               "repository's own data pipeline")
+    import pyarrow.parquet as pq
+
+    run = getattr(FUNMUSIC.repo, stage)
+    st = Stage(run, tmp_path, stage)
+    music_repo(st)
+    sample = st.repo / "examples" / "music_generation" / "data" / "samples" / "parquet"
+    sample.mkdir(parents=True)
+    table = pa.table({"utt": ["a", "b", "c"], "text": ["x", "y", "z"]})
+    pq.write_table(table, sample / "parquet_000000000.tar")  # a parquet file, despite its name
+    st.setup()
+    flags = ["--prompt_data"] if stage == "single_gpu" else ["--train_data", "--cv_data"]
+    for flag in flags:
+        assert st.arg(flag) == st.out / "data_1row.list"
+    listed = (st.out / "data_1row.list").read_text().splitlines()
+    assert listed == [str(st.out / "parquet_000000000_1row.parquet")]
+    assert pq.read_table(listed[0]).to_pylist() == [{"utt": "a", "text": "x"}]
+
+
+def test_funmusic_tokens_name_what_the_setup_writes() -> None:
+    """Each generated file the reference read under {assets} is read under {out} instead."""
+    written = {"{out}/inspiremusic_benchmark.yaml", "{out}/data_1row.list"}
+    assert {v for vs in FUNMUSIC.TOKENS.values() for v in vs} == written
+    for run in (FUNMUSIC.repo.single_gpu, FUNMUSIC.repo.multi_gpu):
+        assert written <= set(run.argv) and not set(FUNMUSIC.TOKENS) & set(run.argv)
+        assert list(run.setup) == [FUNMUSIC.MAKE_INPUTS]
+        assert run.shim_dir and Path(run.shim_dir, "make_inputs.py") == MAKE_INPUTS
