@@ -7,12 +7,52 @@ Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C2 C3 C4 C5)
 
 C1 does not apply (CSV: repo_not_supported). C3 and C4 train one step from the Sana 600M checkpoint
 (about 2.4 GB) on the toy webdataset with precomputed VAE features, both from the Hugging Face hub;
-train.py may still fetch the Gemma-2-2b-it text encoder and the DC-AE VAE at run time. Harness
-helpers patch a copy of the config and write a zero null-embedding file first (shim); the master
-port and the checkpoint name are computed at run time (<...> tokens).
+train.py may still fetch the Gemma-2-2b-it text encoder and the DC-AE VAE at run time.
+
+The official harness helpers are reproduced by our setup steps (shims/test_NVlabs__Sana): a copy of
+the 600M config with an empty resume_from set to 'latest' ({out}/config_patched.yaml), the work
+folders, and a zero null-embedding .pth so train.py does not encode "" with Gemma. The random
+master port is our free {port}; the checkpoint is the first sorted checkpoints/*.pth of the
+prepared model folder, which is also the shortest name the official probe picked
+(Sana_600M_1024px.pth sorts before Sana_600M_1024px_MultiLing.pth).
 """
 
+from pathlib import Path
+
 from pytest_reb import Asset, Repo, Run, hf_asset
+
+#: Our rewrite of the official helpers (patch_train_config.py, ensure_null_embed.py).
+SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+
+#: The prepared checkpoint: the first sorted checkpoints/*.pth ('X.pth' sorts before 'X_*.pth',
+#: so this is the shortest name the official probe chose).
+CHECKPOINT = "{glob:{assets}/model/sana_600m_1024px/checkpoints/*.pth}"
+
+#: How this module spells what the reference argv leaves to run time.
+TOKENS = {
+    "<random 20000-29999>": ["{port}"],
+    "--load_from={assets}/model/sana_600m_1024px/checkpoints/<ckpt>.pth": [
+        f"--load_from={CHECKPOINT}"],
+}
+
+#: The official helpers, run before torchrun in both stages: the patched config copy, the
+#: folders the probe made, then the zero null embedding (Gemma-2-2b-it: 300 tokens x 2304).
+SETUP = [
+    ["{python}", "{shims}/patch_train_config.py",
+     "{repo}/configs/sana_config/1024ms/Sana_600M_img1024.yaml", "{out}/config_patched.yaml"],
+    ["mkdir", "-p", "{out}/work_dir", "{out}/null_embed_root", "{out}/valid_prompt_embed_root"],
+    ["{python}", "{shims}/ensure_null_embed.py",
+     "--path={out}/null_embed_root/null_embed_diffusers_gemma-2-2b-it_300token_2304.pth",
+     "--max-length=300", "--hidden-size=2304"],
+]
+
+#: What our setup does, after the reference note.
+OURS = (
+    " Ours: setup runs shims/patch_train_config.py (the config copy; it fails the stage instead "
+    "of falling back, as a config it cannot read could not train either), makes work_dir, "
+    "null_embed_root and valid_prompt_embed_root, then shims/ensure_null_embed.py under the "
+    "report python; --master_port is {port} and --load_from the first checkpoints/*.pth."
+)
 
 #: Environment shared by every stage.
 ENV = {
@@ -37,7 +77,7 @@ TRAIN = [
 ONE_STEP = [
     "--data.data_dir=[{assets}/dataset/toy_data]",
     "--data.type=SanaWebDatasetMS", "--data.load_vae_feat=true",
-    "--load_from={assets}/model/sana_600m_1024px/checkpoints/<ckpt>.pth",
+    "--load_from=" + CHECKPOINT,
     "--train.train_batch_size=1", "--train.num_workers=0",
     "--train.early_stop_hours=0", "--train.visualize=false",
     "--train.local_save_vis=false",
@@ -75,13 +115,15 @@ repo = Repo(
         [
             "{python}", "-m", "torch.distributed.run",
             "--nproc_per_node=1",
-            "--master_port=<random 20000-29999>",
+            "--master_port={port}",
             *TRAIN, "--name=scimlops_single_gpu", *ONE_STEP,
         ],
         env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
         timeout=600,
         launcher="torchrun",
         entrypoint="train_scripts/train.py",
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
         shim=(
             "Two harness helpers run first: one copies "
             "configs/sana_config/1024ms/Sana_600M_img1024.yaml to {out}/config_patched.yaml, "
@@ -94,14 +136,14 @@ repo = Repo(
         note=(
             "One step comes from --train.early_stop_hours=0 with batch size 1. The master port is "
             "random in 20000-29999 and --load_from is the shortest-named checkpoints/*.pth that "
-            "prepare downloaded. If patching fails the original config path is used."
+            "prepare downloaded. If patching fails the original config path is used." + OURS
         ),
     ),
     multi_gpu=Run(
         [
             "{python}", "-m", "torch.distributed.run",
             "--nproc_per_node=2",
-            "--master_port=<random 20000-29999>",
+            "--master_port={port}",
             *TRAIN, "--name=scimlops_multi_gpu", *ONE_STEP,
         ],
         env={"CUDA_VISIBLE_DEVICES": "0,1", **ENV},
@@ -110,10 +152,13 @@ repo = Repo(
         nproc=2,
         min_gpus=2,
         entrypoint="train_scripts/train.py",
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
         shim="Same patched config and null-embedding helpers as the single-GPU stage.",
         note=(
             "The chain starts with an inline torch.cuda.device_count()>=2 check (&&). Overrides: "
             "SCIMLOPSBENCH_MULTI_GPU_CUDA_VISIBLE_DEVICES (0,1), SCIMLOPSBENCH_MULTI_GPU_NPROC (2)."
+            + OURS
         ),
     ),
     skip={"cpu": "repo_not_supported"},

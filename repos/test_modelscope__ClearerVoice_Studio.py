@@ -6,13 +6,44 @@ Domain: audio: speech enhancement/separation (FRCRN training code)
 Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C1 C2 C3 C4 C5)
 
 All stages run train/speech_enhancement/train.py from that folder with zero epochs on the
-repository's sample wav, initialised from the FRCRN_SE_16K checkpoint (Hugging Face; the <prepared
-FRCRN checkpoint> token is resolved at run time). C4 goes through a harness wrapper
-(benchmark_scripts/torchrun_train_wrapper.py, shim) that adapts torchrun's --local_rank and
-executes train.py; its master port is '29' plus the wall-clock second (29<SS>).
+repository's sample wav, initialised from the FRCRN_SE_16K checkpoint (Hugging Face). A setup
+step (shims/.../frcrn_checkpoint.py) picks that checkpoint with the official preference order and
+writes its path to {out}/frcrn_checkpoint, read back as {file:...} for --init_checkpoint_path.
+C4 goes through our rewrite of the harness wrapper (torchrun_train_wrapper.py: --local_rank ->
+--local-rank, a rank<N> checkpoint subfolder for non-zero ranks, chdir and train.py run as
+__main__) on DDP-safe scp lists written by setup (ddp_scp.py); its master port, officially '29'
+plus the wall-clock second, is our free {port}.
 """
 
+from pathlib import Path
+
 from pytest_reb import Asset, Repo, Run, hf_asset
+
+#: Our rewrite of the official wrapper and of the probe's generated inputs.
+SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+
+#: How this module spells what the reference argv leaves to run time.
+TOKENS = {
+    "<prepared FRCRN checkpoint>": ["{file:{out}/frcrn_checkpoint}"],
+    "29<SS>": ["{port}"],
+    "{repo}/benchmark_scripts/torchrun_train_wrapper.py": ["{shims}/torchrun_train_wrapper.py"],
+}
+
+#: Every stage: the checkpoint path (official order: last_best_checkpoint.pt, the file named in
+#: last_best_checkpoint, the first *.pt; in the official model/FRCRN_SE_16K link, else the
+#: snapshot it linked), then the checkpoint folder the probe made.
+SETUP = [
+    ["{python}", "{shims}/frcrn_checkpoint.py", "{out}/frcrn_checkpoint",
+     "{assets}/model/FRCRN_SE_16K", "{assets}/cache/hf_models/FRCRN_SE_16K"],
+    ["mkdir", "-p", "{out}/checkpoints"],
+]
+
+#: C4 also gets scp lists with the first line once per rank (2 ranks).
+DDP_SETUP = [
+    *SETUP,
+    ["{python}", "{shims}/ddp_scp.py", "2", "{assets}/dataset/train.scp", "{out}/train_ddp.scp"],
+    ["{python}", "{shims}/ddp_scp.py", "2", "{assets}/dataset/cv.scp", "{out}/cv_ddp.scp"],
+]
 
 #: Environment shared by every stage.
 ENV = {
@@ -32,7 +63,7 @@ CONFIG = [
 #: The prepared checkpoint, after the scp lists.
 CHECKPOINT = [
     "--checkpoint_dir", "{out}/checkpoints",
-    "--init_checkpoint_path", "<prepared FRCRN checkpoint>",
+    "--init_checkpoint_path", "{file:{out}/frcrn_checkpoint}",
 ]
 
 #: The options after --use-cuda: batch 1, zero epochs, no checkpoint saved.
@@ -45,8 +76,9 @@ ZERO_EPOCHS = [
 
 #: What the <prepared FRCRN checkpoint> token of every stage stands for.
 PREPARED_CHECKPOINT = (
-    "<prepared FRCRN checkpoint> is the checkpoint prepare recorded as "
-    "meta.model_checkpoint_path (see the FRCRN_SE_16K asset)."
+    "--init_checkpoint_path is the checkpoint prepare recorded as meta.model_checkpoint_path "
+    "(see the FRCRN_SE_16K asset); our setup step shims/frcrn_checkpoint.py picks it the same "
+    "way and writes its path to {out}/frcrn_checkpoint."
 )
 
 repo = Repo(
@@ -87,6 +119,8 @@ repo = Repo(
         env={"CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": "1", **ENV},
         timeout=600,
         entrypoint="train/speech_enhancement/train.py",
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
         note=PREPARED_CHECKPOINT,
     ),
     single_gpu=Run(
@@ -100,14 +134,16 @@ repo = Repo(
         env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
         timeout=600,
         entrypoint="train/speech_enhancement/train.py",
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
         note="Device id overridable with the probe's --cuda-device flag. " + PREPARED_CHECKPOINT,
     ),
     multi_gpu=Run(
         [
             "{python}", "-m", "torch.distributed.run",
             "--nproc_per_node", "2",
-            "--master_port", "29<SS>",
-            "{repo}/benchmark_scripts/torchrun_train_wrapper.py", *CONFIG,
+            "--master_port", "{port}",
+            "{shims}/torchrun_train_wrapper.py", *CONFIG,
             "--tr-list", "{out}/train_ddp.scp",
             "--cv-list", "{out}/cv_ddp.scp",
             *CHECKPOINT, "--use-cuda", "1", *ZERO_EPOCHS,
@@ -119,6 +155,8 @@ repo = Repo(
         nproc=2,
         min_gpus=2,
         entrypoint="train/speech_enhancement/train.py",
+        setup=DDP_SETUP,
+        shim_dir=SHIM_DIR,
         shim=(
             "A harness wrapper script turns torchrun's --local_rank argument into the repo's "
             "--local-rank flag, gives non-zero ranks their own checkpoint subfolder (rank<N>), "
@@ -128,7 +166,10 @@ repo = Repo(
         note=(
             "Master port is '29' followed by the current wall-clock second (so 2900-2959). Probe "
             "flags --cuda-devices (0,1) and --nproc (2); gate needs torch to see >= 2 and >= nproc "
-            "GPUs. " + PREPARED_CHECKPOINT
+            "GPUs. " + PREPARED_CHECKPOINT + " Ours: the master port is {port}; setup writes "
+            "{out}/train_ddp.scp and {out}/cv_ddp.scp (shims/ddp_scp.py: the first line of the "
+            "prepared list twice) and torchrun starts shims/torchrun_train_wrapper.py, our "
+            "rewrite of the harness wrapper."
         ),
     ),
 )
