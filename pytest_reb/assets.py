@@ -245,6 +245,8 @@ def _texts(run: Run) -> Iterator[str]:
         yield from r.argv
         yield from r.env.values()
         yield r.cwd
+        for argv in (*r.setup, *(h.argv for h in r.helpers)):  # generated configs name assets
+            yield from argv
         if r.http is not None:
             yield json.dumps([r.http.json_body, r.http.form_files, r.http.form_fields])
 

@@ -44,6 +44,8 @@ Profile = Literal["cpu", "gpu"]
 PROBES_DIR = Path(__file__).parent / "tiers" / "probes"
 #: Where probes and tools appear inside a container (all read-only).
 PROBES_MOUNT = "/opt/reb/probes"
+#: Where a scratch folder's host content is mounted read-only, to be linked into its tmpfs.
+SEED_MOUNT = "/opt/reb/seed"
 NODE_MOUNT = "/opt/reb/node"
 PYRIGHT_MOUNT = "/opt/reb/pyright"
 #: Captured output kept per stream; the rest is counted, not stored.
@@ -461,6 +463,8 @@ class DockerTarget(Target):
         #: container path -> host folder, mounted read-only beside the tools (assets, shims)
         self.extra_mounts: dict[str, str] = {}
         self.tmpfs: dict[str, str] = {}
+        #: tmpfs mount point -> where its host content is mounted read-only, to link from
+        self.seeds: dict[str, str] = {}
 
     # -- containers
 
@@ -521,6 +525,13 @@ class DockerTarget(Target):
             raise TargetError(f"cannot start a container from {self.image!r}: "
                               f"{exc.explanation or exc}") from None
         self._keep[key] = self._keepalive(ctr)
+        for dest, seed in self.seeds.items():
+            seeded = ctr.exec_run(["cp", "-rs", f"{seed}/.", dest])
+            if seeded.exit_code != 0:
+                with contextlib.suppress(Exception):
+                    ctr.remove(force=True)
+                raise TargetError(f"cannot link the prepared files into {dest}: "
+                                  f"{seeded.output.decode(errors='replace')[-300:]}")
         probe = ctr.exec_run(["timeout", "--version"])
         self._has_timeout[key] = probe.exit_code == 0
         return ctr
@@ -553,9 +564,12 @@ class DockerTarget(Target):
     def mount(self, host_dir: str, at: str, scratch: Sequence[str] = ()) -> str | None:
         """Mount ``host_dir`` read-only at ``at`` in every container made from now on.
 
-        Each ``scratch`` subfolder gets an empty tmpfs over it (its mount point
-        is made in ``host_dir``).  Containers already running cannot gain a
-        mount, so a new one removes them; the next command starts them again.
+        Each ``scratch`` subfolder gets a tmpfs over it (its mount point is
+        made in ``host_dir``), filled at start with links to what the host
+        folder holds there: a prepared model in ``cache/`` stays readable while
+        the run writes its own cache files beside it, in memory, privately.
+        Containers already running cannot gain a mount, so a new one removes
+        them; the next command starts them again.
         """
         for sub in scratch:
             Path(host_dir, sub).mkdir(parents=True, exist_ok=True)
@@ -564,6 +578,10 @@ class DockerTarget(Target):
             if self.extra_mounts.get(at) != host_dir or not tmpfs.keys() <= self.tmpfs.keys():
                 self.extra_mounts[at] = host_dir
                 self.tmpfs.update(tmpfs)
+                for sub in scratch:  # what prepare put there stays visible, as links
+                    seed = f"{SEED_MOUNT}/{len(self.seeds)}"
+                    self.extra_mounts[seed] = str(Path(host_dir, sub))
+                    self.seeds[f"{at}/{sub}"] = seed
                 for key in list(self._containers):
                     self._remove(key)
         return at

@@ -131,6 +131,10 @@ def test_what_each_stage_needs() -> None:
     planner = repo_module("test_ZhengYinan_AIR__Diffusion_Planner")  # repo-relative path
     assert planner.cpu is not None
     assert [a.name for a in assets.needed(planner, planner.cpu)] == ["synthetic_sample"]
+    evo = repo_module("test_InternLM__InternEvo")  # named only by the config its setup writes
+    assert evo.single_gpu is not None
+    assert [a.name for a in assets.needed(evo, evo.single_gpu)] == [
+        "alpaca_sample", "internlm2_tokenizer"]
 
 
 def test_references() -> None:
@@ -543,6 +547,8 @@ def test_view_and_shim_mounted_read_only(demo_image: str, tmp_path: Path) -> Non
     view = tmp_path / "view"
     (view / "dataset").mkdir(parents=True)
     (view / "dataset" / "x.txt").write_text("asset")
+    (view / "cache" / "hf_models" / "net").mkdir(parents=True)
+    (view / "cache" / "hf_models" / "net" / "w.pt").write_text("prepared\n")
     shim = tmp_path / "shim"
     shim.mkdir()
     (shim / "sitecustomize.py").write_text("print('SHIM')\n")
@@ -564,6 +570,15 @@ def test_view_and_shim_mounted_read_only(demo_image: str, tmp_path: Path) -> Non
         res = target.exec(["sh", "-c", f"echo hf > {seen}/cache/hub && cat {seen}/cache/hub"],
                           timeout=30)
         assert (res.exit_code, res.stdout.strip()) == (0, "hf")
-        assert list((view / "cache").iterdir()) == []
+        assert [p.name for p in (view / "cache").iterdir()] == ["hf_models"]
+        # ... and what prepare put there stays readable beside the run's own files
+        res = target.exec(["sh", "-c", f"cat {seen}/cache/hf_models/net/w.pt && "
+                           f"echo lock > {seen}/cache/hf_models/net/.lock && ls -a "
+                           f"{seen}/cache/hf_models/net"], timeout=30)
+        assert res.exit_code == 0, res.output
+        assert res.stdout.split() == ["prepared", ".", "..", ".lock", "w.pt"]
+        res = target.exec(["sh", "-c", f"echo x > {seen}/cache/hf_models/net/w.pt"], timeout=30)
+        assert res.exit_code != 0, "a prepared file itself stays read-only"
+        assert not (view / "cache" / "hf_models" / "net" / ".lock").exists()
     finally:
         target.close()
