@@ -7,8 +7,9 @@ Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C2 C3 C4 C5)
 
 C1 does not apply (CSV: repo_not_supported). C3 and C4 generate one 64x64 image in one step with
 Z-Image-Turbo (multi-GB, Hugging Face). The official probe pip-installed vllm==0.12.0 into the
-agent's environment when 'import vllm' failed (shim). C4 is Ulysses sequence parallelism: the
-engine spawns its own workers.
+agent's environment when 'import vllm' failed (shim). pytest-reb deliberately does not: it would
+change the environment under test, and a missing vllm is exactly what C3/C4 must report (a deps
+failure). C4 is Ulysses sequence parallelism: the engine spawns its own workers.
 """
 
 from pytest_reb import Asset, Repo, Run, hf_asset, self_launching
@@ -65,7 +66,10 @@ repo = Repo(
             "(SCIMLOPSBENCH_VLLM_SPEC or VLLM_PRECOMPILED_WHEEL_LOCATION override the spec); a "
             "still-failing import is a deps failure."
         ),
-        note="--prompt is the first line of prompts.txt.",
+        note=(
+            "--prompt is the first line of prompts.txt. The pip-install pre-flight is not "
+            "reproduced: it would repair the environment under test."
+        ),
     ),
     multi_gpu=self_launching(
         [*TEXT_TO_IMAGE, "--output", "build_output/multi_gpu/output.png", "--ulysses_degree", "2"],
