@@ -113,11 +113,43 @@ def test_applicability_and_skip_reasons(fact: dict[str, Any]) -> None:
 # --------------------------------------------------------------------------- stage commands
 
 
-def expected_argv(stage: dict[str, Any]) -> list[str]:
-    """The reference argv; an HTTP run's ``<free port>`` becomes the ``{port}`` placeholder."""
-    if stage["launcher"] == "server_http":
-        return [a.replace("<free port>", "{port}") for a in stage["argv"]]
-    return list(stage["argv"])
+#: Run-time tokens of the reference spelled the same way by every module.
+COMMON_TOKENS: dict[str, list[str]] = {"<free port>": ["{port}"]}
+
+#: Stages whose official shim we deliberately do not reproduce, and why.
+DECLINED_SHIMS = {
+    "vllm-project/vllm-omni": "its pre-flight pip-installs vllm into the environment under test; "
+                              "a missing vllm is what the run must report, not repair",
+}
+
+
+def tokens_of(fact: dict[str, Any]) -> dict[str, list[str]]:
+    """How a module spells the reference's run-time tokens (``<fraction>``, ``<inline: ...>``,
+    harness paths): its ``TOKENS`` table (reference text -> our argv elements)."""
+    module = modules()[module_stem(fact["name"])]
+    return {**COMMON_TOKENS, **{k: list(v) for k, v in getattr(module, "TOKENS", {}).items()}}
+
+
+def spelled(values: list[str], tokens: dict[str, list[str]]) -> list[str]:
+    """``values`` with each token replaced: a whole element by its elements (none drops it),
+    a token inside an element by its one replacement."""
+    out: list[str] = []
+    for value in values:
+        if value in tokens:
+            out.extend(tokens[value])
+            continue
+        for token, ours in tokens.items():
+            if len(ours) == 1:
+                value = value.replace(token, ours[0])
+        out.append(value)
+    return out
+
+
+def expected_env(stage: dict[str, Any], tokens: dict[str, list[str]]) -> dict[str, str]:
+    """The reference env, tokens spelled; a variable whose token spells as nothing is gone
+    (a ``Helper`` exports it)."""
+    return {k: spelled([v], tokens)[0] for k, v in stage["env"].items()
+            if tokens.get(v, [v]) != []}
 
 
 @pytest.mark.parametrize(("fact", "stage"), stage_params())
@@ -125,9 +157,10 @@ def test_stage_command(fact: dict[str, Any], stage: str) -> None:
     want = fact["stages"][stage]
     run = getattr(repo_of(fact), stage)
     assert isinstance(run, Run)
-    assert list(run.argv) == expected_argv(want)
+    tokens = tokens_of(fact)
+    assert list(run.argv) == spelled(want["argv"], tokens)
     assert run.cwd == want["cwd"]
-    assert dict(run.env) == want["env"]
+    assert dict(run.env) == expected_env(want, tokens)
     assert run.timeout == want["timeout_s"]
     assert run.launcher == want["launcher"]
     assert run.nproc == want.get("nproc", 1)
@@ -185,6 +218,33 @@ def test_success_rule(fact: dict[str, Any], stage: str) -> None:
         assert other.cwd == run.cwd and other.launcher == run.launcher
     else:  # pragma: no cover - a new rule needs a word in the vocabulary first
         pytest.fail(f"unknown success rule {rule!r}")
+
+
+def _runs(run: Run) -> list[Run]:
+    return [run, *run.together, *([run.retry.run] if run.retry else [])]
+
+
+@pytest.mark.parametrize(("fact", "stage"), stage_params())
+def test_stage_is_executable(fact: dict[str, Any], stage: str) -> None:
+    """No ``<token>`` the reference left to run time remains, and every official shim is
+    reproduced by our own files (or declined, with the reason)."""
+    run = getattr(repo_of(fact), stage)
+    for r in _runs(run):
+        texts = [*r.argv, *r.env.values(), r.cwd, *(a for step in r.setup for a in step),
+                 *(a for h in r.helpers for a in h.argv)]
+        left = [t for t in texts if re.search(r"<[A-Za-z][^<>]*>", t)]
+        assert not left, f"run-time tokens not spelled: {left}"
+        uses_shims = any("{shims}" in t for t in texts)
+        assert not uses_shims or r.shim_dir, "{shims} needs a shim_dir"
+    if run.shim and fact["name"] not in DECLINED_SHIMS:
+        assert any(r.shim_dir for r in _runs(run)), "the official shim is not reproduced"
+    for r in _runs(run):
+        if r.shim_dir:
+            folder = Path(r.shim_dir) if Path(r.shim_dir).is_absolute() else ROOT / r.shim_dir
+            for text in [*r.argv, *(a for step in r.setup for a in step),
+                         *(a for h in r.helpers for a in h.argv)]:
+                for name in re.findall(r"\{shims\}/([\w./-]+)", text):
+                    assert (folder / name).is_file(), f"{name} is not in {folder}"
 
 
 @pytest.mark.parametrize(("fact", "stage"), stage_params())
