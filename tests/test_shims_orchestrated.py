@@ -289,6 +289,42 @@ def test_torchft_runs_a_shadowed_sitecustomize(tmp_path: Path, stand_ins: Path) 
     assert out.stdout.strip() == "1", out.stderr
 
 
+#: An environment's own sitecustomize with an import hook of the same kind (it asks every other
+#: finder, ours included): the two must not ask each other forever, and each patches once.
+OTHER_HOOK = """
+import importlib.abc, sys
+class Theirs(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name != "torchdata.stateful_dataloader":
+            return None
+        for finder in sys.meta_path:
+            if finder is not self and hasattr(finder, "find_spec"):
+                spec = finder.find_spec(name, path, target)
+                if spec is not None:
+                    break
+        run = spec.loader.exec_module
+        def exec_module(module):
+            run(module)
+            module.THEIRS = getattr(module, "THEIRS", 0) + 1
+        spec.loader.exec_module = exec_module
+        return spec
+sys.meta_path.insert(0, Theirs())
+"""
+
+
+def test_torchft_hook_beside_another_import_hook(tmp_path: Path, stand_ins: Path) -> None:
+    theirs = write_tree(tmp_path / "theirs", {"sitecustomize.py": OTHER_HOOK})
+    code = ("import torchdata.stateful_dataloader as m\n"
+            "init = m.StatefulDataLoader.__init__\n"
+            "print(m.StatefulDataLoader([0], batch_size=64).batch_size, m.THEIRS,\n"
+            "      hasattr(init.__wrapped__, '__wrapped__'))")
+    out = python(["-c", code], [TORCHFT, stand_ins, theirs], tmp_path,
+                 SCIMLOPSBENCH_BATCH_SIZE="1")
+    assert out.returncode == 0, out.stderr[-2000:]
+    # theirs, unguarded, patches twice; ours wraps the loader once
+    assert out.stdout.split() == ["1", "2", "False"]
+
+
 def test_torchft_lighthouse_helper(tmp_path: Path, stand_ins: Path) -> None:
     """lighthouse.py starts the official server settings, prints a line the stages' Helper
     reads as TORCHFT_LIGHTHOUSE, and shuts the server down when terminated."""

@@ -39,6 +39,7 @@ import importlib.abc
 import importlib.util
 import os
 import sys
+import threading
 
 #: Set once a process of the tree has checked the GPU requirement.
 CHECKED = "_REB_TORCHFT_CUDA_CHECKED"
@@ -176,23 +177,34 @@ def _small_loader(module):
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):
-    """Runs each module's patch right after the module's own code, when it is imported."""
+    """Runs each module's patch right after the module's own code, when it is imported.
+
+    To find the module it asks the other finders; one of them may be a finder
+    like this one that asks the others in turn, so a question this finder is
+    already answering (same thread, same name) gets no answer from it.
+    """
 
     def __init__(self, patches):
         self.patches = dict(patches)
+        self.busy = set()
 
     def find_spec(self, fullname, path, target=None):
         patch = self.patches.get(fullname)  # kept: importlib.util.find_spec may ask first
-        if patch is None:
+        key = (threading.get_ident(), fullname)
+        if patch is None or key in self.busy:
             return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(fullname, path, target)
-            if spec is not None and spec.loader is not None:
-                break
-        else:
-            return None
+        self.busy.add(key)
+        try:
+            for finder in sys.meta_path:
+                if finder is self or not hasattr(finder, "find_spec"):
+                    continue
+                spec = finder.find_spec(fullname, path, target)
+                if spec is not None and spec.loader is not None:
+                    break
+            else:
+                return None
+        finally:
+            self.busy.discard(key)
         run = spec.loader.exec_module
 
         def exec_module(module):
