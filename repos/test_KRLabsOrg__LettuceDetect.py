@@ -9,9 +9,40 @@ C1 and C3 fine-tune the 17M ettin encoder for one epoch on two RAGTruth-derived 
 not enough, the log must also say 'Starting training on cpu' (or 'on cuda'), declared with
 expect_log. C4 does not apply (CSV: repo_not_supported). Network: the RAGTruth jsonl files from
 GitHub and the encoder from the Hugging Face hub.
+
+The prepared view holds the raw RAGTruth download at {assets}/dataset/ragtruth/; a setup step of
+each stage (shims/make_ragbench_min.py) runs the repository's own
+lettucedetect/preprocess/preprocess_ragtruth.py on it into {out}/ragtruth/ and, like the official
+prepare, keeps the first two train samples as one train and one dev sample marked 'ragbench' in
+{out}/ragbench_min.json, next to an empty {out}/ragtruth_empty.json; the run reads those two.
 """
 
+from pathlib import Path
+
 from pytest_reb import Asset, Repo, Run, hf_asset
+
+#: Our setup script that turns the raw RAGTruth files into the two files the stages read.
+SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+
+#: How this module spells what the reference argv leaves to run time: the prepared files live in
+#: the stage's {out}, written there by the setup step.
+TOKENS = {
+    "{assets}/dataset/ragtruth_empty.json": ["{out}/ragtruth_empty.json"],
+    "{assets}/dataset/ragbench_min.json": ["{out}/ragbench_min.json"],
+}
+
+#: Every stage first builds the two training files from the raw download (the official prepare).
+SETUP = [[
+    "{python}", "{shims}/make_ragbench_min.py",
+    "--raw", "{assets}/dataset/ragtruth", "--repo", "{repo}", "--out", "{out}",
+]]
+
+#: What our setup does, after each stage's reference note.
+SETUP_NOTE = (
+    " Our setup step runs the repository's preprocess_ragtruth.py on the raw download and writes "
+    "the two-sample {out}/ragbench_min.json and the empty {out}/ragtruth_empty.json the official "
+    "prepare wrote."
+)
 
 #: Environment shared by every stage.
 ENV = {
@@ -26,8 +57,8 @@ ENV = {
 #: The command every stage runs; only the environment differs.
 ARGV = [
     "{python}", "scripts/train.py",
-    "--ragtruth-path", "{assets}/dataset/ragtruth_empty.json",
-    "--ragbench-path", "{assets}/dataset/ragbench_min.json",
+    "--ragtruth-path", "{out}/ragtruth_empty.json",
+    "--ragbench-path", "{out}/ragbench_min.json",
     "--model-name", "{assets}/model/jhu-clsp__ettin-encoder-17m",
     "--output-dir", "{out}/model", "--batch-size", "1", "--epochs", "1",
     "--learning-rate", "1e-5",
@@ -64,9 +95,11 @@ repo = Repo(
         timeout=600,
         entrypoint="scripts/train.py",
         expect_log=["Starting training on cpu"],
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
         note=(
             "After exit 0 the probe rewrites the result to failure unless the log contains "
-            "'Starting training on cpu'."
+            "'Starting training on cpu'." + SETUP_NOTE
         ),
     ),
     single_gpu=Run(
@@ -75,9 +108,11 @@ repo = Repo(
         timeout=600,
         entrypoint="scripts/train.py",
         expect_log=["Starting training on cuda"],
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
         note=(
             "After exit 0 the probe rewrites the result to failure unless the log contains "
-            "'Starting training on cuda'."
+            "'Starting training on cuda'." + SETUP_NOTE
         ),
     ),
     multi_gpu=None,  # C4 does not apply: repo_not_supported

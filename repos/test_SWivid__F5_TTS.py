@@ -7,11 +7,30 @@ Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C1 C2 C3 C4 C5)
 
 C1 and C3 synthesise one sentence with F5TTS_v1_Base (about 1.3 GB) and the vocos vocoder, both
 from the Hugging Face hub and read offline from the prepared cache. C4 trains F5TTS_Small for one
-epoch on a one-sample dataset through accelerate launch; its datasets.name is relative
-(../benchmark_assets/...), so that stage assumes the official {repo}/benchmark_assets layout.
+epoch on a one-sample dataset through accelerate launch.
+
+The prepared view holds the repository's basic_ref_en.wav as {assets}/dataset/infer_minimal/
+ref_audio.wav, which C1 and C3 read as is (their texts are in argv). C4's setup step
+(shims/make_train_set.py, under the report's python: it imports f5_tts and datasets) builds the
+training set the official prepare built, {out}/f5tts_minimal_pinyin (raw.arrow, duration.json,
+vocab.txt), and the datasets.name that reaches it: F5 only finds a set as
+<checkout>/data/<name>_pinyin, so the official relative name ../benchmark_assets/dataset/
+f5tts_minimal becomes a relative path to {out}, read at run time from {out}/f5tts_dataset_name.
 """
 
+from pathlib import Path
+
 from pytest_reb import Asset, Repo, Run, hf_asset
+
+#: Our setup script that builds C4's training set from the prepared wav.
+SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+
+#: How this module spells what the reference argv leaves to run time: the training set's name,
+#: relative to F5's data folder, is the one the setup step wrote (it leads to {out}).
+TOKENS = {
+    "datasets.name=../benchmark_assets/dataset/f5tts_minimal": [
+        "datasets.name={file:{out}/f5tts_dataset_name}"],
+}
 
 #: Environment shared by every stage.
 ENV = {
@@ -85,7 +104,9 @@ repo = Repo(
         entrypoint="src/f5_tts/infer/infer_cli.py",
         note=(
             "ref/gen texts are read from the prepared text files. The cache variables, WANDB "
-            "settings and PYTHONPATH are defaults the probe's runner adds when not already set."
+            "settings and PYTHONPATH are defaults the probe's runner adds when not already set. "
+            "The reference wav is the prepared asset itself; the texts are in argv, so no text "
+            "files are written."
         ),
     ),
     single_gpu=Run(
@@ -107,7 +128,7 @@ repo = Repo(
             "ckpts.save_per_updates=999999",
             "ckpts.keep_last_n_checkpoints=0",
             "ckpts.last_per_updates=999999",
-            "datasets.name=../benchmark_assets/dataset/f5tts_minimal",
+            "datasets.name={file:{out}/f5tts_dataset_name}",
             "datasets.batch_size_type=sample",
             "datasets.batch_size_per_gpu=1",
             "datasets.max_samples=1",
@@ -122,12 +143,20 @@ repo = Repo(
         nproc=2,
         min_gpus=2,
         entrypoint="src/f5_tts/train/train.py",
+        setup=[[
+            "{python}", "{shims}/make_train_set.py",
+            "--wav", "{assets}/dataset/infer_minimal/ref_audio.wav", "--out", "{out}",
+        ]],
+        shim_dir=SHIM_DIR,
         note=(
             "datasets.name is relative so that F5's data path resolution lands on "
             "{assets}/dataset/f5tts_minimal_pinyin. hydra.run.dir and ckpts.save_dir are written "
             "as repo-relative build_output/multi_gpu/... in the real command. Probe flags "
             "--cuda-visible-devices and --num-processes override the defaults; the gate counts "
-            "GPUs with torch under the report python."
+            "GPUs with torch under the report python. Our setup step builds that training set in "
+            "{out}/f5tts_minimal_pinyin (two rows of the prepared wav, its pinyin text and "
+            "duration; the checkout's pretrained vocab.txt) and writes the relative name that "
+            "reaches it to {out}/f5tts_dataset_name."
         ),
     ),
 )

@@ -1,0 +1,303 @@
+"""The prepare post-processing of group assets_f's assets, reproduced as setup steps.
+
+LettuceDetect, F5-TTS, ml-mdm, Sapiens, Open-Sora, finetrainers and Vim: each
+test runs a stage's ``setup`` steps exactly as its ``repos/`` module declares
+them (placeholders filled with temporary folders, the host python as
+``{python}``) against a small stand-in of the raw asset as ``--reb-prepare``
+lays it out (and of the repository code a step calls), and checks what they
+wrote against what the official prepare step wrote, and that the paths the
+run's argv and env read are the ones written.  Nothing here needs torch.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import wave
+from pathlib import Path
+from types import ModuleType
+
+from pytest_reb import assets
+from pytest_reb.spec import Repo, Run
+
+ROOT = Path(__file__).resolve().parents[1]
+REPOS = ROOT / "repos"
+
+
+def module(stem: str) -> ModuleType:
+    path = REPOS / f"{stem}.py"
+    spec = importlib.util.spec_from_file_location(f"_reb_assets_f.{stem}", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+class Stage:
+    """A run's placeholders bound to folders under ``tmp``; runs its setup steps."""
+
+    def __init__(self, repo: Repo, run: Run, tmp: Path, name: str) -> None:
+        self.repo_spec = repo
+        self.run = run
+        self.out = tmp / "out" / name
+        self.assets = tmp / "assets"
+        self.repo = tmp / "repo"
+        for folder in (self.out, self.assets, self.repo):
+            folder.mkdir(parents=True, exist_ok=True)
+
+    def fill(self, text: str) -> str:
+        assert self.run.shim_dir, "a stage with setup scripts names its shim_dir"
+        for key, value in {"{python}": sys.executable, "{shims}": self.run.shim_dir,
+                           "{out}": str(self.out), "{assets}": str(self.assets),
+                           "{repo}": str(self.repo)}.items():
+            text = text.replace(key, value)
+        return text
+
+    def raw(self, name: str) -> Path:
+        """Where ``--reb-prepare`` puts asset ``name`` in the view (its layout's dest)."""
+        asset = next(a for a in self.repo_spec.assets if a.name == name)
+        return self.assets / assets.layout(self.repo_spec, asset).dest
+
+    def setup(self, *, check: bool = True, **env: str) -> subprocess.CompletedProcess[str]:
+        """Every setup step in order, with the run's env, in its cwd; stop at the first failure."""
+        assert self.run.setup, "the stage has no setup step"
+        run_env = {k: self.fill(v) for k, v in self.run.env.items()}
+        done = None
+        for step in self.run.setup:
+            done = subprocess.run([self.fill(a) for a in step], cwd=self.fill(self.run.cwd),
+                                  env={**os.environ, **run_env, **env}, capture_output=True,
+                                  text=True, timeout=120)
+            if done.returncode:
+                break
+        assert done is not None
+        if check:
+            assert done.returncode == 0, done.stdout + done.stderr
+        return done
+
+    def argv(self) -> list[str]:
+        return [self.fill(a) for a in self.run.argv]
+
+    def arg(self, flag: str) -> str:
+        """The filled value following ``flag`` in the run's argv."""
+        argv = self.argv()
+        return argv[argv.index(flag) + 1]
+
+
+def stages(repo: Repo) -> list[tuple[str, Run]]:
+    return [(s, r) for s in ("cpu", "single_gpu", "multi_gpu")
+            if (r := getattr(repo, s)) is not None]
+
+
+def assert_real(repo: Repo, name: str, readers: list[str]) -> None:
+    """The asset has a plain layout and exactly the stages ``readers`` need it."""
+    asset = next(a for a in repo.assets if a.name == name)
+    assert assets.layout(repo, asset).todo == ""
+    for stage, run in stages(repo):
+        needed = [a.name for a in assets.needed(repo, run)]
+        assert (name in needed) == (stage in readers), (repo.name, stage, needed)
+
+
+# --------------------------------------------------------------------------- LettuceDetect
+
+#: A stand-in of the repository's sample class (the real one also imports torch).
+LETTUCE_DATASET = '''
+class HallucinationSample:
+    def __init__(self, prompt, answer, labels, split, task_type, dataset, language):
+        self.d = dict(prompt=prompt, answer=answer, labels=labels, split=split,
+                      task_type=task_type, dataset=dataset, language=language)
+
+    def to_json(self):
+        return dict(self.d)
+
+
+class HallucinationData:
+    def __init__(self, samples):
+        self.samples = samples
+
+    def to_json(self):
+        return [s.to_json() for s in self.samples]
+'''
+
+#: A stand-in of lettucedetect/preprocess/preprocess_ragtruth.py: same arguments, same output.
+LETTUCE_PREPROCESS = '''
+import argparse, json
+from pathlib import Path
+from lettucedetect.datasets.hallucination_dataset import HallucinationData, HallucinationSample
+
+p = argparse.ArgumentParser()
+p.add_argument("--input_dir", required=True)
+p.add_argument("--output_dir", required=True)
+a = p.parse_args()
+src = Path(a.input_dir)
+responses = [json.loads(x) for x in (src / "response.jsonl").read_text().splitlines()]
+sources = {s["source_id"]: s for s in
+           (json.loads(x) for x in (src / "source_info.jsonl").read_text().splitlines())}
+data = HallucinationData([])
+for r in responses:
+    s = sources[r["source_id"]]
+    labels = [{"start": x["start"], "end": x["end"], "label": x["label_type"]}
+              for x in r["labels"]]
+    data.samples.append(HallucinationSample(s["prompt"], r["response"], labels, r["split"],
+                                            s["task_type"], "ragtruth", "en"))
+(Path(a.output_dir) / "ragtruth_data.json").write_text(json.dumps(data.to_json(), indent=4))
+'''
+
+
+def lettuce_checkout(repo: Path) -> None:
+    pkg = repo / "lettucedetect"
+    (pkg / "datasets").mkdir(parents=True)
+    (pkg / "preprocess").mkdir()
+    for folder in (pkg, pkg / "datasets", pkg / "preprocess"):
+        (folder / "__init__.py").write_text("")
+    (pkg / "datasets" / "hallucination_dataset.py").write_text(LETTUCE_DATASET)
+    (pkg / "preprocess" / "preprocess_ragtruth.py").write_text(LETTUCE_PREPROCESS)
+
+
+def lettuce_raw(raw: Path, splits: list[str]) -> None:
+    raw.mkdir(parents=True, exist_ok=True)
+    sources = [{"source_id": str(i), "prompt": f"context {i}", "task_type": "QA"}
+               for i in range(len(splits))]
+    responses = [{"source_id": str(i), "response": f"answer {i}", "split": split,
+                  "labels": [{"start": 0, "end": 6, "label_type": "Evident Conflict"}]}
+                 for i, split in enumerate(splits)]
+    (raw / "source_info.jsonl").write_text("".join(json.dumps(s) + "\n" for s in sources))
+    (raw / "response.jsonl").write_text("".join(json.dumps(r) + "\n" for r in responses))
+
+
+def test_lettucedetect_ragtruth_reduced_by_setup(tmp_path: Path) -> None:
+    mod = module("test_KRLabsOrg__LettuceDetect")
+    repo = mod.repo
+    assert_real(repo, "ragtruth_mini", ["cpu", "single_gpu"])
+    for name, run in stages(repo):
+        stage = Stage(repo, run, tmp_path / name, name)
+        lettuce_checkout(stage.repo)
+        raw = stage.raw("ragtruth_mini")
+        assert raw == stage.assets / "dataset" / "ragtruth"
+        lettuce_raw(raw, ["test", "train", "train", "train"])
+        before = sorted(p.name for p in raw.iterdir())
+        stage.setup()
+        assert sorted(p.name for p in raw.iterdir()) == before, "the raw asset is only read"
+        full = json.loads((stage.out / "ragtruth" / "ragtruth_data.json").read_text())
+        assert len(full) == 4 and {s["dataset"] for s in full} == {"ragtruth"}
+        mini = json.loads(Path(stage.arg("--ragbench-path")).read_text())
+        assert [(s["answer"], s["split"], s["dataset"]) for s in mini] == [
+            ("answer 1", "train", "ragbench"), ("answer 2", "dev", "ragbench")]
+        assert mini[0]["labels"] == [{"start": 0, "end": 6, "label": "Evident Conflict"}]
+        assert mini[0]["prompt"] == "context 1" and mini[0]["task_type"] == "QA"
+        assert json.loads(Path(stage.arg("--ragtruth-path")).read_text()) == []
+        assert Path(stage.arg("--ragbench-path")).parent == stage.out
+
+
+def test_lettucedetect_needs_two_train_samples(tmp_path: Path) -> None:
+    repo = module("test_KRLabsOrg__LettuceDetect").repo
+    assert repo.cpu is not None
+    stage = Stage(repo, repo.cpu, tmp_path, "cpu")
+    lettuce_checkout(stage.repo)
+    lettuce_raw(stage.raw("ragtruth_mini"), ["test", "train"])
+    done = stage.setup(check=False)
+    assert done.returncode != 0 and "need at least 2 train samples" in done.stderr
+    assert not (stage.out / "ragbench_min.json").exists()
+
+
+# --------------------------------------------------------------------------- F5-TTS
+
+#: Stand-ins of datasets' ArrowWriter (json lines) and of f5_tts's pinyin conversion.
+ARROW_WRITER = '''
+import json
+
+class ArrowWriter:
+    def __init__(self, path):
+        self.path, self.rows, self.done = path, [], False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        with open(self.path, "w") as fh:
+            fh.write(json.dumps({"rows": self.rows, "finalized": self.done}))
+
+    def write(self, row):
+        self.rows.append(row)
+
+    def finalize(self):
+        self.done = True
+'''
+F5_UTILS = '''
+def convert_char_to_pinyin(text_list, polyphone=True):
+    return [list(text) for text in text_list]
+'''
+
+
+def write_wav(path: Path, frames: int, rate: int) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with wave.open(str(path), "wb") as fh:
+        fh.setnchannels(1)
+        fh.setsampwidth(2)
+        fh.setframerate(rate)
+        fh.writeframes(b"\0\0" * frames)
+
+
+def f5_checkout(repo: Path, site: Path) -> None:
+    (repo / "src" / "f5_tts" / "model").mkdir(parents=True)
+    (repo / "src" / "f5_tts" / "__init__.py").write_text("")
+    (repo / "src" / "f5_tts" / "model" / "__init__.py").write_text("")
+    (repo / "src" / "f5_tts" / "model" / "utils.py").write_text(F5_UTILS)
+    (repo / "data" / "Emilia_ZH_EN_pinyin").mkdir(parents=True)
+    (repo / "data" / "Emilia_ZH_EN_pinyin" / "vocab.txt").write_text(" \na\nb\n")
+    (site / "datasets").mkdir(parents=True)
+    (site / "datasets" / "__init__.py").write_text("")
+    (site / "datasets" / "arrow_writer.py").write_text(ARROW_WRITER)
+
+
+def test_f5tts_wav_read_in_place_and_training_set_built_by_setup(tmp_path: Path) -> None:
+    mod = module("test_SWivid__F5_TTS")
+    repo = mod.repo
+    assert_real(repo, "f5tts_minimal", ["cpu", "single_gpu", "multi_gpu"])
+    for name in ("cpu", "single_gpu"):  # inference reads the prepared wav itself
+        run = getattr(repo, name)
+        assert not run.setup
+        assert "{assets}/dataset/infer_minimal/ref_audio.wav" in run.argv
+        assert assets.layout(repo, repo.assets[0]).dest == "dataset/infer_minimal/ref_audio.wav"
+    run = repo.multi_gpu
+    stage = Stage(repo, run, tmp_path, "multi_gpu")
+    site = tmp_path / "site"
+    f5_checkout(stage.repo, site)
+    wav = stage.raw("f5tts_minimal")
+    write_wav(wav, frames=48000, rate=24000)
+    stage.setup(PYTHONPATH=f"{stage.repo}/src{os.pathsep}{site}")
+
+    inputs = stage.out / "csv_wavs_minimal"
+    assert (inputs / "metadata.csv").read_text() == (
+        "audio_path|text\nwavs/sample.wav|Some call me nature, others call me mother nature.\n")
+    assert (inputs / "wavs" / "sample.wav").read_bytes() == wav.read_bytes()
+    # the run's datasets.name, resolved as F5's load_dataset and get_tokenizer do
+    element = next(a for a in run.argv if a.startswith("datasets.name="))
+    assert element == "datasets.name={file:{out}/f5tts_dataset_name}"
+    name = (stage.out / "f5tts_dataset_name").read_text().strip()
+    assert not name.startswith("/")
+    package = stage.repo / "src" / "f5_tts"
+    found = Path(os.path.realpath(str(package.joinpath(f"../../data/{name}_pinyin"))))
+    assert found == (stage.out / "f5tts_minimal_pinyin").resolve()
+    arrow = json.loads((found / "raw.arrow").read_text())
+    text = list("Some call me nature, others call me mother nature.")
+    assert arrow == {"finalized": True, "rows": [
+        {"audio_path": str((inputs / "wavs" / "sample.wav").resolve()), "text": text,
+         "duration": 2.0}] * 2}
+    assert json.loads((found / "duration.json").read_text()) == {"duration": [2.0, 2.0]}
+    vocab = os.path.join(str(package.joinpath("../../data")), f"{name}_pinyin/vocab.txt")
+    assert Path(vocab).read_text() == " \na\nb\n"
+
+
+def test_f5tts_setup_fails_without_the_checkout_data_folder(tmp_path: Path) -> None:
+    repo = module("test_SWivid__F5_TTS").repo
+    stage = Stage(repo, repo.multi_gpu, tmp_path, "multi_gpu")
+    site = tmp_path / "site"
+    f5_checkout(stage.repo, site)
+    (stage.repo / "data" / "Emilia_ZH_EN_pinyin" / "vocab.txt").unlink()
+    write_wav(stage.raw("f5tts_minimal"), frames=100, rate=16000)
+    done = stage.setup(check=False, PYTHONPATH=f"{stage.repo}/src{os.pathsep}{site}")
+    assert done.returncode != 0 and "missing the pretrained vocab" in done.stderr
+    assert not (stage.out / "f5tts_dataset_name").exists()
