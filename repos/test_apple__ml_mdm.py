@@ -6,13 +6,44 @@ Domain: image generation: text-to-image diffusion training (Matryoshka Diffusion
 Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C1 C2 C3 C4 C5)
 
 Every stage, C1 included, trains for one step through torchrun from the ml-mdm-matryoshka folder on
-the repository's dummy test tar, with flan-t5-small (Hugging Face) as text encoder. The prepared
-file list holds paths relative to ml-mdm-matryoshka/ (../benchmark_assets/...). The C1 run uses a
-plain Run because the torchrun() helper would declare a GPU. The pinned stack pairs torch 2.2.2
-with tensorflow 2.5.0.
+the repository's dummy test tar, with flan-t5-small (Hugging Face) as text encoder. The C1 run
+uses a plain Run because the torchrun() helper would declare a GPU. The pinned stack pairs torch
+2.2.2 with tensorflow 2.5.0.
+
+The prepared view holds the tar itself at {assets}/dataset/ml_mdm_dummy/images_00000.tar. The
+official prepare rebuilt the tar index and the file list around its copy, with paths relative to
+ml-mdm-matryoshka/ (../benchmark_assets/...); each stage's setup step (shims/make_file_list.py)
+writes the same two files into {out}/ml_mdm_dummy from the repository's own index, with absolute
+paths to the prepared tar, and the run reads that file list.
 """
 
+from pathlib import Path
+
 from pytest_reb import Asset, Repo, Run, hf_asset, torchrun
+
+#: Our setup script that writes the tar index and file list the stages read.
+SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+
+#: How this module spells what the reference argv leaves to run time: the file list is the one
+#: the setup step wrote into {out}.
+TOKENS = {
+    "--file-list={assets}/dataset/ml_mdm_dummy/sample_training_0.tsv": [
+        "--file-list={out}/ml_mdm_dummy/sample_training_0.tsv"],
+}
+
+#: Every stage first rebuilds the index and file list around the prepared tar (official prepare).
+SETUP = [[
+    "{python}", "{shims}/make_file_list.py",
+    "--tar", "{assets}/dataset/ml_mdm_dummy/images_00000.tar",
+    "--index", "{repo}/ml-mdm-matryoshka/tests/test_files/images_00000.tsv",
+    "--out", "{out}/ml_mdm_dummy",
+]]
+
+#: What our setup does, after each stage's reference note.
+SETUP_NOTE = (
+    " Our setup step writes images_00000.tsv (the repository's rows, tar = the prepared tar) and "
+    "sample_training_0.tsv naming it into {out}/ml_mdm_dummy."
+)
 
 #: Environment shared by every stage.
 ENV = {
@@ -29,7 +60,7 @@ ENV = {
 #: The script and its options in every stage: one step of batch 1 on the dummy tar.
 ONE_STEP = [
     "ml_mdm/clis/train_parallel.py",
-    "--file-list={assets}/dataset/ml_mdm_dummy/sample_training_0.tsv",
+    "--file-list={out}/ml_mdm_dummy/sample_training_0.tsv",
     "--multinode=0", "--output-dir={out}/outputs",
     "--text-model={assets}/model/google__flan-t5-small",
     "--batch-size=1", "--num-training-steps=1", "--num_diffusion_steps=1",
@@ -68,8 +99,10 @@ repo = Repo(
         entrypoint="ml-mdm-matryoshka/ml_mdm/clis/train_parallel.py",
         note=(
             "torchrun is used even on CPU. Refuses to run unless the prepare stage status is "
-            "success and the file list and model folder exist."
+            "success and the file list and model folder exist." + SETUP_NOTE
         ),
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
     ),
     single_gpu=torchrun(
         *ONE_STEP,
@@ -80,8 +113,10 @@ repo = Repo(
         entrypoint="ml-mdm-matryoshka/ml_mdm/clis/train_parallel.py",
         note=(
             "Pre-check: torch must see CUDA with at least 1 device, else failure "
-            "(insufficient_hardware). Same prepare-success requirement."
+            "(insufficient_hardware). Same prepare-success requirement." + SETUP_NOTE
         ),
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
     ),
     multi_gpu=torchrun(
         *ONE_STEP,
@@ -93,7 +128,9 @@ repo = Repo(
         note=(
             "nproc = number of ids in SCIMLOPSBENCH_MULTI_GPU_DEVICES (0,1) unless "
             "SCIMLOPSBENCH_MULTI_GPU_NPROC is set; gate requires torch CUDA with >= 2 visible "
-            "devices."
+            "devices." + SETUP_NOTE
         ),
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
     ),
 )
