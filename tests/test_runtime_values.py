@@ -33,7 +33,8 @@ SHIM_FILES = {
 
 #: The stage prints every value it was given, one per line.
 SHOW = ("import os, sys; print('ARGS', *sys.argv[1:]); "
-        "print('LIGHTHOUSE', os.environ.get('LIGHTHOUSE')); print('PORT', os.environ['PORT'])")
+        "print('LIGHTHOUSE', os.environ.get('LIGHTHOUSE')); print('PORT', os.environ['PORT']); "
+        "print('CWD', os.getcwd())")
 
 
 def module(shims: Path, *, glob: str = "{repo}/ckpt/*.pt", mod: str = "json",
@@ -51,7 +52,7 @@ repo = Repo(
     "me/values", commit="{'0' * 40}", imports_total=1,
     cpu=Run(["{{python}}", "-c", {SHOW!r}, "{{file:{{out}}/value}}", "{{glob:{glob}}}",
              "{{module:{mod}}}"],
-            env={{"PORT": "{{port}}"}},
+            env={{"PORT": "{{port}}"}}, cwd="{{out}}/work",
             setup=[["{{python}}", "{{shims}}/write_value.py", "{{out}}/value", "0.125"],
                    *{fail!r}],
             helpers=[Helper(["{{python}}", "{{shims}}/lighthouse.py", "{pid_file}",
@@ -104,6 +105,7 @@ def test_every_value_is_resolved_before_the_run(pytester: pytest.Pytester, shims
     assert lines[0] == f"ARGS 0.125 {checkout}/ckpt/a.pt {json.__file__}"
     assert lines[1] == "LIGHTHOUSE http://127.0.0.1:4242"
     assert 20000 <= int(lines[2].split()[1]) < 40001
+    assert lines[3].startswith("CWD /tmp/reb-out-") and lines[3].endswith("/c1/work")
     assert "{file:" not in " ".join(o["command"]), "the recorded command is the one that ran"
     pid_file = shims.parent / "helper.pid"
     assert pid_file.is_file() and not alive(pid_file), "the helper must not outlive the stage"

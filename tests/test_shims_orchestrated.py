@@ -28,6 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 REPOS = ROOT / "repos"
 SHIMS = REPOS / "shims"
 TORCHFT = SHIMS / "test_meta_pytorch__torchft"
+#: Our shims' shared library (reb_shim), which the target puts right after a shim folder.
+SHIMLIB = ROOT / "pytest_reb" / "shimlib"
 BUDGET_VARS = ("SCIMLOPSBENCH_", "CUDA_VISIBLE_DEVICES", "XPU_VISIBLE_DEVICES",
                "_REB_TORCHFT_CUDA_CHECKED", "PYTHONPATH")
 
@@ -52,9 +54,9 @@ def python(argv: list[str], pythonpath: list[Path], cwd: Path,
            **env: str) -> subprocess.CompletedProcess[str]:
     """``argv`` under the host python with a clean budget environment plus ``env``."""
     base = {k: v for k, v in os.environ.items() if not k.startswith(BUDGET_VARS)}
+    path = ":".join(map(str, [*pythonpath[:1], SHIMLIB, *pythonpath[1:]]))
     return subprocess.run([sys.executable, *argv], cwd=cwd, capture_output=True, text=True,
-                          env={**base, "PYTHONPATH": ":".join(map(str, pythonpath)), **env},
-                          timeout=60)
+                          env={**base, "PYTHONPATH": path, **env}, timeout=60)
 
 
 def fill(text: str, **values: str) -> str:
@@ -341,7 +343,7 @@ def test_torchft_lighthouse_helper(tmp_path: Path, stand_ins: Path) -> None:
     log = tmp_path / "lighthouse.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith(BUDGET_VARS)}
     env.update(torchft_env("cpu", tmp_path / "assets"), LIGHTHOUSE_LOG=str(log),
-               PYTHONPATH=f"{TORCHFT}:{stand_ins}")
+               PYTHONPATH=f"{TORCHFT}:{SHIMLIB}:{stand_ins}")
     proc = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:

@@ -22,7 +22,7 @@ from typing import Any
 from pytest_reb import assets, diagnose, integrity
 from pytest_reb.outcome import Outcome
 from pytest_reb.spec import Asset, Run
-from pytest_reb.target import PROBES_MOUNT, ExecResult, Profile
+from pytest_reb.target import PROBES_MOUNT, SHIMLIB_MOUNT, ExecResult, Profile
 from pytest_reb.tiers import Context
 
 #: (category, pattern) in order: the first match names a failed run's category.
@@ -175,9 +175,9 @@ def _needs_port(run: Run) -> bool:
     return run.http is not None or any("{port}" in t for t in texts)
 
 
-def _env(run: Run, at: Places) -> dict[str, str]:
+def _env(run: Run, at: Places, ctx: Context) -> dict[str, str]:
     env = {k: at.fill(v) for k, v in run.env.items()}
-    return assets.with_shim(env, at.shims)
+    return assets.with_shim(env, at.shims, ctx.target.tool(SHIMLIB_MOUNT))
 
 
 def _resolve(ctx: Context, at: Places, texts: Sequence[str], env: Mapping[str, str],
@@ -250,19 +250,21 @@ def _exec_run(run: Run, ctx: Context, tier: str, profile: Profile,
     runner so the runs share the helpers' values.
     """
     out = f"/tmp/reb-out-{secrets.token_hex(4)}/{tier}"
-    ctx.target.exec(["mkdir", "-p", out], timeout=30, profile=profile, gpus=gpus)
     timeout = run.timeout * ctx.timeout_scale
     runs = [run, *run.together]
     at = [places(ctx, out, (r.http.port if r.http and r.http.port else _free_port(i))
                  if _needs_port(r) else None, assets.shim_path(ctx.target, r, ctx.checkout))
           for i, r in enumerate(runs)]
-    envs = [_env(r, a) for r, a in zip(runs, at, strict=True)]
+    envs = [_env(r, a, ctx) for r, a in zip(runs, at, strict=True)]
     cwds = [a.fill(r.cwd) for r, a in zip(runs, at, strict=True)]
+    # {out} is new for every run, so a working folder inside it must be made too
+    ctx.target.exec(["mkdir", "-p", out, *(c for c in cwds if c.startswith(out + "/"))],
+                    timeout=30, profile=profile, gpus=gpus)
     at[0] = _setup(run, ctx, at[0], envs[0], cwds[0], timeout, profile, gpus)
     for i, r in enumerate(runs):
         at[i] = _resolve(ctx, replace(at[i], resolved=at[0].resolved), _texts(r), envs[i],
                          cwds[i], profile, gpus)
-    envs = [_env(r, a) for r, a in zip(runs, at, strict=True)]
+    envs = [_env(r, a, ctx) for r, a in zip(runs, at, strict=True)]
     cwds = [a.fill(r.cwd) for r, a in zip(runs, at, strict=True)]
     commands = [_command(r, ctx, a) for r, a in zip(runs, at, strict=True)]
     if run.helpers:

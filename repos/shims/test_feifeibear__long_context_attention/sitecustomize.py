@@ -10,10 +10,7 @@ imported and touches no file of the repository.  A sitecustomize the
 environment itself has, shadowed by this one, is run afterwards.
 """
 
-import importlib.abc
-import importlib.util
-import os
-import sys
+from reb_shim import after_import, run_shadowed  # pytest-reb's shim library, next on the path
 
 
 def _alias_torch(module):
@@ -28,46 +25,5 @@ def _alias_torch(module):
     attn_type.from_string = classmethod(from_string)
 
 
-class _AfterImport(importlib.abc.MetaPathFinder):
-    """Runs ``patch`` on module ``name`` right after the module's own code."""
-
-    def __init__(self, name, patch):
-        self.name, self.patch = name, patch
-
-    def find_spec(self, fullname, path, target=None):
-        if fullname != self.name:
-            return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(fullname, path, target)
-            if spec is not None and spec.loader is not None:
-                break
-        else:
-            return None
-        loader, patch = spec.loader, self.patch
-        run = loader.exec_module
-
-        def exec_module(module):
-            run(module)
-            patch(module)
-
-        loader.exec_module = exec_module
-        return spec
-
-
-def _run_shadowed():
-    """Run the next sitecustomize.py on sys.path, the one this file hides."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    for entry in sys.path:
-        folder = os.path.abspath(entry or os.curdir)
-        candidate = os.path.join(folder, "sitecustomize.py")
-        if folder != here and os.path.isfile(candidate):
-            spec = importlib.util.spec_from_file_location("_reb_shadowed_sitecustomize", candidate)
-            if spec is not None and spec.loader is not None:
-                spec.loader.exec_module(importlib.util.module_from_spec(spec))
-            return
-
-
-sys.meta_path.insert(0, _AfterImport("yunchang.kernels", _alias_torch))
-_run_shadowed()
+after_import({"yunchang.kernels": _alias_torch})
+run_shadowed(__file__)

@@ -35,11 +35,9 @@ by this one, is run afterwards.
 """
 
 import functools
-import importlib.abc
-import importlib.util
 import os
-import sys
-import threading
+
+from reb_shim import after_import, run_shadowed  # pytest-reb's shim library, next on the path
 
 #: Set once a process of the tree has checked the GPU requirement.
 CHECKED = "_REB_TORCHFT_CUDA_CHECKED"
@@ -176,65 +174,13 @@ def _small_loader(module):
     cls.__init__ = __init__
 
 
-class _AfterImport(importlib.abc.MetaPathFinder):
-    """Runs each module's patch right after the module's own code, when it is imported.
-
-    To find the module it asks the other finders; one of them may be a finder
-    like this one that asks the others in turn, so a question this finder is
-    already answering (same thread, same name) gets no answer from it.
-    """
-
-    def __init__(self, patches):
-        self.patches = dict(patches)
-        self.busy = set()
-
-    def find_spec(self, fullname, path, target=None):
-        patch = self.patches.get(fullname)  # kept: importlib.util.find_spec may ask first
-        key = (threading.get_ident(), fullname)
-        if patch is None or key in self.busy:
-            return None
-        self.busy.add(key)
-        try:
-            for finder in sys.meta_path:
-                if finder is self or not hasattr(finder, "find_spec"):
-                    continue
-                spec = finder.find_spec(fullname, path, target)
-                if spec is not None and spec.loader is not None:
-                    break
-            else:
-                return None
-        finally:
-            self.busy.discard(key)
-        run = spec.loader.exec_module
-
-        def exec_module(module):
-            run(module)
-            patch(module)
-
-        spec.loader.exec_module = exec_module
-        return spec
-
-
-def _run_shadowed():
-    """Run the next sitecustomize.py on sys.path, the one this file hides."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    for entry in sys.path:
-        folder = os.path.abspath(entry or os.curdir)
-        candidate = os.path.join(folder, "sitecustomize.py")
-        if folder != here and os.path.isfile(candidate):
-            spec = importlib.util.spec_from_file_location("_reb_shadowed_sitecustomize", candidate)
-            if spec is not None and spec.loader is not None:
-                spec.loader.exec_module(importlib.util.module_from_spec(spec))
-            return
-
-
 if _flag("SCIMLOPSBENCH_FORCE_CPU"):
     _force_cpu()
-sys.meta_path.insert(0, _AfterImport({
+after_import({
     "torch": _require_gpus,
     "torch.nn": _cap_embedding,
     "torchft.manager": _cap_steps,
     "torchvision.datasets": _prepared_cifar10,
     "torchdata.stateful_dataloader": _small_loader,
-}))
-_run_shadowed()
+})
+run_shadowed(__file__)
