@@ -9,9 +9,39 @@ All stages fine-tune the 0.3B surface-normal model for one iteration with the ve
 (seg/tools/train.py) on one sample of the toy dataset, from the pretrain checkpoint (about 1.2 GB);
 both come from the Hugging Face hub. norm_cfg.type=BN replaces SyncBN so C1 and C3 need no process
 group. The vendored mmcv ops must be compiled against the installed torch/CUDA.
+
+The prepared view holds the raw toy dataset download at {assets}/dataset/sapiens_toy_dataset/;
+each stage's setup step (shims/prune_toy_dataset.py) does what the official prepare did to it:
+it keeps one sample, the first image by name and the mask and normal map of the same stem (from
+the download's images/, masks/, normals/ folders or its zip archives), in
+{out}/sapiens_toy_dataset_min1, which the run's dataset_train.data_root names.
 """
 
+from pathlib import Path
+
 from pytest_reb import Asset, Repo, Run, hf_asset
+
+#: Our setup script that cuts the downloaded toy dataset down to its one-sample copy.
+SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+
+#: How this module spells what the reference argv leaves to run time: the one-sample dataset is
+#: the copy the setup step wrote into {out}.
+TOKENS = {
+    "dataset_train.data_root={assets}/dataset/sapiens_toy_dataset_min1": [
+        "dataset_train.data_root={out}/sapiens_toy_dataset_min1"],
+}
+
+#: Every stage first prunes the downloaded toy dataset to one sample (the official prepare).
+SETUP = [[
+    "{python}", "{shims}/prune_toy_dataset.py",
+    "--raw", "{assets}/dataset/sapiens_toy_dataset", "--out", "{out}/sapiens_toy_dataset_min1",
+]]
+
+#: What our setup does, after each stage's reference note.
+SETUP_NOTE = (
+    " Our setup step copies the one sample (first image by name, its mask and normal map) out of "
+    "the raw download into {out}/sapiens_toy_dataset_min1."
+)
 
 #: Environment shared by every stage.
 ENV = {
@@ -35,7 +65,7 @@ TRAIN = [
 
 #: The config overrides of every stage: one sample, batch 1, one epoch, plain BN, no eval.
 CFG_OPTIONS = [
-    "--cfg-options", "dataset_train.data_root={assets}/dataset/sapiens_toy_dataset_min1",
+    "--cfg-options", "dataset_train.data_root={out}/sapiens_toy_dataset_min1",
     "model.backbone.init_cfg.checkpoint={assets}/model/sapiens_0.3b_pretrain/sapiens_0.3b_epoch_1600_clean.pth",
     "train_dataloader.batch_size=1",
     "train_dataloader.num_workers=0",
@@ -82,8 +112,10 @@ repo = Repo(
             "norm_cfg.type=BN replaces SyncBN so the run works without a process group; one sample "
             "with batch 1 and max_epochs 1 gives one iteration. The stage writes a placeholder "
             "failure result first, so an interrupted run still counts as failed. Timeout override "
-            "SCIMLOPSBENCH_CPU_TIMEOUT_SEC."
+            "SCIMLOPSBENCH_CPU_TIMEOUT_SEC." + SETUP_NOTE
         ),
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
     ),
     single_gpu=Run(
         ["{python}", *TRAIN, "--work-dir", "{out}/work_dir", *CFG_OPTIONS],
@@ -91,7 +123,10 @@ repo = Repo(
         timeout=600,
         min_gpus=1,
         entrypoint="seg/tools/train.py",
-        note="Runner flag --min-gpus 1 checks the GPU count under the report python first.",
+        note="Runner flag --min-gpus 1 checks the GPU count under the report python first."
+             + SETUP_NOTE,
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
     ),
     multi_gpu=Run(
         [
@@ -110,7 +145,9 @@ repo = Repo(
         entrypoint="seg/tools/train.py",
         note=(
             "Overrides: SCIMLOPSBENCH_MULTI_GPU_DEVICES (0,1; nproc = number of ids), "
-            "SCIMLOPSBENCH_MULTI_GPU_MASTER_PORT (29500). Runner flag --min-gpus 2."
+            "SCIMLOPSBENCH_MULTI_GPU_MASTER_PORT (29500). Runner flag --min-gpus 2." + SETUP_NOTE
         ),
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
     ),
 )
