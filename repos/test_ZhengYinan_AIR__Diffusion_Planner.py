@@ -7,16 +7,40 @@ Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C1 C2 C3 C4 C5)
 
 All stages train a tiny model from scratch for one epoch on one synthetic .npz sample; the released
 checkpoint is downloaded but unused. The commands keep the probe's repo-relative paths
-(build_output/<stage>, benchmark_assets/dataset), which assumes {assets} = {repo}/benchmark_assets.
+(build_output/<stage>), which assumes {assets} = {repo}/benchmark_assets.
 In C4 train_predictor.py divides the global batch of 2 by the world size.
+
+The official prepare generated the sample (benchmark_assets/dataset/sample_0.npz and
+train_list.json) with numpy under the report's python; here a setup step of every stage,
+shims/test_ZhengYinan_AIR__Diffusion_Planner/make_sample.py, writes the same two files into
+{out}/dataset, which --train_set and --train_set_list name instead.
 """
+
+from pathlib import Path
 
 from pytest_reb import Asset, Repo, Run, hf_asset
 
-#: The prepared sample, repo-relative as in the official probe; passed after --save_dir.
+#: Our setup script (make_sample.py), mounted read-only at {repo}/benchmark_scripts.
+SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+
+#: How this module spells what the reference argv leaves to prepare: the sample is made by
+#: the stage's setup step into {out}/dataset.
+TOKENS = {
+    "benchmark_assets/dataset": ["{out}/dataset"],
+    "benchmark_assets/dataset/train_list.json": ["{out}/dataset/train_list.json"],
+}
+
+#: Before every stage: the one zero-filled .npz sample and its list.
+SETUP = [["{python}", "{shims}/make_sample.py", "{out}/dataset"]]
+
+#: What the setup step does, appended to each stage note.
+MADE = (" Ours: the setup step {shims}/make_sample.py writes sample_0.npz (the official keys, "
+        "shapes and dtypes, zeros) and train_list.json into {out}/dataset, the --train_set.")
+
+#: The prepared sample, made by SETUP; passed after --save_dir.
 DATA = [
-    "--train_set", "benchmark_assets/dataset",
-    "--train_set_list", "benchmark_assets/dataset/train_list.json",
+    "--train_set", "{out}/dataset",
+    "--train_set_list", "{out}/dataset/train_list.json",
 ]
 
 #: train_predictor.py's options after --batch_size, in every stage: one epoch of a tiny model.
@@ -73,8 +97,10 @@ repo = Repo(
             "Paths are repo-relative ({out} = build_output/cpu, {assets} = benchmark_assets). "
             "Before the run the probe checks (no install) that timm, tensorboard and wandb import "
             "under the report python; otherwise failure (deps). warm_up_epoch 1 avoids a scheduler "
-            "assertion with one epoch."
+            "assertion with one epoch." + MADE
         ),
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
     ),
     single_gpu=Run(
         [
@@ -88,7 +114,9 @@ repo = Repo(
         env={"CUDA_VISIBLE_DEVICES": "0"},
         timeout=600,
         entrypoint="train_predictor.py",
-        note="Same import pre-check (timm, tensorboard, wandb).",
+        note="Same import pre-check (timm, tensorboard, wandb)." + MADE,
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
     ),
     multi_gpu=Run(
         [
@@ -110,7 +138,9 @@ repo = Repo(
         note=(
             "No --ddp flag is passed (the repo default applies). Global batch 2 gives 1 per rank "
             "because train_predictor.py divides by world size. Same import pre-check; GPU gate "
-            "counts devices with torch under the report python."
+            "counts devices with torch under the report python." + MADE
         ),
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
     ),
 )

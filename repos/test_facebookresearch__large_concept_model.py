@@ -9,9 +9,35 @@ All stages pretrain a toy_base_lcm for one step on a synthetic parquet dataset o
 embeddings with the repository's dummy normalizer, so nothing is downloaded. C4 is DDP through
 torchrun (-m lcm.train). fairseq2n is a native library whose wheel must match the exact torch
 build.
+
+The official prepare wrote the dataset ({assets}/dataset/lcm_toy_pretraining) with pyarrow and
+stopes under the report's python; here a setup step of every stage,
+shims/test_facebookresearch__large_concept_model/make_parquet.py, writes the same dataset (split
+partitions, 8 + 4 rows of 4 sentences, 1024-dim embeddings of std 0.006) into
+{out}/lcm_toy_pretraining, which the parquet_path overrides name instead.
 """
 
+from pathlib import Path
+
 from pytest_reb import Asset, Repo, Run
+
+#: Our setup script (make_parquet.py), mounted read-only at {repo}/benchmark_scripts.
+SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+
+#: How this module spells what the reference argv leaves to prepare: the dataset is made by
+#: the stage's setup step.
+TOKENS = {
+    f"++trainer.{part}_data[0].parquet_path={{assets}}/dataset/lcm_toy_pretraining": [
+        f"++trainer.{part}_data[0].parquet_path={{out}}/lcm_toy_pretraining"]
+    for part in ("training", "validation")
+}
+
+#: Before every stage: the toy parquet dataset.
+SETUP = [["{python}", "{shims}/make_parquet.py", "{out}/lcm_toy_pretraining"]]
+
+#: What the setup step does, appended to each stage note.
+MADE = ("Ours: the setup step {shims}/make_parquet.py writes the toy parquet dataset into "
+        "{out}/lcm_toy_pretraining, which both parquet_path overrides name.")
 
 #: lcm.train's overrides in every stage: one toy_base_lcm step on the synthetic data, no FSDP.
 ONE_STEP = [
@@ -29,8 +55,8 @@ ONE_STEP = [
     "++trainer.data_loading_config.max_tokens=0",
     "++trainer.validation_data_loading_config.batch_size=1",
     "++trainer.validation_data_loading_config.max_tokens=0",
-    "++trainer.training_data[0].parquet_path={assets}/dataset/lcm_toy_pretraining",
-    "++trainer.validation_data[0].parquet_path={assets}/dataset/lcm_toy_pretraining",
+    "++trainer.training_data[0].parquet_path={out}/lcm_toy_pretraining",
+    "++trainer.validation_data[0].parquet_path={out}/lcm_toy_pretraining",
     "++trainer.validate_every_n_steps=1000000",
     "++trainer.checkpoint_every_n_steps=1000000",
     "++trainer.save_model_every_n_steps=1000000",
@@ -67,6 +93,9 @@ repo = Repo(
         env={"CUDA_VISIBLE_DEVICES": ""},
         timeout=600,
         entrypoint="lcm/train/__main__.py",
+        note=MADE,
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
     ),
     single_gpu=Run(
         ["{python}", "-m", "lcm.train", *ONE_STEP, "++trainer.fake_gang_device=cuda:0"],
@@ -76,8 +105,10 @@ repo = Repo(
         entrypoint="lcm/train/__main__.py",
         note=(
             "Pre-check: torch must report CUDA available with at least one device, else failure "
-            "(insufficient_hardware)."
+            "(insufficient_hardware). " + MADE
         ),
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
     ),
     multi_gpu=Run(
         [
@@ -93,7 +124,9 @@ repo = Repo(
         entrypoint="lcm/train/__main__.py",
         note=(
             "No fake_gang_device override; DDP because use_fsdp=false. nproc = number of ids in "
-            "SCIMLOPSBENCH_MULTI_GPU_DEVICES (default 0,1)."
+            "SCIMLOPSBENCH_MULTI_GPU_DEVICES (default 0,1). " + MADE
         ),
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
     ),
 )
