@@ -10,9 +10,39 @@ against Qwen2.5-0.5B-Instruct (HF backend and sdpa attention, so no SGLang engin
 ShareGPT samples built with the repository's prepare_data.py; the draft config is derived from the
 repository's qwen2.5-7b-eagle3.json. C4 is pure data parallel. sglang[all]==0.5.6 pulls CUDA
 12.8-era wheels.
+
+Prepare downloads the Aeala/ShareGPT_Vicuna_unfiltered files raw (to
+{assets}/dataset/ShareGPT_Vicuna_unfiltered/); a setup step of each stage (our
+shims/.../prepare_sharegpt.py) takes the first 8 conversations of the train split and runs the
+repository's own scripts/prepare_data.py on them (its --data-path option, as the stage has no
+network), writing the sharegpt_train.jsonl that --train-data-path names into {out}. A second
+setup step (shims/.../make_draft_config.py) derives the draft config as the official prepare did,
+from configs/qwen2.5-7b-eagle3.json and the target model's AutoConfig, into
+{out}/draft_config.json, which --draft-model-config names.
 """
 
+from pathlib import Path
+
 from pytest_reb import Asset, Repo, Run, hf_asset
+
+#: Our setup script (prepare_sharegpt.py), mounted read-only at {repo}/benchmark_scripts.
+SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+
+#: How this module spells what the reference argv leaves to run time.
+TOKENS = {"{assets}/dataset/sharegpt_train.jsonl": ["{out}/sharegpt_train.jsonl"],
+          "{assets}/model/draft_config.json": ["{out}/draft_config.json"]}
+
+#: Both stages first build the 8-sample training file with the repository's prepare_data.py,
+#: then derive the draft config (make_draft_config.py).
+SETUP = [["{python}", "{shims}/prepare_sharegpt.py", "{repo}/scripts/prepare_data.py",
+          "{assets}/dataset/ShareGPT_Vicuna_unfiltered", "{out}", "8"],
+         ["{python}", "{shims}/make_draft_config.py", "{repo}/configs/qwen2.5-7b-eagle3.json",
+          "{assets}/model/target_model", "{out}/draft_config.json"]]
+
+#: What each stage's note adds after the reference note.
+MADE = (" Our setup step builds {out}/sharegpt_train.jsonl with the repository's "
+        "scripts/prepare_data.py from the first 8 conversations of the raw download, and "
+        "{out}/draft_config.json with shims/make_draft_config.py (template + target AutoConfig).")
 
 #: Environment shared by every stage.
 ENV = {
@@ -34,8 +64,8 @@ ENV = {
 EAGLE3 = [
     "scripts/train_eagle3.py",
     "--target-model-path", "{assets}/model/target_model",
-    "--draft-model-config", "{assets}/model/draft_config.json",
-    "--train-data-path", "{assets}/dataset/sharegpt_train.jsonl",
+    "--draft-model-config", "{out}/draft_config.json",
+    "--train-data-path", "{out}/sharegpt_train.jsonl",
     "--build-dataset-num-proc", "1",
     "--dataloader-num-workers", "0",
     "--output-dir", "{out}/output", "--num-epochs", "1", "--max-num-steps", "1",
@@ -93,8 +123,10 @@ repo = Repo(
         entrypoint="scripts/train_eagle3.py",
         note=(
             "--target-model-path is whatever prepare recorded as the model path (the link or the "
-            "resolved snapshot)."
+            "resolved snapshot)." + MADE
         ),
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
     ),
     multi_gpu=Run(
         ["{python}", "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
@@ -108,8 +140,10 @@ repo = Repo(
         note=(
             "Pure data parallel (tp-size 1). Overrides SPECFORGE_BENCH_MULTI_GPU_VISIBLE_DEVICES "
             "(0,1) and SPECFORGE_BENCH_MULTI_GPU_NPROC (2); gate counts GPUs with torch under the "
-            "report python."
+            "report python." + MADE
         ),
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
     ),
     skip={"cpu": "repo_not_supported"},
 )

@@ -8,9 +8,34 @@ Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C2 C3 C4 C5)
 C1 does not apply (CSV: repo_not_supported). C3 and C4 run the offline benchmark module
 (benchmarks/benchmark_offline.py) through torchrun with Qwen2.5-0.5B and attn_type=ref; C4 is
 tensor parallel 2 over NCCL. The compiled chitu_backend CUDA extension must build and import.
+
+Prepare downloads tinyshakespeare's input.txt raw (as
+{assets}/dataset/tinyshakespeare_sharegpt.txt); a setup step of each stage (our
+shims/.../sharegpt_from_text.py) converts it, as the official prepare did, into the sharegpt-style
+tinyshakespeare_sharegpt.json in {out}, which benchmark.dataset_path then names.
 """
 
+from pathlib import Path
+
 from pytest_reb import Asset, Repo, Run, hf_asset
+
+#: Our setup script (sharegpt_from_text.py), mounted read-only at {repo}/benchmark_scripts.
+SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+
+#: How this module spells what the reference argv leaves to run time.
+TOKENS = {
+    "benchmark.dataset_path={assets}/dataset/tinyshakespeare_sharegpt.json":
+        ["benchmark.dataset_path={out}/tinyshakespeare_sharegpt.json"],
+}
+
+#: Both stages first convert the raw text into the sharegpt JSON the benchmark reads.
+SETUP = [["{python}", "{shims}/sharegpt_from_text.py",
+          "{assets}/dataset/tinyshakespeare_sharegpt.txt",
+          "{out}/tinyshakespeare_sharegpt.json"]]
+
+#: What each stage's note adds after the reference note.
+MADE = (" Our setup step converts the raw text into {out}/tinyshakespeare_sharegpt.json: 64 "
+        "human turns of at least 400 characters of whole lines, each with an empty gpt reply.")
 
 #: Environment shared by every stage.
 ENV = {
@@ -47,7 +72,7 @@ ONE_REQUEST = [
     "benchmark.input_len=8",
     "benchmark.output_len=8",
     "benchmark.dataset=sharegpt",
-    "benchmark.dataset_path={assets}/dataset/tinyshakespeare_sharegpt.json",
+    "benchmark.dataset_path={out}/tinyshakespeare_sharegpt.json",
 ]
 
 repo = Repo(
@@ -87,8 +112,10 @@ repo = Repo(
         entrypoint="benchmarks/benchmark_offline.py",
         note=(
             "attn_type=ref avoids flash-attn/flashinfer at run time, but the compiled "
-            "chitu_backend extension is still imported."
+            "chitu_backend extension is still imported." + MADE
         ),
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
     ),
     multi_gpu=Run(
         [
@@ -105,8 +132,10 @@ repo = Repo(
         entrypoint="benchmarks/benchmark_offline.py",
         note=(
             "Tensor parallel 2 over NCCL. Devices override SCIMLOPSBENCH_MULTI_GPU_IDS; gate "
-            "counts GPUs with torch under the report python."
+            "counts GPUs with torch under the report python." + MADE
         ),
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
     ),
     skip={"cpu": "repo_not_supported"},
 )

@@ -9,9 +9,29 @@ All stages train the projector for one step on the first example of Olympus.json
 Yuanze/Olympus model (Hugging Face). C4 is the only multi-GPU stage launched with DeepSpeed (ZeRO-3
 config from the repository). The HF caches are repo-relative paths (benchmark_assets/cache/...), as
 in the official probe.
+
+Prepare downloads Olympus.json raw (to {assets}/dataset/Olympus.json); a setup step of every stage
+(our shims/.../minimal_train.py) cuts it to the official one-example minimal_train.json in {out}
+(first example, image field removed, at most two turns), which --data_path then names.
 """
 
+from pathlib import Path
+
 from pytest_reb import Asset, Repo, Run, deepspeed, hf_asset
+
+#: Our setup script (minimal_train.py), mounted read-only at {repo}/benchmark_scripts.
+SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+
+#: How this module spells what the reference argv leaves to run time.
+TOKENS = {"{assets}/dataset/minimal_train.json": ["{out}/minimal_train.json"]}
+
+#: Every stage first writes the one-example training file from the raw Olympus.json.
+SETUP = [["{python}", "{shims}/minimal_train.py", "{assets}/dataset/Olympus.json",
+          "{out}/minimal_train.json"]]
+
+#: What each stage's note adds after the reference note.
+MADE = (" Our setup step writes the one-example minimal_train.json (first example of Olympus.json, "
+        "no image, at most two turns) into {out}.")
 
 #: Environment shared by every stage.
 ENV = {
@@ -40,7 +60,7 @@ ENV = {
 MODEL_DATA = [
     "--model_name_or_path", "{assets}/model/model",
     "--version", "v0",
-    "--data_path", "{assets}/dataset/minimal_train.json",
+    "--data_path", "{out}/minimal_train.json",
     "--image_folder", "{assets}/dataset",
     "--tune_mm_mlp_adapter", "True",
     "--freeze_vision_tower", "True",
@@ -101,9 +121,11 @@ repo = Repo(
         env={"CUDA_VISIBLE_DEVICES": "", **ENV},
         timeout=600,
         entrypoint="mipha/train/train.py",
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
         note=(
             "HF_HOME and the other HF/torch caches are set as repo-relative paths in the official "
-            "probe."
+            "probe." + MADE
         ),
     ),
     single_gpu=Run(
@@ -117,7 +139,9 @@ repo = Repo(
         timeout=600,
         min_gpus=1,
         entrypoint="mipha/train/train.py",
-        note="Pre-check: torch GPU count >= 1 under the report python.",
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
+        note="Pre-check: torch GPU count >= 1 under the report python." + MADE,
     ),
     multi_gpu=deepspeed(
         "mipha/train/train.py",
@@ -133,7 +157,9 @@ repo = Repo(
         note=(
             "The only repo whose multi-GPU stage uses the DeepSpeed launcher (ZeRO-3 config from "
             "the repo). Pre-checks: 'import deepspeed' works and >= 2 GPUs. --num_gpus = number of "
-            "ids in SCIMLOPSBENCH_MULTI_GPU_DEVICES (0,1)."
+            "ids in SCIMLOPSBENCH_MULTI_GPU_DEVICES (0,1)." + MADE
         ),
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
     ),
 )
