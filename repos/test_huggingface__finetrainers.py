@@ -9,9 +9,35 @@ C1 does not apply (CSV: not_applicable). C3 and C4 LoRA-train Wan2.1-T2V-1.3B (m
 Face) for one step on crush-smol. finetrainers can log an error and still exit 0, so the log must
 contain neither 'An error occurred during training:' nor a traceback (reject_log). C3 sets the
 torch.distributed variables itself; its MASTER_PORT is {port}, a free port picked at run time.
+
+The prepared view holds the crush-smol snapshot as {assets}/dataset/ and the Wan snapshot as
+{assets}/model/current, which the run loads. Each stage's setup step (shims/dataset_config.py)
+writes the dataset config the official prepare wrote, with data_root = {assets}/dataset as the
+target sees it, to {out}/dataset_config.json. The official manifest.json is not written: the
+stages took from it only the model_name 'wan', which is in argv, and an LD_LIBRARY_PATH prefix
+that the prepare step always left empty.
 """
 
+from pathlib import Path
+
 from pytest_reb import Asset, Repo, Run, hf_asset
+
+#: Our setup script that writes the dataset config.
+SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+
+#: How this module spells what the reference argv leaves to run time: the dataset config is the
+#: one the setup step wrote into {out}.
+TOKENS = {"{assets}/dataset/dataset_config.json": ["{out}/dataset_config.json"]}
+
+#: Every stage first writes the dataset config around the prepared snapshot (official prepare).
+SETUP = [["{python}", "{shims}/dataset_config.py", "{assets}/dataset",
+          "{out}/dataset_config.json"]]
+
+#: What our setup does, after each stage's reference note.
+SETUP_NOTE = (
+    " Our setup step writes {out}/dataset_config.json: one video dataset at the prepared "
+    "snapshot, id_token PIKA_CRUSH, bucket [49, 480, 832], bicubic, caption prefixes removed."
+)
 
 #: Environment shared by every stage.
 ENV = {
@@ -32,7 +58,7 @@ ENV = {
 LORA_STEP = [
     "--model_name", "wan",
     "--pretrained_model_name_or_path", "{assets}/model/current",
-    "--dataset_config", "{assets}/dataset/dataset_config.json",
+    "--dataset_config", "{out}/dataset_config.json",
     "--training_type", "lora",
     "--target_modules", "blocks.*(to_q|to_k|to_v|to_out.0)",
     "--batch_size", "1", "--train_steps", "1", "--max_data_samples", "1",
@@ -96,8 +122,10 @@ repo = Repo(
             "'(transformer_blocks|single_transformer_blocks).*(to_q|to_k|to_v|to_out.0)'; override "
             "BENCH_TARGET_MODULES). LD_LIBRARY_PATH gets the FFmpeg/torchcodec prefix from "
             "manifest.json when present. MASTER_PORT is {port}, a free loopback port chosen when "
-            "the run starts."
+            "the run starts." + SETUP_NOTE
         ),
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
     ),
     multi_gpu=Run(
         [
@@ -121,6 +149,9 @@ repo = Repo(
             "Data parallel over the ranks (dp_degree = number of ids in BENCH_MULTI_GPU_IDS / "
             "--gpu-ids, default 0,1). Gate: torch.cuda.device_count() >= 2 under the report "
             "python. Same fail patterns and LD_LIBRARY_PATH handling as the single-GPU stage."
+            + SETUP_NOTE
         ),
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
     ),
 )
