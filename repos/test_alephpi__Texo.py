@@ -10,9 +10,28 @@ the first *.pt of the FormulaNet snapshot (the official <first *.pt> token, spel
 run-time resolver {glob:{assets}/model/FormulaNet/**/*.pt}: the first sorted match, expected to
 be checkpoints/formulanet.pt, the checkpoint of the default model config formulanet-S); dataset
 and model come from the Hugging Face hub. C4 lets Lightning spawn the DDP ranks.
+
+Prepare downloads the alephpi/UniMER-Train hub files raw (to {assets}/dataset/UniMER-Train/); a
+setup step of every stage (shims/test_alephpi__Texo/save_unimer.py, under the report's python)
+does what the official prepare did after downloading: loads train[:1], keeps the image bytes and
+the LaTeX text, and saves that one-sample dataset with save_to_disk as {out}/UniMER-Train and
+{out}/UniMER-Eval, the paths data.train_dataset_path and data.eval_dataset_path name.
 """
 
+from pathlib import Path
+
 from pytest_reb import Asset, Repo, Run, hf_asset, self_launching
+
+#: Our setup script (save_unimer.py), mounted read-only at {repo}/benchmark_scripts.
+SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+
+#: Before every stage: the one-sample train and eval datasets from the raw hub files.
+SETUP = [["{python}", "{shims}/save_unimer.py", "{assets}/dataset/UniMER-Train", "{out}", "1"]]
+
+#: What the setup step does, appended to each stage note.
+MADE = (" Ours: the setup step {shims}/save_unimer.py loads train[:1] of the raw hub files at "
+        "{assets}/dataset/UniMER-Train and saves it (image bytes, text) with save_to_disk as "
+        "{out}/UniMER-Train and {out}/UniMER-Eval.")
 
 #: Environment shared by every stage.
 ENV = {
@@ -31,7 +50,13 @@ HYDRA = ["{python}", "src/train.py", "hydra.run.dir={out}/hydra", "hydra.job.chd
 PRETRAINED = "model.pretrained={assets}/model/FormulaNet/<first *.pt>"
 
 #: How this module spells what the reference argv leaves to run time.
-TOKENS = {PRETRAINED: ["model.pretrained={glob:{assets}/model/FormulaNet/**/*.pt}"]}
+TOKENS = {
+    PRETRAINED: ["model.pretrained={glob:{assets}/model/FormulaNet/**/*.pt}"],
+    "data.train_dataset_path={assets}/dataset/UniMER-Train": [
+        "data.train_dataset_path={out}/UniMER-Train"],
+    "data.eval_dataset_path={assets}/dataset/UniMER-Eval": [
+        "data.eval_dataset_path={out}/UniMER-Eval"],
+}
 
 #: The overrides after those settings: one step, no validation or checkpoint, one prepared sample.
 ONE_STEP = [
@@ -52,8 +77,8 @@ ONE_STEP = [
     "data.train_batch_size=1",
     "data.val_batch_size=1",
     "data.num_workers=1",
-    "data.train_dataset_path={assets}/dataset/UniMER-Train",
-    "data.eval_dataset_path={assets}/dataset/UniMER-Eval",
+    "data.train_dataset_path={out}/UniMER-Train",
+    "data.eval_dataset_path={out}/UniMER-Eval",
     "data.text_processor.tokenizer_path={repo}/data/unimernet_tokenizer",
     *TOKENS[PRETRAINED],
 ]
@@ -103,10 +128,12 @@ repo = Repo(
         env={"CUDA_VISIBLE_DEVICES": "", **ENV},
         timeout=600,
         entrypoint="src/train.py",
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
         note=(
             "If no .pt file exists in the model snapshot the last override is 'model.pretrained=' "
             "(empty). The runner first checks the report python is runnable (path_hallucination "
-            "otherwise). " + FIRST_PT
+            "otherwise). " + FIRST_PT + MADE
         ),
     ),
     single_gpu=Run(
@@ -114,7 +141,9 @@ repo = Repo(
         env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
         timeout=600,
         entrypoint="src/train.py",
-        note=FIRST_PT,
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
+        note=FIRST_PT + MADE,
     ),
     multi_gpu=self_launching(
         [*HYDRA, "trainer.accelerator=gpu", "trainer.devices=2", "+trainer.strategy=ddp",
@@ -124,10 +153,13 @@ repo = Repo(
         env={"CUDA_VISIBLE_DEVICES": "0,1", **ENV},
         timeout=1200,
         entrypoint="src/train.py",
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
         note=(
             "Lightning spawns the DDP ranks itself (no torchrun); devices = number of ids in "
             "SCIMLOPSBENCH_MULTI_GPU_IDS (default 0,1). GPU count for the gate comes from "
             "build_output/cuda/results.json observed.gpu_count, else 'nvidia-smi -L'. " + FIRST_PT
+            + MADE
         ),
     ),
 )
