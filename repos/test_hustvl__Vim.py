@@ -9,12 +9,37 @@ The stages do not run Vim itself: they train a plain ResNet-50 Faster R-CNN for 
 the vendored Detectron2 under det/ on COCO val2017_100 (network: Detectron2's annotation tarball
 and R-50.pkl). The Mamba CUDA extensions are thus only exercised by the C0 imports. C4 uses
 detectron2's own launch() to spawn the workers.
+
+The prepared view holds the images unpacked from val2017_100.tgz and the annotation json side by
+side in {assets}/dataset/coco/. Each stage's setup step (shims/coco_layout.py) lays them out as
+the official prepare did, as Detectron2 expects under DETECTRON2_DATASETS: {out}/datasets/coco/
+val2017 (a link to the prepared images) and coco/annotations/instances_val2017_100.json; the
+run's DETECTRON2_DATASETS is {out}/datasets.
 """
+
+from pathlib import Path
 
 from pytest_reb import Asset, Repo, Run, self_launching
 
+#: Our setup script that lays the prepared COCO files out for Detectron2.
+SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+
+#: How this module spells what the reference env leaves to run time: the DETECTRON2_DATASETS
+#: folder is the one the setup step laid out in {out}.
+TOKENS = {"{assets}/dataset": ["{out}/datasets"]}
+
 #: Environment shared by every stage.
-ENV = {"DETECTRON2_DATASETS": "{assets}/dataset", "PYTHONPATH": "{repo}/det"}
+ENV = {"DETECTRON2_DATASETS": "{out}/datasets", "PYTHONPATH": "{repo}/det"}
+
+#: Every stage first lays the COCO files out as DETECTRON2_DATASETS (the official prepare).
+SETUP = [["{python}", "{shims}/coco_layout.py", "--raw", "{assets}/dataset/coco",
+          "--out", "{out}/datasets"]]
+
+#: What our setup does, after each stage's reference note.
+SETUP_NOTE = (
+    " Our setup step lays out {out}/datasets/coco (val2017 linking to the prepared images, "
+    "annotations/instances_val2017_100.json), the run's DETECTRON2_DATASETS."
+)
 
 #: The script every stage runs; each passes its own --num-gpus first.
 TRAIN = ["{python}", "det/tools/plain_train_net.py"]
@@ -64,15 +89,19 @@ repo = Repo(
         entrypoint="det/tools/plain_train_net.py",
         note=(
             "Refuses to run unless the prepare stage status is success. Timeout override "
-            "SCIMLOPSBENCH_CPU_TIMEOUT_SEC."
+            "SCIMLOPSBENCH_CPU_TIMEOUT_SEC." + SETUP_NOTE
         ),
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
     ),
     single_gpu=Run(
         [*TRAIN, "--num-gpus", "1", *ONE_ITER, "MODEL.DEVICE", "cuda", *OUTPUT],
         env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
         timeout=600,
         entrypoint="det/tools/plain_train_net.py",
-        note="Refuses to run unless the prepare stage status is success.",
+        note="Refuses to run unless the prepare stage status is success." + SETUP_NOTE,
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
     ),
     multi_gpu=self_launching(
         [*TRAIN, "--num-gpus", "2", *ONE_ITER, "MODEL.DEVICE", "cuda", *OUTPUT],
@@ -84,7 +113,9 @@ repo = Repo(
         note=(
             "detectron2's own launch() spawns the workers (no torchrun). GPU count for the gate: "
             "lines of 'nvidia-smi -L', or torch under the report python when nvidia-smi is absent. "
-            "Devices override SCIMLOPSBENCH_MULTI_GPU_DEVICES."
+            "Devices override SCIMLOPSBENCH_MULTI_GPU_DEVICES." + SETUP_NOTE
         ),
+        setup=SETUP,
+        shim_dir=SHIM_DIR,
     ),
 )
