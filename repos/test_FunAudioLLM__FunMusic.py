@@ -9,9 +9,12 @@ C1 does not apply (CSV: not_applicable). C3 generates one second of music with I
 large Hugging Face snapshot: llm.pt, music tokenizer, WavTokenizer); C4 trains the flow model for
 one step with torchrun and DDP. Both stages read files the official prepare step generated under
 {assets} (shim): a trimmed copy of the repository's music-generation YAML and a one-row parquet
-list. Our setup step (shims/make_inputs.py) writes the same files into {out} before each run, so
-the argv names them there (TOKENS). The third_party/Matcha-TTS submodule must be present (it is on
-PYTHONPATH).
+list. The asset view holds the raw repository files (the sample parquet at
+{assets}/dataset/inspiremusic_samples/parquet_000000000.tar, the training YAML at
+{assets}/model/inspiremusic.yaml, both copied from the checkout); our setup step
+(shims/make_inputs.py) does the prepare step's post-processing on them into {out} before each run,
+so the argv names the results there (TOKENS). The third_party/Matcha-TTS submodule must be present
+(it is on PYTHONPATH).
 """
 
 from pathlib import Path
@@ -33,7 +36,9 @@ TOKENS = {
 
 #: The setup step of both stages: the benchmark YAML, the one-row parquet and its list in {out}.
 MAKE_INPUTS = ["{python}", "{shims}/make_inputs.py", "{out}",
-               "--repo", "{repo}", "--model-dir", "{assets}/model/InspireMusic-Base"]
+               "--yaml", "{assets}/model/inspiremusic.yaml",
+               "--parquet", "{assets}/dataset/inspiremusic_samples/parquet_000000000.tar",
+               "--model-dir", "{assets}/model/InspireMusic-Base"]
 
 #: Environment shared by every stage.
 ENV = {
@@ -101,11 +106,13 @@ repo = Repo(
         ),
         shim_dir=SHIM_DIR,
         note=(
-            "CUDA_VISIBLE_DEVICES comes from GPU_ID (default 0). Our setup writes "
+            "CUDA_VISIBLE_DEVICES comes from GPU_ID (default 0). Our setup writes, from the "
+            "raw copies {assets}/model/inspiremusic.yaml and "
+            "{assets}/dataset/inspiremusic_samples/parquet_000000000.tar, "
             "{out}/inspiremusic_benchmark.yaml (the prepare step's edits: basemodel_path "
             "{assets}/model/InspireMusic-Base/, generator_path its music_tokenizer, max_epoch 1, "
             "accum_grad 1, log_interval 1, save_per_step 0, min_acoustic_length 1, min_length 1), "
-            "the first row of the repository's sample parquet as "
+            "the first row of the sample parquet as "
             "{out}/parquet_000000000_1row.parquet (pyarrow, which the repository's data pipeline "
             "imports anyway) and {out}/data_1row.list naming it."
         ),

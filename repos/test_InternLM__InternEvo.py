@@ -6,10 +6,13 @@ Domain: LLM pre-training framework (InternLM2)
 Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C2 C3 C4 C5)
 
 C1 does not apply (CSV: repo_not_supported). C3 and C4 train a 2-layer InternLM2 from random init
-for one step through torchrun, from a Python config the probe wrote to {out}/minimal_config.py:
-our setup step (shims/make_config.py) writes the same config there before the run. Network is
-needed for a 64-example Alpaca sample (tokenized with the repository's tools/alpaca_tokenizer.py)
-and the InternLM2 tokenizer.model only.
+for one step through torchrun, from a Python config the probe wrote to {out}/minimal_config.py.
+Network is needed for the Stanford Alpaca JSON and the InternLM2 tokenizer.model only. The official
+prepare step tokenised the first 64 Alpaca examples with the repository's tools/alpaca_tokenizer.py
+into {assets}/dataset/alpaca_tokenized; here --reb-prepare fetches the raw JSON to
+{assets}/dataset/alpaca_data.json and each stage's setup does the rest before the run:
+shims/tokenize_alpaca.py keeps the first 64 records and runs that same tool under the report's
+python into {out}/alpaca_tokenized, then shims/make_config.py writes the config naming it.
 """
 
 from pathlib import Path
@@ -20,10 +23,18 @@ from pytest_reb import Asset, Repo, Run
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
 
 
+#: The official prepare's post-processing, as a setup step: the first 64 Alpaca records
+#: tokenised with the repository's tools/alpaca_tokenizer.py (split ratio 0.1) into {out}.
+TOKENIZE = ["{python}", "{shims}/tokenize_alpaca.py", "{assets}/dataset/alpaca_data.json",
+            "{out}/alpaca_tokenized", "--tokenizer", "{assets}/model/tokenizer.model",
+            "--tool", "{repo}/tools/alpaca_tokenizer.py", "--max-examples", "64"]
+
+
 def make_config(job_name: str) -> list[str]:
     """The setup step writing the probe's config (only JOB_NAME differs between stages)."""
     return ["{python}", "{shims}/make_config.py", "{out}/minimal_config.py",
-            "--assets", "{assets}", "--job-name", job_name]
+            "--assets", "{assets}", "--dataset", "{out}/alpaca_tokenized",
+            "--job-name", job_name]
 
 
 #: Environment shared by every stage.
@@ -78,7 +89,7 @@ repo = Repo(
         timeout=600,
         launcher="torchrun",
         entrypoint="train.py",
-        setup=[make_config("scimlopsbench_single_gpu")],
+        setup=[TOKENIZE, make_config("scimlopsbench_single_gpu")],
         shim=(
             "The probe writes its own InternEvo Python config to {out}/minimal_config.py: "
             "INTERNLM2, 2 layers, hidden 256, 8 heads (8 KV), vocab 92544, seq_len 32, micro_num "
@@ -89,10 +100,14 @@ repo = Repo(
         shim_dir=SHIM_DIR,
         note=(
             "Master port override SCIMLOPSBENCH_SINGLE_GPU_PORT. InternEvo reads the "
-            "tensorboard_folder env var. Our setup writes the config (job name "
-            "scimlopsbench_single_gpu) with the asset paths {assets}/dataset/alpaca_tokenized/"
-            "{train,valid} and {assets}/model/tokenizer.model, creates the tensorboard folder, "
-            "and stops (like the probe) when the tokenized train folder is missing."
+            "tensorboard_folder env var. Our setup first tokenises the Alpaca sample as the "
+            "official prepare did (shims/tokenize_alpaca.py: the first 64 records of "
+            "{assets}/dataset/alpaca_data.json, the repository's tools/alpaca_tokenizer.py with "
+            "--split_ratio 0.1, into {out}/alpaca_tokenized/{train,valid}/en/dataset.bin(+.meta); "
+            "it fails when a file is missing or empty), then writes the config (job name "
+            "scimlopsbench_single_gpu) with the folders {out}/alpaca_tokenized/{train,valid} and "
+            "{assets}/model/tokenizer.model, creates the tensorboard folder, and stops (like the "
+            "probe) when the tokenized train folder is missing."
         ),
     ),
     multi_gpu=Run(
@@ -108,7 +123,7 @@ repo = Repo(
         nproc=2,
         min_gpus=2,
         entrypoint="train.py",
-        setup=[make_config("scimlopsbench_multi_gpu")],
+        setup=[TOKENIZE, make_config("scimlopsbench_multi_gpu")],
         shim=(
             "Same generated minimal config as the single-GPU stage (job name changed), written to "
             "{out}/minimal_config.py."
@@ -116,8 +131,8 @@ repo = Repo(
         note=(
             "Overrides: SCIMLOPSBENCH_MULTI_GPU_DEVICES (0,1), SCIMLOPSBENCH_MULTI_GPU_NPROC (2), "
             "SCIMLOPSBENCH_MULTI_GPU_PORT (29512). Gate: torch.cuda.is_available() and visible "
-            "device count >= max(2, nproc). Our setup writes the config with job name "
-            "scimlopsbench_multi_gpu."
+            "device count >= max(2, nproc). Our setup tokenises the sample as in the single-GPU "
+            "stage and writes the config with job name scimlopsbench_multi_gpu."
         ),
         shim_dir=SHIM_DIR,
     ),

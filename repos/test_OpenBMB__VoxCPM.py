@@ -8,9 +8,11 @@ Category: 1_single_gpu_only (tiers that apply: C0 C2 C3 C5)
 Only C3 runs: one LoRA fine-tuning step of VoxCPM-0.5B (Hugging Face hub) on the repository's
 example wav, from a config the probe generated in {out}/config.yaml; our setup step
 (shims/make_config.py) writes the same config, and the one-line training manifest it names, before
-the run. C1 does not apply (CSV: repo_not_supported), nor does C4 (CSV: not_applicable; the probe's
-multi-GPU script also cites earlier NCCL /dev/shm failures). torchcodec needs FFmpeg shared
-libraries.
+the run. The wav is the prepared asset {assets}/dataset/example.wav (copied from the checkout's
+examples/example.wav, as the official prepare did); the manifest the official prepare wrote next to
+it is written by that setup step into {out}. C1 does not apply (CSV: repo_not_supported), nor does
+C4 (CSV: not_applicable; the probe's multi-GPU script also cites earlier NCCL /dev/shm failures).
+torchcodec needs FFmpeg shared libraries.
 """
 
 from pathlib import Path
@@ -63,7 +65,7 @@ repo = Repo(
         setup=[[
             "{python}", "{shims}/make_config.py", "{out}",
             "--model", "{assets}/model/openbmb__VoxCPM-0.5B",
-            "--wav", "{repo}/examples/example.wav",
+            "--wav", "{assets}/dataset/example.wav",
         ]],
         shim=(
             "The probe generates {out}/config.yaml: pretrained_path = prepared model, "
@@ -78,8 +80,9 @@ repo = Repo(
             "multi-GPU scripts skip by policy (the multi-GPU one cites earlier NCCL /dev/shm "
             "failures). Our setup refuses, like the probe, a model folder without config.json "
             "and audiovae.pth, then writes {out}/config.yaml with the probe's values and "
-            "{out}/train_manifest.jsonl, the prepare step's one line (the repository's "
-            "examples/example.wav, read in place, with the same text and dataset_id 0)."
+            "{out}/train_manifest.jsonl, the prepare step's one line (the prepared "
+            "{assets}/dataset/example.wav, the same text and dataset_id 0); it also stops when "
+            "that wav is missing, as the prepare step did."
         ),
         shim_dir=SHIM_DIR,
     ),

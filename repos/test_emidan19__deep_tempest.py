@@ -6,11 +6,18 @@ Domain: signal/image restoration (TEMPEST image recovery with DRUNet, KAIR-style
 Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C1 C2 C3 C4 C5)
 
 Each stage trains for one epoch (KAIR-style trainer) from an options JSON the probe generated in
-{out}; our setup step (shims/make_options.py) writes the same JSON there before the run. It
-trains on repository screenshot pairs, starting from the DRUNet checkpoint fetched from an
-owncloud share (network). C4 uses torchrun with --dist True; if that fails with 'sampler option is
-mutually exclusive with shuffle' the probe reruns once as single-process DataParallel (retry) and
-that result is final. requirements.txt is a conda explicit spec.
+{out}; our setup step (shims/make_options.py) writes the same JSON there before the run. It trains
+on repository screenshot pairs, starting from the DRUNet checkpoint fetched from an owncloud share
+(network). The official prepare post-processed both assets into {assets}/dataset/mini_<n> and
+{assets}/model/pretrained.pth; here the view holds the raw ones (the checkout's examples/ copied to
+{assets}/dataset/, the share's download at {assets}/model/download) and each stage's setup redoes
+that work into {out} first: shims/make_pairs.py copies the two screenshot pairs as sample<i>.png
+into {out}/dataset/mini_1/{H,L} (one pair) and {out}/dataset/mini_2/{H,L} (two), and
+shims/pick_checkpoint.py links the download as {out}/model/pretrained.pth when it is a checkpoint,
+or extracts the checkpoint the prepare step would pick when it is an archive. C4 uses torchrun with
+--dist True; if that fails with 'sampler option is mutually exclusive with shuffle' the probe reruns
+once as single-process DataParallel (retry) and that result is final. requirements.txt is a conda
+explicit spec.
 """
 
 from pathlib import Path
@@ -24,10 +31,19 @@ SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
 ENV = {"PYTHONPATH": "end-to-end", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
-def make_options(stage: str) -> list[str]:
-    """The setup step writing {out}/options_<stage>_min.json, KAIR's output root in {out}."""
-    return ["{python}", "{shims}/make_options.py", f"{{out}}/options_{stage}_min.json",
-            "--stage", stage, "--assets", "{assets}", "--root", "{out}/artifacts"]
+#: The official prepare's post-processing as setup steps: the screenshot pairs into
+#: {out}/dataset/mini_{1,2}/{H,L}, the checkpoint out of the raw download into {out}/model.
+PREPARE = [
+    ["{python}", "{shims}/make_pairs.py", "{assets}/dataset", "{out}/dataset"],
+    ["{python}", "{shims}/pick_checkpoint.py", "{assets}/model/download", "{out}/model"],
+]
+
+
+def make_options(stage: str) -> list[list[str]]:
+    """The setup steps: PREPARE, then {out}/options_<stage>_min.json on what they wrote (KAIR's
+    output root in {out})."""
+    return [*PREPARE, ["{python}", "{shims}/make_options.py", f"{{out}}/options_{stage}_min.json",
+                       "--stage", stage, "--prepared", "{out}", "--root", "{out}/artifacts"]]
 
 
 repo = Repo(
@@ -62,7 +78,7 @@ repo = Repo(
         env={"CUDA_VISIBLE_DEVICES": "", **ENV},
         timeout=600,
         entrypoint="end-to-end/main_train_drunet.py",
-        setup=[make_options("cpu")],
+        setup=make_options("cpu"),
         shim=(
             "The probe writes a KAIR options JSON to {out}/options_cpu_min.json: task drunet, "
             "model plain, gpu_ids [], n_channels 1 (3 loaded), use_abs_value true, pretrained_netG "
@@ -73,11 +89,15 @@ repo = Repo(
         ),
         shim_dir=SHIM_DIR,
         note=(
-            "Timeout override SCIMLOPSBENCH_CPU_TIMEOUT_SEC. Our setup writes the probe's options "
-            "(the same JSON, key for key) with dataroots {assets}/dataset/mini_1/{H,L}, the first "
-            "checkpoint-like file of {assets}/model (the prepare step's order) and path.root "
-            "{out}/artifacts (the probe's was build_output/cpu/artifacts); like the probe it "
-            "stops when the dataset folders or the checkpoint are missing."
+            "Timeout override SCIMLOPSBENCH_CPU_TIMEOUT_SEC. Our setup first redoes the "
+            "official prepare's post-processing into {out} (shims/make_pairs.py: the screenshot "
+            "pairs of {assets}/dataset as {out}/dataset/mini_1 and mini_2; "
+            "shims/pick_checkpoint.py: {out}/model/pretrained.pth from {assets}/model/download), "
+            "then writes the probe's options (the same JSON, key for key) with dataroots "
+            "{out}/dataset/mini_1/{H,L}, the first checkpoint-like file of {out}/model (the "
+            "prepare step's order) and path.root {out}/artifacts (the probe's was "
+            "build_output/cpu/artifacts); like the probe it stops when the dataset folders or the "
+            "checkpoint are missing."
         ),
     ),
     single_gpu=Run(
@@ -88,13 +108,14 @@ repo = Repo(
         env={"CUDA_VISIBLE_DEVICES": "0", **ENV},
         timeout=600,
         entrypoint="end-to-end/main_train_drunet.py",
-        setup=[make_options("single_gpu")],
+        setup=make_options("single_gpu"),
         shim=(
             "Same generated options JSON as the CPU stage with gpu_ids [0], written to "
             "{out}/options_single_gpu_min.json."
         ),
         shim_dir=SHIM_DIR,
-        note="Our setup writes the options as for the CPU stage, with gpu_ids [0].",
+        note="Our setup prepares {out} and writes the options as for the CPU stage, with "
+             "gpu_ids [0].",
     ),
     multi_gpu=Run(
         [
@@ -110,7 +131,7 @@ repo = Repo(
         nproc=2,
         min_gpus=2,
         entrypoint="end-to-end/main_train_drunet.py",
-        setup=[make_options("multi_gpu")],
+        setup=make_options("multi_gpu"),
         retry=Retry(
             when="sampler option is mutually exclusive with shuffle",
             run=Run(
@@ -123,7 +144,7 @@ repo = Repo(
                 launcher="device_map",
                 min_gpus=2,
                 entrypoint="end-to-end/main_train_drunet.py",
-                setup=[make_options("multi_gpu")],
+                setup=make_options("multi_gpu"),
                 shim_dir=SHIM_DIR,
                 note=(
                     "The probe's fallback: one process drives both GPUs with DataParallel (no "
@@ -142,9 +163,9 @@ repo = Repo(
             "end-to-end/main_train_drunet.py --opt {out}/options_multi_gpu_min.json' (no --dist) "
             "with the same env, and that result is final. Overrides: "
             "SCIMLOPSBENCH_MULTI_GPU_VISIBLE_DEVICES (0,1), SCIMLOPSBENCH_MULTI_GPU_NPROC_PER_NODE "
-            "(2); gate counts GPUs with torch under the report python. Our setup writes the "
-            "options with gpu_ids [0,1], dataroots {assets}/dataset/mini_2/{H,L} and batch size 2; "
-            "the retry run writes the same file again."
+            "(2); gate counts GPUs with torch under the report python. Our setup prepares {out} "
+            "as in the CPU stage and writes the options with gpu_ids [0,1], dataroots "
+            "{out}/dataset/mini_2/{H,L} and batch size 2; the retry run does the same again."
         ),
         shim_dir=SHIM_DIR,
     ),

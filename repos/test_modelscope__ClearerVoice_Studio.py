@@ -12,7 +12,10 @@ writes its path to {out}/frcrn_checkpoint, read back as {file:...} for --init_ch
 C4 goes through our rewrite of the harness wrapper (torchrun_train_wrapper.py: --local_rank ->
 --local-rank, a rank<N> checkpoint subfolder for non-zero ranks, chdir and train.py run as
 __main__) on DDP-safe scp lists written by setup (ddp_scp.py); its master port, officially '29'
-plus the wall-clock second, is our free {port}.
+plus the wall-clock second, is our free {port}. The sample wav is the prepared asset
+{assets}/dataset/input.wav (copied from clearvoice/samples/input.wav); the train.scp and cv.scp
+lists the official prepare wrote beside it are written by every stage's setup (make_scp.py) into
+{out}, so the argv names them there (TOKENS).
 """
 
 from pathlib import Path
@@ -27,22 +30,27 @@ TOKENS = {
     "<prepared FRCRN checkpoint>": ["{file:{out}/frcrn_checkpoint}"],
     "29<SS>": ["{port}"],
     "{repo}/benchmark_scripts/torchrun_train_wrapper.py": ["{shims}/torchrun_train_wrapper.py"],
+    "{assets}/dataset/train.scp": ["{out}/train.scp"],
+    "{assets}/dataset/cv.scp": ["{out}/cv.scp"],
 }
 
 #: Every stage: the checkpoint path (official order: last_best_checkpoint.pt, the file named in
 #: last_best_checkpoint, the first *.pt; in the official model/FRCRN_SE_16K link, else the
-#: snapshot it linked), then the checkpoint folder the probe made.
+#: snapshot it linked), then the checkpoint folder the probe made, then the prepare step's
+#: one-line train.scp and cv.scp naming the prepared wav as noisy and clean.
 SETUP = [
     ["{python}", "{shims}/frcrn_checkpoint.py", "{out}/frcrn_checkpoint",
      "{assets}/model/FRCRN_SE_16K", "{assets}/cache/hf_models/FRCRN_SE_16K"],
     ["mkdir", "-p", "{out}/checkpoints"],
+    ["{python}", "{shims}/make_scp.py", "{assets}/dataset/input.wav",
+     "{out}/train.scp", "{out}/cv.scp"],
 ]
 
 #: C4 also gets scp lists with the first line once per rank (2 ranks).
 DDP_SETUP = [
     *SETUP,
-    ["{python}", "{shims}/ddp_scp.py", "2", "{assets}/dataset/train.scp", "{out}/train_ddp.scp"],
-    ["{python}", "{shims}/ddp_scp.py", "2", "{assets}/dataset/cv.scp", "{out}/cv_ddp.scp"],
+    ["{python}", "{shims}/ddp_scp.py", "2", "{out}/train.scp", "{out}/train_ddp.scp"],
+    ["{python}", "{shims}/ddp_scp.py", "2", "{out}/cv.scp", "{out}/cv_ddp.scp"],
 ]
 
 #: Environment shared by every stage.
@@ -78,7 +86,9 @@ ZERO_EPOCHS = [
 PREPARED_CHECKPOINT = (
     "--init_checkpoint_path is the checkpoint prepare recorded as meta.model_checkpoint_path "
     "(see the FRCRN_SE_16K asset); our setup step shims/frcrn_checkpoint.py picks it the same "
-    "way and writes its path to {out}/frcrn_checkpoint."
+    "way and writes its path to {out}/frcrn_checkpoint. The train.scp and cv.scp lists the "
+    "official prepare wrote to {assets}/dataset are written by our setup (shims/make_scp.py) to "
+    "{out}: one line naming the prepared {assets}/dataset/input.wav as noisy and clean."
 )
 
 repo = Repo(
@@ -111,8 +121,8 @@ repo = Repo(
     cpu=Run(
         [
             "{python}", "train.py", *CONFIG,
-            "--tr-list", "{assets}/dataset/train.scp",
-            "--cv-list", "{assets}/dataset/cv.scp",
+            "--tr-list", "{out}/train.scp",
+            "--cv-list", "{out}/cv.scp",
             *CHECKPOINT, "--use-cuda", "0", *ZERO_EPOCHS,
         ],
         cwd="{repo}/train/speech_enhancement",
@@ -126,8 +136,8 @@ repo = Repo(
     single_gpu=Run(
         [
             "{python}", "train.py", *CONFIG,
-            "--tr-list", "{assets}/dataset/train.scp",
-            "--cv-list", "{assets}/dataset/cv.scp",
+            "--tr-list", "{out}/train.scp",
+            "--cv-list", "{out}/cv.scp",
             *CHECKPOINT, "--use-cuda", "1", *ZERO_EPOCHS,
         ],
         cwd="{repo}/train/speech_enhancement",
@@ -168,7 +178,7 @@ repo = Repo(
             "flags --cuda-devices (0,1) and --nproc (2); gate needs torch to see >= 2 and >= nproc "
             "GPUs. " + PREPARED_CHECKPOINT + " Ours: the master port is {port}; setup writes "
             "{out}/train_ddp.scp and {out}/cv_ddp.scp (shims/ddp_scp.py: the first line of the "
-            "prepared list twice) and torchrun starts shims/torchrun_train_wrapper.py, our "
+            "list written to {out} twice) and torchrun starts shims/torchrun_train_wrapper.py, our "
             "rewrite of the harness wrapper."
         ),
     ),

@@ -83,11 +83,33 @@ class Stage:
 
 INTERNEVO = module("test_InternLM__InternEvo").repo
 
+#: A stand-in of the repository's tools/alpaca_tokenizer.py: the four files it writes.
+ALPACA_TOOL = """\
+import sys
+from pathlib import Path
+out = Path(sys.argv[2])
+for split in ("train", "valid"):
+    (out / split / "en").mkdir(parents=True)
+    (out / split / "en" / "dataset.bin").write_text('{"tokens": [1, 2]}\\n')
+    (out / split / "en" / "dataset.bin.meta").write_bytes(b"meta")
+"""
+
+
+def internevo_inputs(st: Stage) -> None:
+    """The raw Alpaca JSON, the tokenizer and the tool the tokenising setup step reads."""
+    (st.assets / "dataset").mkdir(parents=True)
+    (st.assets / "dataset" / "alpaca_data.json").write_text(
+        json.dumps([{"instruction": "i", "input": "", "output": "o"}]))
+    (st.assets / "model").mkdir()
+    (st.assets / "model" / "tokenizer.model").write_bytes(b"spm")
+    (st.repo / "tools").mkdir()
+    (st.repo / "tools" / "alpaca_tokenizer.py").write_text(ALPACA_TOOL)
+
 
 @pytest.mark.parametrize("stage", ["single_gpu", "multi_gpu"])
 def test_internevo_minimal_config(tmp_path: Path, stage: str) -> None:
     st = Stage(getattr(INTERNEVO, stage), tmp_path, stage)
-    (st.assets / "dataset" / "alpaca_tokenized" / "train").mkdir(parents=True)
+    internevo_inputs(st)
     st.setup()
     config = st.arg("--config")
     assert config == st.out / "minimal_config.py"
@@ -101,7 +123,7 @@ def test_internevo_minimal_config(tmp_path: Path, stage: str) -> None:
     data = cfg["data"]
     assert (data["seq_len"], data["micro_num"], data["micro_bsz"], data["total_steps"]) == (
         32, 1, 1, 1)
-    dataset = st.assets / "dataset" / "alpaca_tokenized"
+    dataset = st.out / "alpaca_tokenized"  # written by the tokenising setup step
     assert data["train_folder"] == str(dataset / "train")
     assert data["valid_folder"] == str(dataset / "valid")
     assert data["tokenizer_path"] == str(st.assets / "model" / "tokenizer.model")
@@ -115,7 +137,8 @@ def test_internevo_minimal_config(tmp_path: Path, stage: str) -> None:
 
 def test_internevo_config_needs_the_tokenized_dataset(tmp_path: Path) -> None:
     st = Stage(INTERNEVO.single_gpu, tmp_path, "single_gpu")
-    done = st.setup(check=False)
+    done = subprocess.run([st.fill(a) for a in INTERNEVO.single_gpu.setup[-1]],
+                          capture_output=True, text=True, timeout=60)
     assert done.returncode != 0
     assert "alpaca_tokenized" in done.stderr
     assert not (st.out / "minimal_config.py").exists()
@@ -139,6 +162,9 @@ def test_voxcpm_config(tmp_path: Path) -> None:
     yaml = pytest.importorskip("yaml", reason="VoxCPM reads the config with yaml.safe_load")
     st = Stage(VOXCPM.single_gpu, tmp_path, "single_gpu")
     model = voxcpm_model(st, "config.json", "audiovae.pth")
+    wav = st.assets / "dataset" / "example.wav"  # the prepared asset
+    wav.parent.mkdir()
+    wav.write_bytes(b"RIFF")
     st.setup()
     config = st.arg("--config_path")
     assert config == st.out / "config.yaml"
@@ -157,7 +183,7 @@ def test_voxcpm_config(tmp_path: Path) -> None:
     }
     lines = manifest.read_text().splitlines()
     assert [json.loads(line) for line in lines] == [{
-        "audio": str(st.repo / "examples" / "example.wav"),
+        "audio": str(wav),
         "text": "This is a minimal benchmark sample for VoxCPM fine-tuning.", "dataset_id": 0}]
 
 
@@ -181,13 +207,32 @@ def kair_parse(path: Path) -> dict[str, Any]:
     return json.loads(text)
 
 
-def tempest_assets(st: Stage, *model_files: str) -> None:
+def tempest_assets(st: Stage) -> None:
+    """The raw assets: the checkout's examples/ in dataset/, the share's download in model/."""
+    (st.assets / "dataset").mkdir(parents=True)
+    for stamp, capture in (("18-08-19", "05-09-2023_21_07_37"),
+                           ("18-08-27", "05-09-2023_21_10_14")):
+        clean = f"Screenshot from 2023-08-29 {stamp}"
+        (st.assets / "dataset" / f"{clean}.png").write_bytes(b"H")
+        (st.assets / "dataset" / f"{clean}-gr-tempest_screenshot_{capture}.png").write_bytes(b"L")
+    (st.assets / "model").mkdir()
+    (st.assets / "model" / "download").write_bytes(b"a raw checkpoint")
+
+
+def tempest_prepared(root: Path, *model_files: str) -> None:
+    """A folder laid out as the official prepare left benchmark_assets."""
     for mini in ("mini_1", "mini_2"):
         for side in ("H", "L"):
-            (st.assets / "dataset" / mini / side).mkdir(parents=True)
-    (st.assets / "model").mkdir()
+            (root / "dataset" / mini / side).mkdir(parents=True)
+    (root / "model").mkdir()
     for name in model_files:
-        (st.assets / "model" / name).write_bytes(b"PK")
+        (root / "model" / name).write_bytes(b"PK")
+
+
+def make_options_step(run: Run, prepared: str) -> list[str]:
+    """The stage's make_options.py step, reading ``prepared`` instead of its {out}."""
+    [step] = [s for s in run.setup if s[1].endswith("make_options.py")]
+    return [prepared if a == "{out}" else a for a in step]
 
 
 @pytest.mark.parametrize(("stage", "gpu_ids", "mini", "batch"), [
@@ -201,7 +246,7 @@ def test_deep_tempest_options(tmp_path: Path, stage: str, gpu_ids: list[int], mi
     else:
         run = getattr(DEEP_TEMPEST, stage)
     st = Stage(run, tmp_path, stage)
-    tempest_assets(st, "readme.txt", "pretrained.pth")
+    tempest_assets(st)
     st.setup()
     options = st.arg("--opt")
     assert options.name == f"options_{stage.removesuffix('_retry')}_min.json"
@@ -209,11 +254,11 @@ def test_deep_tempest_options(tmp_path: Path, stage: str, gpu_ids: list[int], mi
     assert (opt["task"], opt["model"], opt["gpu_ids"]) == ("drunet", "plain", gpu_ids)
     assert (opt["n_channels"], opt["n_channels_datasetload"], opt["use_abs_value"]) == (1, 3, True)
     assert opt["path"] == {"root": str(st.out / "artifacts"),
-                           "pretrained_netG": str(st.assets / "model" / "pretrained.pth")}
+                           "pretrained_netG": str(st.out / "model" / "pretrained.pth")}
     for phase in ("train", "test"):
         ds = opt["datasets"][phase]
-        assert ds["dataroot_H"] == str(st.assets / "dataset" / mini / "H")
-        assert ds["dataroot_L"] == str(st.assets / "dataset" / mini / "L")
+        assert ds["dataroot_H"] == str(st.out / "dataset" / mini / "H")
+        assert ds["dataroot_L"] == str(st.out / "dataset" / mini / "L")
         assert (ds["H_size"], ds["num_patches_per_image"], ds["dataloader_batch_size"],
                 ds["dataloader_shuffle"], ds["dataloader_num_workers"]) == (128, 1, batch, False, 0)
     net = opt["netG"]
@@ -230,22 +275,26 @@ def test_deep_tempest_checkpoint_order_and_kair_comments(tmp_path: Path) -> None
     """The prepare step's first checkpoint-like file, sorted; a '//' in a path would be cut
     off by KAIR's comment stripping, so none is written."""
     st = Stage(DEEP_TEMPEST.cpu, tmp_path, "cpu")
-    tempest_assets(st, "zz.bin", "drunet_G.pth", "notes.txt")
-    st.assets = Path(str(st.assets) + "//")  # as an asset root with a trailing slash
-    st.setup()
+    prepared = tmp_path / "prepared"
+    tempest_prepared(prepared, "zz.bin", "drunet_G.pth", "notes.txt")
+    step = make_options_step(DEEP_TEMPEST.cpu, str(prepared) + "//")  # a trailing slash
+    done = subprocess.run([st.fill(a) for a in step], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
     raw = (st.out / "options_cpu_min.json").read_text()
     assert "//" not in raw
     assert kair_parse(st.out / "options_cpu_min.json")["path"]["pretrained_netG"] == str(
-        tmp_path / "assets" / "model" / "drunet_G.pth")
+        prepared / "model" / "drunet_G.pth")
 
 
 def test_deep_tempest_options_need_the_prepared_assets(tmp_path: Path) -> None:
     st = Stage(DEEP_TEMPEST.single_gpu, tmp_path, "single_gpu")
-    tempest_assets(st, "notes.txt")
-    done = st.setup(check=False)
+    tempest_prepared(tmp_path / "prepared", "notes.txt")
+    step = make_options_step(DEEP_TEMPEST.single_gpu, str(tmp_path / "prepared"))
+    done = subprocess.run([st.fill(a) for a in step], capture_output=True, text=True, timeout=60)
     assert done.returncode != 0 and "checkpoint" in done.stderr
     st2 = Stage(DEEP_TEMPEST.multi_gpu, tmp_path / "2", "multi_gpu")
-    done = st2.setup(check=False)
+    step = make_options_step(DEEP_TEMPEST.multi_gpu, str(tmp_path / "2" / "nothing"))
+    done = subprocess.run([st2.fill(a) for a in step], capture_output=True, text=True, timeout=60)
     assert done.returncode != 0 and "mini_2" in done.stderr
 
 
@@ -285,9 +334,9 @@ train_conf:
 
 
 def music_repo(st: Stage, yaml_text: str = MUSIC_YAML) -> None:
-    conf = st.repo / "examples" / "music_generation" / "conf"
-    conf.mkdir(parents=True)
-    (conf / "inspiremusic.yaml").write_text(yaml_text)
+    """The raw copy of the repository's YAML, where the asset view holds it."""
+    (st.assets / "model").mkdir(parents=True)
+    (st.assets / "model" / "inspiremusic.yaml").write_text(yaml_text)
 
 
 def test_funmusic_benchmark_yaml(tmp_path: Path) -> None:
@@ -327,7 +376,7 @@ def test_funmusic_one_row_list(tmp_path: Path, stage: str) -> None:
     run = getattr(FUNMUSIC.repo, stage)
     st = Stage(run, tmp_path, stage)
     music_repo(st)
-    sample = st.repo / "examples" / "music_generation" / "data" / "samples" / "parquet"
+    sample = st.assets / "dataset" / "inspiremusic_samples"  # the raw copy in the view
     sample.mkdir(parents=True)
     table = pa.table({"utt": ["a", "b", "c"], "text": ["x", "y", "z"]})
     pq.write_table(table, sample / "parquet_000000000.tar")  # a parquet file, despite its name

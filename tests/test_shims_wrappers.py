@@ -340,8 +340,7 @@ def test_clearervoice_multi_gpu_stage(tmp_path: Path) -> None:
     train = standin_repo(tree["repo"])
     dataset = tree["assets"] / "dataset"
     dataset.mkdir()
-    for name in ("train.scp", "cv.scp"):
-        (dataset / name).write_text(f"{dataset}/input.wav {dataset}/input.wav\n")
+    (dataset / "input.wav").write_bytes(b"RIFF")  # the prepared asset; setup writes the lists
     snapshot = tree["assets"] / "cache" / "hf_models" / "FRCRN_SE_16K"
     snapshot.mkdir(parents=True)
     (snapshot / "pytorch_model.pt").write_text("")
@@ -350,8 +349,9 @@ def test_clearervoice_multi_gpu_stage(tmp_path: Path) -> None:
     tree.setup(stage)
 
     out = tree["out"]
-    assert (out / "train_ddp.scp").read_text() == (dataset / "train.scp").read_text() * 2
-    assert (out / "cv_ddp.scp").read_text() == (dataset / "cv.scp").read_text() * 2
+    line = f"{dataset}/input.wav {dataset}/input.wav\n"
+    assert (out / "train.scp").read_text() == (out / "cv.scp").read_text() == line
+    assert (out / "train_ddp.scp").read_text() == (out / "cv_ddp.scp").read_text() == line * 2
     assert (out / "checkpoints").is_dir()
     argv = tree.argv(stage.argv)
     assert argv[5:7] == ["--master_port", "29555"]
@@ -372,6 +372,8 @@ def test_clearervoice_single_stages_resolve_the_checkpoint(tmp_path: Path) -> No
     link = tree["assets"] / "model" / "FRCRN_SE_16K"
     link.mkdir(parents=True)
     (link / "last_best_checkpoint.pt").write_text("")
+    (tree["assets"] / "dataset").mkdir()
+    (tree["assets"] / "dataset" / "input.wav").write_bytes(b"RIFF")
     standin_repo(tree["repo"])
     for stage in (module(CV).repo.cpu, module(CV).repo.single_gpu):
         tree.setup(stage)
@@ -466,8 +468,8 @@ def test_renderformer_rank_picks_device_and_scene(tmp_path: Path) -> None:
     argv = tree.argv(stage.argv)
     assert argv[:3] == ["torchrun", "--standalone", "--nproc_per_node=2"]
     assets, out = tree["assets"], tree["out"]
-    scenes = {0: f"{assets}/dataset/cbox/cbox.h5",
-              1: f"{assets}/dataset/shader-ball/shader-ball.h5"}
+    scenes = {0: f"{out}/cbox/cbox.h5",  # converted there by the stage's setup
+              1: f"{out}/shader-ball/shader-ball.h5"}
     for rank, gpu in ((0, "4"), (1, "6")):
         got = report(run([sys.executable, *argv[3:]], tree["repo"], LOCAL_RANK=str(rank),
                          CUDA_VISIBLE_DEVICES="4,6", ATTN_IMPL="flash"))

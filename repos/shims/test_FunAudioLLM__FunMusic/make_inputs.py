@@ -14,20 +14,19 @@ read:
   row of the repository's sample ``parquet_000000000.tar`` (a parquet file
   despite its name), so inference and training see one sample.
 
-This script writes the same three files into an output folder.  Slicing the
-parquet needs pyarrow, which the repository's own data pipeline imports
-(inspiremusic/dataset/processor.py); the official step used it the same way.
+This script writes the same three files into an output folder, from the raw
+copies of the two repository files in the asset view (``--yaml``,
+``--parquet``; read-only).  Slicing the parquet needs pyarrow, which the
+repository's own data pipeline imports (inspiremusic/dataset/processor.py); the
+official step used it the same way.
 
-Usage: make_inputs.py OUT_DIR --repo DIR --model-dir DIR
+Usage: make_inputs.py OUT_DIR --yaml FILE --parquet FILE --model-dir DIR
 """
 
 import argparse
 import os
 import re
 import sys
-
-CONFIG = "examples/music_generation/conf/inspiremusic.yaml"
-SAMPLE = "examples/music_generation/data/samples/parquet/parquet_000000000.tar"
 
 #: Integer settings the prepare step overwrote, and their values.
 OVERRIDES = {
@@ -81,13 +80,16 @@ def first_row(src, dst):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out_dir")
-    parser.add_argument("--repo", required=True, help="the checkout (read only)")
+    parser.add_argument("--yaml", required=True,
+                        help="examples/music_generation/conf/inspiremusic.yaml (a copy)")
+    parser.add_argument("--parquet", required=True,
+                        help="the sample parquet_000000000.tar (a copy)")
     parser.add_argument("--model-dir", required=True, help="the InspireMusic-Base folder")
     args = parser.parse_args(argv)
 
     out = os.path.abspath(args.out_dir)
     os.makedirs(out, exist_ok=True)
-    with open(os.path.join(args.repo, CONFIG), encoding="utf-8") as fh:
+    with open(args.yaml, encoding="utf-8") as fh:
         try:
             text = rewrite_config(fh.read(), args.model_dir)
         except ValueError as exc:
@@ -97,7 +99,7 @@ def main(argv=None):
         fh.write(text)
 
     parquet = os.path.join(out, "parquet_000000000_1row.parquet")
-    first_row(os.path.join(args.repo, SAMPLE), parquet)
+    first_row(args.parquet, parquet)
     with open(os.path.join(out, "data_1row.list"), "w", encoding="utf-8") as fh:
         fh.write(parquet + "\n")
     print("wrote " + config + ", " + parquet + " and data_1row.list")

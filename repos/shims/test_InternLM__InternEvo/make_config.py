@@ -8,9 +8,12 @@ parallel size 1, checkpoint saving off, tensorboard on, and the data and
 tokenizer paths of the prepared assets.  The two probes differed only in
 ``JOB_NAME``.  This script writes the same values; like the probes it refuses
 when the tokenized dataset is missing, and it creates the folder named by the
-``tensorboard_folder`` variable.
+``tensorboard_folder`` variable.  The tokenized dataset is the one our setup step
+``tokenize_alpaca.py`` wrote (``--dataset``; the official one was
+``{assets}/dataset/alpaca_tokenized``), the tokenizer the prepared
+``{assets}/model/tokenizer.model``.
 
-Usage: make_config.py OUT.py --assets DIR --job-name NAME   (stdlib only)
+Usage: make_config.py OUT.py --assets DIR --dataset DIR --job-name NAME   (stdlib only)
 """
 
 import argparse
@@ -136,11 +139,13 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", help="the config file to write (a .py file)")
     parser.add_argument("--assets", required=True, help="the prepared assets folder")
+    parser.add_argument("--dataset", help="the tokenized dataset folder "
+                        "(default: DIR/dataset/alpaca_tokenized, the official place)")
     parser.add_argument("--job-name", required=True)
     args = parser.parse_args(argv)
 
     # The prepare step's layout: tokenized Alpaca sample and the InternLM2 tokenizer.
-    dataset = os.path.join(args.assets, "dataset", "alpaca_tokenized")
+    dataset = args.dataset or os.path.join(args.assets, "dataset", "alpaca_tokenized")
     if not os.path.isdir(os.path.join(dataset, "train")):
         # The probes stopped here too (failure category "data").
         sys.exit("prepared dataset directory missing or invalid: " + dataset)

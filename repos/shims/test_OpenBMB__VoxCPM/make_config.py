@@ -10,10 +10,12 @@ and LoRA (r 4, alpha 4, dropout 0) on the LM and the DiT but not the
 projections.  Before writing it the probe refused a model folder without
 ``config.json`` and ``audiovae.pth``; so does this script.
 
-The manifest was written by the official prepare step (one JSON line: the
-repository's ``examples/example.wav``, a fixed sentence, ``dataset_id`` 0).
-Our asset view does not hold it, so this script writes the same line next to
-the config, pointing at the wav given with ``--wav``.
+The manifest was written by the official prepare step next to its copy of the
+repository's ``examples/example.wav`` (one JSON line: that wav, a fixed
+sentence, ``dataset_id`` 0).  Our asset view holds the wav (the prepared
+``{assets}/dataset/example.wav``) but is read-only, so this script writes the
+same line next to the config, pointing at the wav given with ``--wav``; like
+the prepare step it stops when the wav is missing.
 
 Usage: make_config.py OUT_DIR --model DIR --wav FILE   (stdlib only)
 """
@@ -56,6 +58,9 @@ def main(argv=None):
     if missing:
         sys.exit("Model directory is incomplete: {} (need config.json + audiovae.pth; "
                  "missing {})".format(args.model, ", ".join(missing)))
+
+    if not os.path.isfile(args.wav):
+        sys.exit("Missing training sample " + args.wav + "; cannot build the minimal dataset.")
 
     out = os.path.abspath(args.out_dir)
     os.makedirs(out, exist_ok=True)

@@ -14,7 +14,12 @@ this script stops when the dataset folders or the checkpoint are missing.
 KAIR's option parser cuts every line at ``//`` (its comment marker), so
 paths are normalised to never hold one.
 
-Usage: make_options.py OUT.json --stage cpu|single_gpu|multi_gpu --assets DIR --root DIR
+``--prepared`` is a folder laid out as the official prepare left
+``benchmark_assets``: ``dataset/mini_1``, ``dataset/mini_2`` and ``model/``.
+Our stages pass their ``{out}``, where the setup steps ``make_pairs.py`` and
+``pick_checkpoint.py`` laid those out from the raw assets.
+
+Usage: make_options.py OUT.json --stage cpu|single_gpu|multi_gpu --prepared DIR --root DIR
 (stdlib only)
 """
 
@@ -24,7 +29,7 @@ import json
 import os
 import sys
 
-#: Per stage: gpu_ids, dataset folder under {assets}/dataset, batch size.
+#: Per stage: gpu_ids, dataset folder under PREPARED/dataset, batch size.
 STAGES = {
     "cpu": ([], "mini_1", 1),
     "single_gpu": ([0], "mini_1", 1),
@@ -115,19 +120,20 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", help="the options file to write")
     parser.add_argument("--stage", required=True, choices=sorted(STAGES))
-    parser.add_argument("--assets", required=True, help="the prepared assets folder")
+    parser.add_argument("--prepared", required=True,
+                        help="the folder holding dataset/mini_<n>/{H,L} and model/")
     parser.add_argument("--root", required=True, help="KAIR's output root (path.root)")
     args = parser.parse_args(argv)
 
     norm = lambda p: os.path.normpath(os.path.abspath(p))  # noqa: E731 - no '//' for KAIR
-    data = os.path.join(args.assets, "dataset", STAGES[args.stage][1])
+    data = os.path.join(args.prepared, "dataset", STAGES[args.stage][1])
     h_dir, l_dir = norm(os.path.join(data, "H")), norm(os.path.join(data, "L"))
     if not (os.path.isdir(h_dir) and os.path.isdir(l_dir)):
         sys.exit(f"Missing dataset dirs: {h_dir} and/or {l_dir}")
-    checkpoint = find_checkpoint(os.path.join(args.assets, "model"))
+    checkpoint = find_checkpoint(os.path.join(args.prepared, "model"))
     if checkpoint is None:
         sys.exit("No checkpoint-like file ({}) in {}".format(
-            ", ".join(CHECKPOINT_PATTERNS), os.path.join(args.assets, "model")))
+            ", ".join(CHECKPOINT_PATTERNS), os.path.join(args.prepared, "model")))
 
     opt = options(args.stage, h_dir, l_dir, norm(checkpoint), norm(args.root))
     os.makedirs(os.path.dirname(norm(args.out)), exist_ok=True)
