@@ -12,6 +12,9 @@ run's argv and env read are the ones written.  Nothing here needs torch.
 from __future__ import annotations
 
 import csv
+import dataclasses
+import functools
+import http.server
 import importlib.util
 import io
 import json
@@ -20,10 +23,15 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import threading
+import urllib.parse
 import wave
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+
+import pytest
 
 from pytest_reb import assets
 from pytest_reb.spec import Repo, Run
@@ -103,6 +111,34 @@ def assert_real(repo: Repo, name: str, readers: list[str]) -> None:
     for stage, run in stages(repo):
         needed = [a.name for a in assets.needed(repo, run)]
         assert (name in needed) == (stage in readers), (repo.name, stage, needed)
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """An http.server on 127.0.0.1 serving a folder: (base url, folder)."""
+    root = tmp_path / "www"
+    root.mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    handler.log_message = lambda *a: None  # type: ignore[attr-defined]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", root
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def fetched(repo: Repo, name: str, host: str, staging: Path) -> Path:
+    """``--reb-prepare``'s fetch of asset ``name`` with its url's host swapped for ``host``."""
+    asset = next(a for a in repo.assets if a.name == name)
+    assert asset.url is not None
+    local = dataclasses.replace(asset, url=host + urllib.parse.urlparse(asset.url).path)
+    copy = dataclasses.replace(repo, assets=[local if a is asset else a for a in repo.assets])
+    staging.mkdir(parents=True)
+    assets.fetch(copy, local, staging, network=True)
+    return staging
 
 
 # --------------------------------------------------------------------------- LettuceDetect
@@ -205,6 +241,20 @@ def test_lettucedetect_needs_two_train_samples(tmp_path: Path) -> None:
     done = stage.setup(check=False)
     assert done.returncode != 0 and "need at least 2 train samples" in done.stderr
     assert not (stage.out / "ragbench_min.json").exists()
+
+
+def test_lettucedetect_raw_download_is_what_the_setup_reads(
+        tmp_path: Path, served: tuple[str, Path]) -> None:
+    host, www = served
+    repo = module("test_KRLabsOrg__LettuceDetect").repo
+    lettuce_raw(www / "ParticleMedia" / "RAGTruth" / "main" / "dataset", ["train", "train"])
+    staging = fetched(repo, "ragtruth_mini", host, tmp_path / "staging")
+    assert sorted(p.name for p in staging.iterdir()) == ["response.jsonl", "source_info.jsonl"]
+    stage = Stage(repo, repo.cpu, tmp_path, "cpu")
+    lettuce_checkout(stage.repo)
+    shutil.copytree(staging, stage.raw("ragtruth_mini"))
+    stage.setup()
+    assert len(json.loads((stage.out / "ragbench_min.json").read_text())) == 2
 
 
 # --------------------------------------------------------------------------- F5-TTS
@@ -556,3 +606,16 @@ def test_vim_setup_needs_the_annotations(tmp_path: Path) -> None:
     (stage.raw("coco_2017_val_100") / "instances_val2017_100.json").unlink()
     done = stage.setup(check=False)
     assert done.returncode != 0 and "instances_val2017_100.json" in done.stderr
+
+
+def test_vim_both_files_fetched_from_beside_the_tgz_url(
+        tmp_path: Path, served: tuple[str, Path]) -> None:
+    host, www = served
+    repo = module("test_hustvl__Vim").repo
+    coco_download(www / "detectron2" / "annotations" / "coco")
+    staging = fetched(repo, "coco_2017_val_100", host, tmp_path / "staging")
+    assert sorted(p.name for p in staging.iterdir()) == ["instances_val2017_100.json", "val2017"]
+    stage = Stage(repo, repo.cpu, tmp_path, "cpu")
+    shutil.copytree(staging, stage.raw("coco_2017_val_100"))
+    stage.setup()
+    check_detectron2_layout(stage)
