@@ -48,7 +48,7 @@ import time
 import urllib.parse
 import urllib.request
 import zipfile
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -105,6 +105,10 @@ class Layout:
     ``extract`` unpacks fetched archives; ``hf_cache`` lays a hub download out
     as a Hugging Face cache (``models--org--name/snapshots/...``) for stages that
     load by hub id; ``rename`` maps fetched file names to the expected ones.
+    ``url_paths`` maps a declared file of a ``url`` asset to its path under the
+    url when the server's name differs (the file keeps its declared name).
+    ``hub_ids`` are the hub repositories a ``hf`` asset whose declared id is a
+    pattern stands for at the pinned commit.
     ``todo`` is what the official prepare did that we do not reproduce; such
     an asset fails to prepare with that sentence (a cache filled elsewhere can
     still hold it).
@@ -114,6 +118,8 @@ class Layout:
     extract: bool = False
     hf_cache: bool = False
     rename: Mapping[str, str] = field(default_factory=dict)
+    url_paths: Mapping[str, str] = field(default_factory=dict)
+    hub_ids: Sequence[str] = ()
     todo: str = ""
 
 
@@ -123,18 +129,15 @@ def _todo(dest: str, what: str) -> Layout:
 
 #: Layouts the note's first ``{assets}/...`` path does not give (read from each asset's note).
 LAYOUTS: dict[tuple[str, str], Layout] = {
-    ("FunAudioLLM/FunMusic", "inspiremusic_samples"): _todo(
-        "dataset/inspiremusic_samples", "sliced the parquet tar to one row with pyarrow"),
-    ("FunAudioLLM/FunMusic", "benchmark_config"): _todo(
-        "model/InspireMusic-Base/inspiremusic_benchmark.yaml", "rewrote the training YAML"),
+    ("FunAudioLLM/FunMusic", "inspiremusic_samples"): Layout(
+        "dataset/inspiremusic_samples/"),  # the raw parquet tar; setup slices it
+    ("FunAudioLLM/FunMusic", "benchmark_config"): Layout("model/"),  # raw; setup rewrites
     ("FunAudioLLM/SenseVoice", "SenseVoiceSmall"): _todo(
         "cache/home", "downloaded it through FunASR/ModelScope into a redirected HOME"),
     ("GeeeekExplorer/nano-vllm", "Qwen3-0.6B"): Layout("model/huggingface/Qwen3-0.6B"),
     ("HaozheLiu-ST/T-GATE", "pixart_alpha"): Layout("cache/hf_home/hub", hf_cache=True),
-    ("InternLM/InternEvo", "alpaca_sample"): _todo(
-        "dataset/alpaca_tokenized", "tokenised 64 examples with tools/alpaca_tokenizer.py"),
-    ("KRLabsOrg/LettuceDetect", "ragtruth_mini"): _todo(
-        "dataset/ragbench_min.json", "preprocessed RAGTruth with the repository's script"),
+    ("InternLM/InternEvo", "alpaca_sample"): Layout("dataset/"),  # raw; setup tokenises
+    ("KRLabsOrg/LettuceDetect", "ragtruth_mini"): Layout("dataset/ragtruth/"),
     ("LMCache/LMCache", "lmcache_standalone_config"): Layout(
         "model/lmcache_standalone_config.yaml"),
     ("LiheYoung/Depth-Anything", "depth_anything_vits14"): Layout(
@@ -142,43 +145,35 @@ LAYOUTS: dict[tuple[str, str], Layout] = {
     ("NVIDIA/kvpress", "loogle_shortdep_qa"): _todo(
         "cache/datasets", "loaded it into the datasets cache and counted its rows"),
     ("NVlabs/Sana", "Sana_600M_1024px"): Layout("model/sana_600m_1024px"),
-    ("OpenBMB/VoxCPM", "example_wav"): _todo(
-        "dataset/example.wav", "also wrote a training manifest next to the wav"),
-    ("RingBDStack/SocialED", "Event2012"): _todo(
-        "dataset/Event2012", "saved a 12-row subset with prepare_assets_impl.py"),
-    ("SWivid/F5-TTS", "f5tts_minimal"): _todo(
-        "dataset/infer_minimal", "built an inference folder and a one-sample arrow dataset"),
+    ("RingBDStack/SocialED", "Event2012"): Layout("dataset/Event2012/"),
+    ("SWivid/F5-TTS", "f5tts_minimal"): Layout("dataset/infer_minimal/ref_audio.wav"),
     ("SWivid/F5-TTS", "F5TTS_v1_Base"): Layout(
         "model/F5TTS_v1_Base/model_1250000.safetensors"),
     ("ZhengYinan-AIR/Diffusion-Planner", "Diffusion-Planner"): Layout("model/"),
-    ("alephpi/Texo", "UniMER-Train"): _todo(
-        "dataset/UniMER-Train", "saved train[:1] with datasets' save_to_disk, twice"),
+    ("alephpi/Texo", "UniMER-Train"): Layout("dataset/UniMER-Train/"),  # raw; setup saves [:1]
     ("alephpi/Texo", "unimernet_tokenizer"): Layout("tokenizer/unimernet_tokenizer"),
     ("apple/ml-aim", "aim-600M_attnprobe"): Layout(
         "model/aim-v1/aim-600M-last/", rename={
             "aim_600m_2bimgs_attnprobe_backbone.pth": "backbone.pth",
             "aim_600m_2bimgs_attnprobe_head_last_layers.pth": "head.pth"}),
-    ("apple/ml-mdm", "ml_mdm_dummy"): _todo(
-        "dataset/ml_mdm_dummy", "rebuilt the tsv index and a file list relative to the code"),
-    ("emidan19/deep-tempest", "examples_pairs"): _todo(
-        "dataset/mini_1", "paired the example screenshots into H/L folders"),
-    ("emidan19/deep-tempest", "drunet_pretrained"): _todo(
-        "model/pretrained.pth", "picked the checkpoint out of an owncloud archive"),
-    ("facebookresearch/sapiens", "sapiens_toy_dataset_min1"): _todo(
-        "dataset/sapiens_toy_dataset_min1", "pruned the toy dataset to one sample"),
+    ("emidan19/deep-tempest", "examples_pairs"): Layout("dataset/"),  # raw; setup pairs
+    ("emidan19/deep-tempest", "drunet_pretrained"): Layout("model/"),  # as model/download
+    ("facebookresearch/sapiens", "sapiens_toy_dataset_min1"): Layout(
+        "dataset/sapiens_toy_dataset/"),
     ("flagos-ai/FlagGems", "bert-base-uncased-tokenizer"): Layout(
         "model/google-bert__bert-base-uncased__tokenizer"),
-    ("hpcaitech/Open-Sora", "prompts"): _todo(
-        "dataset/prompts.csv", "rewrote the first row as a one-column csv"),
+    ("hpcaitech/Open-Sora", "prompts"): Layout("dataset/prompts/"),
     ("hpcaitech/Open-Sora", "Open-Sora-v2"): Layout("model/"),
-    ("huggingface/finetrainers", "crush-smol"): _todo(
-        "dataset/crush-smol", "wrote a finetrainers dataset_config.json for it"),
-    ("huggingface/finetrainers", "Wan2.1-T2V-1.3B"): _todo(
-        "model/current", "recorded the model name in a manifest the stages read"),
-    ("hustvl/Vim", "coco_2017_val_100"): _todo(
-        "dataset/coco", "laid the images and annotations out as DETECTRON2_DATASETS"),
-    ("kotaro-kinoshita/yomitoku", "yomitoku_models"): _todo(
-        "cache/huggingface/hub", "found every model id by parsing the repository's configs"),
+    ("huggingface/finetrainers", "crush-smol"): Layout("dataset/"),
+    ("hustvl/Vim", "coco_2017_val_100"): Layout(  # the url is the tgz; both files sit beside it
+        "dataset/coco/", extract=True, url_paths={
+            f: f"../{f}" for f in ("val2017_100.tgz", "instances_val2017_100.json")}),
+    ("kotaro-kinoshita/yomitoku", "yomitoku_models"): Layout(
+        "cache/huggingface/hub", hf_cache=True, hub_ids=(  # the hf_hub_repo values of its configs
+            "KotaroKinoshita/yomitoku-text-detector-dbnet-v2",
+            "KotaroKinoshita/yomitoku-text-recognizer-parseq-middle-v2",
+            "KotaroKinoshita/yomitoku-layout-parser-rtdtrv2-v2",
+            "KotaroKinoshita/yomitoku-table-structure-recognizer-rtdtrv2-open-beta")),
     ("kyegomez/VisionMamba", "agorabanner"): Layout("dataset/"),
     ("kyegomez/VisionMamba", "model_config"): Layout("model/model_config.json"),
     ("lightly-ai/lightly-train", "coco128_unlabeled"): Layout(
@@ -186,22 +181,20 @@ LAYOUTS: dict[tuple[str, str], Layout] = {
     ("meta-pytorch/torchft", "cifar10"): Layout("dataset/cifar10", extract=True),
     ("metavoiceio/metavoice-src", "metavoice-1B-v0.1"): Layout(
         "cache/huggingface/hub", hf_cache=True),
-    ("microsoft/renderformer", "example_scenes"): _todo(
-        "dataset/cbox", "converted the scenes to h5 with scene_processor/convert_scene.py"),
-    ("modelscope/ClearerVoice-Studio", "input_wav"): _todo(
-        "dataset/input.wav", "also wrote train.scp and cv.scp naming the wav"),
+    ("microsoft/renderformer", "example_scenes"): Layout("dataset/"),  # JSONs; setup converts
     ("ogkalu2/comic-translate", "comic-text-and-bubble-detector"): Layout(
         "model/comic-text-and-bubble-detector"),
     ("remsky/Kokoro-FastAPI", "kokoro-v1_0"): Layout("model/v1_0/"),
-    ("rllm-team/rllm", "rel-f1"): _todo(
-        "dataset/rel-f1", "laid the RelBench zips out as the loader's cache"),
+    ("rllm-team/rllm", "rel-f1"): Layout(  # the stages' setup lays the zips out (relf1_cache.py)
+        "cache/dataset/rel-f1/", url_paths={  # declared by their cache names
+            f"tasks_{t}.zip": f"tasks/{t}.zip"
+            for t in ("driver-dnf", "driver-position", "driver-top3")}),
     ("rllm-team/rllm", "glove-6B-300d"): Layout("cache/huggingface/hub", hf_cache=True),
-    ("sgl-project/SpecForge", "sharegpt_train"): _todo(
-        "dataset/sharegpt_train.jsonl", "built it with scripts/prepare_data.py"),
-    ("thu-pacman/chitu", "tinyshakespeare_sharegpt"): _todo(
-        "dataset/tinyshakespeare_sharegpt.json", "converted the text to sharegpt json"),
-    ("yuanze-lin/Olympus", "olympus_min"): _todo(
-        "dataset/minimal_train.json", "cut Olympus.json down to one example"),
+    ("sgl-project/SpecForge", "sharegpt_train"): Layout(
+        "dataset/ShareGPT_Vicuna_unfiltered/"),  # the hub files; setup runs prepare_data.py
+    ("thu-pacman/chitu", "tinyshakespeare_sharegpt"): Layout(
+        "dataset/", rename={"input.txt": "tinyshakespeare_sharegpt.txt"}),  # setup converts it
+    ("yuanze-lin/Olympus", "olympus_min"): Layout("dataset/"),  # Olympus.json; setup cuts it
 }
 
 #: Assets the official prepare recorded but no stage reads (each note says so).
@@ -305,6 +298,11 @@ SYNTHETIC: dict[tuple[str, str], Callable[[Path], None]] = {
     ("LMCache/LMCache", "lmcache_standalone_config"): _yaml(
         chunk_size=16, local_cpu=True, max_local_cpu_size=0.1,
         internal_api_server_enabled=False),
+    ("flagos-ai/FlagGems", "prompts"): _lines('{"text": "How are you today?"}'),
+    ("GeeeekExplorer/nano-vllm", "prompts"): _json(
+        {"format": "prompts_v1", "prompts": ["introduce yourself"],
+         "source_note": "Derived from repo example.py prompts; minimized to 1 prompt for "
+                        "batch_size=1."}),
     ("kyegomez/VisionMamba", "model_config"): _json(
         {"dim": 256, "dim_inner": 256, "depth": 12,
          "note": "recorded as the model artifact only; example.py builds its own model"}),
@@ -312,16 +310,12 @@ SYNTHETIC: dict[tuple[str, str], Callable[[Path], None]] = {
 
 #: Synthetic assets whose content depends on code or data we cannot read offline.
 SYNTHETIC_NOT_MADE: dict[tuple[str, str], str] = {
-    ("GeeeekExplorer/nano-vllm", "prompts"):
-        "the prompt file's format is the harness's stage code, not written down",
-    ("flagos-ai/FlagGems", "prompts"):
-        "it mirrors the repository's BERT example, whose record format is not written down",
     ("ZhengYinan-AIR/Diffusion-Planner", "synthetic_sample"):
-        "the .npz keys come from DiffusionPlannerData at the pinned commit",
+        "each stage's setup step (shims/.../make_sample.py) writes it into {out}/dataset",
     ("facebookresearch/large_concept_model", "lcm_toy_pretraining"):
-        "it is a parquet dataset written with pyarrow and stopes under the report's python",
+        "each stage's setup step (shims/.../make_parquet.py) writes it with pyarrow into {out}",
     ("sgl-project/SpecForge", "draft_config"):
-        "it copies values from the target model's AutoConfig, a hub download",
+        "each stage's setup step (shims/.../make_draft_config.py) writes it into {out}",
 }
 
 
@@ -450,14 +444,17 @@ def _download(url: str, dest: Path) -> None:
         raise AssetError(f"download of {url} failed: {exc}") from None
 
 
-def _fetch_url(asset: Asset, staging: Path) -> None:
+def _fetch_url(asset: Asset, staging: Path, place: Layout) -> None:
     if not asset.url:
         raise AssetError(f"url asset {asset.name!r} names no url")
-    base = asset.url if not asset.files else asset.url.rstrip("/") + "/"
-    urls = [urllib.parse.urljoin(base, f) for f in asset.files] or [asset.url]
-    for url in urls:
-        name = PurePosixPath(urllib.parse.urlparse(url).path).name or asset.name
-        _download(url, staging / name)
+    if not asset.files:
+        _download(asset.url, staging / (
+            PurePosixPath(urllib.parse.urlparse(asset.url).path).name or asset.name))
+        return
+    base = asset.url.rstrip("/") + "/"
+    for declared in asset.files:
+        url = urllib.parse.urljoin(base, place.url_paths.get(declared, declared))
+        _download(url, staging / PurePosixPath(declared).name)
 
 
 def _patterns(asset: Asset) -> list[str] | None:
@@ -471,18 +468,20 @@ def _fetch_hf(asset: Asset, staging: Path, place: Layout) -> None:
     except ImportError:
         raise AssetError(f"{asset.source} asset {asset.name!r} ({asset.id}) needs "
                          "huggingface_hub on this machine (pip install huggingface_hub)") from None
-    if not asset.id or "*" in asset.id:
+    ids = list(place.hub_ids) or [asset.id]
+    if not all(ids) or any("*" in str(i) for i in ids):
         raise AssetError(f"{asset.source} asset {asset.name!r} has no single hub id ({asset.id})")
-    kw: dict[str, Any] = {"repo_id": asset.id, "allow_patterns": _patterns(asset),
-                          "repo_type": "dataset" if asset.source == "hf_dataset" else "model"}
-    try:
-        if place.hf_cache:
-            huggingface_hub.snapshot_download(cache_dir=str(staging), **kw)
-        else:
-            huggingface_hub.snapshot_download(local_dir=str(staging), **kw)
-    except Exception as exc:  # the hub client raises many kinds; each one means "not fetched"
-        raise AssetError(f"hub download of {asset.id} failed: {type(exc).__name__}: "
-                         f"{str(exc)[:300]}") from None
+    for repo_id in ids:
+        kw: dict[str, Any] = {"repo_id": repo_id, "allow_patterns": _patterns(asset),
+                              "repo_type": "dataset" if asset.source == "hf_dataset" else "model"}
+        try:
+            if place.hf_cache:
+                huggingface_hub.snapshot_download(cache_dir=str(staging), **kw)
+            else:
+                huggingface_hub.snapshot_download(local_dir=str(staging), **kw)
+        except Exception as exc:  # the hub client raises many kinds; each means "not fetched"
+            raise AssetError(f"hub download of {repo_id} failed: {type(exc).__name__}: "
+                             f"{str(exc)[:300]}") from None
     shutil.rmtree(staging / ".cache", ignore_errors=True)
     with contextlib.suppress(OSError):
         (staging / ".gitattributes").unlink()
@@ -547,7 +546,7 @@ def fetch(repo: Repo, asset: Asset, staging: Path, *, network: bool,
     if asset.source in ("hf", "hf_dataset"):
         _fetch_hf(asset, staging, place)
     elif asset.source == "url":
-        _fetch_url(asset, staging)
+        _fetch_url(asset, staging, place)
     elif asset.source == "git":
         _fetch_git(asset, staging)
     elif asset.source == "repo":
@@ -848,9 +847,11 @@ def shim_path(target: Target, run: Run, checkout: str) -> str | None:
     return seen
 
 
-def with_shim(env: dict[str, str], shim: str | None) -> dict[str, str]:
-    """``env`` with the shim folder first on ``PYTHONPATH`` (once)."""
+def with_shim(env: dict[str, str], shim: str | None, lib: str | None = None) -> dict[str, str]:
+    """``env`` with the shim folder first on ``PYTHONPATH`` (once), our shim library ``lib``
+    (``reb_shim``, which its sitecustomize imports) right after it."""
     if shim is None:
         return env
-    rest = [p for p in env.get("PYTHONPATH", "").split(":") if p and p != shim]
-    return {**env, "PYTHONPATH": ":".join([shim, *rest])}
+    first = [shim, *([lib] if lib else [])]
+    rest = [p for p in env.get("PYTHONPATH", "").split(":") if p and p not in first]
+    return {**env, "PYTHONPATH": ":".join([*first, *rest])}

@@ -13,9 +13,8 @@ The official prepare laid the zips out as RelF1Dataset's cache and processed it 
 so the stages read a ready --cache_dir. The view is read-only, so a setup step of each stage (our
 shims/.../relf1_cache.py) unpacks the zips from {assets}/cache/dataset/rel-f1 into {out}/dataset
 (rel-f1/raw/db, rel-f1/raw/tasks/<task>) and processes it there with CUDA hidden; --cache_dir
-names {out}/dataset. Preparing rel-f1 over the network is not reproduced: the declared file names
-are the official cache names, not the server's tasks/<task>.zip paths (a cache filled elsewhere
-works).
+names {out}/dataset. --reb-prepare downloads the zips from the server's tasks/<task>.zip paths and
+keeps the declared (official cache) names.
 """
 
 from pathlib import Path

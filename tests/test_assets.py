@@ -128,9 +128,9 @@ def test_what_each_stage_needs() -> None:
     lihe = repo_module("test_LiheYoung__Depth_Anything")  # the model comes through HF_HOME
     assert lihe.cpu is not None
     assert {a.name for a in assets.needed(lihe, lihe.cpu)} == {"demo1", "depth_anything_vits14"}
-    planner = repo_module("test_ZhengYinan_AIR__Diffusion_Planner")  # repo-relative path
+    planner = repo_module("test_ZhengYinan_AIR__Diffusion_Planner")  # made by its setup step
     assert planner.cpu is not None
-    assert [a.name for a in assets.needed(planner, planner.cpu)] == ["synthetic_sample"]
+    assert assets.needed(planner, planner.cpu) == []
     evo = repo_module("test_InternLM__InternEvo")  # named only by the config its setup writes
     assert evo.single_gpu is not None
     assert [a.name for a in assets.needed(evo, evo.single_gpu)] == [
@@ -187,14 +187,24 @@ def test_generated_files(tmp_path: Path) -> None:
 
 
 def test_unimplemented_synthetic_asset_says_which_and_why(tmp_path: Path) -> None:
+    planner = repo_module("test_ZhengYinan_AIR__Diffusion_Planner")
+    cache = AssetCache(tmp_path)
+    asset = next(a for a in planner.assets if a.name == "synthetic_sample")
+    [result] = cache.prepare(planner, network=False, only=[asset])
+    assert result.status == "failed"
+    assert "synthetic asset 'synthetic_sample' is not implemented" in result.detail
+    assert "setup step" in result.detail
+    ready, why = cache.state(planner, asset)
+    assert not ready and why.startswith("preparing it failed: synthetic asset 'synthetic_")
+
+
+def test_nano_vllm_prompts_are_what_its_driver_reads(tmp_path: Path) -> None:
     nano = repo_module("test_GeeeekExplorer__nano_vllm")
     cache = AssetCache(tmp_path)
-    [result] = cache.prepare(nano, network=False)
-    assert result.status == "failed"
-    assert "synthetic asset 'prompts' is not implemented" in result.detail
-    assert "format" in result.detail
-    ready, why = cache.state(nano, nano.assets[0])
-    assert not ready and why.startswith("preparing it failed: synthetic asset 'prompts'")
+    [result] = [r for r in cache.prepare(nano, network=False) if r.asset.name == "prompts"]
+    assert result.status == "ready", result.detail
+    doc = json.loads((cache.view(nano) / "dataset" / "prompts.json").read_text())
+    assert doc["format"] == "prompts_v1" and doc["prompts"] == ["introduce yourself"]
 
 
 def test_repository_asset_from_a_local_checkout(tmp_path: Path) -> None:
@@ -300,9 +310,10 @@ def test_hub_assets_need_huggingface_hub(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def test_official_transformations_we_do_not_reproduce_say_so(tmp_path: Path) -> None:
-    internevo = repo_module("test_InternLM__InternEvo")
-    with pytest.raises(AssetError, match=r"tokenised 64 examples.*does not reproduce"):
-        assets.fetch(internevo, internevo.assets[0], tmp_path, network=True)
+    kvpress = repo_module("test_NVIDIA__kvpress")
+    loogle = next(a for a in kvpress.assets if a.name == "loogle_shortdep_qa")
+    with pytest.raises(AssetError, match=r"counted its rows.*does not reproduce"):
+        assets.fetch(kvpress, loogle, tmp_path, network=True)
     sense = repo_module("test_FunAudioLLM__SenseVoice")
     with pytest.raises(AssetError, match="ModelScope"):
         assets.fetch(sense, sense.assets[1], tmp_path, network=True)
@@ -450,7 +461,7 @@ def test_shim_folder_comes_first_on_pythonpath(pytester: pytest.Pytester, tmp_pa
     cache.ingest(namespace["repo"], "net", tmp_path / "w.bin", origin="stand-in")
     result = run_local(pytester, tmp_path / "cache", "--reb-prepare")
     result.assert_outcomes(passed=1)
-    assert f"PATH0 {shim}\n" in c1_outcome(pytester)["stdout_tail"] + "\n"
+    assert f"PATH0 {shim}:{SHIMLIB}\n" in c1_outcome(pytester)["stdout_tail"] + "\n"
 
 
 def test_with_shim_keeps_the_rest_once() -> None:
@@ -458,15 +469,22 @@ def test_with_shim_keeps_the_rest_once() -> None:
         == {"PYTHONPATH": "/r/benchmark_scripts:/r"}
     assert assets.with_shim({"A": "1"}, "/s") == {"A": "1", "PYTHONPATH": "/s"}
     assert assets.with_shim({"A": "1"}, None) == {"A": "1"}
+    assert assets.with_shim({"PYTHONPATH": "/lib:/r"}, "/s", "/lib") == {"PYTHONPATH": "/s:/lib:/r"}
 
 
 # --------------------------------------------------------------------------- our shims
 
 
+#: Our shims' shared library, which the target puts right after a shim folder.
+SHIMLIB = Path(assets.__file__).parent / "shimlib"
+
+
 def run_python(code: str, pythonpath: list[Path], cwd: Path, **env: str) -> str:
+    """``code`` with the shim folder ``pythonpath[0]`` first, as a stage sees it."""
+    path = assets.with_shim({"PYTHONPATH": ":".join(map(str, pythonpath[1:]))},
+                            str(pythonpath[0]), str(SHIMLIB))
     out = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": ":".join(map(str, pythonpath)), **env},
-                         timeout=60)
+                         env={**os.environ, **path, **env}, timeout=60)
     assert out.returncode == 0, out.stderr
     return out.stdout
 

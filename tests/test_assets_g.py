@@ -62,13 +62,16 @@ class Places:
             text = text.replace(key, value)
         return text
 
-    def setup(self, **env: str) -> list[subprocess.CompletedProcess[str]]:
-        """Run the stage's setup steps in order, with its env and cwd (failures raise)."""
+    def setup(self, only: str = "", **env: str) -> list[subprocess.CompletedProcess[str]]:
+        """Run the stage's setup steps in order (those naming ``only``, when given), with its
+        env and cwd (failures raise)."""
         full = {**os.environ, **{k: self.fill(v) for k, v in self.run.env.items()}, **env}
         full["PYTHONPATH"] = os.pathsep.join(
             p for p in (str(self.run.shim_dir), full.get("PYTHONPATH", "")) if p)
         done = []
         for step in self.run.setup:
+            if only not in " ".join(step):
+                continue
             res = subprocess.run([self.fill(a) for a in step], cwd=self.fill(self.run.cwd),
                                  env=full, capture_output=True, text=True, timeout=120)
             assert res.returncode == 0, res.stdout + res.stderr
@@ -112,25 +115,58 @@ def test_layout_is_real_and_every_stage_needs_it(stem: str, name: str) -> None:
         assert run.setup and run.shim_dir
 
 
-def test_rel_f1_setup_is_ready_but_its_download_is_not_reproduced() -> None:
-    """The declared files are the official cache names (tasks_<task>.zip), not the server's
-    tasks/<task>.zip paths, so preparing it says why; a cache filled elsewhere is read."""
+def test_rel_f1_zips_come_from_the_servers_paths(tmp_path: Path,
+                                                 served: tuple[str, Path]) -> None:
+    """The declared files are the official cache names (tasks_<task>.zip); the server has them
+    at tasks/<task>.zip, and they land under the declared names where the setup reads them."""
+    base, www = served
+    (www / "tasks").mkdir()
+    (www / "db.zip").write_bytes(b"db")
+    for task in ("driver-dnf", "driver-position", "driver-top3"):
+        (www / "tasks" / f"{task}.zip").write_bytes(task.encode())
     repo = module("test_rllm_team__rllm").repo
-    place = assets.layout(repo, asset(repo, "rel-f1"))
-    assert "tasks/<task>.zip" in place.todo and place.dest == "cache/dataset/rel-f1/"
+    local = replace(asset(repo, "rel-f1"), url=f"{base}/")
+    repo = replace(repo, assets=[local if a.name == local.name else a for a in repo.assets])
+    assert assets.layout(repo, local).todo == ""
+    cache = AssetCache(tmp_path / "cache")
+    [done] = cache.prepare(repo, network=True, only=[local])
+    assert done.status == "ready", done.detail
+    folder = cache.view(repo) / "cache" / "dataset" / "rel-f1"
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "db.zip", "tasks_driver-dnf.zip", "tasks_driver-position.zip", "tasks_driver-top3.zip"]
+    assert (folder / "tasks_driver-top3.zip").read_bytes() == b"driver-top3"
     for run in stages(repo):
         assert "rel-f1" in [a.name for a in assets.needed(repo, run)]
 
 
-def test_yomitoku_models_stay_todo() -> None:
-    """The asset's id is a pattern; its repo ids come from the checkout's configs."""
+def test_yomitoku_models_are_the_hub_ids_of_its_configs(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The asset's id is a pattern; prepare fetches the four repositories the pinned configs
+    name, each into the one HF cache (a stand-in hub client records what was asked)."""
+    import types
+
     repo = module("test_kotaro_kinoshita__yomitoku").repo
     models = asset(repo, "yomitoku_models")
-    assert "*" in str(models.id)
-    assert "parsing the repository's configs" in assets.layout(repo, models).todo
+    place = assets.layout(repo, models)
+    assert "*" in str(models.id) and place.todo == "" and len(place.hub_ids) == 4
+    asked: list[str] = []
+
+    def snapshot_download(*, repo_id: str, cache_dir: str, **_: object) -> None:
+        asked.append(repo_id)
+        folder = Path(cache_dir) / f"models--{repo_id.replace('/', '--')}"
+        folder.mkdir(parents=True)
+        (folder / "model.safetensors").write_text(repo_id)
+
+    monkeypatch.setitem(sys.modules, "huggingface_hub",
+                        types.SimpleNamespace(snapshot_download=snapshot_download))
+    cache = AssetCache(tmp_path / "cache")
+    [done] = cache.prepare(repo, network=True, only=[models])
+    assert done.status == "ready", done.detail
+    assert asked == list(place.hub_ids)
+    hub = cache.view(repo) / "cache" / "huggingface" / "hub"
+    assert len(list(hub.glob("models--KotaroKinoshita--yomitoku-*/model.safetensors"))) == 4
     for run in stages(repo):
         assert "yomitoku_models" in [a.name for a in assets.needed(repo, run)]
-
 
 # --------------------------------------------------------------------------- Olympus
 
@@ -288,7 +324,7 @@ def test_specforge_sharegpt_train(tmp_path: Path) -> None:
         (raw / "B_second.json").write_text(json.dumps(sharegpt("b", 20)))
         (raw / "A_first.json").write_text(json.dumps(sharegpt("a", 5), indent=1))
         (raw / "README.md").write_text("# card")
-        [res] = places.setup()
+        [res] = places.setup("prepare_sharegpt.py")  # the draft config's step needs transformers
         assert "'--dataset', 'sharegpt', '--sample-size', '8'" in res.stdout
         path = Path(places.argv_value("--train-data-path"))
         rows = [json.loads(line) for line in path.read_text().splitlines()]

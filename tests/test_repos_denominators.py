@@ -132,14 +132,15 @@ def tokens_of(fact: dict[str, Any]) -> dict[str, list[str]]:
 
 def spelled(values: list[str], tokens: dict[str, list[str]]) -> list[str]:
     """``values`` with each token replaced: a whole element by its elements (none drops it),
-    a token inside an element by its one replacement."""
+    a ``<token>`` inside an element by its one replacement (only those: a key like ``-``
+    must not rewrite every element that contains a dash)."""
     out: list[str] = []
     for value in values:
         if value in tokens:
             out.extend(tokens[value])
             continue
         for token, ours in tokens.items():
-            if len(ours) == 1:
+            if len(ours) == 1 and token.startswith("<") and token.endswith(">"):
                 value = value.replace(token, ours[0])
         out.append(value)
     return out
