@@ -8,19 +8,15 @@ a shim folder mounted read-only in a real container.
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import http.server
 import io
 import json
 import os
 import subprocess
 import sys
 import tarfile
-import threading
 import tomllib
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -51,21 +47,6 @@ def all_repos() -> list[Repo]:
     return [repo_module(p.stem) for p in sorted(REPOS.glob("test_*.py"))]
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    """An http.server on 127.0.0.1 serving a folder: (base url, folder)."""
-    root = tmp_path / "www"
-    root.mkdir()
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
-    handler.log_message = lambda *a: None  # type: ignore[attr-defined]
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", root
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 # --------------------------------------------------------------------------- the 44 repositories

@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import http.server
-import importlib.util
 import json
 import os
 import subprocess
@@ -26,9 +25,9 @@ import urllib.parse
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from repomodules import module  # tests/repomodules.py
 
 from pytest_reb import assets
 from pytest_reb.assets import AssetCache
@@ -51,12 +50,6 @@ OURS = {
 
 
 @functools.cache
-def module(stem: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"_reb_assets_e.{stem}", REPOS / f"{stem}.py")
-    assert spec is not None and spec.loader is not None
-    loaded = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(loaded)
-    return loaded
 
 
 @pytest.mark.parametrize("stem", sorted(OURS))

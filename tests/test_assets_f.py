@@ -15,7 +15,6 @@ import csv
 import dataclasses
 import functools
 import http.server
-import importlib.util
 import io
 import json
 import os
@@ -29,9 +28,9 @@ import wave
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from repomodules import module  # tests/repomodules.py
 
 from pytest_reb import assets
 from pytest_reb.spec import Repo, Run
@@ -40,13 +39,6 @@ ROOT = Path(__file__).resolve().parents[1]
 REPOS = ROOT / "repos"
 
 
-def module(stem: str) -> ModuleType:
-    path = REPOS / f"{stem}.py"
-    spec = importlib.util.spec_from_file_location(f"_reb_assets_f.{stem}", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 class Stage:

@@ -12,21 +12,16 @@ argv then reads.  Nothing here needs torch or the network.
 
 from __future__ import annotations
 
-import functools
-import http.server
-import importlib.util
 import json
 import os
 import subprocess
 import sys
-import threading
 import zipfile
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from repomodules import module  # tests/repomodules.py
 
 from pytest_reb import assets
 from pytest_reb.assets import AssetCache
@@ -36,13 +31,6 @@ ROOT = Path(__file__).resolve().parents[1]
 REPOS = ROOT / "repos"
 
 
-def module(stem: str) -> ModuleType:
-    path = REPOS / f"{stem}.py"
-    spec = importlib.util.spec_from_file_location(f"_reb_assets_g.{stem}", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 class Places:
@@ -247,19 +235,6 @@ def test_chitu_sample_count_and_empty_text(tmp_path: Path) -> None:
     assert res.returncode != 0 and "no samples" in res.stderr
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    root = tmp_path / "www"
-    root.mkdir()
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
-    handler.log_message = lambda *a: None  # type: ignore[attr-defined]
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", root
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_chitu_download_lands_where_the_setup_reads_it(tmp_path: Path,

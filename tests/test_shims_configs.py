@@ -10,17 +10,16 @@ folders; nothing here needs torch.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import runpy
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from repomodules import module  # tests/repomodules.py
 
 from pytest_reb.spec import Run
 
@@ -28,13 +27,6 @@ ROOT = Path(__file__).resolve().parents[1]
 REPOS = ROOT / "repos"
 
 
-def module(stem: str) -> ModuleType:
-    path = REPOS / f"{stem}.py"
-    spec = importlib.util.spec_from_file_location(f"_reb_shims_configs.{stem}", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 class Stage:

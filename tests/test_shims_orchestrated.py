@@ -9,7 +9,6 @@ writes, what a helper prints for the stage's ``Helper`` to read.
 from __future__ import annotations
 
 import glob
-import importlib.util
 import json
 import os
 import re
@@ -18,9 +17,9 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from repomodules import module as repo_module  # tests/repomodules.py
 
 from pytest_reb.spec import Repo
 
@@ -34,12 +33,6 @@ BUDGET_VARS = ("SCIMLOPSBENCH_", "CUDA_VISIBLE_DEVICES", "XPU_VISIBLE_DEVICES",
                "_REB_TORCHFT_CUDA_CHECKED", "PYTHONPATH")
 
 
-def repo_module(stem: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"_reb_orchestrated.{stem}", REPOS / f"{stem}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def write_tree(root: Path, files: dict[str, str]) -> Path:

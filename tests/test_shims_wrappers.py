@@ -11,7 +11,6 @@ stand-in ``torch`` that records what it was asked to save).
 from __future__ import annotations
 
 import glob
-import importlib.util
 import json
 import os
 import re
@@ -19,20 +18,14 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from repomodules import module  # tests/repomodules.py
 
 REPOS = Path(__file__).resolve().parents[1] / "repos"
 
 
-def module(stem: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"_shims_wrappers.{stem}", REPOS / f"{stem}.py")
-    assert spec is not None and spec.loader is not None
-    loaded = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(loaded)
-    return loaded
 
 
 def shim(stem: str, name: str) -> str:
