@@ -15,15 +15,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import http.server
 import json
 import os
 import subprocess
 import sys
-import threading
 import urllib.parse
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -70,27 +67,12 @@ def test_assets_are_real_and_read_by_their_stages(stem: str) -> None:
 # --------------------------------------------------------------------------- the machinery
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    """A local HTTP server over a folder: stands in for the hosts of ``url`` assets."""
-    root = tmp_path / "www"
-    root.mkdir()
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
-    handler.log_message = lambda *a: None  # type: ignore[attr-defined]
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", root
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
 
 
-def served(repo: Repo, server: tuple[str, Path], files: dict[str, bytes]) -> Repo:
+def on_server(repo: Repo, served: tuple[str, Path], files: dict[str, bytes]) -> Repo:
     """``repo`` with each ``url`` asset's host swapped for the local server, which serves
     ``files[asset name]`` under the same path."""
-    base, root = server
+    base, root = served
     changed = []
     for asset in repo.assets:
         if asset.source == "url" and asset.name in files:
@@ -180,9 +162,9 @@ for split in ("train", "valid"):
 """
 
 
-def internevo(tmp_path: Path, server: tuple[str, Path], records: int = 100) -> Target:
+def internevo(tmp_path: Path, served: tuple[str, Path], records: int = 100) -> Target:
     raw = [{"instruction": f"i{n}", "input": "", "output": f"ö{n}"} for n in range(records)]
-    repo = served(module("test_InternLM__InternEvo").repo, server,
+    repo = on_server(module("test_InternLM__InternEvo").repo, served,
                   {"alpaca_sample": json.dumps(raw).encode()})
     checkout = tmp_path / "checkout"
     write(checkout / "tools" / "alpaca_tokenizer.py", ALPACA_TOOL)
@@ -192,9 +174,9 @@ def internevo(tmp_path: Path, server: tuple[str, Path], records: int = 100) -> T
 
 
 @pytest.mark.parametrize("stage", ["single_gpu", "multi_gpu"])
-def test_internevo_tokenises_64_examples(tmp_path: Path, server: tuple[str, Path],
+def test_internevo_tokenises_64_examples(tmp_path: Path, served: tuple[str, Path],
                                          stage: str) -> None:
-    target = internevo(tmp_path, server)
+    target = internevo(tmp_path, served)
     assert (target.view / "dataset" / "alpaca_data.json").is_file()  # the raw download
     run = getattr(target.repo, stage)
     target.setup(run)
@@ -219,8 +201,8 @@ def test_internevo_tokenises_64_examples(tmp_path: Path, server: tuple[str, Path
 
 
 def test_internevo_tokenising_checks_its_result(tmp_path: Path,
-                                                server: tuple[str, Path]) -> None:
-    target = internevo(tmp_path, server, records=3)
+                                                served: tuple[str, Path]) -> None:
+    target = internevo(tmp_path, served, records=3)
     run = target.repo.single_gpu
     step = [target.fill(a, run) for a in run.setup[0]]
     step[step.index(str(target.out / "alpaca_tokenized"))] = str(target.out / "EMPTY" / "tok")
@@ -269,13 +251,13 @@ TEMPEST_PAIRS = [
 ]
 
 
-def tempest(tmp_path: Path, server: tuple[str, Path], download: bytes) -> Target:
+def tempest(tmp_path: Path, served: tuple[str, Path], download: bytes) -> Target:
     checkout = tmp_path / "checkout"
     for i, (clean, capture) in enumerate(TEMPEST_PAIRS):
         write(checkout / "examples" / clean, f"H{i}")
         write(checkout / "examples" / capture, f"L{i}")
     write(checkout / "examples" / "Screenshot from 2023-08-29 18-08-31.png", "other")
-    repo = served(module("test_emidan19__deep_tempest").repo, server,
+    repo = on_server(module("test_emidan19__deep_tempest").repo, served,
                   {"drunet_pretrained": download})
     target = Target(tmp_path, repo, checkout)
     target.prepare()
@@ -296,10 +278,10 @@ def torch_zip(tmp_path: Path) -> bytes:
 
 
 @pytest.mark.parametrize("stage", ["cpu", "single_gpu", "multi_gpu", "retry"])
-def test_deep_tempest_pairs_and_checkpoint(tmp_path: Path, server: tuple[str, Path],
+def test_deep_tempest_pairs_and_checkpoint(tmp_path: Path, served: tuple[str, Path],
                                            stage: str) -> None:
     download = torch_zip(tmp_path)
-    target = tempest(tmp_path, server, download)
+    target = tempest(tmp_path, served, download)
     raw = target.view / "model" / "download"
     assert raw.read_bytes() == download  # the share's download, as fetched
     repo = target.repo
@@ -351,8 +333,8 @@ def test_deep_tempest_checkpoint_out_of_an_archive(tmp_path: Path) -> None:
     assert (out / "pretrained.pth").resolve() == raw.resolve()  # a raw checkpoint: linked
 
 
-def test_deep_tempest_missing_pair_fails(tmp_path: Path, server: tuple[str, Path]) -> None:
-    target = tempest(tmp_path, server, b"raw checkpoint")
+def test_deep_tempest_missing_pair_fails(tmp_path: Path, served: tuple[str, Path]) -> None:
+    target = tempest(tmp_path, served, b"raw checkpoint")
     (target.view / "dataset" / TEMPEST_PAIRS[1][1]).unlink()
     done = target.setup(target.repo.multi_gpu, check=False)
     assert done.returncode == 1 and "expected example files not found" in done.stderr

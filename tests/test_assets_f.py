@@ -13,27 +13,20 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import functools
-import http.server
 import io
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tarfile
-import threading
 import urllib.parse
 import wave
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-from repomodules import module  # tests/repomodules.py
+from repomodules import Stage, module, stages  # tests/repomodules.py
 
 from pytest_reb import assets
-from pytest_reb.spec import Repo, Run
+from pytest_reb.spec import Repo
 
 ROOT = Path(__file__).resolve().parents[1]
 REPOS = ROOT / "repos"
@@ -41,59 +34,8 @@ REPOS = ROOT / "repos"
 
 
 
-class Stage:
-    """A run's placeholders bound to folders under ``tmp``; runs its setup steps."""
-
-    def __init__(self, repo: Repo, run: Run, tmp: Path, name: str) -> None:
-        self.repo_spec = repo
-        self.run = run
-        self.out = tmp / "out" / name
-        self.assets = tmp / "assets"
-        self.repo = tmp / "repo"
-        for folder in (self.out, self.assets, self.repo):
-            folder.mkdir(parents=True, exist_ok=True)
-
-    def fill(self, text: str) -> str:
-        assert self.run.shim_dir, "a stage with setup scripts names its shim_dir"
-        for key, value in {"{python}": sys.executable, "{shims}": self.run.shim_dir,
-                           "{out}": str(self.out), "{assets}": str(self.assets),
-                           "{repo}": str(self.repo)}.items():
-            text = text.replace(key, value)
-        return text
-
-    def raw(self, name: str) -> Path:
-        """Where ``--reb-prepare`` puts asset ``name`` in the view (its layout's dest)."""
-        asset = next(a for a in self.repo_spec.assets if a.name == name)
-        return self.assets / assets.layout(self.repo_spec, asset).dest
-
-    def setup(self, *, check: bool = True, **env: str) -> subprocess.CompletedProcess[str]:
-        """Every setup step in order, with the run's env, in its cwd; stop at the first failure."""
-        assert self.run.setup, "the stage has no setup step"
-        run_env = {k: self.fill(v) for k, v in self.run.env.items()}
-        done = None
-        for step in self.run.setup:
-            done = subprocess.run([self.fill(a) for a in step], cwd=self.fill(self.run.cwd),
-                                  env={**os.environ, **run_env, **env}, capture_output=True,
-                                  text=True, timeout=120)
-            if done.returncode:
-                break
-        assert done is not None
-        if check:
-            assert done.returncode == 0, done.stdout + done.stderr
-        return done
-
-    def argv(self) -> list[str]:
-        return [self.fill(a) for a in self.run.argv]
-
-    def arg(self, flag: str) -> str:
-        """The filled value following ``flag`` in the run's argv."""
-        argv = self.argv()
-        return argv[argv.index(flag) + 1]
 
 
-def stages(repo: Repo) -> list[tuple[str, Run]]:
-    return [(s, r) for s in ("cpu", "single_gpu", "multi_gpu")
-            if (r := getattr(repo, s)) is not None]
 
 
 def assert_real(repo: Repo, name: str, readers: list[str]) -> None:
@@ -105,21 +47,6 @@ def assert_real(repo: Repo, name: str, readers: list[str]) -> None:
         assert (name in needed) == (stage in readers), (repo.name, stage, needed)
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    """An http.server on 127.0.0.1 serving a folder: (base url, folder)."""
-    root = tmp_path / "www"
-    root.mkdir()
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
-    handler.log_message = lambda *a: None  # type: ignore[attr-defined]
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", root
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def fetched(repo: Repo, name: str, host: str, staging: Path) -> Path:
@@ -205,7 +132,7 @@ def test_lettucedetect_ragtruth_reduced_by_setup(tmp_path: Path) -> None:
     repo = mod.repo
     assert_real(repo, "ragtruth_mini", ["cpu", "single_gpu"])
     for name, run in stages(repo):
-        stage = Stage(repo, run, tmp_path / name, name)
+        stage = Stage(run, tmp_path / name, name, repo)
         lettuce_checkout(stage.repo)
         raw = stage.raw("ragtruth_mini")
         assert raw == stage.assets / "dataset" / "ragtruth"
@@ -227,7 +154,7 @@ def test_lettucedetect_ragtruth_reduced_by_setup(tmp_path: Path) -> None:
 def test_lettucedetect_needs_two_train_samples(tmp_path: Path) -> None:
     repo = module("test_KRLabsOrg__LettuceDetect").repo
     assert repo.cpu is not None
-    stage = Stage(repo, repo.cpu, tmp_path, "cpu")
+    stage = Stage(repo.cpu, tmp_path, "cpu", repo)
     lettuce_checkout(stage.repo)
     lettuce_raw(stage.raw("ragtruth_mini"), ["test", "train"])
     done = stage.setup(check=False)
@@ -242,7 +169,7 @@ def test_lettucedetect_raw_download_is_what_the_setup_reads(
     lettuce_raw(www / "ParticleMedia" / "RAGTruth" / "main" / "dataset", ["train", "train"])
     staging = fetched(repo, "ragtruth_mini", host, tmp_path / "staging")
     assert sorted(p.name for p in staging.iterdir()) == ["response.jsonl", "source_info.jsonl"]
-    stage = Stage(repo, repo.cpu, tmp_path, "cpu")
+    stage = Stage(repo.cpu, tmp_path, "cpu", repo)
     lettuce_checkout(stage.repo)
     shutil.copytree(staging, stage.raw("ragtruth_mini"))
     stage.setup()
@@ -309,7 +236,7 @@ def test_f5tts_wav_read_in_place_and_training_set_built_by_setup(tmp_path: Path)
         assert "{assets}/dataset/infer_minimal/ref_audio.wav" in run.argv
         assert assets.layout(repo, repo.assets[0]).dest == "dataset/infer_minimal/ref_audio.wav"
     run = repo.multi_gpu
-    stage = Stage(repo, run, tmp_path, "multi_gpu")
+    stage = Stage(run, tmp_path, "multi_gpu", repo)
     site = tmp_path / "site"
     f5_checkout(stage.repo, site)
     wav = stage.raw("f5tts_minimal")
@@ -340,7 +267,7 @@ def test_f5tts_wav_read_in_place_and_training_set_built_by_setup(tmp_path: Path)
 
 def test_f5tts_setup_fails_without_the_checkout_data_folder(tmp_path: Path) -> None:
     repo = module("test_SWivid__F5_TTS").repo
-    stage = Stage(repo, repo.multi_gpu, tmp_path, "multi_gpu")
+    stage = Stage(repo.multi_gpu, tmp_path, "multi_gpu", repo)
     site = tmp_path / "site"
     f5_checkout(stage.repo, site)
     (stage.repo / "data" / "Emilia_ZH_EN_pinyin" / "vocab.txt").unlink()
@@ -377,7 +304,7 @@ def test_ml_mdm_file_list_rebuilt_by_setup(tmp_path: Path) -> None:
     assert_real(repo, "ml_mdm_dummy", ["cpu", "single_gpu", "multi_gpu"])
     assert assets.layout(repo, repo.assets[0]).dest == "dataset/ml_mdm_dummy"
     for name, run in stages(repo):
-        stage = Stage(repo, run, tmp_path / name, name)
+        stage = Stage(run, tmp_path / name, name, repo)
         (stage.repo / "ml-mdm-matryoshka").mkdir(parents=True)  # the run's cwd
         tar = mdm_stand_ins(stage, ["0000000000.jpg", "0000000001.jpg"])
         stage.setup()
@@ -396,7 +323,7 @@ def test_ml_mdm_file_list_rebuilt_by_setup(tmp_path: Path) -> None:
 
 def test_ml_mdm_setup_refuses_a_tar_without_the_indexed_image(tmp_path: Path) -> None:
     repo = module("test_apple__ml_mdm").repo
-    stage = Stage(repo, repo.cpu, tmp_path, "cpu")
+    stage = Stage(repo.cpu, tmp_path, "cpu", repo)
     (stage.repo / "ml-mdm-matryoshka").mkdir(parents=True)
     mdm_stand_ins(stage, ["0000000005.jpg"])
     done = stage.setup(check=False)
@@ -412,7 +339,7 @@ def test_sapiens_toy_dataset_pruned_by_setup_from_folders(tmp_path: Path) -> Non
     repo = mod.repo
     assert_real(repo, "sapiens_toy_dataset_min1", ["cpu", "single_gpu", "multi_gpu"])
     for name, run in stages(repo):
-        stage = Stage(repo, run, tmp_path / name, name)
+        stage = Stage(run, tmp_path / name, name, repo)
         raw = stage.raw("sapiens_toy_dataset_min1")
         assert raw == stage.assets / "dataset" / "sapiens_toy_dataset"
         for stem in ("00000002", "00000001", "00000003"):
@@ -434,7 +361,7 @@ def test_sapiens_toy_dataset_pruned_by_setup_from_folders(tmp_path: Path) -> Non
 
 def test_sapiens_toy_dataset_pruned_by_setup_from_zips(tmp_path: Path) -> None:
     repo = module("test_facebookresearch__sapiens").repo
-    stage = Stage(repo, repo.cpu, tmp_path, "cpu")
+    stage = Stage(repo.cpu, tmp_path, "cpu", repo)
     raw = stage.raw("sapiens_toy_dataset_min1")
     raw.mkdir(parents=True)
     with zipfile.ZipFile(raw / "images.zip", "w") as zf:  # members in their folder
@@ -454,7 +381,7 @@ def test_sapiens_toy_dataset_pruned_by_setup_from_zips(tmp_path: Path) -> None:
 
 def test_sapiens_setup_fails_without_a_matching_normal(tmp_path: Path) -> None:
     repo = module("test_facebookresearch__sapiens").repo
-    stage = Stage(repo, repo.cpu, tmp_path, "cpu")
+    stage = Stage(repo.cpu, tmp_path, "cpu", repo)
     raw = stage.raw("sapiens_toy_dataset_min1")
     for kind, name in (("images", "1.png"), ("masks", "1.png"), ("normals", "2.npy")):
         (raw / kind).mkdir(parents=True)
@@ -472,7 +399,7 @@ def test_open_sora_first_prompt_written_by_setup(tmp_path: Path) -> None:
     assert_real(repo, "prompts", ["cpu", "single_gpu", "multi_gpu"])
     first = ('Imagine a cyberpunk close-up shot, with "quotes", commas\nand a line break.')
     for name, run in stages(repo):
-        stage = Stage(repo, run, tmp_path / name, name)
+        stage = Stage(run, tmp_path / name, name, repo)
         raw = stage.raw("prompts") / "example.csv"  # the repository file, copied as is
         raw.parent.mkdir(parents=True, exist_ok=True)
         with open(raw, "w", newline="") as fh:
@@ -490,7 +417,7 @@ def test_open_sora_first_prompt_written_by_setup(tmp_path: Path) -> None:
 
 def test_open_sora_fallback_prompt(tmp_path: Path) -> None:
     repo = module("test_hpcaitech__Open_Sora").repo
-    stage = Stage(repo, repo.cpu, tmp_path, "cpu")
+    stage = Stage(repo.cpu, tmp_path, "cpu", repo)
     raw = stage.raw("prompts") / "example.csv"
     raw.parent.mkdir(parents=True)
     raw.write_text("prompt\nsomething\n")
@@ -510,7 +437,7 @@ def test_finetrainers_dataset_config_written_by_setup(tmp_path: Path) -> None:
     assert assets.layout(repo, wan).dest == "model/current"  # the pretrained model path
     for name, run in stages(repo):
         assert "{assets}/model/current" in run.argv
-        stage = Stage(repo, run, tmp_path / name, name)
+        stage = Stage(run, tmp_path / name, name, repo)
         snapshot = stage.raw("crush-smol")
         assert snapshot == stage.assets / "dataset"
         (snapshot / "videos").mkdir(parents=True)
@@ -527,7 +454,7 @@ def test_finetrainers_dataset_config_written_by_setup(tmp_path: Path) -> None:
 
 def test_finetrainers_setup_refuses_an_empty_snapshot(tmp_path: Path) -> None:
     repo = module("test_huggingface__finetrainers").repo
-    stage = Stage(repo, repo.single_gpu, tmp_path, "single_gpu")
+    stage = Stage(repo.single_gpu, tmp_path, "single_gpu", repo)
     (stage.raw("crush-smol") / "videos").mkdir(parents=True)
     done = stage.setup(check=False)
     assert done.returncode != 0 and "missing or empty" in done.stderr
@@ -572,7 +499,7 @@ def test_vim_coco_laid_out_by_setup_from_the_prepared_view(tmp_path: Path) -> No
     assets._extract_all(staging, "coco")
     assert sorted(p.name for p in staging.iterdir()) == ["instances_val2017_100.json", "val2017"]
     for name, run in stages(repo):
-        stage = Stage(repo, run, tmp_path / name, name)
+        stage = Stage(run, tmp_path / name, name, repo)
         raw = stage.raw("coco_2017_val_100")
         shutil.copytree(staging, raw)
         stage.setup()
@@ -584,7 +511,7 @@ def test_vim_coco_laid_out_by_setup_from_the_prepared_view(tmp_path: Path) -> No
 
 def test_vim_setup_unpacks_a_download_left_packed(tmp_path: Path) -> None:
     repo = module("test_hustvl__Vim").repo
-    stage = Stage(repo, repo.cpu, tmp_path, "cpu")
+    stage = Stage(repo.cpu, tmp_path, "cpu", repo)
     coco_download(stage.raw("coco_2017_val_100"))
     stage.setup()
     check_detectron2_layout(stage)
@@ -593,7 +520,7 @@ def test_vim_setup_unpacks_a_download_left_packed(tmp_path: Path) -> None:
 
 def test_vim_setup_needs_the_annotations(tmp_path: Path) -> None:
     repo = module("test_hustvl__Vim").repo
-    stage = Stage(repo, repo.cpu, tmp_path, "cpu")
+    stage = Stage(repo.cpu, tmp_path, "cpu", repo)
     coco_download(stage.raw("coco_2017_val_100"))
     (stage.raw("coco_2017_val_100") / "instances_val2017_100.json").unlink()
     done = stage.setup(check=False)
@@ -607,7 +534,7 @@ def test_vim_both_files_fetched_from_beside_the_tgz_url(
     coco_download(www / "detectron2" / "annotations" / "coco")
     staging = fetched(repo, "coco_2017_val_100", host, tmp_path / "staging")
     assert sorted(p.name for p in staging.iterdir()) == ["instances_val2017_100.json", "val2017"]
-    stage = Stage(repo, repo.cpu, tmp_path, "cpu")
+    stage = Stage(repo.cpu, tmp_path, "cpu", repo)
     shutil.copytree(staging, stage.raw("coco_2017_val_100"))
     stage.setup()
     check_detectron2_layout(stage)

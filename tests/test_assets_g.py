@@ -13,19 +13,18 @@ argv then reads.  Nothing here needs torch or the network.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 import zipfile
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from repomodules import module  # tests/repomodules.py
+from repomodules import Stage, module  # tests/repomodules.py
+from repomodules import runs as stages
 
 from pytest_reb import assets
 from pytest_reb.assets import AssetCache
-from pytest_reb.spec import Repo, Run
+from pytest_reb.spec import Repo
 
 ROOT = Path(__file__).resolve().parents[1]
 REPOS = ROOT / "repos"
@@ -33,53 +32,15 @@ REPOS = ROOT / "repos"
 
 
 
-class Places:
-    """Temporary folders standing for {repo}, {assets} and {out}; the host python."""
-
-    def __init__(self, tmp: Path, run: Run) -> None:
-        self.repo, self.assets, self.out = tmp / "repo", tmp / "assets", tmp / "out"
-        for folder in (self.repo, self.assets, self.out):
-            folder.mkdir(parents=True, exist_ok=True)
-        self.run = run
-
-    def fill(self, text: str) -> str:
-        table = {"{python}": sys.executable, "{repo}": str(self.repo),
-                 "{assets}": str(self.assets), "{out}": str(self.out),
-                 "{shims}": str(self.run.shim_dir)}
-        for key, value in table.items():
-            text = text.replace(key, value)
-        return text
-
-    def setup(self, only: str = "", **env: str) -> list[subprocess.CompletedProcess[str]]:
-        """Run the stage's setup steps in order (those naming ``only``, when given), with its
-        env and cwd (failures raise)."""
-        full = {**os.environ, **{k: self.fill(v) for k, v in self.run.env.items()}, **env}
-        full["PYTHONPATH"] = os.pathsep.join(
-            p for p in (str(self.run.shim_dir), full.get("PYTHONPATH", "")) if p)
-        done = []
-        for step in self.run.setup:
-            if only not in " ".join(step):
-                continue
-            res = subprocess.run([self.fill(a) for a in step], cwd=self.fill(self.run.cwd),
-                                 env=full, capture_output=True, text=True, timeout=120)
-            assert res.returncode == 0, res.stdout + res.stderr
-            done.append(res)
-        return done
-
-    def argv_value(self, flag: str) -> str:
-        argv = list(self.run.argv)
-        return self.fill(argv[argv.index(flag) + 1])
 
 
-def stages(repo: Repo) -> list[Run]:
-    return [r for r in (repo.cpu, repo.single_gpu, repo.multi_gpu) if r is not None]
 
 
 def asset(repo: Repo, name: str):  # type: ignore[no-untyped-def]
     return next(a for a in repo.assets if a.name == name)
 
 
-def view_path(repo: Repo, name: str, places: Places, file: str = "") -> Path:
+def view_path(repo: Repo, name: str, places: Stage, file: str = "") -> Path:
     """Where the view holds the raw asset (a file inside a folder dest when ``file``)."""
     dest = assets.layout(repo, asset(repo, name)).dest
     return places.assets / dest / file if file else places.assets / dest
@@ -167,13 +128,13 @@ def test_olympus_minimal_train(tmp_path: Path) -> None:
         {"from": "gpt", "value": "A cat."}, {"from": "human", "value": "More?"}]}
     second = {"id": "b", "conversations": []}
     for run in stages(mod.repo):
-        places = Places(tmp_path / run.argv[-1], run)
+        places = Stage(run, tmp_path / run.argv[-1])
         raw = view_path(mod.repo, "olympus_min", places, "Olympus.json")
         raw.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps([first, second], indent=2)
         raw.write_text(text[:text.index('"b"') + 5])  # a cut-off tail is never read
         places.setup()
-        data_path = Path(places.argv_value("--data_path"))
+        data_path = Path(places.arg("--data_path"))
         assert data_path.parent == places.out
         written = json.loads(data_path.read_text(encoding="utf-8"))
         assert written == [{"id": "a", "conversations": first["conversations"][:2]}]
@@ -202,7 +163,7 @@ def test_chitu_sharegpt_json(tmp_path: Path) -> None:
     mod = module("test_thu_pacman__chitu")
     text = "\n\n".join(["First Citizen:", *LINES])  # blank lines are skipped
     for run in stages(mod.repo):
-        places = Places(tmp_path / str(run.nproc), run)
+        places = Stage(run, tmp_path / str(run.nproc))
         raw = places.assets / run.setup[0][2].removeprefix("{assets}/")
         raw.parent.mkdir(parents=True, exist_ok=True)
         raw.write_text(text)
@@ -223,15 +184,14 @@ def test_chitu_sharegpt_json(tmp_path: Path) -> None:
 
 def test_chitu_sample_count_and_empty_text(tmp_path: Path) -> None:
     run = module("test_thu_pacman__chitu").repo.single_gpu
-    places = Places(tmp_path, run)
+    places = Stage(run, tmp_path)
     raw = places.assets / run.setup[0][2].removeprefix("{assets}/")
     raw.parent.mkdir(parents=True)
     raw.write_text("\n".join(LINES))
     places.setup(SCIMLOPSBENCH_DATASET_NUM_SAMPLES="3")
     assert len(json.loads((places.out / "tinyshakespeare_sharegpt.json").read_text())) == 3
     raw.write_text("\n  \n")
-    step = [places.fill(a) for a in run.setup[0]]
-    res = subprocess.run(step, capture_output=True, text=True)
+    res = places.setup(check=False)
     assert res.returncode != 0 and "no samples" in res.stderr
 
 
@@ -291,7 +251,7 @@ def test_specforge_sharegpt_train(tmp_path: Path) -> None:
     repository's prepare_data.py into the file --train-data-path names."""
     mod = module("test_sgl_project__SpecForge")
     for run in stages(mod.repo):
-        places = Places(tmp_path / str(run.nproc), run)
+        places = Stage(run, tmp_path / str(run.nproc))
         (places.repo / "scripts").mkdir()
         (places.repo / "scripts" / "prepare_data.py").write_text(PREPARE_DATA)
         raw = view_path(mod.repo, "sharegpt_train", places)
@@ -299,9 +259,9 @@ def test_specforge_sharegpt_train(tmp_path: Path) -> None:
         (raw / "B_second.json").write_text(json.dumps(sharegpt("b", 20)))
         (raw / "A_first.json").write_text(json.dumps(sharegpt("a", 5), indent=1))
         (raw / "README.md").write_text("# card")
-        [res] = places.setup("prepare_sharegpt.py")  # the draft config's step needs transformers
+        res = places.setup(only="prepare_sharegpt.py")  # the draft config's step needs transformers
         assert "'--dataset', 'sharegpt', '--sample-size', '8'" in res.stdout
-        path = Path(places.argv_value("--train-data-path"))
+        path = Path(places.arg("--train-data-path"))
         rows = [json.loads(line) for line in path.read_text().splitlines()]
         assert [r["id"] for r in rows] == [*(f"a{i}" for i in range(5)),
                                            *(f"b{i}" for i in range(3))]
@@ -311,15 +271,15 @@ def test_specforge_sharegpt_train(tmp_path: Path) -> None:
 
 def test_specforge_failures_are_clear(tmp_path: Path) -> None:
     run = module("test_sgl_project__SpecForge").repo.single_gpu
-    places = Places(tmp_path, run)
+    places = Stage(run, tmp_path)
     step = [places.fill(a) for a in run.setup[0]]
     Path(step[3]).mkdir(parents=True)
-    res = subprocess.run(step, capture_output=True, text=True)
+    res = places.setup(check=False, only="prepare_sharegpt.py")
     assert res.returncode != 0 and "no .json/.jsonl file" in res.stderr
     (Path(step[3]) / "x.json").write_text(json.dumps(sharegpt("x", 2)))
     (places.repo / "scripts").mkdir()
     (places.repo / "scripts" / "prepare_data.py").write_text("raise SystemExit(3)\n")
-    res = subprocess.run(step, capture_output=True, text=True)
+    res = places.setup(check=False, only="prepare_sharegpt.py")
     assert res.returncode != 0 and "exit code 3" in res.stderr
 
 
@@ -383,7 +343,7 @@ def test_rllm_rel_f1_cache(tmp_path: Path) -> None:
     CUDA hidden; the GloVe model is found in the hub cache prepare filled."""
     mod = module("test_rllm_team__rllm")
     for i, run in enumerate(stages(mod.repo)):
-        places = Places(tmp_path / str(i), run)
+        places = Stage(run, tmp_path / str(i))
         (places.repo / "rllm" / "datasets").mkdir(parents=True)
         (places.repo / "rllm" / "__init__.py").write_text("")
         (places.repo / "rllm" / "datasets" / "__init__.py").write_text(RLLM)
@@ -392,7 +352,7 @@ def test_rllm_rel_f1_cache(tmp_path: Path) -> None:
         (hub / "models--sentence-transformers--average_word_embeddings_glove.6B.300d").mkdir(
             parents=True)
         places.setup()
-        cache_dir = Path(places.argv_value("--cache_dir"))
+        cache_dir = Path(places.arg("--cache_dir"))
         assert cache_dir == places.out / "dataset"
         seen = json.loads((cache_dir / "rel-f1" / "processed" / "seen.json").read_text())
         assert seen == {"CUDA_VISIBLE_DEVICES": "", "SENTENCE_TRANSFORMERS_HOME": str(hub),
@@ -405,7 +365,7 @@ def test_rllm_rel_f1_cache(tmp_path: Path) -> None:
 def test_rllm_other_zip_names_and_kept_sentence_transformers_home(tmp_path: Path,
                                                                   task_name: str) -> None:
     run = module("test_rllm_team__rllm").repo.cpu
-    places = Places(tmp_path, run)
+    places = Stage(run, tmp_path)
     (places.repo / "rllm" / "datasets").mkdir(parents=True)
     (places.repo / "rllm" / "__init__.py").write_text("")
     (places.repo / "rllm" / "datasets" / "__init__.py").write_text(RLLM)
@@ -420,10 +380,9 @@ def test_rllm_other_zip_names_and_kept_sentence_transformers_home(tmp_path: Path
 
 def test_rllm_missing_task_zip_fails(tmp_path: Path) -> None:
     run = module("test_rllm_team__rllm").repo.cpu
-    places = Places(tmp_path, run)
+    places = Stage(run, tmp_path)
     zips = places.assets / "cache" / "dataset" / "rel-f1"
     relbench_zips(zips)
     (zips / "tasks_driver-top3.zip").unlink()
-    step = [places.fill(a) for a in run.setup[0]]
-    res = subprocess.run(step, cwd=places.repo, capture_output=True, text=True)
+    res = places.setup(check=False)
     assert res.returncode != 0 and "no zip of task driver-top3" in res.stderr

@@ -8,16 +8,15 @@ numpy is real.  The layout tables are checked against the stages that read the a
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
+from repomodules import module, write_tree  # tests/repomodules.py
+from repomodules import runs as stages
 
 from pytest_reb import assets
 from pytest_reb.assets import AssetCache
@@ -27,24 +26,10 @@ ROOT = Path(__file__).resolve().parents[1]
 REPOS = ROOT / "repos"
 
 
-def module(stem: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"_reb_assets_h.{stem}", REPOS / f"{stem}.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
-def stages(repo: Repo) -> list[Run]:
-    return [r for r in (repo.cpu, repo.single_gpu, repo.multi_gpu) if r is not None]
 
 
-def write_tree(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-    return root
 
 
 def run_step(step: list[str], run: Run, tmp: Path, site: Path | None = None,

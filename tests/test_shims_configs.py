@@ -11,15 +11,13 @@ folders; nothing here needs torch.
 from __future__ import annotations
 
 import json
-import os
 import runpy
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from repomodules import module  # tests/repomodules.py
+from repomodules import Stage, module  # tests/repomodules.py
 
 from pytest_reb.spec import Run
 
@@ -29,45 +27,6 @@ REPOS = ROOT / "repos"
 
 
 
-class Stage:
-    """A run's placeholders bound to folders under ``tmp``; runs its setup steps."""
-
-    def __init__(self, run: Run, tmp: Path, name: str) -> None:
-        self.run = run
-        self.out = tmp / "out" / name
-        self.assets = tmp / "assets"
-        self.repo = tmp / "repo"
-        for folder in (self.out, self.assets, self.repo):
-            folder.mkdir(parents=True, exist_ok=True)
-
-    def fill(self, text: str) -> str:
-        assert self.run.shim_dir, "a stage with setup scripts names its shim_dir"
-        for key, value in {"{python}": sys.executable, "{shims}": self.run.shim_dir,
-                           "{out}": str(self.out), "{assets}": str(self.assets),
-                           "{repo}": str(self.repo)}.items():
-            text = text.replace(key, value)
-        return text
-
-    def setup(self, *, check: bool = True, **env: str) -> subprocess.CompletedProcess[str]:
-        """Every setup step in order, with the run's env, in its cwd; stop at the first failure."""
-        assert self.run.setup, "the stage has no setup step"
-        run_env = {k: self.fill(v) for k, v in self.run.env.items() if k != "PYTHONPATH"}
-        done = None
-        for step in self.run.setup:
-            done = subprocess.run([self.fill(a) for a in step], cwd=self.fill(self.run.cwd),
-                                  env={**os.environ, **run_env, **env}, capture_output=True,
-                                  text=True, timeout=120)
-            if done.returncode:
-                break
-        assert done is not None
-        if check:
-            assert done.returncode == 0, done.stderr
-        return done
-
-    def arg(self, flag: str) -> Path:
-        """The filled value following ``flag`` in the run's argv."""
-        argv = list(self.run.argv)
-        return Path(self.fill(argv[argv.index(flag) + 1]))
 
 
 # --------------------------------------------------------------------------- InternEvo

@@ -15,11 +15,11 @@ import re
 import signal
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 from repomodules import module as repo_module  # tests/repomodules.py
+from repomodules import write_tree
 
 from pytest_reb.spec import Repo
 
@@ -35,12 +35,6 @@ BUDGET_VARS = ("SCIMLOPSBENCH_", "CUDA_VISIBLE_DEVICES", "XPU_VISIBLE_DEVICES",
 
 
 
-def write_tree(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-    return root
 
 
 def python(argv: list[str], pythonpath: list[Path], cwd: Path,

@@ -9,6 +9,7 @@ library only, Python 3.8 syntax.
 
 import importlib.abc
 import importlib.util
+import json
 import os
 import sys
 import threading
@@ -71,3 +72,45 @@ def run_shadowed(shim_file):
             if spec is not None and spec.loader is not None:
                 spec.loader.exec_module(importlib.util.module_from_spec(spec))
             return
+
+
+#: How much of a large JSON file is read at a time.
+CHUNK = 1 << 20
+
+
+def json_items(path):
+    """The elements of the JSON array in ``path``, parsed one at a time as they are read."""
+    decoder = json.JSONDecoder()
+    with open(path, encoding="utf-8") as fh:
+        buf, eof, expect = "", False, "["
+        while True:
+            buf = buf.lstrip()
+            if not buf or expect == "value":
+                if not buf and eof:
+                    raise ValueError(f"{path} ends inside its JSON list")
+                try:
+                    item, end = decoder.raw_decode(buf) if buf else (None, 0)
+                    complete = buf and (end < len(buf) or eof)
+                except ValueError:
+                    if eof:
+                        raise
+                    complete = False
+                if not complete:
+                    chunk = fh.read(CHUNK)
+                    eof = not chunk
+                    buf += chunk
+                    continue
+                yield item
+                buf, expect = buf[end:], ","
+            elif expect == "[":
+                if buf[0] != "[":
+                    raise ValueError(f"{path} is not a JSON list")
+                buf, expect = buf[1:], "first"
+            elif buf[0] == "]":
+                return
+            elif expect == ",":
+                if buf[0] != ",":
+                    raise ValueError(f"{path}: expected ',' between list items")
+                buf, expect = buf[1:], "value"
+            else:  # the first item
+                expect = "value"

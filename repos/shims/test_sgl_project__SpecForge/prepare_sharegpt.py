@@ -27,45 +27,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-CHUNK = 1 << 20
-
-
-def json_items(path):
-    """The elements of the JSON array in ``path``, parsed one at a time as they are read."""
-    decoder = json.JSONDecoder()
-    with open(path, encoding="utf-8") as fh:
-        buf, eof, expect = "", False, "["
-        while True:
-            buf = buf.lstrip()
-            if not buf or expect == "value":
-                if not buf and eof:
-                    raise ValueError(f"{path} ends inside its JSON list")
-                try:
-                    item, end = decoder.raw_decode(buf) if buf else (None, 0)
-                    complete = buf and (end < len(buf) or eof)
-                except ValueError:
-                    if eof:
-                        raise
-                    complete = False
-                if not complete:
-                    chunk = fh.read(CHUNK)
-                    eof = not chunk
-                    buf += chunk
-                    continue
-                yield item
-                buf, expect = buf[end:], ","
-            elif expect == "[":
-                if buf[0] != "[":
-                    raise ValueError(f"{path} is not a JSON list")
-                buf, expect = buf[1:], "first"
-            elif buf[0] == "]":
-                return
-            elif expect == ",":
-                if buf[0] != ",":
-                    raise ValueError(f"{path}: expected ',' between list items")
-                buf, expect = buf[1:], "value"
-            else:  # the first item
-                expect = "value"
+from reb_shim import json_items  # pytest-reb's shim library, next on the path
 
 
 def jsonl_items(path):

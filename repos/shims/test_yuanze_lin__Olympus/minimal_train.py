@@ -14,45 +14,7 @@ Olympus.json is large, so only its first element is parsed (standard library onl
 import json
 import sys
 
-CHUNK = 1 << 20
-
-
-def items(path):
-    """The elements of the JSON array in ``path``, parsed one at a time as they are read."""
-    decoder = json.JSONDecoder()
-    with open(path, encoding="utf-8") as fh:
-        buf, eof, expect = "", False, "["
-        while True:
-            buf = buf.lstrip()
-            if not buf or expect == "value":
-                if not buf and eof:
-                    raise ValueError(f"{path} ends inside its JSON list")
-                try:
-                    item, end = decoder.raw_decode(buf) if buf else (None, 0)
-                    complete = buf and (end < len(buf) or eof)
-                except ValueError:
-                    if eof:
-                        raise
-                    complete = False
-                if not complete:
-                    chunk = fh.read(CHUNK)
-                    eof = not chunk
-                    buf += chunk
-                    continue
-                yield item
-                buf, expect = buf[end:], ","
-            elif expect == "[":
-                if buf[0] != "[":
-                    raise ValueError(f"{path} is not a JSON list")
-                buf, expect = buf[1:], "first"
-            elif buf[0] == "]":
-                return
-            elif expect == ",":
-                if buf[0] != ",":
-                    raise ValueError(f"{path}: expected ',' between list items")
-                buf, expect = buf[1:], "value"
-            else:  # the first item
-                expect = "value"
+from reb_shim import json_items  # pytest-reb's shim library, next on the path
 
 
 def minimal(item):
@@ -70,7 +32,7 @@ def minimal(item):
 def main(argv):
     if len(argv) != 2:
         sys.exit("usage: minimal_train.py OLYMPUS_JSON OUT_JSON")
-    first = next(items(argv[0]), None)
+    first = next(json_items(argv[0]), None)
     if first is None:
         sys.exit(f"{argv[0]} is an empty list")
     with open(argv[1], "w", encoding="utf-8") as out:
