@@ -17,19 +17,18 @@ result read-only:
     per asset: ready or failed (and why), where it came from, its files and
     their digests.  A copy sits in the view as ``.reb-manifest.json``.
 
-Only ``--reb-prepare`` uses the network (``hf``, ``hf_dataset``, ``url``,
-``git``).  ``repo`` assets (copied from the checkout in the target, without
-running anything there) and ``synthetic`` ones (made by our own generators)
-need none and are made whenever a stage needs them.  ``--reb-assets DIR``
-points at a cache filled elsewhere; ``AssetCache.ingest`` is how a file made
-by other means (a stand-in checkpoint, a manual download) becomes an asset.
+Only ``--reb-prepare`` uses the network (``hf``, ``hf_dataset``,
+``modelscope``, ``url``, ``git``).  ``repo`` assets (copied from the checkout
+in the target, without running anything there) and ``synthetic`` ones (made
+by our own generators) need none and are made whenever a stage needs them.
+``--reb-assets DIR`` points at a cache filled elsewhere; ``AssetCache.ingest``
+is how a file made by other means (a stand-in checkpoint, a manual download)
+becomes an asset.
 
 Before a stage runs, the assets its argv, env and cwd point into must be
 ready; otherwise the tier fails without running, with the official category
 (``model`` for models and tokenizers, ``data`` for the rest) and a message
-naming each missing asset and why.  Where the official prepare transformed
-what it downloaded (tokenised a dataset, rewrote a YAML) and we do not
-reproduce that, the layout says so and preparing it fails with that sentence.
+naming each missing asset and why.
 """
 
 from __future__ import annotations
@@ -108,10 +107,9 @@ class Layout:
     ``url_paths`` maps a declared file of a ``url`` asset to its path under the
     url when the server's name differs (the file keeps its declared name).
     ``hub_ids`` are the hub repositories a ``hf`` asset whose declared id is a
-    pattern stands for at the pinned commit.
-    ``todo`` is what the official prepare did that we do not reproduce; such
-    an asset fails to prepare with that sentence (a cache filled elsewhere can
-    still hold it).
+    pattern stands for at the pinned commit.  ``hub_files`` are the file
+    patterns a hub asset that declares no files fetches (the one ``data_dir``
+    its stages load, not the whole repository).
     """
 
     dest: str
@@ -120,11 +118,7 @@ class Layout:
     rename: Mapping[str, str] = field(default_factory=dict)
     url_paths: Mapping[str, str] = field(default_factory=dict)
     hub_ids: Sequence[str] = ()
-    todo: str = ""
-
-
-def _todo(dest: str, what: str) -> Layout:
-    return Layout(dest, todo=f"the official prepare {what}; pytest-reb does not reproduce that")
+    hub_files: Sequence[str] = ()
 
 
 #: Layouts the note's first ``{assets}/...`` path does not give (read from each asset's note).
@@ -132,8 +126,8 @@ LAYOUTS: dict[tuple[str, str], Layout] = {
     ("FunAudioLLM/FunMusic", "inspiremusic_samples"): Layout(
         "dataset/inspiremusic_samples/"),  # the raw parquet tar; setup slices it
     ("FunAudioLLM/FunMusic", "benchmark_config"): Layout("model/"),  # raw; setup rewrites
-    ("FunAudioLLM/SenseVoice", "SenseVoiceSmall"): _todo(
-        "cache/home", "downloaded it through FunASR/ModelScope into a redirected HOME"),
+    ("FunAudioLLM/SenseVoice", "SenseVoiceSmall"): Layout(  # ModelScope's cache under HOME
+        "cache/home/.cache/modelscope/hub/models/iic/SenseVoiceSmall/"),
     ("GeeeekExplorer/nano-vllm", "Qwen3-0.6B"): Layout("model/huggingface/Qwen3-0.6B"),
     ("HaozheLiu-ST/T-GATE", "pixart_alpha"): Layout("cache/hf_home/hub", hf_cache=True),
     ("InternLM/InternEvo", "alpaca_sample"): Layout("dataset/"),  # raw; setup tokenises
@@ -142,8 +136,8 @@ LAYOUTS: dict[tuple[str, str], Layout] = {
         "model/lmcache_standalone_config.yaml"),
     ("LiheYoung/Depth-Anything", "depth_anything_vits14"): Layout(
         "cache/huggingface/hub", hf_cache=True),
-    ("NVIDIA/kvpress", "loogle_shortdep_qa"): _todo(
-        "cache/datasets", "loaded it into the datasets cache and counted its rows"),
+    ("NVIDIA/kvpress", "loogle_shortdep_qa"): Layout(  # HF_DATASETS_CACHE; the shim loads it
+        "cache/datasets/reb_hub/simonjegou/loogle/", hub_files=("shortdep_qa/*",)),
     ("NVlabs/Sana", "Sana_600M_1024px"): Layout("model/sana_600m_1024px"),
     ("RingBDStack/SocialED", "Event2012"): Layout("dataset/Event2012/"),
     ("SWivid/F5-TTS", "f5tts_minimal"): Layout("dataset/infer_minimal/ref_audio.wav"),
@@ -472,7 +466,8 @@ def _fetch_hf(asset: Asset, staging: Path, place: Layout) -> None:
     if not all(ids) or any("*" in str(i) for i in ids):
         raise AssetError(f"{asset.source} asset {asset.name!r} has no single hub id ({asset.id})")
     for repo_id in ids:
-        kw: dict[str, Any] = {"repo_id": repo_id, "allow_patterns": _patterns(asset),
+        kw: dict[str, Any] = {"repo_id": repo_id,
+                              "allow_patterns": _patterns(asset) or list(place.hub_files) or None,
                               "repo_type": "dataset" if asset.source == "hf_dataset" else "model"}
         try:
             if place.hf_cache:
@@ -485,6 +480,27 @@ def _fetch_hf(asset: Asset, staging: Path, place: Layout) -> None:
     shutil.rmtree(staging / ".cache", ignore_errors=True)
     with contextlib.suppress(OSError):
         (staging / ".gitattributes").unlink()
+
+
+def _fetch_modelscope(asset: Asset, staging: Path) -> None:
+    """A ModelScope model's files as its own cache holds them: the files and the cache's
+    index (``.msc``, ``.mdl``, ``.mv`` where the client writes them), not its temp folder."""
+    try:
+        from modelscope.hub.snapshot_download import snapshot_download
+    except ImportError:
+        raise AssetError(f"modelscope asset {asset.name!r} ({asset.id}) needs "
+                         "modelscope on this machine (pip install modelscope)") from None
+    if not asset.id or "*" in asset.id:
+        raise AssetError(f"modelscope asset {asset.name!r} has no single model id ({asset.id})")
+    kw: dict[str, Any] = {"local_dir": str(staging)}
+    if _patterns(asset):
+        kw["allow_file_pattern"] = _patterns(asset)
+    try:
+        snapshot_download(asset.id, **kw)
+    except Exception as exc:  # the client raises many kinds; each means "not fetched"
+        raise AssetError(f"modelscope download of {asset.id} failed: {type(exc).__name__}: "
+                         f"{str(exc)[:300]}") from None
+    shutil.rmtree(staging / "._____temp", ignore_errors=True)
 
 
 def _fetch_git(asset: Asset, staging: Path) -> None:
@@ -537,14 +553,14 @@ def fetch(repo: Repo, asset: Asset, staging: Path, *, network: bool,
           copy: CheckoutCopy | None = None) -> None:
     """Put the asset's files into ``staging`` (empty): download, copy or generate them."""
     place = layout(repo, asset)
-    if place.todo:
-        raise AssetError(f"{asset.source} asset {asset.name!r}: {place.todo}")
     if asset.network and not network:
         raise AssetError(f"{asset.source} asset {asset.name!r} needs the network: "
                          "prepare it with --reb-prepare, or fill the cache elsewhere "
                          "and pass --reb-assets DIR")
     if asset.source in ("hf", "hf_dataset"):
         _fetch_hf(asset, staging, place)
+    elif asset.source == "modelscope":
+        _fetch_modelscope(asset, staging)
     elif asset.source == "url":
         _fetch_url(asset, staging, place)
     elif asset.source == "git":
@@ -753,6 +769,7 @@ class AssetCache:
     def _prepare_one(self, repo: Repo, asset: Asset, *, network: bool,
                      copy: CheckoutCopy | None) -> Prepared:
         origin = {"hf": f"hub {asset.id}", "hf_dataset": f"hub dataset {asset.id}",
+                  "modelscope": f"modelscope {asset.id}",
                   "url": str(asset.url), "git": str(asset.url),
                   "repo": f"checkout:{asset.path}",
                   "synthetic": "generated by pytest-reb"}.get(asset.source, asset.source)

@@ -7,7 +7,10 @@ Category: 3_single_gpu+multi_gpu (tiers that apply: C0 C1 C2 C3 C4 C5)
 
 C1 and C3 start the repository's FastAPI server (api.py, port 50000) and judge it over HTTP: one
 multipart POST of an English sample wav to /api/v1/asr must return JSON with a 'result' key. The
-model iic/SenseVoiceSmall comes from ModelScope and the wav from an OSS URL (network). C4
+model iic/SenseVoiceSmall comes from ModelScope and the wav from an OSS URL (network);
+--reb-prepare downloads the model with the host's modelscope client into ModelScope's own cache
+layout under the stages' HOME ({assets}/cache/home/.cache/modelscope/hub/models/iic/
+SenseVoiceSmall/), where FunASR's download looks for it by id. C4
 fine-tunes with FunASR's installed funasr/bin/train_ds.py from site-packages, not a repository
 file, so that stage declares no entrypoint; the official <site-packages> path is spelled
 {module:funasr.bin.train_ds}, the file the report python imports for that module.

@@ -9,7 +9,12 @@ All three stages run evaluation/evaluate.py on one LooGLE sample with the knorm 
 random Llama (Hugging Face, network). The official <fraction> token was computed by prepare
 ((1+1e-6)/N for the N rows of the split) and read back from manifest.json; here a setup step,
 repos/shims/test_NVIDIA__kvpress/fraction.py, loads the split the way evaluate.py does, counts
-its rows and writes the same value to {out}/fraction, which the argv reads back. C4 is one
+its rows and writes the same value to {out}/fraction, which the argv reads back. The official
+prepare loaded the split with the network into the datasets cache; our prepare stores the raw hub
+files of data_dir shortdep_qa at {assets}/cache/datasets/reb_hub/simonjegou/loogle/ (inside
+HF_DATASETS_CACHE), and repos/shims/test_NVIDIA__kvpress/sitecustomize.py makes
+load_dataset("simonjegou/loogle", data_dir="shortdep_qa") load exactly those files with the generic
+parquet builder, offline, in evaluate.py and fraction.py alike (other calls untouched). C4 is one
 process: --device auto lets transformers shard the model over both GPUs (device_map), not DDP.
 """
 
@@ -17,8 +22,8 @@ from pathlib import Path
 
 from pytest_reb import Asset, Repo, Run, hf_asset
 
-#: Our support files (fraction.py: the one-sample fraction), mounted read-only at
-#: {repo}/benchmark_scripts.
+#: Our support files (fraction.py: the one-sample fraction; sitecustomize.py: LooGLE from the
+#: prepared hub files), mounted read-only at {repo}/benchmark_scripts.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
 
 #: How this module spells what the reference argv leaves to run time.
@@ -31,8 +36,10 @@ FRACTION = [["{python}", "{shims}/fraction.py", "simonjegou/loogle", "shortdep_q
 #: What the setup step does, appended to each stage note.
 FRACTION_NOTE = (
     " Here the setup step {shims}/fraction.py loads simonjegou/loogle (data_dir shortdep_qa, split "
-    "test) from the stage's datasets cache, as evaluate.py will, and writes min(1, (1+1e-6)/N) to "
-    "{out}/fraction; --fraction reads that file."
+    "test) as evaluate.py will, and writes min(1, (1+1e-6)/N) to {out}/fraction; --fraction reads "
+    "that file. In both, our sitecustomize.py serves that load_dataset call from the prepared hub "
+    "files under HF_DATASETS_CACHE (reb_hub/simonjegou/loogle/shortdep_qa/) with the generic "
+    "parquet builder, offline."
 )
 
 #: Environment shared by every stage.

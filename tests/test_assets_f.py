@@ -39,9 +39,8 @@ REPOS = ROOT / "repos"
 
 
 def assert_real(repo: Repo, name: str, readers: list[str]) -> None:
-    """The asset has a plain layout and exactly the stages ``readers`` need it."""
-    asset = next(a for a in repo.assets if a.name == name)
-    assert assets.layout(repo, asset).todo == ""
+    """The asset is declared and exactly the stages ``readers`` need it."""
+    assert any(a.name == name for a in repo.assets)
     for stage, run in stages(repo):
         needed = [a.name for a in assets.needed(repo, run)]
         assert (name in needed) == (stage in readers), (repo.name, stage, needed)

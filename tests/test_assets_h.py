@@ -84,7 +84,6 @@ DATASETS = {"datasets/__init__.py": """
 def test_texo_unimer_is_prepared_raw_and_saved_by_setup(tmp_path: Path) -> None:
     mod = module("test_alephpi__Texo")
     asset = next(a for a in mod.repo.assets if a.name == "UniMER-Train")
-    assert assets.layout(mod.repo, asset).todo == ""
     for run in stages(mod.repo):
         assert "UniMER-Train" in names(mod.repo, run)
         assert "data.train_dataset_path={out}/UniMER-Train" in run.argv
@@ -272,14 +271,3 @@ def test_specforge_draft_config_is_derived_by_setup(tmp_path: Path) -> None:
             "draft_vocab_size": 16000, "torch_dtype": "bfloat16", "rope_theta": 1000000.0,
             "vocab_size": 151936, "eos_token_id": 151645, "use_cache": True,
             "model_type": "llama"}  # not in this template: the official default
-
-
-# --------------------------------------------------------------------------- still to do
-
-
-def test_assets_still_not_reproduced_say_why() -> None:
-    for stem, name in (("test_NVIDIA__kvpress", "loogle_shortdep_qa"),
-                       ("test_FunAudioLLM__SenseVoice", "SenseVoiceSmall")):
-        mod = module(stem)
-        asset = next(a for a in mod.repo.assets if a.name == name)
-        assert assets.layout(mod.repo, asset).todo

@@ -8,9 +8,10 @@ fraction that selects exactly one row (the 1e-6 keeps float rounding from
 selecting none); the stages passed it as ``--fraction``.  This script does the
 same count at setup time and writes the value to a file the stage reads back
 with ``{file:...}``.  It loads the split exactly as evaluate.py will (same
-``datasets`` library, same HF_DATASETS_CACHE from the stage env), so it runs
-under the report's python; ``datasets`` is a dependency of kvpress's
-evaluation anyway.
+``datasets`` library, same HF_DATASETS_CACHE from the stage env, and our
+sitecustomize.py beside it serving that call from the prepared hub files), so
+it counts the rows evaluate.py samples from; it runs under the report's
+python, and ``datasets`` is a dependency of kvpress's evaluation anyway.
 
 Usage: fraction.py HUB_ID DATA_DIR OUT_FILE
 """

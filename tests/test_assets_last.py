@@ -1,0 +1,292 @@
+"""The last two assets made real: kvpress's LooGLE split and SenseVoice's ModelScope model.
+
+kvpress: ``--reb-prepare`` fetches the hub files of ``simonjegou/loogle`` under
+``shortdep_qa/`` (a stand-in ``huggingface_hub`` here) into HF_DATASETS_CACHE's
+``reb_hub/`` folder; the stage's setup (fraction.py) then runs with our
+sitecustomize against a stand-in ``datasets`` whose hub loading has no network and
+whose generic ``parquet`` builder reads one row per line: the split comes from the
+prepared files.  SenseVoice: the ``modelscope`` fetcher (a stand-in ``modelscope``
+module) lays the model out as ModelScope's cache under the stages' HOME.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from repomodules import module  # tests/repomodules.py
+
+from pytest_reb import assets
+from pytest_reb.assets import AssetCache, AssetError
+from pytest_reb.spec import Run
+from pytest_reb.tiers.entrypoint import Places
+
+SHIMLIB = Path(__file__).resolve().parents[1] / "pytest_reb" / "shimlib"
+
+# --------------------------------------------------------------------------- helpers
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return root
+
+
+def stage_env(run: Run, places: Places, *extra_path: Path) -> dict[str, str]:
+    """The run's env as a target gives it: placeholders filled, shim folder and our shim
+    library first on PYTHONPATH (then ``extra_path``)."""
+    env = assets.with_shim({k: places.fill(v) for k, v in run.env.items()}, run.shim_dir,
+                           str(SHIMLIB))
+    env["PYTHONPATH"] = ":".join([env["PYTHONPATH"], *map(str, extra_path)])
+    return {**os.environ, **env}
+
+
+def run_setup(run: Run, places: Places, *extra_path: Path,
+              **env: str) -> subprocess.CompletedProcess[str]:
+    (step,) = run.setup
+    return subprocess.run([places.fill(a) for a in step], cwd=places.fill(run.cwd),
+                          env={**stage_env(run, places, *extra_path), **env},
+                          capture_output=True, text=True, timeout=120)
+
+
+def asset(repo, name: str):
+    return next(a for a in repo.assets if a.name == name)
+
+
+def standin(monkeypatch: pytest.MonkeyPatch, name: str, **attrs: object) -> ModuleType:
+    mod = ModuleType(name)
+    for key, value in attrs.items():
+        setattr(mod, key, value)
+    monkeypatch.setitem(sys.modules, name, mod)
+    return mod
+
+
+# --------------------------------------------------------------------------- kvpress
+
+KVPRESS = "test_NVIDIA__kvpress"
+
+#: A stand-in ``datasets``: the hub has no network; ``parquet`` reads one row per line and
+#: logs each call; ``from datasets import load_dataset`` after the import, as evaluate.py does.
+DATASETS = {"datasets/__init__.py": """
+    import json, os
+    from . import load
+    from .load import load_dataset
+    """, "datasets/load.py": """
+    import json, os
+
+    def load_dataset(path, name=None, data_dir=None, data_files=None, split=None,
+                     cache_dir=None, revision=None, **config_kwargs):
+        with open(os.environ["LOAD_LOG"], "a") as log:
+            log.write(json.dumps({"path": path, "data_dir": data_dir, "data_files": data_files,
+                                  "split": split, "revision": revision}) + "\\n")
+        if path != "parquet":
+            raise ConnectionError("no network: " + path)
+        rows = []
+        for file in data_files[split]:
+            with open(file) as fh:
+                rows += fh.read().splitlines()
+        return rows
+    """}
+
+
+def prepare_loogle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                   hub: dict[str, str]) -> tuple[AssetCache, list[dict]]:
+    """--reb-prepare of the LooGLE asset, the hub holding ``hub``; the downloads asked."""
+    kvpress = module(KVPRESS).repo
+    calls: list[dict] = []
+
+    def snapshot_download(repo_id, allow_patterns=None, repo_type=None, local_dir=None,
+                          cache_dir=None, **kw):
+        calls.append({"repo_id": repo_id, "allow_patterns": allow_patterns,
+                      "repo_type": repo_type, "local_dir": local_dir is not None})
+        import fnmatch
+
+        for name, text in hub.items():
+            if not allow_patterns or any(fnmatch.fnmatch(name, p) for p in allow_patterns):
+                write(Path(local_dir), {name: text})
+        return local_dir
+
+    standin(monkeypatch, "huggingface_hub", snapshot_download=snapshot_download)
+    cache = AssetCache(tmp_path / "cache")
+    (done,) = cache.prepare(kvpress, network=True, only=[asset(kvpress, "loogle_shortdep_qa")])
+    assert done.status == "ready", done.detail
+    return cache, calls
+
+
+HUB = {
+    "README.md": "---\nconfigs: ...\n---\n",
+    "shortdep_qa/test-00000-of-00002.parquet": "q1\nq2\nq3\n",
+    "shortdep_qa/test-00001-of-00002.parquet": "q4\nq5\n",
+    "longdep_qa/test-00000-of-00001.parquet": "l1\nl2\n",
+}
+
+
+def test_loogle_is_prepared_as_the_hub_files_of_its_data_dir(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    kvpress = module(KVPRESS).repo
+    loogle = asset(kvpress, "loogle_shortdep_qa")
+    place = assets.layout(kvpress, loogle)
+    assert not hasattr(place, "todo")
+    cache, calls = prepare_loogle(tmp_path, monkeypatch, HUB)
+    assert calls == [{"repo_id": "simonjegou/loogle", "allow_patterns": ["shortdep_qa/*"],
+                      "repo_type": "dataset", "local_dir": True}]
+    prepared = cache.view(kvpress) / place.dest / "shortdep_qa"
+    assert sorted(p.name for p in prepared.iterdir()) == [
+        "test-00000-of-00002.parquet", "test-00001-of-00002.parquet"]
+    assert not (cache.view(kvpress) / place.dest / "longdep_qa").exists()
+    for run in (kvpress.cpu, kvpress.single_gpu, kvpress.multi_gpu):  # inside HF_DATASETS_CACHE
+        assert run is not None and run.env["HF_DATASETS_CACHE"] == "{assets}/cache/datasets"
+        assert place.dest.startswith("cache/datasets/")
+        assert loogle in assets.needed(kvpress, run)
+        assert (Path(run.shim_dir) / "sitecustomize.py").is_file()
+
+
+def test_fraction_counts_the_prepared_split_offline(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The setup step, run as a target runs it, loads the 5 prepared test rows through the
+    shim (the hub call, which would need the network, never happens)."""
+    kvpress = module(KVPRESS).repo
+    cache, _ = prepare_loogle(tmp_path, monkeypatch, HUB)
+    site = write(tmp_path / "site", DATASETS)
+    log = tmp_path / "load.log"
+    for name in ("cpu", "single_gpu", "multi_gpu"):
+        run = getattr(kvpress, name)
+        out = tmp_path / "out" / name
+        places = Places(sys.executable, str(tmp_path / "repo"), str(cache.view(kvpress)),
+                        str(out), shims=run.shim_dir)
+        (tmp_path / "repo").mkdir(exist_ok=True)
+        log.unlink(missing_ok=True)
+        done = run_setup(run, places, site, LOAD_LOG=str(log))
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert float((out / "fraction").read_text()) == (1 + 1e-6) / 5
+        (call,) = [json.loads(line) for line in log.read_text().splitlines()]
+        folder = (cache.view(kvpress) / "cache/datasets/reb_hub/simonjegou/loogle/shortdep_qa")
+        assert call == {"path": "parquet", "data_dir": None, "revision": None, "split": "test",
+                        "data_files": {"test": [
+                            str(folder / "test-00000-of-00002.parquet"),
+                            str(folder / "test-00001-of-00002.parquet")]}}
+
+
+LOAD = """
+import json, sys
+from datasets import load_dataset
+import datasets.load
+assert datasets.load.load_dataset is load_dataset
+args = json.loads(sys.argv[1])
+try:
+    print(json.dumps(load_dataset(*args["args"], **args["kwargs"])))
+except ConnectionError as exc:
+    print(json.dumps(str(exc)))
+"""
+
+
+@pytest.mark.parametrize(("args", "kwargs", "want"), [
+    (["simonjegou/loogle"], {"data_dir": "shortdep_qa", "split": "test"}, ["t1", "t2"]),
+    (["simonjegou/loogle", None, "shortdep_qa"], {"split": "train"}, ["a1"]),
+    (["simonjegou/loogle"], {"data_dir": "longdep_qa", "split": "test"},
+     "no network: simonjegou/loogle"),  # not prepared: untouched
+    (["simonjegou/loogle"], {"split": "test"}, "no network: simonjegou/loogle"),
+    (["other/loogle"], {"data_dir": "shortdep_qa", "split": "test"}, "no network: other/loogle"),
+    (["simonjegou/loogle", "shortdep_qa"], {"split": "test"}, "no network: simonjegou/loogle"),
+])
+def test_only_the_prepared_id_and_data_dir_are_served(tmp_path: Path, args: list, kwargs: dict,
+                                                      want: object) -> None:
+    cache = tmp_path / "datasets"
+    write(cache / "reb_hub/simonjegou/loogle/shortdep_qa", {
+        "test-00000-of-00001.parquet": "t1\nt2\n", "train-00000-of-00001.parquet": "a1\n",
+        "notes.txt": "not data\n"})
+    site = write(tmp_path / "site", DATASETS)
+    shim = Path(module(KVPRESS).SHIM_DIR)
+    done = subprocess.run(
+        [sys.executable, "-c", LOAD, json.dumps({"args": args, "kwargs": kwargs})],
+        env={**os.environ, "PYTHONPATH": f"{shim}:{SHIMLIB}:{site}",
+             "HF_DATASETS_CACHE": str(cache), "LOAD_LOG": str(tmp_path / "log")},
+        capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == want
+
+
+def test_without_a_prepared_folder_the_shim_does_nothing(tmp_path: Path) -> None:
+    site = write(tmp_path / "site", DATASETS)
+    shim = Path(module(KVPRESS).SHIM_DIR)
+    env = {**os.environ, "PYTHONPATH": f"{shim}:{SHIMLIB}:{site}",
+           "LOAD_LOG": str(tmp_path / "log")}
+    env.pop("HF_DATASETS_CACHE", None)
+    done = subprocess.run(
+        [sys.executable, "-c", LOAD, json.dumps({"args": ["simonjegou/loogle"], "kwargs": {
+            "data_dir": "shortdep_qa", "split": "test", "revision": "main"}})],
+        env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == "no network: simonjegou/loogle"
+    (call,) = [json.loads(line) for line in (tmp_path / "log").read_text().splitlines()]
+    assert call["revision"] == "main" and call["data_dir"] == "shortdep_qa"
+
+
+# --------------------------------------------------------------------------- SenseVoice
+
+SENSEVOICE = "test_FunAudioLLM__SenseVoice"
+
+
+def modelscope_standin(monkeypatch: pytest.MonkeyPatch, download) -> None:
+    standin(monkeypatch, "modelscope")
+    standin(monkeypatch, "modelscope.hub")
+    standin(monkeypatch, "modelscope.hub.snapshot_download", snapshot_download=download)
+
+
+def test_sensevoice_model_lands_in_modelscopes_cache_under_the_stages_home(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sense = module(SENSEVOICE).repo
+    model = asset(sense, "SenseVoiceSmall")
+    calls = []
+
+    def snapshot_download(model_id, local_dir=None, **kw):
+        calls.append((model_id, kw))
+        write(Path(local_dir), {"configuration.json": "{}", "model.pt": "weights",
+                                "config.yaml": "model: SenseVoiceSmall", ".msc": "index",
+                                "._____temp/partial": "half"})
+        return local_dir
+
+    modelscope_standin(monkeypatch, snapshot_download)
+    cache = AssetCache(tmp_path / "cache")
+    (done,) = cache.prepare(sense, network=True, only=[model])
+    assert done.status == "ready", done.detail
+    assert calls == [("iic/SenseVoiceSmall", {})]
+    assert cache.manifest(sense)["assets"]["SenseVoiceSmall"]["origin"] == (
+        "modelscope iic/SenseVoiceSmall")
+    view = cache.view(sense)
+    for run in (sense.cpu, sense.single_gpu, sense.multi_gpu):
+        assert run is not None and model in assets.needed(sense, run)
+        home = Places(sys.executable, "/r", str(view), "/o").fill(run.env["HOME"])
+        # where ModelScope looks for iic/SenseVoiceSmall when MODELSCOPE_CACHE is unset
+        assert "MODELSCOPE_CACHE" not in run.env
+        folder = Path(home, ".cache", "modelscope", "hub", "models", "iic", "SenseVoiceSmall")
+        assert sorted(p.name for p in folder.iterdir()) == [
+            ".msc", "config.yaml", "configuration.json", "model.pt"]
+        assert (folder / "model.pt").read_text() == "weights"
+
+
+def test_modelscope_fetch_needs_the_client_and_says_why_it_failed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sense = module(SENSEVOICE).repo
+    model = asset(sense, "SenseVoiceSmall")
+    monkeypatch.setitem(sys.modules, "modelscope", None)  # not installed on this host
+    with pytest.raises(AssetError, match=r"needs modelscope on this machine"):
+        assets.fetch(sense, model, tmp_path, network=True)
+
+    def offline(model_id, **kw):
+        raise OSError("name resolution failed")
+
+    modelscope_standin(monkeypatch, offline)
+    with pytest.raises(AssetError, match=r"modelscope download of iic/SenseVoiceSmall failed: "
+                                         r"OSError: name resolution failed"):
+        assets.fetch(sense, model, tmp_path, network=True)
+    with pytest.raises(AssetError, match=r"needs the network"):
+        assets.fetch(sense, model, tmp_path, network=False)
