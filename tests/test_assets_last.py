@@ -15,29 +15,20 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-from repomodules import module  # tests/repomodules.py
+from repomodules import SHIMLIB, module, write_tree  # tests/repomodules.py
 
 from pytest_reb import assets
 from pytest_reb.assets import AssetCache, AssetError
 from pytest_reb.spec import Run
 from pytest_reb.tiers.entrypoint import Places
 
-SHIMLIB = Path(__file__).resolve().parents[1] / "pytest_reb" / "shimlib"
-
 # --------------------------------------------------------------------------- helpers
 
 
-def write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-    return root
 
 
 def stage_env(run: Run, places: Places, *extra_path: Path) -> dict[str, str]:
@@ -111,7 +102,7 @@ def prepare_loogle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 
         for name, text in hub.items():
             if not allow_patterns or any(fnmatch.fnmatch(name, p) for p in allow_patterns):
-                write(Path(local_dir), {name: text})
+                write_tree(Path(local_dir), {name: text})
         return local_dir
 
     standin(monkeypatch, "huggingface_hub", snapshot_download=snapshot_download)
@@ -155,7 +146,7 @@ def test_fraction_counts_the_prepared_split_offline(tmp_path: Path,
     shim (the hub call, which would need the network, never happens)."""
     kvpress = module(KVPRESS).repo
     cache, _ = prepare_loogle(tmp_path, monkeypatch, HUB)
-    site = write(tmp_path / "site", DATASETS)
+    site = write_tree(tmp_path / "site", DATASETS)
     log = tmp_path / "load.log"
     for name in ("cpu", "single_gpu", "multi_gpu"):
         run = getattr(kvpress, name)
@@ -200,10 +191,10 @@ except ConnectionError as exc:
 def test_only_the_prepared_id_and_data_dir_are_served(tmp_path: Path, args: list, kwargs: dict,
                                                       want: object) -> None:
     cache = tmp_path / "datasets"
-    write(cache / "reb_hub/simonjegou/loogle/shortdep_qa", {
+    write_tree(cache / "reb_hub/simonjegou/loogle/shortdep_qa", {
         "test-00000-of-00001.parquet": "t1\nt2\n", "train-00000-of-00001.parquet": "a1\n",
         "notes.txt": "not data\n"})
-    site = write(tmp_path / "site", DATASETS)
+    site = write_tree(tmp_path / "site", DATASETS)
     shim = Path(module(KVPRESS).SHIM_DIR)
     done = subprocess.run(
         [sys.executable, "-c", LOAD, json.dumps({"args": args, "kwargs": kwargs})],
@@ -215,7 +206,7 @@ def test_only_the_prepared_id_and_data_dir_are_served(tmp_path: Path, args: list
 
 
 def test_without_a_prepared_folder_the_shim_does_nothing(tmp_path: Path) -> None:
-    site = write(tmp_path / "site", DATASETS)
+    site = write_tree(tmp_path / "site", DATASETS)
     shim = Path(module(KVPRESS).SHIM_DIR)
     env = {**os.environ, "PYTHONPATH": f"{shim}:{SHIMLIB}:{site}",
            "LOAD_LOG": str(tmp_path / "log")}
@@ -249,7 +240,7 @@ def test_sensevoice_model_lands_in_modelscopes_cache_under_the_stages_home(
 
     def snapshot_download(model_id, local_dir=None, **kw):
         calls.append((model_id, kw))
-        write(Path(local_dir), {"configuration.json": "{}", "model.pt": "weights",
+        write_tree(Path(local_dir), {"configuration.json": "{}", "model.pt": "weights",
                                 "config.yaml": "model: SenseVoiceSmall", ".msc": "index",
                                 "._____temp/partial": "half"})
         return local_dir
