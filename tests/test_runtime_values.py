@@ -9,7 +9,6 @@ before the entrypoint.  These tests run real stages through the plugin on
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -90,11 +89,12 @@ def run_stage(pytester: pytest.Pytester, text: str) -> dict[str, Any]:
 
 
 def alive(pid_file: Path) -> bool:
+    """Whether the process is still running (a zombie waiting for its reaper is not)."""
     try:
-        os.kill(int(pid_file.read_text()), 0)
-    except (ProcessLookupError, FileNotFoundError):
+        stat = Path(f"/proc/{int(pid_file.read_text())}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
         return False
-    return True
+    return stat[stat.rfind(")") + 2] != "Z"
 
 
 def test_every_value_is_resolved_before_the_run(pytester: pytest.Pytester, shims: Path) -> None:
@@ -159,3 +159,29 @@ def test_values_and_helpers_in_a_container(pytester: pytest.Pytester, demo_image
     out = o["stdout_tail"]
     assert "ARGS 0.125 /data/project/repo/tinynet/__init__.py " in out
     assert out.count("LIGHTHOUSE http://127.0.0.1:4242") == 2
+
+
+def test_a_stubborn_helper_dies_with_a_hung_run(pytester: pytest.Pytester, shims: Path) -> None:
+    """The run hangs past its timeout and the helper ignores SIGTERM: both are killed by the
+    host, and the stage says it timed out."""
+    (shims / "stubborn.py").write_text(
+        "import os, signal, sys, time\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "open(sys.argv[1], 'w').write(str(os.getpid()))\n"
+        "print('ready at here', flush=True)\n"
+        "time.sleep(600)\n")
+    pid_file = shims.parent / "stubborn.pid"
+    text = f"""
+from pytest_reb import Helper, Repo, Run
+
+repo = Repo(
+    "me/values", commit="{'0' * 40}", imports_total=1,
+    cpu=Run(["{{python}}", "-c", "import time; time.sleep(600)"], timeout=3,
+            helpers=[Helper(["{{python}}", "{{shims}}/stubborn.py", "{pid_file}"],
+                            export="WHERE", ready=r"ready at (\\S+)")],
+            shim_dir={str(shims)!r}),
+)
+"""
+    o = run_stage(pytester, text)
+    assert (o["status"], o["category"]) == ("failed", "timeout")
+    assert pid_file.is_file() and not alive(pid_file)
