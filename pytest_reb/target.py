@@ -258,6 +258,12 @@ class Target:
         """Where a probe or tool mounted at ``path`` (under /opt/reb) is, seen from the target."""
         return path
 
+    def own_env(self, name: str) -> str | None:
+        """The environment's own value of variable ``name`` (an image's ``ENV``, this machine's
+        environment), which a command's ``env`` setting the same name would hide; None if
+        unset or unknown."""
+        return None
+
     def mount(self, host_dir: str, at: str, scratch: Sequence[str] = ()) -> str | None:
         """Show a host folder read-only in the target; where it appears, or None if it cannot.
 
@@ -298,6 +304,9 @@ class LocalTarget(Target):
     def __init__(self, name: str = "local://", gpus: Sequence[str] | None = None) -> None:
         self.name = name
         self.gpus = list(gpus) if gpus is not None else host_gpus()
+
+    def own_env(self, name: str) -> str | None:
+        return os.environ.get(name)
 
     def tool(self, path: str) -> str:
         for mount, source in tool_mounts().items():
@@ -452,7 +461,10 @@ class DockerTarget(Target):
         except DockerException as exc:
             raise TargetError(f"the Docker daemon does not answer: {exc}") from None
         try:
-            self.image_id = self.client.images.get(image).id
+            got = self.client.images.get(image)
+            self.image_id = got.id
+            self._image_env = dict(e.split("=", 1) for e in (got.attrs.get("Config") or {})
+                                   .get("Env") or () if "=" in e)
         except ImageNotFound:
             raise TargetError(
                 f"image {image!r} is not on this Docker engine (pytest-reb never pulls; "
@@ -551,6 +563,9 @@ class DockerTarget(Target):
             if len(pids) >= 2 or time.monotonic() > deadline:
                 return pids
             time.sleep(0.02)
+
+    def own_env(self, name: str) -> str | None:
+        return getattr(self, "_image_env", {}).get(name)
 
     def _remove(self, key: str) -> None:
         ctr = self._containers.pop(key, None)

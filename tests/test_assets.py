@@ -419,7 +419,12 @@ def test_prepared_assets_are_seen_at_assets(pytester: pytest.Pytester, tmp_path:
 
 
 def test_shim_folder_comes_first_on_pythonpath(pytester: pytest.Pytester, tmp_path: Path,
-                                               served: tuple[str, Path]) -> None:
+                                               served: tuple[str, Path],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """First, and in front of the environment's own PYTHONPATH, not instead of it: the
+    Diffusion-Planner run on the GPU machine lost its /tmp/site (wandb, mmengine) to the
+    shim's PYTHONPATH before (docs/real-runs.md)."""
+    monkeypatch.setenv("PYTHONPATH", "/env/own/site")
     base, www = served
     (www / "t.csv").write_text("x\n")
     shim = tmp_path / "shim"
@@ -432,7 +437,10 @@ def test_shim_folder_comes_first_on_pythonpath(pytester: pytest.Pytester, tmp_pa
     cache.ingest(namespace["repo"], "net", tmp_path / "w.bin", origin="stand-in")
     result = run_local(pytester, tmp_path / "cache", "--reb-prepare")
     result.assert_outcomes(passed=1)
-    assert f"PATH0 {shim}:{SHIMLIB}\n" in c1_outcome(pytester)["stdout_tail"] + "\n"
+    [line] = [ln for ln in c1_outcome(pytester)["stdout_tail"].splitlines()
+              if ln.startswith("PATH0 ")]
+    assert line.startswith(f"PATH0 {shim}:{SHIMLIB}:")
+    assert line.endswith(":/env/own/site")  # pytester puts its folder before ours
 
 
 def test_with_shim_keeps_the_rest_once() -> None:

@@ -177,6 +177,9 @@ def _needs_port(run: Run) -> bool:
 
 def _env(run: Run, at: Places, ctx: Context) -> dict[str, str]:
     env = {k: at.fill(v) for k, v in run.env.items()}
+    own = ctx.target.own_env("PYTHONPATH")
+    if at.shims is not None and "PYTHONPATH" not in env and own:
+        env["PYTHONPATH"] = own  # the shim goes first on the environment's path, not instead
     return assets.with_shim(env, at.shims, ctx.target.tool(SHIMLIB_MOUNT))
 
 
