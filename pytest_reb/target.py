@@ -463,8 +463,9 @@ class DockerTarget(Target):
         try:
             got = self.client.images.get(image)
             self.image_id = got.id
-            self._image_env = dict(e.split("=", 1) for e in (got.attrs.get("Config") or {})
-                                   .get("Env") or () if "=" in e)
+            #: the image's own ``ENV``: what a command's env setting the same name would hide
+            env = (got.attrs.get("Config") or {}).get("Env") or ()
+            self._image_env: dict[str, str] = dict(e.split("=", 1) for e in env if "=" in e)
         except ImageNotFound:
             raise TargetError(
                 f"image {image!r} is not on this Docker engine (pytest-reb never pulls; "
@@ -565,7 +566,7 @@ class DockerTarget(Target):
             time.sleep(0.02)
 
     def own_env(self, name: str) -> str | None:
-        return getattr(self, "_image_env", {}).get(name)
+        return self._image_env.get(name)
 
     def _remove(self, key: str) -> None:
         ctr = self._containers.pop(key, None)

@@ -579,3 +579,25 @@ def test_view_and_shim_mounted_read_only(demo_image: str, tmp_path: Path) -> Non
         assert not (view / "cache" / "hf_models" / "net" / ".lock").exists()
     finally:
         target.close()
+
+
+@pytest.mark.container
+def test_an_images_own_pythonpath_is_kept_behind_the_shim(demo_image: str,
+                                                         docker_client: Any) -> None:
+    """An image's ``ENV PYTHONPATH`` is what the environment needs; a shim goes in front of it."""
+    from pytest_reb.target import DockerTarget, Limits
+
+    base = docker_client.containers.create(demo_image, command=["true"])
+    try:
+        image = base.commit(repository="reb-test-image-env", tag=base.id[:12],
+                            changes=["ENV PYTHONPATH=/opt/their/lib"])
+    finally:
+        base.remove(force=True)
+    target = DockerTarget(image.id, run_id="test-image-env", gpus=[], limits=Limits())
+    try:
+        assert target.own_env("PYTHONPATH") == "/opt/their/lib"
+        assert target.own_env("NOT_SET_ANYWHERE") is None
+    finally:
+        target.close()
+        docker_client.images.remove(image.id, force=True)
+
