@@ -267,6 +267,43 @@ def test_a_two_gpu_hold_waits_for_a_held_one(tmp_path: Path) -> None:
     assert got == [["0", "1"]]
 
 
+def test_a_multi_gpu_lease_takes_any_free_set(tmp_path: Path) -> None:
+    """GPU 0 is busy: two GPUs are still free, so a C4 runs now on 1 and 2, not after 0."""
+    leases = GpuLeases(["0", "1", "2", "3"], lock_dir=tmp_path)
+    with leases.hold(1) as busy:
+        assert busy == ["0"]
+        start = time.monotonic()
+        with leases.hold(2) as pair:
+            assert pair == ["1", "2"] and time.monotonic() - start < 1
+            with leases.hold(1) as last:
+                assert last == ["3"]
+
+
+def test_a_multi_gpu_lease_queues_in_order_once_patience_runs_out(tmp_path: Path) -> None:
+    """No two GPUs free: after its patience it queues for the lowest two and gets them when
+    they are released (single-GPU tiers cannot starve it)."""
+    leases = GpuLeases(["0", "1", "2"], lock_dir=tmp_path, patience=0.3)
+    release = threading.Event()
+    took: list[list[str]] = []
+
+    def one() -> None:
+        with leases.hold(1) as gpus:
+            took.append(gpus)
+            release.wait(10)
+
+    holders = [threading.Thread(target=one, daemon=True) for _ in range(2)]
+    for t in holders:
+        t.start()
+    while len(took) < 2:
+        time.sleep(0.01)
+    threading.Timer(1.0, release.set).start()
+    start = time.monotonic()
+    with GpuLeases(["0", "1", "2"], tmp_path, patience=0.3).hold(2) as pair:
+        assert pair == ["0", "1"] and time.monotonic() - start >= 0.9
+    for t in holders:
+        t.join(timeout=10)
+
+
 def test_leases_hold_across_processes(tmp_path: Path) -> None:
     """Another process (another xdist worker or run) holding GPU 0 is respected."""
     child = subprocess.Popen(
