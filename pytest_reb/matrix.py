@@ -66,8 +66,11 @@ def load_matrix(path: Path) -> list[TargetSpec]:
                 except ValueError as exc:
                     raise MatrixError(f"--reb-matrix: {path}:{number}: not JSON: {exc}") from None
     specs = [_row(path, i, row) for i, row in enumerate(rows, 1)]
-    ids = [s.id for s in specs]
-    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    # one agent's environment on one host may serve several repositories: a name is unique
+    # per repository (a row without one can meet every module, so it clashes with all)
+    names = [((s.repo or "").lower(), s.id) for s in specs]
+    dupes = sorted({name for repo, name in names
+                    if sum(n == name and (not r or not repo or r == repo) for r, n in names) > 1})
     if dupes:
         raise MatrixError(f"--reb-matrix: {path}: targets named twice (give each an agent): "
                           f"{', '.join(dupes)}")

@@ -163,6 +163,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "reb_target_spec" not in metafunc.fixturenames:
         return
     targets = reb_session(metafunc.config).options.targets
+    repo = repo_of(metafunc.module)
+    if repo is not None:  # a matrix row pinned to another repository is not this module's
+        names = (repo.name.lower(), metafunc.module.__name__.lower())
+        targets = [t for t in targets if not t.repo or t.repo.lower() in names] or targets
     if targets:
         metafunc.parametrize("reb_target_spec", targets, ids=[t.id for t in targets],
                              scope="module", indirect=True)

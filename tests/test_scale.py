@@ -207,6 +207,37 @@ def test_matrix_errors_name_the_file_and_row(tmp_path: Path, name: str, text: st
         load_matrix(tmp_path / name)
 
 
+def test_one_agent_on_one_host_for_two_repositories(tmp_path: Path) -> None:
+    """A name is unique per repository; a row without one meets every module, so it clashes."""
+    rows = '[[target]]\nrepo = "me/a"\nagent = "x"\nhost = "ssh://gpu"\n' \
+           '[[target]]\nrepo = "me/b"\nagent = "x"\nhost = "ssh://gpu"\n'
+    (tmp_path / "m.toml").write_text(rows)
+    assert [(s.repo, s.id) for s in load_matrix(tmp_path / "m.toml")] == [
+        ("me/a", "x@ssh://gpu"), ("me/b", "x@ssh://gpu")]
+    (tmp_path / "m.toml").write_text(rows + '[[target]]\nagent = "x"\nhost = "ssh://gpu"\n')
+    with pytest.raises(MatrixError, match=r"named twice.*x@ssh://gpu"):
+        load_matrix(tmp_path / "m.toml")
+
+
+def test_each_module_gets_only_its_own_rows(pytester: pytest.Pytester) -> None:
+    """Two repositories on one local agent: each module's items carry the one plain id."""
+    for name in ("a", "b"):
+        pytester.makepyfile(**{f"test_me__{name}": (
+            "from pytest_reb import Repo, Run\n"
+            f"repo = Repo('me/{name}', commit='0' * 40, imports_total=1,\n"
+            "            cpu=Run(['{python}', '-c', 'print(1)'], timeout=60))\n")})
+    rows = [{"repo": f"me/{n}", "agent": "x", "host": "local://"} for n in ("a", "b")]
+    (pytester.path / "m.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = pytester.runpytest_subprocess(
+        "--rootdir", str(pytester.path), "--reb-matrix", "m.jsonl", "--reb-python",
+        sys.executable, "--reb-repo-dir", str(pytester.path), "-m", "c1", "-p",
+        "no:cacheprovider", "--reb-outdir", str(pytester.path / "r"), "--collect-only", "-q")
+    assert result.ret == 0
+    ids = sorted(line for line in result.stdout.lines if "::test_c1_cpu[" in line)
+    assert ids == ["test_me__a.py::test_c1_cpu[x@local://]",
+                   "test_me__b.py::test_c1_cpu[x@local://]"]
+
+
 def test_missing_matrix_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--reb-matrix", "nowhere.toml", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
