@@ -89,6 +89,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--reb-official-layout", metavar="DIR",
                     help="also write the run as the official harness lays out its jobs: "
                          "DIR/jobs/<job>/job_summary.json and build_output/<stage>/results.json")
+    group.addoption("--reb-no-ext-sweep", dest="reb_ext_sweep", action="store_false",
+                    help="skip C2's native-extension sweep (informational diagnosis of every "
+                         "compiled extension; 5-10 s per target)")
     group.addoption("--reb-prepare", action="store_true",
                     help="fetch and make the assets of the collected repositories into the "
                          "asset cache before the tiers run (the only step that uses the network)")

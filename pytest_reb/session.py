@@ -53,6 +53,7 @@ class RebOptions:
     shard: tuple[int, int] | None = None
     assets: Path | None = None
     prepare: bool = False
+    ext_sweep: bool = True
 
     @classmethod
     def from_config(cls, config: Any) -> RebOptions:
@@ -72,7 +73,7 @@ class RebOptions:
             resume=opt("reb_resume"), memory=opt("reb_memory"), pids=opt("reb_pids"),
             shard=parse_shard(opt("reb_shard")) if opt("reb_shard") else None,
             assets=Path(opt("reb_assets")) if opt("reb_assets") else None,
-            prepare=opt("reb_prepare"))
+            prepare=opt("reb_prepare"), ext_sweep=opt("reb_ext_sweep"))
 
 
 def new_run_id() -> str:

@@ -192,6 +192,17 @@ def test_fault_is_diagnosed_on_c1_and_found_by_the_c2_sweep(
 
 
 @pytest.mark.container
+def test_the_sweep_can_be_turned_off(pytester: pytest.Pytester,
+                                     fault_images: dict[str, str]) -> None:
+    """--reb-no-ext-sweep: C2 still judges, and records no sweep (it costs seconds a target)."""
+    spec = breakage.FAULTS["ext-deleted"]
+    [tiers] = run_fault(pytester, [fault_images["ext-deleted"]], list(spec.argv), "c1 or c2",
+                        "--reb-no-ext-sweep").values()
+    check_run(tiers["c1"], spec.expect)
+    assert tiers["c2"].status == "failed" and "native_extensions" not in tiers["c2"].evidence
+
+
+@pytest.mark.container
 def test_missing_ffmpeg_and_the_imports_c0_cannot_resolve(
         pytester: pytest.Pytester, fault_images: dict[str, str]) -> None:
     spec = breakage.FAULTS["no-ffmpeg"]

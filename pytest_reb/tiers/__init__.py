@@ -51,6 +51,8 @@ class Context:
     agent: str | None = None
     #: the host's asset cache: its view of this repository is mounted at ``{assets}``
     asset_cache: AssetCache | None = None
+    #: C2 sweeps the native extensions (``--reb-no-ext-sweep`` turns it off)
+    ext_sweep: bool = True
     outcomes: dict[str, Outcome] = field(default_factory=dict)
 
     @cached_property

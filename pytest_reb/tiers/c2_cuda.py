@@ -102,9 +102,10 @@ def probe(ctx: Context) -> Outcome:
                                           exit_code=res.exit_code, timed_out=res.timed_out,
                                           oom_killed=res.oom_killed,
                                           gpus_on_target=len(ctx.target.gpus))
-    o.evidence["native_extensions"] = ext_sweep.run(
-        ctx, capabilities=[str(d.get("capability")) for d in (obs or {}).get("devices") or []],
-        framework_cuda=(obs or {}).get("cuda_build"))
+    if ctx.ext_sweep:
+        o.evidence["native_extensions"] = ext_sweep.run(
+            ctx, capabilities=[str(d.get("capability")) for d in (obs or {}).get("devices") or []],
+            framework_cuda=(obs or {}).get("cuda_build"))
     # Informational: hooks, stub extensions and wrapper scripts an agent may have planted.
     o.findings = fakes.scan(ctx.target, ctx.python, ctx.checkout,
                             timeout_scale=ctx.timeout_scale)
