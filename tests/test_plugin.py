@@ -194,3 +194,14 @@ def test_demo_module_pins_the_demo_commit() -> None:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.repo.commit == demo_commit()
+
+
+def test_every_option_is_in_the_readme(pytester: pytest.Pytester) -> None:
+    """The README's option table is what people read: no option of ours may be missing."""
+    import re
+
+    result = pytester.runpytest("--help", "-p", "no:cacheprovider")
+    ours = set(re.findall(r"(--reb-[a-z-]+|--agent-report)\b", result.stdout.str()))
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert len(ours) > 15
+    assert sorted(o for o in ours if f"`{o}" not in readme) == []
