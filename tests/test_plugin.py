@@ -205,3 +205,19 @@ def test_every_option_is_in_the_readme(pytester: pytest.Pytester) -> None:
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     assert len(ours) > 15
     assert sorted(o for o in ours if f"`{o}" not in readme) == []
+
+
+def test_files_the_targets_need_are_package_data() -> None:
+    """Probes and the shim library are not packages; an installed plugin ships them only
+    through package-data (an editable install would hide a missing glob)."""
+    import fnmatch
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    globs = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"]["pytest_reb"]
+    package = root / "pytest_reb"
+    needed = [p.relative_to(package).as_posix() for folder in ("tiers/probes", "shimlib")
+              for p in (package / folder).iterdir() if p.is_file()]
+    assert needed
+    assert [f for f in needed if not any(fnmatch.fnmatch(f, g) for g in globs)] == []
