@@ -185,3 +185,22 @@ repo = Repo(
     o = run_stage(pytester, text)
     assert (o["status"], o["category"]) == ("failed", "timeout")
     assert pid_file.is_file() and not alive(pid_file)
+
+
+def test_a_runs_pythonpath_goes_in_front_of_the_environments(pytester: pytest.Pytester,
+                                                             monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
+    """``env={"PYTHONPATH": "{repo}/src"}`` is the official ``{repo}/src${PYTHONPATH:+:...}``:
+    what the environment itself put on the path stays, behind it."""
+    monkeypatch.setenv("PYTHONPATH", "/env/own/site")
+    o = run_stage(pytester, f"""
+from pytest_reb import Repo, Run
+
+repo = Repo("me/values", commit="{'0' * 40}", imports_total=1,
+            cpu=Run(["{{python}}", "-c", "import os; print('PP', os.environ['PYTHONPATH'])"],
+                    env={{"PYTHONPATH": "{{repo}}/src"}}, timeout=60))
+""")
+    assert o["status"] == "passed", o["message"]
+    [line] = [ln for ln in o["stdout_tail"].splitlines() if ln.startswith("PP ")]
+    assert line.startswith(f"PP {pytester.path / 'checkout'}/src:")
+    assert line.endswith(":/env/own/site")

@@ -176,10 +176,14 @@ def _needs_port(run: Run) -> bool:
 
 
 def _env(run: Run, at: Places, ctx: Context) -> dict[str, str]:
+    """The run's env, filled.  A ``PYTHONPATH`` it sets (or its shim folder) goes in front of
+    the environment's own (an image's ``ENV``), as the official scripts' ``${PYTHONPATH:+...}``
+    did, not instead of it."""
     env = {k: at.fill(v) for k, v in run.env.items()}
     own = ctx.target.own_env("PYTHONPATH")
-    if at.shims is not None and "PYTHONPATH" not in env and own:
-        env["PYTHONPATH"] = own  # the shim goes first on the environment's path, not instead
+    if own and ("PYTHONPATH" in env or at.shims is not None):
+        mine = [p for p in env.get("PYTHONPATH", "").split(":") if p]
+        env["PYTHONPATH"] = ":".join([*mine, *(p for p in own.split(":") if p and p not in mine)])
     return assets.with_shim(env, at.shims, ctx.target.tool(SHIMLIB_MOUNT))
 
 
