@@ -107,6 +107,11 @@ def test_every_value_is_resolved_before_the_run(pytester: pytest.Pytester, shims
     assert 20000 <= int(lines[2].split()[1]) < 40001
     assert lines[3].startswith("CWD /tmp/reb-out-") and lines[3].endswith("/c1/work")
     assert "{file:" not in " ".join(o["command"]), "the recorded command is the one that ran"
+    ev = o["evidence"]  # what ran before the command, and what each value turned out to be
+    assert [step["exit_code"] for step in ev["setup"]] == [0, 0]
+    assert ev["setup"][0]["command"][1].endswith("/write_value.py")
+    assert sorted(ev["resolved"].values()) == sorted(
+        ["0.125", f"{checkout}/ckpt/a.pt", json.__file__])
     pid_file = shims.parent / "helper.pid"
     assert pid_file.is_file() and not alive(pid_file), "the helper must not outlive the stage"
 
@@ -131,6 +136,8 @@ def test_a_stage_that_cannot_start_says_why(pytester: pytest.Pytester, shims: Pa
     o = run_stage(pytester, module(shims, **kwargs))
     assert (o["status"], o["category"]) == ("failed", category)
     assert words in (o["message"] + o["stderr_tail"]), o
+    if "setup_code" in kwargs:
+        assert [step["exit_code"] for step in o["evidence"]["setup"]] == [0, 3]
     if "ready_after" in kwargs:
         assert not alive(shims.parent / "helper.pid"), "a helper never ready is killed too"
         assert "[helper 0] starting" in o["stderr_tail"]

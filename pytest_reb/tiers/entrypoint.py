@@ -234,13 +234,16 @@ def _texts(run: Run) -> list[str]:
 
 
 def _setup(run: Run, ctx: Context, at: Places, env: dict[str, str], cwd: str, timeout: float,
-           profile: Profile, gpus: list[str]) -> Places:
-    """Run ``run.setup`` in order; the first failing step makes the stage ``Unrunnable``."""
+           profile: Profile, gpus: list[str], record: dict[str, Any]) -> Places:
+    """Run ``run.setup`` in order, each step recorded; the first failing step makes the stage
+    ``Unrunnable``."""
     for step in run.setup:
         at = _resolve(ctx, at, step, env, cwd, profile, gpus)
         argv = _argv(step, at)
         res = ctx.target.exec(argv, timeout=timeout, env=env, cwd=cwd, profile=profile,
                               gpus=gpus)
+        record.setdefault("setup", []).append(
+            {"command": argv, "exit_code": res.exit_code, "duration": round(res.duration, 3)})
         if res.exit_code != 0 or res.timed_out:
             category = categorise(res)
             raise Unrunnable(category, f"setup step `{shlex.join(argv)}` failed: "
@@ -248,13 +251,14 @@ def _setup(run: Run, ctx: Context, at: Places, env: dict[str, str], cwd: str, ti
     return at
 
 
-def _exec_run(run: Run, ctx: Context, tier: str, profile: Profile,
-              gpus: list[str]) -> tuple[list[str], ExecResult]:
+def _exec_run(run: Run, ctx: Context, tier: str, profile: Profile, gpus: list[str],
+              record: dict[str, Any]) -> tuple[list[str], ExecResult]:
     """Execute ``run`` and the runs started ``together`` with it; the first failure wins.
 
     Setup steps run first and values are resolved next (either can make the
-    stage ``Unrunnable``); with ``helpers`` everything runs under one helper
-    runner so the runs share the helpers' values.
+    stage ``Unrunnable``); both go into ``record``, the outcome's account of
+    what ran before the command.  With ``helpers`` everything runs under one
+    helper runner so the runs share the helpers' values.
     """
     out = f"/tmp/reb-out-{secrets.token_hex(4)}/{tier}"
     timeout = run.timeout * ctx.timeout_scale
@@ -267,10 +271,15 @@ def _exec_run(run: Run, ctx: Context, tier: str, profile: Profile,
     # {out} is new for every run, so a working folder inside it must be made too
     ctx.target.exec(["mkdir", "-p", out, *(c for c in cwds if c.startswith(out + "/"))],
                     timeout=30, profile=profile, gpus=gpus)
-    at[0] = _setup(run, ctx, at[0], envs[0], cwds[0], timeout, profile, gpus)
-    for i, r in enumerate(runs):
-        at[i] = _resolve(ctx, replace(at[i], resolved=at[0].resolved), _texts(r), envs[i],
-                         cwds[i], profile, gpus)
+    try:
+        at[0] = _setup(run, ctx, at[0], envs[0], cwds[0], timeout, profile, gpus, record)
+        for i, r in enumerate(runs):
+            at[i] = _resolve(ctx, replace(at[i], resolved=at[0].resolved), _texts(r), envs[i],
+                             cwds[i], profile, gpus)
+            at[0] = replace(at[0], resolved=at[i].resolved)
+    finally:
+        if at[0].resolved:
+            record["resolved"] = dict(at[0].resolved)
     envs = [_env(r, a, ctx) for r, a in zip(runs, at, strict=True)]
     cwds = [a.fill(r.cwd) for r, a in zip(runs, at, strict=True)]
     commands = [_command(r, ctx, a) for r, a in zip(runs, at, strict=True)]
@@ -323,21 +332,22 @@ def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
         return gate
     tampered = integrity.entrypoint_edit(ctx.integrity, run)  # checked before anything runs
     early: Unrunnable | None = None
+    record: dict[str, Any] = {}  # setup steps run and values resolved
     with ctx.leases.hold(gpus_needed) as gpus:
         try:
-            command, res = _exec_run(run, ctx, tier, profile, gpus)
+            command, res = _exec_run(run, ctx, tier, profile, gpus, record)
             log_problem = run.judge_log(res.output) if res.exit_code == 0 else None
             if res.exit_code != 0 and not res.timed_out:
                 retry = run.retry_for(res.output)
                 if retry is not None:
-                    command, res = _exec_run(retry, ctx, tier, profile, gpus)
+                    command, res = _exec_run(retry, ctx, tier, profile, gpus, record)
                     log_problem = retry.judge_log(res.output) if res.exit_code == 0 else None
         except Unrunnable as exc:
             early, command, res, log_problem = exc, exc.res.argv, exc.res, None
     o = ctx.outcome(tier, command=command, exit_code=res.exit_code, timed_out=res.timed_out,
                     duration=round(res.duration, 3), stdout_tail=_tail(res.stdout),
                     stderr_tail=_tail(res.stderr))
-    o.evidence.update(evidence_of(res))
+    o.evidence.update(evidence_of(res), **record)
     o.findings = list(ctx.integrity)
     if used:
         o.evidence["assets"] = used
