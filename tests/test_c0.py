@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from repomodules import write_tree as tree  # tests/repomodules.py
 
 from pytest_reb.audit import ReportLoad, load_report
 from pytest_reb.outcome import Outcome, OutcomeLog
@@ -47,13 +48,6 @@ DEMO_SOURCE = ROOT / "demo" / "tinynet"
 ENV_PYTHON = "/opt/envs/tinynet/bin/python"
 
 
-def tree(root: Path, files: dict[str, str]) -> Path:
-    """Make ``files`` (relative path -> text) under ``root``."""
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-    return root
 
 
 def entries(*items: tuple[str, bool, bool, bool]) -> list[dict[str, Any]]:
