@@ -633,7 +633,7 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
         "rules": [MISSING_RULE, SOURCE_RULE], "source_rule": SOURCE_RULE,
         "import_pattern": IMPORT_NAME.pattern, "sys_path": import_dirs(info.get("path") or []),
     }, max(TIMEOUT, BINDING_TIMEOUT) * scale + SLACK)
-    evidence.update(config=config, pyright_command=["pyright", *main_args])
+    evidence.update(config=config, pyright_command=["pyright", *main_args], scratch=scratch)
     if out is None or "driver_error" in out:
         return _fail(ctx, "timeout" if res.timed_out else "infra",
                      f"the C0 driver failed: exit {res.exit_code}, "
