@@ -62,7 +62,8 @@ def reb_ctx(request: pytest.FixtureRequest, reb_target_spec: TargetSpec) -> Cont
     ctx = Context(
         repo=repo, target_name=reb_target_spec.id, connect=connect,
         read_report=lambda: session.report(reb_target_spec, lambda: ctx.target),
-        resumed=session.resumed, leases=session.leases, python_override=opts.python,
+        resumed=session.resumed, leases=session.leases_for(reb_target_spec),
+        python_override=opts.python,
         repo_dir=opts.repo_dir, compat=opts.compat, timeout_scale=opts.timeout_scale,
         agent=reb_target_spec.agent, asset_cache=session.asset_cache,
         ext_sweep=opts.ext_sweep)

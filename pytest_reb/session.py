@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import signal
 import socket
@@ -26,11 +27,19 @@ from pytest_reb.assets import AssetCache, Prepared, checkout_copy, default_cache
 from pytest_reb.audit import MAX_REPORT_BYTES, ReportLoad, load_report
 from pytest_reb.distribute import parse_shard
 from pytest_reb.evidence import host_gpus
-from pytest_reb.lease import GpuLeases
+from pytest_reb.lease import LOCK_DIR, GpuLeases
 from pytest_reb.matrix import TargetSpec, load_matrix
 from pytest_reb.outcome import Outcome, OutcomeLog
 from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo
-from pytest_reb.target import LABEL_OWNER, LABEL_RUN, Limits, Target, TargetError, make_target
+from pytest_reb.target import (
+    LABEL_OWNER,
+    LABEL_RUN,
+    Limits,
+    Target,
+    TargetError,
+    is_remote,
+    make_target,
+)
 
 
 @dataclass
@@ -102,6 +111,7 @@ class RebSession:
     run_id: str
     controller: bool
     targets: dict[str, Target] = field(default_factory=dict)
+    remote_leases: dict[str, GpuLeases] = field(default_factory=dict)
     reports: dict[str, ReportLoad] = field(default_factory=dict)
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     resumed: dict[str, Outcome] = field(default_factory=dict)
@@ -143,17 +153,32 @@ class RebSession:
 
     @cached_property
     def leases(self) -> GpuLeases:
-        """The GPUs of this run (``--reb-gpus``, else all this host has), under leases."""
+        """The GPUs of this host (``--reb-gpus``, else all it has), under leases."""
         pool = self.options.gpus if self.options.gpus is not None else host_gpus()
         return GpuLeases(pool)
+
+    def leases_for(self, spec: TargetSpec) -> GpuLeases:
+        """This host's leases, or for a remote target its own: that machine's GPUs, under
+        lock files of their own (so its GPU 0 and ours are not one lease).  The pool is
+        filled when the target is first reached."""
+        if not is_remote(spec.url):
+            return self.leases
+        if spec.url not in self.remote_leases:
+            slug = re.sub(r"[^A-Za-z0-9_.-]", "_", spec.url)
+            self.remote_leases[spec.url] = GpuLeases([], lock_dir=LOCK_DIR / slug)
+        return self.remote_leases[spec.url]
 
     def target(self, spec: TargetSpec) -> Target:
         """The target for ``spec``, made on first use in this process."""
         if spec.url not in self.targets:
             limits = Limits(memory=self.options.memory, pids=self.options.pids,
                             network=self.options.network)
-            self.targets[spec.url] = make_target(spec.url, run_id=self.run_id,
-                                                 gpus=self.leases.pool, limits=limits)
+            remote = is_remote(spec.url)
+            gpus = self.options.gpus if remote else self.leases.pool
+            target = make_target(spec.url, run_id=self.run_id, gpus=gpus, limits=limits)
+            if remote:
+                self.leases_for(spec).pool = list(target.gpus)
+            self.targets[spec.url] = target
         return self.targets[spec.url]
 
     def release(self, spec: TargetSpec) -> None:

@@ -757,7 +757,15 @@ class TestinfraTarget(Target):
 
         self.name = url
         self._host = testinfra.get_host(url)
-        self.gpus = list(gpus or [])
+        self.gpus = list(gpus) if gpus is not None else self._remote_gpus()
+
+    def _remote_gpus(self) -> list[str]:
+        """The GPUs of the remote host (``nvidia-smi -L`` there), not the controller's."""
+        res = self._exec(["nvidia-smi", "-L"], timeout=30, env={}, cwd=None, devices=[])
+        if res.exit_code != 0:
+            return []
+        return [str(i) for i, _ in enumerate(
+            ln for ln in res.stdout.splitlines() if ln.startswith("GPU "))]
 
     def _exec(self, argv: list[str], *, timeout: float, env: dict[str, str], cwd: str | None,
               devices: list[str]) -> ExecResult:
@@ -893,8 +901,15 @@ def checkout_commit(spec: str, repo_dir: str) -> str | None:
     return None
 
 
+def is_remote(spec: str) -> bool:
+    """Whether the target runs on another machine (a testinfra URL, not local:// or an image
+    on this host's engine): its GPUs are that machine's."""
+    return not spec.startswith("image:") and spec.rstrip("/") not in ("local:", "local")
+
+
 def make_target(spec: str, *, run_id: str, gpus: Sequence[str] | None, limits: Limits) -> Target:
-    """A target from ``--reb-image`` (``image:NAME``) or ``--reb-host`` (a testinfra URL)."""
+    """A target from ``--reb-image`` (``image:NAME``) or ``--reb-host`` (a testinfra URL);
+    ``gpus`` None for a remote one means: ask that machine."""
     if spec.startswith("image:"):
         return DockerTarget(spec[len("image:"):], run_id=run_id, gpus=gpus, limits=limits)
     if spec.rstrip("/") in ("local:", "local"):

@@ -140,3 +140,40 @@ def test_report_is_read_from_the_image(pytester: pytest.Pytester, demo_image: st
     """Without --agent-report, the interpreter comes from /opt/scimlopsbench/report.json."""
     _, got = run_demo(pytester, demo_image, "-m", "c1")
     assert got["c1"].command is not None and got["c1"].command[0] == PY
+
+
+@pytest.mark.container
+def test_a_remote_target_has_the_remote_machines_gpus(docker_client: Any, demo_image: str,
+                                                      tmp_path: Path) -> None:
+    """A testinfra target (here ``docker://`` standing in for ``ssh://``) asks its own machine
+    for GPUs; its leases are its own lock files, not this host's."""
+    import os
+
+    from pytest_reb.matrix import TargetSpec
+    from pytest_reb.session import RebOptions, RebSession
+    from pytest_reb.target import TestinfraTarget
+
+    suite = os.environ.get("REB_SUITE", "")
+    ctr = docker_client.containers.run(demo_image, ["sleep", "300"], detach=True,
+                                       network_mode="none",
+                                       labels={"reb.suite": suite} if suite else {})
+    try:
+        url = f"docker://{ctr.id}"
+        assert TestinfraTarget(url).gpus == []  # no nvidia-smi there
+        listing = "GPU 0: H200 (UUID: a)\\nGPU 1: H200 (UUID: b)\\n"
+        ctr.exec_run(["sh", "-c", f"printf '#!/bin/sh\\nprintf \"{listing}\"\\n' "
+                      "> /usr/local/bin/nvidia-smi && chmod +x /usr/local/bin/nvidia-smi"])
+        assert TestinfraTarget(url).gpus == ["0", "1"]
+        assert TestinfraTarget(url, gpus=["1"]).gpus == ["1"]  # --reb-gpus still decides
+        opts = RebOptions(targets=[], agent_report=None, python=None, repo_dir=None, repo=None,
+                          outdir=tmp_path, network="none", gpus=None, timeout_scale=1.0,
+                          compat=False, resume=None, memory="1g", pids=64)
+        session = RebSession(opts, run_id="test-remote", controller=True)
+        spec = TargetSpec(url)
+        leases = session.leases_for(spec)
+        assert leases is not session.leases and leases.pool == []
+        session.target(spec)
+        assert leases.pool == ["0", "1"] and leases.lock_dir != session.leases.lock_dir
+        session.release(spec)
+    finally:
+        ctr.remove(force=True)
