@@ -228,14 +228,10 @@ _REF = re.compile(r"(?:\{assets\}|benchmark_assets)(/[^\s'\",:;)\]}]*)?")
 
 
 def _texts(run: Run) -> Iterator[str]:
+    """The run's strings and those of the runs that go with it (setup commands included:
+    the configs they generate name assets)."""
     for r in (run, *run.together, *([run.retry.run] if run.retry else [])):
-        yield from r.argv
-        yield from r.env.values()
-        yield r.cwd
-        for argv in (*r.setup, *(h.argv for h in r.helpers)):  # generated configs name assets
-            yield from argv
-        if r.http is not None:
-            yield json.dumps([r.http.json_body, r.http.form_files, r.http.form_fields])
+        yield from r.texts()
 
 
 def references(run: Run) -> set[str]:

@@ -11,6 +11,7 @@ of ad-hoc shell.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -148,6 +149,16 @@ class Run:
     def with_env(self, **env: str) -> Run:
         """A copy with extra environment variables (later ones win)."""
         return replace(self, env={**self.env, **env})
+
+    def texts(self) -> list[str]:
+        """Every string of this run (not its ``together`` or ``retry``) that placeholders and
+        run-time values may appear in: argv, env, cwd, setup and helper commands, HTTP bodies."""
+        texts = [*self.argv, *self.env.values(), self.cwd,
+                 *(a for argv in (*self.setup, *(h.argv for h in self.helpers)) for a in argv)]
+        if self.http is not None:
+            texts.append(json.dumps([self.http.json_body, self.http.form_files,
+                                     self.http.form_fields]))
+        return texts
 
     def judge_log(self, log: str) -> str | None:
         """Why the output breaks this run's log rules, or None when it does not."""

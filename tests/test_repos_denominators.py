@@ -231,8 +231,7 @@ def test_stage_is_executable(fact: dict[str, Any], stage: str) -> None:
     reproduced by our own files (or declined, with the reason)."""
     run = getattr(repo_of(fact), stage)
     for r in _runs(run):
-        texts = [*r.argv, *r.env.values(), r.cwd, *(a for step in r.setup for a in step),
-                 *(a for h in r.helpers for a in h.argv)]
+        texts = r.texts()
         left = [t for t in texts if re.search(r"<[A-Za-z][^<>]*>", t)]
         assert not left, f"run-time tokens not spelled: {left}"
         uses_shims = any("{shims}" in t for t in texts)
@@ -242,8 +241,7 @@ def test_stage_is_executable(fact: dict[str, Any], stage: str) -> None:
     for r in _runs(run):
         if r.shim_dir:
             folder = Path(r.shim_dir) if Path(r.shim_dir).is_absolute() else ROOT / r.shim_dir
-            for text in [*r.argv, *(a for step in r.setup for a in step),
-                         *(a for h in r.helpers for a in h.argv)]:
+            for text in r.texts():
                 for name in re.findall(r"\{shims\}/([\w./-]+)", text):
                     assert (folder / name).is_file(), f"{name} is not in {folder}"
 

@@ -171,8 +171,7 @@ def _stops_itself(argv: list[str]) -> bool:
 
 
 def _needs_port(run: Run) -> bool:
-    texts = [*run.argv, *run.env.values(), *(a for step in run.setup for a in step)]
-    return run.http is not None or any("{port}" in t for t in texts)
+    return run.http is not None or any("{port}" in t for t in run.texts())
 
 
 def _env(run: Run, at: Places, ctx: Context) -> dict[str, str]:
@@ -225,14 +224,6 @@ def _resolver_category(ctx: Context, at: Places, kind: str, arg: str) -> str:
     return "runtime"
 
 
-def _texts(run: Run) -> list[str]:
-    """Every string of a run that placeholders may appear in (not its setup)."""
-    texts = [*run.argv, *run.env.values(), run.cwd]
-    if run.http is not None:
-        texts.append(json.dumps([run.http.json_body, run.http.form_files, run.http.form_fields]))
-    return texts
-
-
 def _setup(run: Run, ctx: Context, at: Places, env: dict[str, str], cwd: str, timeout: float,
            profile: Profile, gpus: list[str], record: dict[str, Any]) -> Places:
     """Run ``run.setup`` in order, each step recorded; the first failing step makes the stage
@@ -271,15 +262,17 @@ def _exec_run(run: Run, ctx: Context, tier: str, profile: Profile, gpus: list[st
     # {out} is new for every run, so a working folder inside it must be made too
     ctx.target.exec(["mkdir", "-p", out, *(c for c in cwds if c.startswith(out + "/"))],
                     timeout=30, profile=profile, gpus=gpus)
+    resolved: Mapping[str, str] = {}
     try:
         at[0] = _setup(run, ctx, at[0], envs[0], cwds[0], timeout, profile, gpus, record)
-        for i, r in enumerate(runs):
-            at[i] = _resolve(ctx, replace(at[i], resolved=at[0].resolved), _texts(r), envs[i],
+        resolved = at[0].resolved
+        for i, r in enumerate(runs):  # values the runs share are resolved once
+            at[i] = _resolve(ctx, replace(at[i], resolved=resolved), r.texts(), envs[i],
                              cwds[i], profile, gpus)
-            at[0] = replace(at[0], resolved=at[i].resolved)
+            resolved = at[i].resolved
     finally:
-        if at[0].resolved:
-            record["resolved"] = dict(at[0].resolved)
+        if resolved:
+            record["resolved"] = dict(resolved)
     envs = [_env(r, a, ctx) for r, a in zip(runs, at, strict=True)]
     cwds = [a.fill(r.cwd) for r, a in zip(runs, at, strict=True)]
     commands = [_command(r, ctx, a) for r, a in zip(runs, at, strict=True)]
