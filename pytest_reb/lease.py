@@ -12,6 +12,7 @@ queuers hold while they wait, all in the same order, so there is no deadlock.
 from __future__ import annotations
 
 import contextlib
+import math
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
@@ -44,10 +45,10 @@ class GpuLeases:
         held: list[FileLock] = []
         chosen: list[str] = []
         try:
-            if count == 1 and len(self.pool) > 1:
-                chosen = [self._any_one(held)]
+            if count == 1 and len(self.pool) > 1:  # one GPU held never blocks anyone: no queue
+                chosen = self._any_set(held, 1, patience=math.inf)
             elif count > 1 and len(self.pool) > count:
-                chosen = self._any_set(held, count) or self._in_order(held, count)
+                chosen = self._any_set(held, count, self.patience) or self._in_order(held, count)
             else:
                 chosen = self._in_order(held, count)
             yield chosen
@@ -65,13 +66,13 @@ class GpuLeases:
             chosen.append(gpu)
         return chosen
 
-    def _any_set(self, held: list[FileLock], count: int) -> list[str]:
-        """Any ``count`` free GPUs, taken together; nothing is held between tries.  Empty
-        when ``patience`` ran out first."""
-        deadline = time.monotonic() + self.patience
+    def _any_set(self, held: list[FileLock], count: int, patience: float) -> list[str]:
+        """Any ``count`` free GPUs (first free in pool order), taken together; nothing is held
+        between tries.  Empty when ``patience`` seconds ran out first."""
+        deadline = time.monotonic() + patience
         while True:
             got: list[tuple[str, FileLock]] = []
-            for gpu in sorted(self.pool, key=_order):
+            for gpu in self.pool:
                 lock = self._lock(gpu)
                 with contextlib.suppress(Timeout):
                     lock.acquire(timeout=0)
@@ -83,16 +84,6 @@ class GpuLeases:
                 lock.release()
             if time.monotonic() >= deadline:
                 return []
-            time.sleep(0.2)
-
-    def _any_one(self, held: list[FileLock]) -> str:
-        while True:
-            for gpu in self.pool:
-                lock = self._lock(gpu)
-                with contextlib.suppress(Timeout):
-                    lock.acquire(timeout=0)
-                    held.append(lock)
-                    return gpu
             time.sleep(0.2)
 
 
