@@ -39,8 +39,13 @@ def host_gpus() -> list[str]:
         out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.SubprocessError):
         return []
-    lines = [ln for ln in out.splitlines() if ln.startswith("GPU ")]
-    return [str(i) for i in range(len(lines))]
+    return gpu_indices(out)
+
+
+def gpu_indices(listing: str) -> list[str]:
+    """GPU indices from the text of ``nvidia-smi -L`` (one ``GPU n: ...`` line each)."""
+    return [str(i) for i, _ in enumerate(ln for ln in listing.splitlines()
+                                         if ln.startswith("GPU "))]
 
 
 class ComputeApps:

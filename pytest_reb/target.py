@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pytest_reb.evidence import GpuWatch, host_gpus
+from pytest_reb.evidence import GpuWatch, gpu_indices, host_gpus
 
 Profile = Literal["cpu", "gpu"]
 
@@ -762,10 +762,7 @@ class TestinfraTarget(Target):
     def _remote_gpus(self) -> list[str]:
         """The GPUs of the remote host (``nvidia-smi -L`` there), not the controller's."""
         res = self._exec(["nvidia-smi", "-L"], timeout=30, env={}, cwd=None, devices=[])
-        if res.exit_code != 0:
-            return []
-        return [str(i) for i, _ in enumerate(
-            ln for ln in res.stdout.splitlines() if ln.startswith("GPU "))]
+        return gpu_indices(res.stdout) if res.exit_code == 0 else []
 
     def _exec(self, argv: list[str], *, timeout: float, env: dict[str, str], cwd: str | None,
               devices: list[str]) -> ExecResult:
