@@ -11,6 +11,7 @@ from pytest_reb.spec import (
     Repo,
     Retry,
     Run,
+    Synthetic,
     accelerate,
     deepspeed,
     hf_asset,
@@ -19,5 +20,5 @@ from pytest_reb.spec import (
     torchrun,
 )
 
-__all__ = ["Asset", "Helper", "Http", "Repo", "Retry", "Run", "accelerate", "deepspeed", "hf_asset",
-           "pytest_node", "self_launching", "torchrun"]
+__all__ = ["Asset", "Helper", "Http", "Repo", "Retry", "Run", "Synthetic", "accelerate",
+           "deepspeed", "hf_asset", "pytest_node", "self_launching", "torchrun"]

@@ -23,7 +23,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from pytest_reb.assets import AssetCache, Prepared, checkout_copy, default_cache
+from pytest_reb.assets.cache import AssetCache, Prepared, default_cache
+from pytest_reb.assets.fetchers import checkout_copy
 from pytest_reb.audit import MAX_REPORT_BYTES, ReportLoad, load_report
 from pytest_reb.distribute import parse_shard
 from pytest_reb.evidence import host_gpus

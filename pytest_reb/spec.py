@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Any, Literal
 
 #: Where the official harness put the checkout and the agent's report.
@@ -216,6 +216,39 @@ def pytest_node(node: str, *args: str, **kw: Any) -> Run:
 
 
 @dataclass(frozen=True)
+class Synthetic:
+    """What a ``synthetic`` asset holds, spelled in its module so a reader sees the content.
+
+    ``text`` is written offline as the asset's one file; ``made_by`` says which
+    setup step writes it instead, for content that depends on code or data we
+    cannot read on the host (preparing such an asset fails with that reason).
+    """
+
+    text: str | None = None
+    made_by: str = ""
+
+    @classmethod
+    def lines(cls, *lines: str) -> Synthetic:
+        """A text file of these lines, each ended by a newline."""
+        return cls("".join(f"{line}\n" for line in lines))
+
+    @classmethod
+    def yaml(cls, **values: object) -> Synthetic:
+        """A flat YAML mapping, one ``key: value`` line each (values as JSON, valid YAML)."""
+        return cls("".join(f"{k}: {json.dumps(v)}\n" for k, v in values.items()))
+
+    @classmethod
+    def json(cls, value: object) -> Synthetic:
+        """``value`` as indented JSON."""
+        return cls(json.dumps(value, indent=2) + "\n")
+
+    @classmethod
+    def by_setup(cls, why: str) -> Synthetic:
+        """Not made here: ``why`` names the setup step that writes it."""
+        return cls(made_by=why)
+
+
+@dataclass(frozen=True)
 class Asset:
     """Something a stage needs that the official prepare step fetched or made.
 
@@ -223,15 +256,44 @@ class Asset:
     ``modelscope`` or ``synthetic``; ``kind`` gives the official failure
     category when it is missing (``model`` and ``tokenizer`` -> ``model``,
     the rest -> ``data``).
+
+    Where it goes is declared, not guessed: ``dest`` is relative to
+    ``{assets}``; ending in ``/`` it is a folder the fetched files go into,
+    otherwise a single fetched file lands at ``dest`` itself when its last
+    part has a suffix, and a folder holds anything else.  A stage needs the
+    asset when a path it names and ``dest`` contain one another.
+    ``extract`` unpacks fetched archives; ``hf_cache`` lays a hub download out
+    as a Hugging Face cache (``models--org--name/snapshots/...``) for stages
+    that load by hub id; ``rename`` maps fetched file names to the expected
+    ones.  ``url_paths`` maps a declared file of a ``url`` asset to its path
+    under the url when the server's name differs (the file keeps its declared
+    name).  ``hub_ids`` are the hub repositories a ``hf`` asset whose declared
+    id is a pattern stands for at the pinned commit.  ``hub_files`` are the
+    file patterns a hub asset that declares no files fetches (the one
+    ``data_dir`` its stages load, not the whole repository).
+
+    ``optional`` marks an asset the official prepare recorded but no stage
+    reads: it is prepared, never required.  ``synthetic`` is the content of a
+    ``synthetic`` asset (see ``Synthetic``).
     """
 
     name: str
     kind: AssetKind
     source: str
+    _: KW_ONLY
+    dest: str
     id: str | None = None
     url: str | None = None
     path: str | None = None
     files: Sequence[str] = ()
+    extract: bool = False
+    hf_cache: bool = False
+    rename: Mapping[str, str] = field(default_factory=dict)
+    url_paths: Mapping[str, str] = field(default_factory=dict)
+    hub_ids: Sequence[str] = ()
+    hub_files: Sequence[str] = ()
+    optional: bool = False
+    synthetic: Synthetic | None = None
     note: str = ""
 
     @property
@@ -240,10 +302,10 @@ class Asset:
         return self.source not in ("repo", "synthetic")
 
 
-def hf_asset(name: str, repo_id: str, *, kind: AssetKind = "model",
-             files: Sequence[str] = (), note: str = "") -> Asset:
-    """An asset from the Hugging Face hub."""
-    return Asset(name, kind, "hf", id=repo_id, files=tuple(files), note=note)
+def hf_asset(name: str, repo_id: str, *, dest: str, kind: AssetKind = "model",
+             files: Sequence[str] = (), **kw: Any) -> Asset:
+    """An asset from the Hugging Face hub (``kw``: the other ``Asset`` fields)."""
+    return Asset(name, kind, "hf", dest=dest, id=repo_id, files=tuple(files), **kw)
 
 
 # --------------------------------------------------------------------------- the repository

@@ -45,6 +45,7 @@ repo = Repo(
                 "train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
                 "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz",
             ],
+            dest="dataset/mnist/.data/MNIST/raw",
             note=(
                 "raw files placed under {assets}/dataset/mnist/.data/MNIST/raw; the stage runs "
                 "with that dataset folder as cwd"
@@ -53,6 +54,7 @@ repo = Repo(
         Asset(
             "mnist_toy_config", "config", "repo",
             path="auto1111sdk/modules/generative/configs/example_training/toy/mnist.yaml",
+            dest="model/mnist_toy/mnist.yaml",
             note="copied unchanged to {assets}/model/mnist_toy/mnist.yaml; no pretrained weights",
         ),
     ],

@@ -31,6 +31,7 @@ repo = Repo(
         Asset(
             "demo_image", "dataset", "repo",
             path="assets/examples/demo01.jpg",
+            dest="dataset/images/",
             note="one image copied into {assets}/dataset/images/",
         ),
         Asset(
@@ -38,6 +39,7 @@ repo = Repo(
             id="depth-anything/Depth-Anything-V2-Metric-Hypersim-Small",
             url="https://huggingface.co/depth-anything/Depth-Anything-V2-Metric-Hypersim-Small/resolve/main/depth_anything_v2_metric_hypersim_vits.pth?download=true",
             files=["depth_anything_v2_metric_hypersim_vits.pth"],
+            dest="model/depth_anything_v2_metric_hypersim_vits.pth",
             note=(
                 "about 100 MB; fetched by plain URL download (curl/wget), placed at "
                 "{assets}/model/depth_anything_v2_metric_hypersim_vits.pth"

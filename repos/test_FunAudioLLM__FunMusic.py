@@ -56,6 +56,7 @@ repo = Repo(
         Asset(
             "inspiremusic_samples", "dataset", "repo",
             path="examples/music_generation/data/samples/parquet/parquet_000000000.tar",
+            dest="dataset/inspiremusic_samples/",  # the raw parquet tar; setup slices it
             note=(
                 "sliced with pyarrow (report python) to a one-row parquet plus a list file "
                 "{assets}/dataset/inspiremusic_samples/data_1row.list"
@@ -63,6 +64,7 @@ repo = Repo(
         ),
         hf_asset(
             "InspireMusic-Base", "FunAudioLLM/InspireMusic-Base",
+            dest="model/InspireMusic-Base",
             note=(
                 "full snapshot_download (large: llm.pt, music_tokenizer/, wavtokenizer/), linked "
                 "at {assets}/model/InspireMusic-Base; override id via HF_REPO_ID"
@@ -71,6 +73,7 @@ repo = Repo(
         Asset(
             "benchmark_config", "config", "repo",
             path="examples/music_generation/conf/inspiremusic.yaml",
+            dest="model/",  # raw; setup rewrites
             note=(
                 "rewritten to {assets}/model/InspireMusic-Base/inspiremusic_benchmark.yaml: "
                 "basemodel_path/generator_path point at the model folder, max_epoch 1, accum_grad "

@@ -74,6 +74,7 @@ repo = Repo(
         Asset(
             "asr_example_en", "dataset", "url",
             url="https://isv-data.oss-cn-hangzhou.aliyuncs.com/ics/MaaS/ASR/test_audio/asr_example_en.wav",
+            dest="dataset/asr_example_en.wav",
             note=(
                 "saved as {assets}/dataset/asr_example_en.wav; prepare also writes tiny "
                 "{assets}/dataset/train.jsonl and val.jsonl for fine-tuning; URL override "
@@ -83,6 +84,8 @@ repo = Repo(
         Asset(
             "SenseVoiceSmall", "model", "modelscope",
             id="iic/SenseVoiceSmall",
+            # ModelScope's cache under HOME
+            dest="cache/home/.cache/modelscope/hub/models/iic/SenseVoiceSmall/",
             note=(
                 "downloaded through the repo's SenseVoiceSmall.from_pretrained (FunASR/ModelScope) "
                 "with HOME redirected into {assets}/cache/home; the stages load it again by id "

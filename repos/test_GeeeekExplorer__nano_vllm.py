@@ -16,7 +16,7 @@ so the runs declare no entrypoint.
 
 from pathlib import Path
 
-from pytest_reb import Asset, Repo, Run, hf_asset, self_launching
+from pytest_reb import Asset, Repo, Run, Synthetic, hf_asset, self_launching
 
 #: Our rewrite of the official inline driver, mounted read-only at {repo}/benchmark_scripts.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -61,10 +61,16 @@ repo = Repo(
         Asset(
             "prompts", "data", "synthetic",
             path="{assets}/dataset/prompts.json",
+            dest="dataset/prompts.json",
+            synthetic=Synthetic.json({
+                "format": "prompts_v1", "prompts": ["introduce yourself"],
+                "source_note": "Derived from repo example.py prompts; minimized to 1 prompt for "
+                               "batch_size=1."}),
             note="one prompt taken from the repo's example.py",
         ),
         hf_asset(
             "Qwen3-0.6B", "Qwen/Qwen3-0.6B",
+            dest="model/huggingface/Qwen3-0.6B",
             note=(
                 "snapshot_download into {assets}/model/huggingface/Qwen3-0.6B (about 1.2 GB); both "
                 "paths recorded in {assets}/assets.json, which the stage code reads (relative to "

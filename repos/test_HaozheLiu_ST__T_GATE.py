@@ -11,7 +11,7 @@ its model ids, so prepare downloads the first candidate pipeline that is anonymo
 The repository has no dependency file.
 """
 
-from pytest_reb import Asset, Repo, Run, hf_asset
+from pytest_reb import Asset, Repo, Run, Synthetic, hf_asset
 
 repo = Repo(
     "HaozheLiu-ST/T-GATE",
@@ -22,6 +22,9 @@ repo = Repo(
         Asset(
             "prompts", "data", "synthetic",
             path="{assets}/dataset/prompts.txt",
+            dest="dataset/prompts.txt",
+            synthetic=Synthetic.lines(
+                "Astronaut in a jungle, cold color palette, muted colors, detailed, 8k"),
             note=(
                 "one line: 'Astronaut in a jungle, cold color palette, muted colors, detailed, "
                 "8k'; the repo's assets/teaser.png is also copied there for the SVD variant"
@@ -29,6 +32,8 @@ repo = Repo(
         ),
         hf_asset(
             "pixart_alpha", "PixArt-alpha/PixArt-XL-2-1024-MS",
+            dest="cache/hf_home/hub",
+            hf_cache=True,
             note=(
                 "multi-GB snapshot_download into the HF hub cache {assets}/cache/hf_home/hub. "
                 "main.py hard-codes its model ids, so prepare takes the first candidate that "

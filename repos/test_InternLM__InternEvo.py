@@ -60,6 +60,7 @@ repo = Repo(
         Asset(
             "alpaca_sample", "dataset", "url",
             url="https://raw.githubusercontent.com/tatsu-lab/stanford_alpaca/main/alpaca_data.json",
+            dest="dataset/",  # raw; setup tokenises
             note=(
                 "deterministic 64-example sample (--max-examples), tokenized with the repo's "
                 "tools/alpaca_tokenizer.py under the report python into "
@@ -71,6 +72,7 @@ repo = Repo(
             id="internlm/internlm2-7b",
             url="https://huggingface.co/internlm/internlm2-7b/resolve/main/tokenizer.model",
             files=["tokenizer.model"],
+            dest="model/tokenizer.model",
             note=(
                 "copied to {assets}/model/tokenizer.model; only the tokenizer, no weights "
                 "(training starts from random init)"

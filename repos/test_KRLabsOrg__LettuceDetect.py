@@ -74,6 +74,7 @@ repo = Repo(
             "ragtruth_mini", "dataset", "url",
             url="https://raw.githubusercontent.com/ParticleMedia/RAGTruth/main/dataset",
             files=["response.jsonl", "source_info.jsonl"],
+            dest="dataset/ragtruth/",
             note=(
                 "preprocessed with the repo's lettucedetect/preprocess/preprocess_ragtruth.py, "
                 "then reduced to {assets}/dataset/ragbench_min.json (first two train samples "
@@ -83,6 +84,7 @@ repo = Repo(
         ),
         hf_asset(
             "ettin-encoder-17m", "jhu-clsp/ettin-encoder-17m",
+            dest="model/jhu-clsp__ettin-encoder-17m",
             note=(
                 "tiny encoder, snapshot at {assets}/model/jhu-clsp__ettin-encoder-17m; override "
                 "BENCH_MODEL_ID / BENCH_MODEL_REVISION"

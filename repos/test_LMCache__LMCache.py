@@ -11,7 +11,7 @@ for 8 s, sends SIGINT and requires exit 0 (stop_after=8; the argv already carrie
 one per GPU, with no collective. The compiled CUDA extension must match the installed torch.
 """
 
-from pytest_reb import Asset, Repo, Run, hf_asset
+from pytest_reb import Asset, Repo, Run, Synthetic, hf_asset
 
 #: The one-process starter of C1 and C3 up to --device, under the probe's 8 s SIGINT wrapper.
 STANDALONE = [
@@ -39,6 +39,8 @@ repo = Repo(
         Asset(
             "musique_s", "dataset", "url",
             url="https://raw.githubusercontent.com/YaoJiayi/CacheBlend/main/inputs/musique_s.json",
+            dest="dataset/musique_s.json",
+            optional=True,
             note=(
                 "saved to {assets}/dataset/musique_s.json; recorded but not read by the stage "
                 "command; override SCIMLOPSBENCH_DATASET_URL"
@@ -50,6 +52,7 @@ repo = Repo(
                 "config.json", "pytorch_model.bin", "tokenizer.json", "tokenizer_config.json",
                 "vocab.json", "merges.txt", "special_tokens_map.json", "generation_config.json",
             ],
+            dest="model/sshleifer__tiny-gpt2",
             note=(
                 "downloaded file by file from "
                 "https://huggingface.co/sshleifer/tiny-gpt2/resolve/main/<file> with curl/wget "
@@ -60,6 +63,10 @@ repo = Repo(
         Asset(
             "lmcache_standalone_config", "config", "synthetic",
             path="{assets}/model/lmcache_standalone_config.yaml",
+            dest="model/lmcache_standalone_config.yaml",
+            synthetic=Synthetic.yaml(
+                chunk_size=16, local_cpu=True, max_local_cpu_size=0.1,
+                internal_api_server_enabled=False),
             note=(
                 "chunk_size 16, local_cpu true, max_local_cpu_size 0.1, "
                 "internal_api_server_enabled false; model, dataset and config paths are listed in "

@@ -38,10 +38,13 @@ repo = Repo(
         Asset(
             "demo1", "dataset", "repo",
             path="assets/examples/demo1.png",
+            dest="dataset/examples_1/",
             note="one image copied into {assets}/dataset/examples_1/",
         ),
         hf_asset(
             "depth_anything_vits14", "LiheYoung/depth_anything_vits14",
+            dest="cache/huggingface/hub",
+            hf_cache=True,
             note=(
                 "snapshot into {assets}/model/LiheYoung__depth_anything_vits14 and the HF cache "
                 "{assets}/cache/huggingface/hub; run.py loads it by hub id through "

@@ -38,6 +38,7 @@ repo = Repo(
     assets=[
         hf_asset(
             "tiny-random-llama", "hf-internal-testing/tiny-random-LlamaForCausalLM",
+            dest="model/hf-internal-testing__tiny-random-LlamaForCausalLM__main",
             note=(
                 "snapshot at "
                 "{assets}/model/hf-internal-testing__tiny-random-LlamaForCausalLM__main; the probe "

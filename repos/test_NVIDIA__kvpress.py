@@ -76,6 +76,9 @@ repo = Repo(
         Asset(
             "loogle_shortdep_qa", "dataset", "hf_dataset",
             id="simonjegou/loogle",
+            # HF_DATASETS_CACHE; the shim loads it
+            dest="cache/datasets/reb_hub/simonjegou/loogle/",
+            hub_files=("shortdep_qa/*",),
             note=(
                 "data_dir shortdep_qa, split test; loaded once into the datasets cache "
                 "{assets}/cache/datasets (listing under {assets}/dataset/loogle__shortdep_qa) to "
@@ -84,6 +87,7 @@ repo = Repo(
         ),
         hf_asset(
             "tiny-random-llama", "hf-internal-testing/tiny-random-LlamaForCausalLM",
+            dest="model/hf-internal-testing_tiny-random-LlamaForCausalLM",
             note=(
                 "snapshot linked at "
                 "{assets}/model/hf-internal-testing_tiny-random-LlamaForCausalLM; evaluation "

@@ -94,6 +94,7 @@ repo = Repo(
         Asset(
             "toy_data", "dataset", "hf_dataset",
             id="Efficient-Large-Model/toy_data",
+            dest="dataset/toy_data",
             note=(
                 "full snapshot (the docs' toy webdataset) linked at {assets}/dataset/toy_data; "
                 "used with data.load_vae_feat=true"
@@ -102,6 +103,7 @@ repo = Repo(
         hf_asset(
             "Sana_600M_1024px", "Efficient-Large-Model/Sana_600M_1024px",
             files=["checkpoints/*.pth (shortest matching name)"],
+            dest="model/sana_600m_1024px",
             note=(
                 "hf_hub_download of one .pth (about 2.4 GB) into a snapshot folder linked at "
                 "{assets}/model/sana_600m_1024px; HF_TOKEN only if gated. train.py may still pull "

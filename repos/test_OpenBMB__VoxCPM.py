@@ -31,6 +31,7 @@ repo = Repo(
         Asset(
             "example_wav", "dataset", "repo",
             path="examples/example.wav",
+            dest="dataset/example.wav",
             note=(
                 "copied to {assets}/dataset/example.wav plus a one-line training manifest "
                 "{assets}/dataset/train_manifest.jsonl"
@@ -38,6 +39,7 @@ repo = Repo(
         ),
         hf_asset(
             "VoxCPM-0.5B", "openbmb/VoxCPM-0.5B",
+            dest="model/openbmb__VoxCPM-0.5B",
             note=(
                 "snapshot linked at {assets}/model/openbmb__VoxCPM-0.5B; must contain config.json "
                 "and audiovae.pth; override VOXCPM_MODEL_ID / VOXCPM_MODEL_REVISION (sample rate "

@@ -72,6 +72,7 @@ repo = Repo(
             "Event2012", "dataset", "git",
             url="https://github.com/ChenBeici/SocialED_datasets.git",
             files=["Event2012.npy"],
+            dest="dataset/Event2012/",
             note=(
                 "shallow git clone into the cache, Event2012.npy copied out and a 12-row subset "
                 "saved (SCIMLOPSBENCH_SUBSET_SIZE); prepare runs prepare_assets_impl.py under the "
@@ -80,6 +81,7 @@ repo = Repo(
         ),
         hf_asset(
             "paraphrase-MiniLM-L6-v2", "sentence-transformers/paraphrase-MiniLM-L6-v2",
+            dest="model/sbert_model",
             note=(
                 "snapshot_download into the cache, linked at {assets}/model/sbert_model; stages "
                 "then run with HF_HUB_OFFLINE=1"

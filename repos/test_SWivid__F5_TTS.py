@@ -71,6 +71,7 @@ repo = Repo(
         Asset(
             "f5tts_minimal", "dataset", "repo",
             path="src/f5_tts/infer/examples/basic/basic_ref_en.wav",
+            dest="dataset/infer_minimal/ref_audio.wav",
             note=(
                 "builds {assets}/dataset/infer_minimal/ (ref_audio.wav, ref_text.txt = 'Some call "
                 "me nature, others call me mother nature.', gen_text.txt = 'Here we generate "
@@ -83,6 +84,7 @@ repo = Repo(
         hf_asset(
             "F5TTS_v1_Base", "SWivid/F5-TTS",
             files=["F5TTS_v1_Base/model_1250000.safetensors"],
+            dest="model/F5TTS_v1_Base/model_1250000.safetensors",
             note=(
                 "about 1.3 GB, hf_hub_download into the HF cache {assets}/cache/huggingface/hub "
                 "and copied to {assets}/model/F5TTS_v1_Base/model_1250000.safetensors"
@@ -91,6 +93,7 @@ repo = Repo(
         hf_asset(
             "vocos-mel-24khz", "charactr/vocos-mel-24khz",
             files=["config.yaml", "pytorch_model.bin"],
+            dest="model/vocos-mel-24khz",
             note=(
                 "vocoder; copied to {assets}/model/vocos-mel-24khz and kept in the HF cache so the "
                 "offline inference stages can resolve it by id"

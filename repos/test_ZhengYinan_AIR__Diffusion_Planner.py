@@ -18,7 +18,7 @@ shims/test_ZhengYinan_AIR__Diffusion_Planner/make_sample.py, writes the same two
 
 from pathlib import Path
 
-from pytest_reb import Asset, Repo, Run, hf_asset
+from pytest_reb import Asset, Repo, Run, Synthetic, hf_asset
 
 #: Our setup script (make_sample.py), mounted read-only at {repo}/benchmark_scripts.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -65,6 +65,9 @@ repo = Repo(
             "synthetic_sample", "dataset", "synthetic",
             path="{assets}/dataset",
             files=["sample_0.npz", "train_list.json"],
+            dest="dataset",
+            synthetic=Synthetic.by_setup(
+                "each stage's setup step (shims/.../make_sample.py) writes it into {out}/dataset"),
             note=(
                 "one random .npz sample with the keys DiffusionPlannerData expects, generated "
                 "under the report python"
@@ -73,6 +76,8 @@ repo = Repo(
         hf_asset(
             "Diffusion-Planner", "ZhengYinan2001/Diffusion-Planner",
             files=["args.json", "model.pth"],
+            dest="model/",
+            optional=True,
             note=(
                 "fetched by URL "
                 "(https://huggingface.co/ZhengYinan2001/Diffusion-Planner/resolve/main/<file>) "

@@ -101,6 +101,7 @@ repo = Repo(
         Asset(
             "UniMER-Train", "dataset", "hf_dataset",
             id="alephpi/UniMER-Train",
+            dest="dataset/UniMER-Train/",  # raw; setup saves [:1]
             note=(
                 "load_dataset split train[:1], saved with save_to_disk to "
                 "{assets}/dataset/UniMER-Train and again as {assets}/dataset/UniMER-Eval (the same "
@@ -109,6 +110,7 @@ repo = Repo(
         ),
         hf_asset(
             "FormulaNet", "alephpi/FormulaNet",
+            dest="model/FormulaNet",
             note=(
                 "snapshot_download to {assets}/model/FormulaNet; the first *.pt found (depth <= 3) "
                 "becomes model.pretrained, otherwise model.pretrained is set empty"
@@ -117,6 +119,7 @@ repo = Repo(
         Asset(
             "unimernet_tokenizer", "tokenizer", "repo",
             path="data/unimernet_tokenizer",
+            dest="tokenizer/unimernet_tokenizer",
             note=(
                 "falls back to data/unimernet_tokenizer_distill, then data/tokenizer, whichever "
                 "exists"

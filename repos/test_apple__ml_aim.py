@@ -52,6 +52,7 @@ repo = Repo(
         Asset(
             "imagefolder_1img", "dataset", "url",
             url="https://raw.githubusercontent.com/pytorch/hub/master/images/dog.jpg",
+            dest="dataset/imagefolder_1img/val/class0/dog.jpg",
             note=(
                 "one-image ImageFolder at {assets}/dataset/imagefolder_1img/val/class0/dog.jpg "
                 "(ImageNet is not public)"
@@ -63,6 +64,9 @@ repo = Repo(
                 "aim_600m_2bimgs_attnprobe_backbone.pth",
                 "aim_600m_2bimgs_attnprobe_head_last_layers.pth",
             ],
+            dest="model/aim-v1/aim-600M-last/",
+            rename={"aim_600m_2bimgs_attnprobe_backbone.pth": "backbone.pth",
+                    "aim_600m_2bimgs_attnprobe_head_last_layers.pth": "head.pth"},
             note=(
                 "multi-GB, downloaded by https://huggingface.co/apple/AIM/resolve/main/<file> URLs "
                 "and stored as {assets}/model/aim-v1/aim-600M-last/backbone.pth and head.pth; "

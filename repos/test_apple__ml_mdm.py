@@ -78,6 +78,7 @@ repo = Repo(
         Asset(
             "ml_mdm_dummy", "dataset", "repo",
             path="ml-mdm-matryoshka/tests/test_files/images_00000.tar",
+            dest="dataset/ml_mdm_dummy",
             note=(
                 "copied to {assets}/dataset/ml_mdm_dummy with rebuilt images_00000.tsv and a file "
                 "list sample_training_0.tsv whose paths are relative to ml-mdm-matryoshka/ "
@@ -86,6 +87,7 @@ repo = Repo(
         ),
         hf_asset(
             "flan-t5-small", "google/flan-t5-small",
+            dest="model/google__flan-t5-small",
             note="text encoder, snapshot linked at {assets}/model/google__flan-t5-small",
         ),
     ],

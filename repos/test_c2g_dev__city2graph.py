@@ -21,6 +21,7 @@ repo = Repo(
             "sample_geojson", "dataset", "repo",
             path="tests/data",
             files=["sample_buildings.geojson", "sample_segments.geojson"],
+            dest="dataset/city2graph_sample_geojson",
             note=(
                 "copied to {assets}/dataset/city2graph_sample_geojson; no model asset. "
                 "Library-only repo: all three run stages self-skip (repo_not_supported) unless "

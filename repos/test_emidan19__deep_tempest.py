@@ -55,6 +55,7 @@ repo = Repo(
         Asset(
             "examples_pairs", "dataset", "repo",
             path="examples",
+            dest="dataset/",  # raw; setup pairs
             note=(
                 "repo screenshot PNG pairs (clean/H and gr-tempest capture/L) copied as "
                 "sample<i>.png into {assets}/dataset/mini_1/{H,L} (1 pair, CPU and single GPU) and "
@@ -64,6 +65,7 @@ repo = Repo(
         Asset(
             "drunet_pretrained", "model", "url",
             url="https://www.fing.edu.uy/owncloud/index.php/s/IaZugHCrw5K1AcB/download",
+            dest="model/",  # as model/download
             note=(
                 "owncloud share; if the download is itself a PyTorch zip checkpoint it is copied "
                 "to {assets}/model/pretrained.pth, otherwise the archive is extracted and the "

@@ -19,7 +19,7 @@ partitions, 8 + 4 rows of 4 sentences, 1024-dim embeddings of std 0.006) into
 
 from pathlib import Path
 
-from pytest_reb import Asset, Repo, Run
+from pytest_reb import Asset, Repo, Run, Synthetic
 
 #: Our setup script (make_parquet.py), mounted read-only at {repo}/benchmark_scripts.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -72,6 +72,9 @@ repo = Repo(
         Asset(
             "lcm_toy_pretraining", "dataset", "synthetic",
             path="{assets}/dataset/lcm_toy_pretraining",
+            dest="dataset/lcm_toy_pretraining",
+            synthetic=Synthetic.by_setup("each stage's setup step (shims/.../make_parquet.py) "
+                                         "writes it with pyarrow into {out}"),
             note=(
                 "parquet dataset partitioned by split (8 train rows, 4 validation rows; 4 "
                 "sentences each; 1024-dim random SONAR-like embeddings, std 0.006) written with "
@@ -81,6 +84,7 @@ repo = Repo(
         Asset(
             "dummy_sonar_normalizer", "model", "repo",
             path="lcm/cards/mock_data/dummy_normalizer.pt",
+            dest="model/dummy_sonar_normalizer.pt",
             note=(
                 "copied to {assets}/model/dummy_sonar_normalizer.pt; the run itself uses the "
                 "dummy_sonar_normalizer asset card and a toy_base_lcm architecture, so nothing is "

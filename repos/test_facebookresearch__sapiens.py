@@ -88,6 +88,7 @@ repo = Repo(
         Asset(
             "sapiens_toy_dataset_min1", "dataset", "hf_dataset",
             id="facebook/sapiens_toy_dataset",
+            dest="dataset/sapiens_toy_dataset/",
             note=(
                 "downloaded/extracted and pruned to one sample with images/, masks/, normals/ at "
                 "{assets}/dataset/sapiens_toy_dataset_min1"
@@ -96,6 +97,7 @@ repo = Repo(
         hf_asset(
             "sapiens-pretrain-0.3b", "facebook/sapiens-pretrain-0.3b",
             files=["sapiens_0.3b_epoch_1600_clean.pth"],
+            dest="model/sapiens_0.3b_pretrain/",
             note=(
                 "about 1.2 GB; pattern-filtered snapshot_download (fallback "
                 "sapiens_0.3b_epoch_1600.pth), copied to {assets}/model/sapiens_0.3b_pretrain/; "

@@ -16,7 +16,7 @@ JIT-compiles kernels on the first run.
 
 from pathlib import Path
 
-from pytest_reb import Asset, Repo, hf_asset, pytest_node
+from pytest_reb import Asset, Repo, Synthetic, hf_asset, pytest_node
 
 #: Our rewrite of the collection half of the official driver.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -37,6 +37,8 @@ repo = Repo(
         Asset(
             "prompts", "data", "synthetic",
             path="{assets}/dataset/prompts.jsonl",
+            dest="dataset/prompts.jsonl",
+            synthetic=Synthetic.lines('{"text": "How are you today?"}'),
             note=(
                 "mirrors the repo's BERT example; exported to the stage as "
                 "SCIMLOPSBENCH_DATASET_PATH"
@@ -49,6 +51,7 @@ repo = Repo(
                 "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt",
                 "added_tokens.json", "merges.txt", "config.json",
             ],
+            dest="model/google-bert__bert-base-uncased__tokenizer",
             note=(
                 "allow-pattern snapshot into the HF cache {assets}/cache/hf_home, linked at "
                 "{assets}/model/google-bert__bert-base-uncased__tokenizer; prepare pip-installs "

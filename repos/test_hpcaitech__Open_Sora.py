@@ -62,11 +62,13 @@ repo = Repo(
         Asset(
             "prompts", "dataset", "repo",
             path="assets/texts/example.csv",
+            dest="dataset/prompts/",
             note="first row rewritten as {assets}/dataset/prompts.csv with a single 'text' column",
         ),
         hf_asset(
             "Open-Sora-v2", "hpcai-tech/Open-Sora-v2",
             files=["Open_Sora_v2.safetensors", "hunyuan_vae.safetensors"],
+            dest="model/",
             note=(
                 "tens of GB in total with the two text encoders; linked at "
                 "{assets}/model/Open_Sora_v2.safetensors and "
@@ -76,6 +78,7 @@ repo = Repo(
         hf_asset(
             "t5-v1_1-xxl", "google/t5-v1_1-xxl",
             files=["*.json", "*.model", "*.txt", "*.safetensors", "pytorch_model*.bin"],
+            dest="model/google/t5-v1_1-xxl",
             note="linked at {assets}/model/google/t5-v1_1-xxl",
         ),
         hf_asset(
@@ -84,6 +87,7 @@ repo = Repo(
                 "*.json", "*.txt", "*.safetensors", "pytorch_model*.bin", "vocab.json",
                 "merges.txt",
             ],
+            dest="model/openai/clip-vit-large-patch14",
             note="linked at {assets}/model/openai/clip-vit-large-patch14",
         ),
     ],

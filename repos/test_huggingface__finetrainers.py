@@ -84,6 +84,7 @@ repo = Repo(
         Asset(
             "crush-smol", "dataset", "hf_dataset",
             id="finetrainers/crush-smol",
+            dest="dataset/",
             note=(
                 "tiny video dataset; prepare writes {assets}/dataset/dataset_config.json for "
                 "finetrainers; override BENCH_DATASET_ID / BENCH_DATASET_REVISION"
@@ -91,6 +92,7 @@ repo = Repo(
         ),
         hf_asset(
             "Wan2.1-T2V-1.3B", "Wan-AI/Wan2.1-T2V-1.3B-Diffusers",
+            dest="model/current",
             note=(
                 "multi-GB; linked as {assets}/model/current with model_name 'wan' recorded in "
                 "{assets}/manifest.json (plus a torchcodec/FFmpeg probe); fallback candidate "

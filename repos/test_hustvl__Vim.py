@@ -69,6 +69,11 @@ repo = Repo(
             "coco_2017_val_100", "dataset", "url",
             url="https://dl.fbaipublicfiles.com/detectron2/annotations/coco/val2017_100.tgz",
             files=["val2017_100.tgz", "instances_val2017_100.json"],
+            dest="dataset/coco/",
+            extract=True,
+            url_paths={  # the url is the tgz; both files sit beside it
+                "val2017_100.tgz": "../val2017_100.tgz",
+                "instances_val2017_100.json": "../instances_val2017_100.json"},
             note=(
                 "images and "
                 "https://dl.fbaipublicfiles.com/detectron2/annotations/coco/instances_val2017_100.json"
@@ -79,6 +84,7 @@ repo = Repo(
         Asset(
             "R-50", "model", "url",
             url="https://dl.fbaipublicfiles.com/detectron2/ImageNetPretrained/MSRA/R-50.pkl",
+            dest="model/detectron2/R-50.pkl",
             note="ImageNet backbone at {assets}/model/detectron2/R-50.pkl",
         ),
     ],

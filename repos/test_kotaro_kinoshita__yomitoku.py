@@ -36,6 +36,7 @@ repo = Repo(
         Asset(
             "sample_text", "dataset", "repo",
             path="demo/sample_text.jpg",
+            dest="dataset/sample_text.jpg",
             note=(
                 "copied to {assets}/dataset/sample_text.jpg (falls back to demo/sample.pdf if the "
                 "jpg is absent)"
@@ -43,6 +44,14 @@ repo = Repo(
         ),
         hf_asset(
             "yomitoku_models", "KotaroKinoshita/yomitoku-*",
+            dest="cache/huggingface/hub",
+            hf_cache=True,
+            hub_ids=(  # the hf_hub_repo values of its configs
+                "KotaroKinoshita/yomitoku-text-detector-dbnet-v2",
+                "KotaroKinoshita/yomitoku-text-recognizer-parseq-middle-v2",
+                "KotaroKinoshita/yomitoku-layout-parser-rtdtrv2-v2",
+                "KotaroKinoshita/yomitoku-table-structure-recognizer-rtdtrv2-open-beta",
+            ),
             note=(
                 "every hf_hub_repo value found by AST-parsing src/yomitoku/configs (text detector, "
                 "text recognizer, layout parser, table structure recognizer) is "

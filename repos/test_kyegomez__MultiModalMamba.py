@@ -46,11 +46,15 @@ repo = Repo(
         Asset(
             "lena", "dataset", "url",
             url="https://raw.githubusercontent.com/opencv/opencv/master/samples/data/lena.jpg",
+            dest="dataset/lena.jpg",
+            optional=True,
             note="saved as {assets}/dataset/lena.jpg; recorded but not read by example.py",
         ),
         hf_asset(
             "tiny-random-vit", "hf-internal-testing/tiny-random-vit",
             files=["config.json", "pytorch_model.bin"],
+            dest="model/tiny-random-vit",
+            optional=True,
             note=(
                 "downloaded by "
                 "https://huggingface.co/hf-internal-testing/tiny-random-vit/resolve/main/<file> "

@@ -16,7 +16,7 @@ network: the assets are a repository image and a generated config, and no stage 
 
 from pathlib import Path
 
-from pytest_reb import Asset, Repo, Run
+from pytest_reb import Asset, Repo, Run, Synthetic
 
 #: Our rewrites of the official drivers, mounted read-only at {repo}/benchmark_scripts.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -46,6 +46,8 @@ repo = Repo(
         Asset(
             "agorabanner", "dataset", "repo",
             path="agorabanner.png",
+            dest="dataset/",
+            optional=True,
             note=(
                 "recorded as the dataset artifact only (SCIMLOPSBENCH_DATASET_URL can replace it); "
                 "not read by example.py"
@@ -54,6 +56,11 @@ repo = Repo(
         Asset(
             "model_config", "config", "synthetic",
             path="{assets}/model/model_config.json",
+            dest="model/model_config.json",
+            optional=True,
+            synthetic=Synthetic.json({
+                "dim": 256, "dim_inner": 256, "depth": 12,
+                "note": "recorded as the model artifact only; example.py builds its own model"}),
             note=(
                 "generated config (dim 256, dim_inner 256, depth 12, ...) recorded as the model "
                 "artifact; no weights (SCIMLOPSBENCH_MODEL_URL optional); asset paths listed in "

@@ -50,11 +50,14 @@ repo = Repo(
         Asset(
             "coco128_unlabeled", "dataset", "url",
             url="https://github.com/lightly-ai/coco128_unlabeled/releases/download/v0.0.1/coco128_unlabeled.zip",
+            dest="dataset/coco128_unlabeled",
+            extract=True,
             note="extracted to {assets}/dataset/coco128_unlabeled",
         ),
         Asset(
             "dinov3_vitt16", "model", "url",
             url="https://lightly-train-checkpoints.s3.us-east-1.amazonaws.com/dinov3/dinov3_vitt16_distillationv2.pth",
+            dest="model/dinov3_vitt16/dinov3_vitt16_distillationv2.pth",
             note=(
                 "placed at {assets}/model/dinov3_vitt16/dinov3_vitt16_distillationv2.pth; that "
                 "folder is passed as LIGHTLY_TRAIN_MODEL_CACHE_DIR so model=dinov3/vitt16 resolves "

@@ -81,6 +81,8 @@ repo = Repo(
         Asset(
             "cifar10", "dataset", "url",
             url="https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz",
+            dest="dataset/cifar10",
+            extract=True,
             note=(
                 "about 170 MB, extracted to {assets}/dataset/cifar10/cifar-10-batches-py; the "
                 "sitecustomize shim points torchvision's CIFAR10 at this folder with download "
@@ -90,6 +92,8 @@ repo = Repo(
         Asset(
             "squeezenet1_0", "model", "url",
             url="https://download.pytorch.org/models/squeezenet1_0-b66bff10.pth",
+            dest="model/squeezenet1_0/squeezenet1_0-b66bff10.pth",
+            optional=True,
             note=(
                 "stored at {assets}/model/squeezenet1_0/squeezenet1_0-b66bff10.pth; recorded, not "
                 "essential to the run; paths listed in {assets}/manifest.json"

@@ -42,11 +42,14 @@ repo = Repo(
         Asset(
             "bria", "dataset", "repo",
             path="assets/bria.mp3",
+            dest="dataset/bria.mp3",
             note="speaker reference copied to {assets}/dataset/bria.mp3",
         ),
         hf_asset(
             "metavoice-1B-v0.1", "metavoiceio/metavoice-1B-v0.1",
             files=["first_stage.pt", "second_stage.pt", "speaker_encoder.pt"],
+            dest="cache/huggingface/hub",
+            hf_cache=True,
             note=(
                 "several GB; allow-pattern snapshot_download into the HF cache "
                 "{assets}/cache/huggingface; the entrypoint resolves it again through "

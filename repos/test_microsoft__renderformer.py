@@ -93,6 +93,7 @@ repo = Repo(
             "example_scenes", "dataset", "repo",
             path="examples",
             files=["cbox.json", "shader-ball.json"],
+            dest="dataset/",  # JSONs; setup converts
             note=(
                 "converted with the repo's scene_processor/convert_scene.py under the report "
                 "python into {assets}/dataset/cbox/cbox.h5 and "
@@ -102,6 +103,7 @@ repo = Repo(
         ),
         hf_asset(
             "renderformer-v1-base", "microsoft/renderformer-v1-base",
+            dest="model/renderformer-v1-base",
             note="snapshot linked at {assets}/model/renderformer-v1-base",
         ),
     ],

@@ -100,6 +100,7 @@ repo = Repo(
         Asset(
             "input_wav", "dataset", "repo",
             path="clearvoice/samples/input.wav",
+            dest="dataset/input.wav",
             note=(
                 "copied to {assets}/dataset/input.wav; {assets}/dataset/train.scp and cv.scp each "
                 "list that file as both noisy and clean"
@@ -110,6 +111,7 @@ repo = Repo(
             files=[
                 "*.pt", "last_best_checkpoint*", "last_checkpoint*", "*.json", "*.yaml", "*.txt",
             ],
+            dest="cache/hf_models/FRCRN_SE_16K",
             note=(
                 "allow-pattern snapshot into {assets}/cache/hf_models/FRCRN_SE_16K; the checkpoint "
                 "passed as --init_checkpoint_path is last_best_checkpoint.pt, else the file named "

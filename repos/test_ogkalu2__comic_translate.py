@@ -59,11 +59,13 @@ repo = Repo(
         Asset(
             "hopper", "dataset", "url",
             url="https://raw.githubusercontent.com/python-pillow/Pillow/master/Tests/images/hopper.jpg",
+            dest="dataset/hopper.jpg",
             note="saved as {assets}/dataset/hopper.jpg",
         ),
         hf_asset(
             "comic-text-and-bubble-detector", "ogkalu/comic-text-and-bubble-detector",
             files=["detector.onnx", "config.json"],
+            dest="model/comic-text-and-bubble-detector",
             note=(
                 "allow-pattern snapshot via "
                 "{assets}/cache/hf_models/ogkalu__comic-text-and-bubble-detector, final copy at "

@@ -13,7 +13,7 @@ release (network). C4 does not apply (CSV: repo_not_supported). espeak-ng is a n
 
 from dataclasses import replace
 
-from pytest_reb import Asset, Http, Repo, Run
+from pytest_reb import Asset, Http, Repo, Run, Synthetic
 
 #: Environment shared by every stage.
 ENV = {
@@ -64,12 +64,15 @@ repo = Repo(
         Asset(
             "prompts", "data", "synthetic",
             path="{assets}/dataset/prompts.txt",
+            dest="dataset/prompts.txt",
+            synthetic=Synthetic.lines("Hello world!"),
             note="one line, 'Hello world!'; the first line is the request input",
         ),
         Asset(
             "kokoro-v1_0", "model", "url",
             url="https://github.com/remsky/Kokoro-FastAPI/releases/download/v0.1.4/",
             files=["kokoro-v1_0.pth", "config.json"],
+            dest="model/v1_0/",
             note=(
                 "fetched with the repo's docker/scripts/download_model.py --output <cache> under "
                 "the report python, copied to {assets}/model/v1_0; voices come from the repo's "

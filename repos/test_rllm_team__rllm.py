@@ -73,6 +73,12 @@ repo = Repo(
                 "db.zip", "tasks_driver-dnf.zip", "tasks_driver-position.zip",
                 "tasks_driver-top3.zip",
             ],
+            dest="cache/dataset/rel-f1/",  # the stages' setup lays the zips out (relf1_cache.py)
+            url_paths={  # declared by their cache names
+                "tasks_driver-dnf.zip": "tasks/driver-dnf.zip",
+                "tasks_driver-position.zip": "tasks/driver-position.zip",
+                "tasks_driver-top3.zip": "tasks/driver-top3.zip",
+            },
             note=(
                 "zips cached under {assets}/cache/dataset/rel-f1 and laid out in {assets}/dataset, "
                 "which is passed as --cache_dir; prepare also checks the data loads under the "
@@ -81,6 +87,8 @@ repo = Repo(
         ),
         hf_asset(
             "glove-6B-300d", "sentence-transformers/average_word_embeddings_glove.6B.300d",
+            dest="cache/huggingface/hub",
+            hf_cache=True,
             note=(
                 "downloaded into the HF cache ({assets}/cache/huggingface) and "
                 "{assets}/cache/model; used for text featurisation during Rel-F1 preprocessing"

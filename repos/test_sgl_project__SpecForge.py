@@ -23,7 +23,7 @@ from configs/qwen2.5-7b-eagle3.json and the target model's AutoConfig, into
 
 from pathlib import Path
 
-from pytest_reb import Asset, Repo, Run, hf_asset
+from pytest_reb import Asset, Repo, Run, Synthetic, hf_asset
 
 #: Our setup script (prepare_sharegpt.py), mounted read-only at {repo}/benchmark_scripts.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -89,6 +89,7 @@ repo = Repo(
         Asset(
             "sharegpt_train", "dataset", "hf_dataset",
             id="Aeala/ShareGPT_Vicuna_unfiltered",
+            dest="dataset/ShareGPT_Vicuna_unfiltered/",  # the hub files; setup runs prepare_data.py
             note=(
                 "built by the repo's own 'scripts/prepare_data.py --dataset sharegpt --sample-size "
                 "8 --output-path {assets}/dataset' under the report python, giving "
@@ -98,6 +99,7 @@ repo = Repo(
         ),
         hf_asset(
             "target_model", "Qwen/Qwen2.5-0.5B-Instruct",
+            dest="model/target_model",
             note=(
                 "first downloadable of Qwen/Qwen2.5-0.5B-Instruct, -1.5B-Instruct, -3B-Instruct "
                 "(override SPECFORGE_BENCH_MODEL_ID), at {assets}/model/target_model or the "
@@ -107,6 +109,9 @@ repo = Repo(
         Asset(
             "draft_config", "config", "synthetic",
             path="{assets}/model/draft_config.json",
+            dest="model/draft_config.json",
+            synthetic=Synthetic.by_setup(
+                "each stage's setup step (shims/.../make_draft_config.py) writes it into {out}"),
             note=(
                 "derived from the repo's configs/qwen2.5-7b-eagle3.json with the target model's "
                 "AutoConfig values copied in, num_hidden_layers 1, tie_word_embeddings false"

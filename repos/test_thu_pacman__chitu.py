@@ -84,6 +84,8 @@ repo = Repo(
         Asset(
             "tinyshakespeare_sharegpt", "dataset", "url",
             url="https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt",
+            dest="dataset/",  # setup converts it
+            rename={"input.txt": "tinyshakespeare_sharegpt.txt"},
             note=(
                 "converted into a sharegpt-style {assets}/dataset/tinyshakespeare_sharegpt.json; "
                 "overrides SCIMLOPSBENCH_DATASET_SOURCE_URL / SCIMLOPSBENCH_DATASET_NAME"
@@ -91,6 +93,7 @@ repo = Repo(
         ),
         hf_asset(
             "Qwen2.5-0.5B", "Qwen/Qwen2.5-0.5B",
+            dest="model/Qwen__Qwen2.5-0.5B",
             note=(
                 "snapshot linked at {assets}/model/Qwen__Qwen2.5-0.5B; used as both ckpt_dir and "
                 "tokenizer_path with chitu's built-in models=Qwen2.5-0.5B config; overrides "

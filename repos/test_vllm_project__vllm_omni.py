@@ -12,7 +12,7 @@ change the environment under test, and a missing vllm is exactly what C3/C4 must
 failure). C4 is Ulysses sequence parallelism: the engine spawns its own workers.
 """
 
-from pytest_reb import Asset, Repo, Run, hf_asset, self_launching
+from pytest_reb import Asset, Repo, Run, Synthetic, hf_asset, self_launching
 
 #: Environment shared by every stage.
 ENV = {
@@ -44,10 +44,13 @@ repo = Repo(
         Asset(
             "prompts", "data", "synthetic",
             path="{assets}/dataset/prompts.txt",
+            dest="dataset/prompts.txt",
+            synthetic=Synthetic.lines("a cup of coffee on the table"),
             note="one line: 'a cup of coffee on the table'",
         ),
         hf_asset(
             "Z-Image-Turbo", "Tongyi-MAI/Z-Image-Turbo",
+            dest="model/Tongyi-MAI_Z-Image-Turbo",
             note=(
                 "multi-GB snapshot linked at {assets}/model/Tongyi-MAI_Z-Image-Turbo; HF token "
                 "used if gated, never prompts"

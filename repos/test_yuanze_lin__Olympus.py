@@ -96,6 +96,7 @@ repo = Repo(
             "olympus_min", "dataset", "hf_dataset",
             id="Yuanze/Olympus",
             files=["Olympus.json"],
+            dest="dataset/",  # Olympus.json; setup cuts it
             note=(
                 "first example of Olympus.json with its image field removed and at most two "
                 "conversation turns, written to {assets}/dataset/minimal_train.json (override "
@@ -104,6 +105,7 @@ repo = Repo(
         ),
         hf_asset(
             "Olympus", "Yuanze/Olympus",
+            dest="model/model",
             note=(
                 "multi-GB snapshot linked at {assets}/model/model (override PREPARE_MODEL_REPO); "
                 "the vision tower may additionally be fetched from the HF hub at load time"

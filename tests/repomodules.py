@@ -15,9 +15,9 @@ from functools import cache
 from pathlib import Path
 from types import ModuleType
 
-from pytest_reb import assets
 from pytest_reb.spec import Repo, Run
 from pytest_reb.tiers.entrypoint import Places
+from pytest_reb.tiers.shims import with_shim
 
 ROOT = Path(__file__).resolve().parents[1]
 REPOS = ROOT / "repos"
@@ -74,18 +74,18 @@ class Stage:
                       shims=self.run.shim_dir).fill(text)
 
     def raw(self, name: str) -> Path:
-        """Where ``--reb-prepare`` puts asset ``name`` in the view (its layout's dest)."""
+        """Where ``--reb-prepare`` puts asset ``name`` in the view (its declared dest)."""
         assert self.spec is not None, "raw() needs the Repo"
         asset = next(a for a in self.spec.assets if a.name == name)
-        return self.assets / assets.layout(self.spec, asset).dest
+        return self.assets / asset.dest
 
     def setup(self, *, check: bool = True, only: str = "",
               **env: str) -> subprocess.CompletedProcess[str]:
         """Every setup step in order (those naming ``only``, when given); stop at the first
         failure and return the last one run."""
         assert self.run.setup, "the stage has no setup step"
-        run_env = assets.with_shim({k: self.fill(v) for k, v in self.run.env.items()},
-                                   self.run.shim_dir, str(SHIMLIB))
+        run_env = with_shim({k: self.fill(v) for k, v in self.run.env.items()},
+                            self.run.shim_dir, str(SHIMLIB))
         done = None
         for step in self.run.setup:
             if only not in " ".join(step):

@@ -12,6 +12,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -22,14 +23,20 @@ from typing import Any
 
 import pytest
 
-from pytest_reb import assets
-from pytest_reb.assets import AssetCache, AssetError
+import pytest_reb
+from pytest_reb.assets import fetchers
+from pytest_reb.assets.cache import VIEW_MANIFEST, AssetCache
+from pytest_reb.assets.fetchers import AssetError
+from pytest_reb.assets.view import needed, references
 from pytest_reb.spec import Asset, Repo, Run
 from pytest_reb.target import LocalTarget
+from pytest_reb.tiers.shims import shim_dirs, with_shim
 
 ROOT = Path(__file__).resolve().parents[1]
 REPOS = ROOT / "repos"
 FACTS = ROOT.parent / "shared" / "reference" / "repos.toml"
+#: The paths a reference note names under ``{assets}``.
+NOTE_PATH = re.compile(r"\{assets\}/([^\s,;:)'\"{}]*)")
 
 
 def repo_module(name: str) -> Repo:
@@ -53,26 +60,23 @@ def all_repos() -> list[Repo]:
 
 
 def test_every_asset_of_the_44_has_a_place() -> None:
-    """Each declared asset has a destination under {assets}; the tables name real assets."""
+    """Each declared asset has a destination under {assets}; exactly the synthetic ones declare
+    their content (spelled out, or the setup step that makes it)."""
     repos = all_repos()
     declared = {(r.name, a.name): (r, a) for r in repos for a in r.assets}
     assert len(declared) >= 80
-    for (name, _), (repo, asset) in declared.items():
-        place = assets.layout(repo, asset)
-        assert place.dest.strip("/"), (name, asset.name)
-        assert not place.dest.startswith("/") and ".." not in place.dest
-    assert set(assets.LAYOUTS) <= set(declared)
-    assert set(assets.OPTIONAL) <= set(declared)
-    for key in [*assets.SYNTHETIC, *assets.SYNTHETIC_NOT_MADE]:
-        assert declared[key][1].source == "synthetic", key
-    synthetic = {k for k, (_, a) in declared.items() if a.source == "synthetic"}
-    assert synthetic == set(assets.SYNTHETIC) | set(assets.SYNTHETIC_NOT_MADE)
+    for (name, _), (_, asset) in declared.items():
+        assert asset.dest.strip("/"), (name, asset.name)
+        assert not asset.dest.startswith("/") and ".." not in asset.dest
+        assert (asset.synthetic is not None) == (asset.source == "synthetic"), (name, asset.name)
+        if asset.synthetic is not None:
+            assert (asset.synthetic.text is None) == bool(asset.synthetic.made_by), asset.name
 
 
 def test_optional_assets_are_the_ones_the_notes_call_unused() -> None:
     for repo in all_repos():
         for asset in repo.assets:
-            if (repo.name, asset.name) in assets.OPTIONAL:
+            if asset.optional:
                 assert any(w in asset.note for w in ("not read", "not used", "not essential",
                                                      "recorded as")), (repo.name, asset.name)
 
@@ -86,12 +90,11 @@ def test_layouts_agree_with_the_reference_notes() -> None:
             "".join(c if c.isalnum() or c == "_" else "_" for c in part)
             for part in fact["name"].split("/")))
         for ref, asset in zip(fact.get("assets", []), repo.assets, strict=True):
-            place = assets.layout(repo, asset)
-            named = [p.rstrip(".") for p in assets._NOTE_PATH.findall(
+            named = [p.rstrip(".") for p in NOTE_PATH.findall(
                 f"{ref.get('path', '')} {ref['note']}")]
             if not named:
                 continue
-            dest = place.dest.strip("/")
+            dest = asset.dest.strip("/")
             assert any(dest == n.strip("/") or dest.startswith(n.strip("/") + "/") or
                        n.strip("/").startswith(dest + "/") or n.strip("/").startswith(dest)
                        for n in named), (fact["name"], asset.name, dest, named)
@@ -100,21 +103,21 @@ def test_layouts_agree_with_the_reference_notes() -> None:
 def test_what_each_stage_needs() -> None:
     dav2 = repo_module("test_DepthAnything__Depth_Anything_V2")
     assert dav2.cpu is not None
-    assert [a.name for a in assets.needed(dav2, dav2.cpu)] == [
+    assert [a.name for a in needed(dav2, dav2.cpu)] == [
         "demo_image", "metric_hypersim_vits"]
     lca = repo_module("test_feifeibear__long_context_attention")
-    assert lca.single_gpu is not None and assets.needed(lca, lca.single_gpu) == []
+    assert lca.single_gpu is not None and needed(lca, lca.single_gpu) == []
     mmm = repo_module("test_kyegomez__MultiModalMamba")  # recorded, never read
-    assert mmm.cpu is not None and assets.needed(mmm, mmm.cpu) == []
+    assert mmm.cpu is not None and needed(mmm, mmm.cpu) == []
     lihe = repo_module("test_LiheYoung__Depth_Anything")  # the model comes through HF_HOME
     assert lihe.cpu is not None
-    assert {a.name for a in assets.needed(lihe, lihe.cpu)} == {"demo1", "depth_anything_vits14"}
+    assert {a.name for a in needed(lihe, lihe.cpu)} == {"demo1", "depth_anything_vits14"}
     planner = repo_module("test_ZhengYinan_AIR__Diffusion_Planner")  # made by its setup step
     assert planner.cpu is not None
-    assert assets.needed(planner, planner.cpu) == []
+    assert needed(planner, planner.cpu) == []
     evo = repo_module("test_InternLM__InternEvo")  # named only by the config its setup writes
     assert evo.single_gpu is not None
-    assert [a.name for a in assets.needed(evo, evo.single_gpu)] == [
+    assert [a.name for a in needed(evo, evo.single_gpu)] == [
         "alpaca_sample", "internlm2_tokenizer"]
 
 
@@ -122,7 +125,7 @@ def test_references() -> None:
     run = Run(["{python}", "x.py", "--data={assets}/dataset/a.json", "{repo}/benchmark_assets"],
               env={"HF_HOME": "{assets}/cache/hf", "PYTHONPATH": "{assets}/lib:{repo}"},
               cwd="{assets}/dataset/mnist")
-    assert assets.references(run) == {"dataset/a.json", "", "cache/hf", "lib", "dataset/mnist"}
+    assert references(run) == {"dataset/a.json", "", "cache/hf", "lib", "dataset/mnist"}
 
 
 # --------------------------------------------------------------------------- the cache
@@ -147,7 +150,7 @@ def test_synthetic_asset_content_addressed_and_linked(tmp_path: Path) -> None:
     manifest = json.loads(cache.manifest_path(tgate).read_text())
     entry = manifest["assets"]["prompts"]
     assert entry["status"] == "ready" and entry["files"] == {"dataset/prompts.txt": obj.name}
-    assert json.loads((cache.view(tgate) / assets.VIEW_MANIFEST).read_text()) == manifest
+    assert json.loads((cache.view(tgate) / VIEW_MANIFEST).read_text()) == manifest
     # the hub model is left alone without the network, and named as missing
     missing = cache.missing(tgate, tgate.assets)
     assert [(a.name, why) for a, why in missing] == [("pixart_alpha", "not prepared")]
@@ -194,7 +197,7 @@ def test_repository_asset_from_a_local_checkout(tmp_path: Path) -> None:
     (checkout / "assets" / "examples").mkdir(parents=True)
     (checkout / "assets" / "examples" / "demo01.jpg").write_bytes(b"\xff\xd8jpeg")
     cache = AssetCache(tmp_path / "cache")
-    copy = assets.checkout_copy(LocalTarget(gpus=[]), str(checkout))
+    copy = fetchers.checkout_copy(LocalTarget(gpus=[]), str(checkout))
     [result] = cache.prepare(dav2, network=False, copy=copy)
     assert result.status == "ready", result.detail
     assert (cache.view(dav2) / "dataset" / "images" / "demo01.jpg").read_bytes() == b"\xff\xd8jpeg"
@@ -226,9 +229,9 @@ def test_url_asset_from_a_local_server(tmp_path: Path, served: tuple[str, Path])
     (www / "sub" / "b.txt").write_text("bee")
     repo = Repo("me/urls", commit="0" * 40, assets=[
         Asset("pair", "dataset", "url", url=f"{base}/sub/", files=["a.bin", "b.txt"],
-              note="placed under {assets}/dataset/pair"),
+              dest="dataset/pair", note="placed under {assets}/dataset/pair"),
         Asset("one", "model", "url", url=f"{base}/sub/a.bin?download=true",
-              note="saved as {assets}/model/weights.bin")])
+              dest="model/weights.bin", note="saved as {assets}/model/weights.bin")])
     cache = AssetCache(tmp_path / "cache")
     results = cache.prepare(repo, network=True)
     assert [r.status for r in results] == ["ready", "ready"], [r.detail for r in results]
@@ -246,17 +249,14 @@ def test_url_archive_is_extracted_safely(tmp_path: Path, served: tuple[str, Path
         archive.writestr("set/one.txt", "1")
         archive.writestr("set/deep/two.txt", "2")
     repo = Repo("me/zip", commit="0" * 40, assets=[
-        Asset("set", "dataset", "url", url=f"{base}/set.zip", note="at {assets}/dataset/set")])
-    assets.LAYOUTS[("me/zip", "set")] = assets.Layout("dataset/set", extract=True)
-    try:
-        cache = AssetCache(tmp_path / "cache")
-        [result] = cache.prepare(repo, network=True)
-        assert result.status == "ready", result.detail
-        view = cache.view(repo) / "dataset" / "set"
-        assert (view / "one.txt").read_text() == "1"
-        assert (view / "deep" / "two.txt").read_text() == "2"
-    finally:
-        del assets.LAYOUTS[("me/zip", "set")]
+        Asset("set", "dataset", "url", url=f"{base}/set.zip", dest="dataset/set", extract=True,
+              note="at {assets}/dataset/set")])
+    cache = AssetCache(tmp_path / "cache")
+    [result] = cache.prepare(repo, network=True)
+    assert result.status == "ready", result.detail
+    view = cache.view(repo) / "dataset" / "set"
+    assert (view / "one.txt").read_text() == "1"
+    assert (view / "deep" / "two.txt").read_text() == "2"
     bad = io.BytesIO()
     with tarfile.open(fileobj=bad, mode="w") as tar:
         info = tarfile.TarInfo("../escape.txt")
@@ -264,13 +264,14 @@ def test_url_archive_is_extracted_safely(tmp_path: Path, served: tuple[str, Path
         tar.addfile(info, io.BytesIO(b"x"))
     bad.seek(0)
     with pytest.raises(AssetError, match="outside"):
-        assets._untar(bad, tmp_path / "into")
+        fetchers._untar(bad, tmp_path / "into")
     assert not (tmp_path / "escape.txt").exists()
 
 
 def test_url_failure_is_recorded(tmp_path: Path, served: tuple[str, Path]) -> None:
     base, _ = served
-    repo = url_repo(base, url=f"{base}/absent.bin", note="at {assets}/dataset/absent.bin")
+    repo = url_repo(base, url=f"{base}/absent.bin", dest="dataset/absent.bin",
+                    note="at {assets}/dataset/absent.bin")
     cache = AssetCache(tmp_path)
     [result] = cache.prepare(repo, network=True)
     assert result.status == "failed" and "404" in result.detail
@@ -280,14 +281,14 @@ def test_url_failure_is_recorded(tmp_path: Path, served: tuple[str, Path]) -> No
 def test_network_assets_need_the_prepare_step(tmp_path: Path) -> None:
     dav2 = repo_module("test_DepthAnything__Depth_Anything_V2")
     with pytest.raises(AssetError, match="--reb-prepare"):
-        assets.fetch(dav2, dav2.assets[1], tmp_path, network=False)
+        fetchers.fetch(dav2.assets[1], tmp_path, network=False)
 
 
 def test_hub_assets_need_huggingface_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "huggingface_hub", None)
     dav2 = repo_module("test_DepthAnything__Depth_Anything_V2")
     with pytest.raises(AssetError, match="needs huggingface_hub"):
-        assets.fetch(dav2, dav2.assets[1], tmp_path, network=True)
+        fetchers.fetch(dav2.assets[1], tmp_path, network=True)
 
 
 def test_git_asset_from_a_local_repository(tmp_path: Path) -> None:
@@ -300,7 +301,7 @@ def test_git_asset_from_a_local_repository(tmp_path: Path) -> None:
         subprocess.run(cmd, cwd=origin, check=True, env=env)
     repo = Repo("me/git", commit="0" * 40, assets=[
         Asset("events", "dataset", "git", url=f"file://{origin}", files=["Event.npy"],
-              note="copied to {assets}/dataset/events/")])
+              dest="dataset/events/", note="copied to {assets}/dataset/events/")])
     cache = AssetCache(tmp_path / "cache")
     [result] = cache.prepare(repo, network=True)
     assert result.status == "ready", result.detail
@@ -334,8 +335,10 @@ from pytest_reb import Asset, Repo, Run, hf_asset
 repo = Repo(
     "me/assets", commit="{'0' * 40}", imports_total=1,
     assets=[
-        Asset("table", "dataset", "url", url="{url}", note="saved as {{assets}}/dataset/t.csv"),
-        hf_asset("net", "me/net", files=["w.bin"], note="at {{assets}}/model/w.bin"),
+        Asset("table", "dataset", "url", url="{url}", dest="dataset/t.csv",
+              note="saved as {{assets}}/dataset/t.csv"),
+        hf_asset("net", "me/net", files=["w.bin"], dest="model/w.bin",
+                 note="at {{assets}}/model/w.bin"),
     ],
     cpu=Run(["{{python}}", "-c",
              "import os, sys; open(os.path.join(sys.argv[1], 'RAN'), 'w').close(); "
@@ -444,24 +447,24 @@ def test_shim_folder_comes_first_on_pythonpath(pytester: pytest.Pytester, tmp_pa
 
 
 def test_with_shim_keeps_the_rest_once() -> None:
-    assert assets.with_shim({"PYTHONPATH": "/r/benchmark_scripts:/r"}, "/r/benchmark_scripts") \
+    assert with_shim({"PYTHONPATH": "/r/benchmark_scripts:/r"}, "/r/benchmark_scripts") \
         == {"PYTHONPATH": "/r/benchmark_scripts:/r"}
-    assert assets.with_shim({"A": "1"}, "/s") == {"A": "1", "PYTHONPATH": "/s"}
-    assert assets.with_shim({"A": "1"}, None) == {"A": "1"}
-    assert assets.with_shim({"PYTHONPATH": "/lib:/r"}, "/s", "/lib") == {"PYTHONPATH": "/s:/lib:/r"}
+    assert with_shim({"A": "1"}, "/s") == {"A": "1", "PYTHONPATH": "/s"}
+    assert with_shim({"A": "1"}, None) == {"A": "1"}
+    assert with_shim({"PYTHONPATH": "/lib:/r"}, "/s", "/lib") == {"PYTHONPATH": "/s:/lib:/r"}
 
 
 # --------------------------------------------------------------------------- our shims
 
 
 #: Our shims' shared library, which the target puts right after a shim folder.
-SHIMLIB = Path(assets.__file__).parent / "shimlib"
+SHIMLIB = Path(pytest_reb.__file__).parent / "shimlib"
 
 
 def run_python(code: str, pythonpath: list[Path], cwd: Path, **env: str) -> str:
     """``code`` with the shim folder ``pythonpath[0]`` first, as a stage sees it."""
-    path = assets.with_shim({"PYTHONPATH": ":".join(map(str, pythonpath[1:]))},
-                            str(pythonpath[0]), str(SHIMLIB))
+    path = with_shim({"PYTHONPATH": ":".join(map(str, pythonpath[1:]))},
+                     str(pythonpath[0]), str(SHIMLIB))
     out = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True,
                          env={**os.environ, **path, **env}, timeout=60)
     assert out.returncode == 0, out.stderr
@@ -513,7 +516,7 @@ def test_ml_aim_shim(tmp_path: Path) -> None:
 
 def test_shims_of_modules_exist() -> None:
     for repo in all_repos():
-        for folder in assets.shim_dirs(repo):
+        for folder in shim_dirs(repo):
             assert Path(folder).is_dir(), (repo.name, folder)
             assert Path(folder).parent == REPOS / "shims"
 

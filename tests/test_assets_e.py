@@ -26,8 +26,9 @@ from pathlib import Path
 import pytest
 from repomodules import module  # tests/repomodules.py
 
-from pytest_reb import assets
-from pytest_reb.assets import AssetCache
+from pytest_reb.assets.cache import AssetCache
+from pytest_reb.assets.fetchers import checkout_copy
+from pytest_reb.assets.view import needed
 from pytest_reb.spec import Repo, Run
 from pytest_reb.target import LocalTarget
 
@@ -59,7 +60,7 @@ def test_assets_are_real_and_read_by_their_stages(stem: str) -> None:
             run = getattr(repo, stage)
             if run is None:
                 continue
-            read = asset.name in [a.name for a in assets.needed(repo, run)]
+            read = asset.name in [a.name for a in needed(repo, run)]
             assert read == (stage in OURS[stem][asset.name]), (asset.name, stage)
 
 
@@ -101,7 +102,7 @@ class Target:
         """Prepare every asset: stand-ins ingested, the rest fetched (network = localhost)."""
         for name, path in stand_ins.items():
             self.cache.ingest(self.repo, name, path, origin="stand-in")
-        copy = assets.checkout_copy(LocalTarget(gpus=[]), str(self.checkout))
+        copy = checkout_copy(LocalTarget(gpus=[]), str(self.checkout))
         for result in self.cache.prepare(self.repo, network=True, copy=copy):
             assert result.status in ("ready", "kept"), result.line()
 

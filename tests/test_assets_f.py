@@ -25,7 +25,8 @@ from pathlib import Path
 
 from repomodules import Stage, module, stages  # tests/repomodules.py
 
-from pytest_reb import assets
+from pytest_reb.assets.fetchers import _extract_all, fetch
+from pytest_reb.assets.view import needed
 from pytest_reb.spec import Repo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,8 +43,8 @@ def assert_real(repo: Repo, name: str, readers: list[str]) -> None:
     """The asset is declared and exactly the stages ``readers`` need it."""
     assert any(a.name == name for a in repo.assets)
     for stage, run in stages(repo):
-        needed = [a.name for a in assets.needed(repo, run)]
-        assert (name in needed) == (stage in readers), (repo.name, stage, needed)
+        read = [a.name for a in needed(repo, run)]
+        assert (name in read) == (stage in readers), (repo.name, stage, read)
 
 
 
@@ -53,9 +54,8 @@ def fetched(repo: Repo, name: str, host: str, staging: Path) -> Path:
     asset = next(a for a in repo.assets if a.name == name)
     assert asset.url is not None
     local = dataclasses.replace(asset, url=host + urllib.parse.urlparse(asset.url).path)
-    copy = dataclasses.replace(repo, assets=[local if a is asset else a for a in repo.assets])
     staging.mkdir(parents=True)
-    assets.fetch(copy, local, staging, network=True)
+    fetch(local, staging, network=True)
     return staging
 
 
@@ -233,7 +233,7 @@ def test_f5tts_wav_read_in_place_and_training_set_built_by_setup(tmp_path: Path)
         run = getattr(repo, name)
         assert not run.setup
         assert "{assets}/dataset/infer_minimal/ref_audio.wav" in run.argv
-        assert assets.layout(repo, repo.assets[0]).dest == "dataset/infer_minimal/ref_audio.wav"
+        assert repo.assets[0].dest == "dataset/infer_minimal/ref_audio.wav"
     run = repo.multi_gpu
     stage = Stage(run, tmp_path, "multi_gpu", repo)
     site = tmp_path / "site"
@@ -301,7 +301,7 @@ def test_ml_mdm_file_list_rebuilt_by_setup(tmp_path: Path) -> None:
     mod = module("test_apple__ml_mdm")
     repo = mod.repo
     assert_real(repo, "ml_mdm_dummy", ["cpu", "single_gpu", "multi_gpu"])
-    assert assets.layout(repo, repo.assets[0]).dest == "dataset/ml_mdm_dummy"
+    assert repo.assets[0].dest == "dataset/ml_mdm_dummy"
     for name, run in stages(repo):
         stage = Stage(run, tmp_path / name, name, repo)
         (stage.repo / "ml-mdm-matryoshka").mkdir(parents=True)  # the run's cwd
@@ -433,7 +433,7 @@ def test_finetrainers_dataset_config_written_by_setup(tmp_path: Path) -> None:
     assert_real(repo, "crush-smol", ["single_gpu", "multi_gpu"])
     assert_real(repo, "Wan2.1-T2V-1.3B", ["single_gpu", "multi_gpu"])
     wan = next(a for a in repo.assets if a.name == "Wan2.1-T2V-1.3B")
-    assert assets.layout(repo, wan).dest == "model/current"  # the pretrained model path
+    assert wan.dest == "model/current"  # the pretrained model path
     for name, run in stages(repo):
         assert "{assets}/model/current" in run.argv
         stage = Stage(run, tmp_path / name, name, repo)
@@ -491,11 +491,11 @@ def test_vim_coco_laid_out_by_setup_from_the_prepared_view(tmp_path: Path) -> No
     mod = module("test_hustvl__Vim")
     repo = mod.repo
     assert_real(repo, "coco_2017_val_100", ["cpu", "single_gpu", "multi_gpu"])
-    place = assets.layout(repo, repo.assets[0])
-    assert place.dest == "dataset/coco/" and place.extract
+    coco = repo.assets[0]
+    assert coco.dest == "dataset/coco/" and coco.extract
     staging = tmp_path / "staging"  # what --reb-prepare makes of the two downloads
     coco_download(staging)
-    assets._extract_all(staging, "coco")
+    _extract_all(staging, "coco")
     assert sorted(p.name for p in staging.iterdir()) == ["instances_val2017_100.json", "val2017"]
     for name, run in stages(repo):
         stage = Stage(run, tmp_path / name, name, repo)

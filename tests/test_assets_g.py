@@ -22,8 +22,8 @@ import pytest
 from repomodules import Stage, module  # tests/repomodules.py
 from repomodules import runs as stages
 
-from pytest_reb import assets
-from pytest_reb.assets import AssetCache
+from pytest_reb.assets.cache import AssetCache
+from pytest_reb.assets.view import needed
 from pytest_reb.spec import Repo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,7 +42,7 @@ def asset(repo: Repo, name: str):  # type: ignore[no-untyped-def]
 
 def view_path(repo: Repo, name: str, places: Stage, file: str = "") -> Path:
     """Where the view holds the raw asset (a file inside a folder dest when ``file``)."""
-    dest = assets.layout(repo, asset(repo, name)).dest
+    dest = asset(repo, name).dest
     return places.assets / dest / file if file else places.assets / dest
 
 
@@ -59,7 +59,7 @@ MADE_REAL = [
 def test_layout_is_real_and_every_stage_needs_it(stem: str, name: str) -> None:
     repo = module(stem).repo
     for run in stages(repo):
-        assert name in [a.name for a in assets.needed(repo, run)]
+        assert name in [a.name for a in needed(repo, run)]
         assert run.setup and run.shim_dir
 
 
@@ -83,7 +83,7 @@ def test_rel_f1_zips_come_from_the_servers_paths(tmp_path: Path,
         "db.zip", "tasks_driver-dnf.zip", "tasks_driver-position.zip", "tasks_driver-top3.zip"]
     assert (folder / "tasks_driver-top3.zip").read_bytes() == b"driver-top3"
     for run in stages(repo):
-        assert "rel-f1" in [a.name for a in assets.needed(repo, run)]
+        assert "rel-f1" in [a.name for a in needed(repo, run)]
 
 
 def test_yomitoku_models_are_the_hub_ids_of_its_configs(tmp_path: Path,
@@ -94,8 +94,7 @@ def test_yomitoku_models_are_the_hub_ids_of_its_configs(tmp_path: Path,
 
     repo = module("test_kotaro_kinoshita__yomitoku").repo
     models = asset(repo, "yomitoku_models")
-    place = assets.layout(repo, models)
-    assert "*" in str(models.id) and len(place.hub_ids) == 4
+    assert "*" in str(models.id) and len(models.hub_ids) == 4
     asked: list[str] = []
 
     def snapshot_download(*, repo_id: str, cache_dir: str, **_: object) -> None:
@@ -109,11 +108,11 @@ def test_yomitoku_models_are_the_hub_ids_of_its_configs(tmp_path: Path,
     cache = AssetCache(tmp_path / "cache")
     [done] = cache.prepare(repo, network=True, only=[models])
     assert done.status == "ready", done.detail
-    assert asked == list(place.hub_ids)
+    assert asked == list(models.hub_ids)
     hub = cache.view(repo) / "cache" / "huggingface" / "hub"
     assert len(list(hub.glob("models--KotaroKinoshita--yomitoku-*/model.safetensors"))) == 4
     for run in stages(repo):
-        assert "yomitoku_models" in [a.name for a in assets.needed(repo, run)]
+        assert "yomitoku_models" in [a.name for a in needed(repo, run)]
 
 # --------------------------------------------------------------------------- Olympus
 

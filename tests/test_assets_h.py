@@ -18,8 +18,8 @@ import numpy as np
 from repomodules import module, write_tree  # tests/repomodules.py
 from repomodules import runs as stages
 
-from pytest_reb import assets
-from pytest_reb.assets import AssetCache
+from pytest_reb.assets.cache import AssetCache
+from pytest_reb.assets.view import needed
 from pytest_reb.spec import Repo, Run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,7 +47,7 @@ def run_step(step: list[str], run: Run, tmp: Path, site: Path | None = None,
 
 
 def names(repo: Repo, run: Run) -> list[str]:
-    return [a.name for a in assets.needed(repo, run)]
+    return [a.name for a in needed(repo, run)]
 
 
 # --------------------------------------------------------------------------- Texo
@@ -90,7 +90,7 @@ def test_texo_unimer_is_prepared_raw_and_saved_by_setup(tmp_path: Path) -> None:
         assert "data.eval_dataset_path={out}/UniMER-Eval" in run.argv
     site = write_tree(tmp_path / "site", DATASETS)
     view = tmp_path / "assets"
-    raw = view / assets.layout(mod.repo, asset).dest
+    raw = view / asset.dest
     raw.mkdir(parents=True)
     (raw / "rows.json").write_text(json.dumps([
         {"image": "bytes:PNG0", "text": "x^2"}, {"image": "bytes:PNG1", "text": "y"}]))
@@ -137,8 +137,8 @@ def test_flaggems_prompts_are_generated_at_prepare(tmp_path: Path) -> None:
 
 def test_diffusion_planner_sample_is_made_by_setup(tmp_path: Path) -> None:
     mod = module("test_ZhengYinan_AIR__Diffusion_Planner")
-    key = ("ZhengYinan-AIR/Diffusion-Planner", "synthetic_sample")
-    assert key in assets.SYNTHETIC_NOT_MADE and "setup" in assets.SYNTHETIC_NOT_MADE[key]
+    made = next(a for a in mod.repo.assets if a.name == "synthetic_sample").synthetic
+    assert made is not None and made.text is None and "setup" in made.made_by
     for run in stages(mod.repo):
         assert "synthetic_sample" not in names(mod.repo, run)  # made by the stage itself
         argv = list(run.argv)
@@ -206,8 +206,8 @@ ARROW = {
 
 def test_lcm_parquet_is_made_by_setup(tmp_path: Path) -> None:
     mod = module("test_facebookresearch__large_concept_model")
-    key = ("facebookresearch/large_concept_model", "lcm_toy_pretraining")
-    assert key in assets.SYNTHETIC_NOT_MADE
+    made = next(a for a in mod.repo.assets if a.name == "lcm_toy_pretraining").synthetic
+    assert made is not None and made.text is None and made.made_by
     site = write_tree(tmp_path / "site", ARROW)
     for run in stages(mod.repo):
         assert "lcm_toy_pretraining" not in names(mod.repo, run)
@@ -243,7 +243,8 @@ TRANSFORMERS = {"transformers/__init__.py": """
 
 def test_specforge_draft_config_is_derived_by_setup(tmp_path: Path) -> None:
     mod = module("test_sgl_project__SpecForge")
-    assert ("sgl-project/SpecForge", "draft_config") in assets.SYNTHETIC_NOT_MADE
+    made = next(a for a in mod.repo.assets if a.name == "draft_config").synthetic
+    assert made is not None and made.text is None and made.made_by
     site = write_tree(tmp_path / "site", TRANSFORMERS)
     repo_dir, view = tmp_path / "repo", tmp_path / "assets"
     (repo_dir / "configs").mkdir(parents=True)

@@ -21,10 +21,12 @@ from types import ModuleType
 import pytest
 from repomodules import SHIMLIB, module, write_tree  # tests/repomodules.py
 
-from pytest_reb import assets
-from pytest_reb.assets import AssetCache, AssetError
+from pytest_reb.assets.cache import AssetCache
+from pytest_reb.assets.fetchers import AssetError, fetch
+from pytest_reb.assets.view import needed
 from pytest_reb.spec import Run
 from pytest_reb.tiers.entrypoint import Places
+from pytest_reb.tiers.shims import with_shim
 
 # --------------------------------------------------------------------------- helpers
 
@@ -34,8 +36,8 @@ from pytest_reb.tiers.entrypoint import Places
 def stage_env(run: Run, places: Places, *extra_path: Path) -> dict[str, str]:
     """The run's env as a target gives it: placeholders filled, shim folder and our shim
     library first on PYTHONPATH (then ``extra_path``)."""
-    env = assets.with_shim({k: places.fill(v) for k, v in run.env.items()}, run.shim_dir,
-                           str(SHIMLIB))
+    env = with_shim({k: places.fill(v) for k, v in run.env.items()}, run.shim_dir,
+                    str(SHIMLIB))
     env["PYTHONPATH"] = ":".join([env["PYTHONPATH"], *map(str, extra_path)])
     return {**os.environ, **env}
 
@@ -124,19 +126,18 @@ def test_loogle_is_prepared_as_the_hub_files_of_its_data_dir(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     kvpress = module(KVPRESS).repo
     loogle = asset(kvpress, "loogle_shortdep_qa")
-    place = assets.layout(kvpress, loogle)
-    assert not hasattr(place, "todo")
+    assert not hasattr(loogle, "todo")
     cache, calls = prepare_loogle(tmp_path, monkeypatch, HUB)
     assert calls == [{"repo_id": "simonjegou/loogle", "allow_patterns": ["shortdep_qa/*"],
                       "repo_type": "dataset", "local_dir": True}]
-    prepared = cache.view(kvpress) / place.dest / "shortdep_qa"
+    prepared = cache.view(kvpress) / loogle.dest / "shortdep_qa"
     assert sorted(p.name for p in prepared.iterdir()) == [
         "test-00000-of-00002.parquet", "test-00001-of-00002.parquet"]
-    assert not (cache.view(kvpress) / place.dest / "longdep_qa").exists()
+    assert not (cache.view(kvpress) / loogle.dest / "longdep_qa").exists()
     for run in (kvpress.cpu, kvpress.single_gpu, kvpress.multi_gpu):  # inside HF_DATASETS_CACHE
         assert run is not None and run.env["HF_DATASETS_CACHE"] == "{assets}/cache/datasets"
-        assert place.dest.startswith("cache/datasets/")
-        assert loogle in assets.needed(kvpress, run)
+        assert loogle.dest.startswith("cache/datasets/")
+        assert loogle in needed(kvpress, run)
         assert (Path(run.shim_dir) / "sitecustomize.py").is_file()
 
 
@@ -254,7 +255,7 @@ def test_sensevoice_model_lands_in_modelscopes_cache_under_the_stages_home(
         "modelscope iic/SenseVoiceSmall")
     view = cache.view(sense)
     for run in (sense.cpu, sense.single_gpu, sense.multi_gpu):
-        assert run is not None and model in assets.needed(sense, run)
+        assert run is not None and model in needed(sense, run)
         home = Places(sys.executable, "/r", str(view), "/o").fill(run.env["HOME"])
         # where ModelScope looks for iic/SenseVoiceSmall when MODELSCOPE_CACHE is unset
         assert "MODELSCOPE_CACHE" not in run.env
@@ -270,7 +271,7 @@ def test_modelscope_fetch_needs_the_client_and_says_why_it_failed(
     model = asset(sense, "SenseVoiceSmall")
     monkeypatch.setitem(sys.modules, "modelscope", None)  # not installed on this host
     with pytest.raises(AssetError, match=r"needs modelscope on this machine"):
-        assets.fetch(sense, model, tmp_path, network=True)
+        fetch(model, tmp_path, network=True)
 
     def offline(model_id, **kw):
         raise OSError("name resolution failed")
@@ -278,6 +279,6 @@ def test_modelscope_fetch_needs_the_client_and_says_why_it_failed(
     modelscope_standin(monkeypatch, offline)
     with pytest.raises(AssetError, match=r"modelscope download of iic/SenseVoiceSmall failed: "
                                          r"OSError: name resolution failed"):
-        assets.fetch(sense, model, tmp_path, network=True)
+        fetch(model, tmp_path, network=True)
     with pytest.raises(AssetError, match=r"needs the network"):
-        assets.fetch(sense, model, tmp_path, network=False)
+        fetch(model, tmp_path, network=False)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from repomodules import SHIMLIB, Stage, module, write_tree
 
-from pytest_reb import assets
+from pytest_reb.tiers.shims import with_shim
 
 SENSEVOICE = module("test_FunAudioLLM__SenseVoice").repo
 MODEL = "iic/SenseVoiceSmall"
@@ -136,8 +136,8 @@ def run(stage: Stage, site: Path, script: str, *args: str, shim: bool = True,
     """``script`` under the stage's env (shim folder and shim library unless ``shim`` is
     false, then the stand-ins on PYTHONPATH): what it printed and the calls the stand-in
     modelscope logged."""
-    env = assets.with_shim({k: stage.fill(v) for k, v in stage.run.env.items()},
-                           stage.run.shim_dir if shim else None, str(SHIMLIB))
+    env = with_shim({k: stage.fill(v) for k, v in stage.run.env.items()},
+                    stage.run.shim_dir if shim else None, str(SHIMLIB))
     env["PYTHONPATH"] = ":".join(p for p in (env.get("PYTHONPATH"), str(site)) if p)
     log = site.parent / "log"
     log.unlink(missing_ok=True)

@@ -16,12 +16,14 @@ from functools import cached_property
 from pathlib import PurePosixPath
 from typing import Any
 
-from pytest_reb.assets import AssetCache, attach
+from pytest_reb.assets.cache import AssetCache
+from pytest_reb.assets.view import attach
 from pytest_reb.audit import ReportLoad
 from pytest_reb.lease import GpuLeases
 from pytest_reb.outcome import Outcome
 from pytest_reb.spec import Repo
 from pytest_reb.target import Target, TargetError
+from pytest_reb.tiers.shims import mount_first
 
 #: The tiers, in the order they run and print.
 TIERS = ("c0", "c1", "c2", "c3", "c4", "c5")
@@ -59,6 +61,7 @@ class Context:
     def target(self) -> Target:
         """The target, with the asset view and shim folder mounted before anything runs."""
         target = self.connect()
+        mount_first(target, self.repo, self.checkout)
         seen = attach(target, self.repo, self.asset_cache, self.checkout)
         if seen is not None and self.assets_dir is None:
             self.assets_dir = seen

@@ -19,11 +19,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 from typing import Any
 
-from pytest_reb import assets, diagnose, integrity
+from pytest_reb import diagnose, integrity
+from pytest_reb.assets import view
+from pytest_reb.assets.fetchers import checkout_copy
 from pytest_reb.outcome import Outcome
 from pytest_reb.spec import Asset, Run
 from pytest_reb.target import PROBES_MOUNT, SHIMLIB_MOUNT, ExecResult, Profile
 from pytest_reb.tiers import Context
+from pytest_reb.tiers.shims import shim_path, with_shim
 
 #: (category, pattern) in order: the first match names a failed run's category.
 #: Only the official coarse vocabulary; the diagnosis of *why* is richer and separate.
@@ -183,7 +186,7 @@ def _env(run: Run, at: Places, ctx: Context) -> dict[str, str]:
     if own and ("PYTHONPATH" in env or at.shims is not None):
         mine = [p for p in env.get("PYTHONPATH", "").split(":") if p]
         env["PYTHONPATH"] = ":".join([*mine, *(p for p in own.split(":") if p and p not in mine)])
-    return assets.with_shim(env, at.shims, ctx.target.tool(SHIMLIB_MOUNT))
+    return with_shim(env, at.shims, ctx.target.tool(SHIMLIB_MOUNT))
 
 
 def _resolve(ctx: Context, at: Places, texts: Sequence[str], env: Mapping[str, str],
@@ -218,9 +221,9 @@ def _resolver_category(ctx: Context, at: Places, kind: str, arg: str) -> str:
     if arg.startswith(prefix):
         rel = arg[len(prefix):]
         for asset in ctx.repo.assets:
-            dest = assets.layout(ctx.repo, asset).dest.strip("/")
+            dest = asset.dest.strip("/")
             if rel == dest or rel.startswith(dest + "/"):
-                return assets.category(asset)
+                return view.category(asset)
     return "runtime"
 
 
@@ -255,7 +258,7 @@ def _exec_run(run: Run, ctx: Context, tier: str, profile: Profile, gpus: list[st
     timeout = run.timeout * ctx.timeout_scale
     runs = [run, *run.together]
     at = [places(ctx, out, (r.http.port if r.http and r.http.port else _free_port(i))
-                 if _needs_port(r) else None, assets.shim_path(ctx.target, r, ctx.checkout))
+                 if _needs_port(r) else None, shim_path(ctx.target, r, ctx.checkout))
           for i, r in enumerate(runs)]
     envs = [_env(r, a, ctx) for r, a in zip(runs, at, strict=True)]
     cwds = [a.fill(r.cwd) for r, a in zip(runs, at, strict=True)]
@@ -377,14 +380,14 @@ def _asset_gate(ctx: Context, tier: str, run: Run) -> tuple[Outcome | None, dict
     filled elsewhere.  Returns the failed outcome, or the assets used and
     where each came from.
     """
-    wanted = assets.needed(ctx.repo, run)
+    wanted = view.needed(ctx.repo, run)
     if not wanted:
         return None, {}
     cache = ctx.asset_cache
-    if cache is not None and assets.mount_view(ctx.target, ctx.repo, cache,
-                                               ctx.checkout) is not None:
+    if cache is not None and view.mount_view(ctx.target, ctx.repo, cache,
+                                             ctx.checkout) is not None:
         cache.prepare(ctx.repo, network=False, only=wanted,
-                      copy=assets.checkout_copy(ctx.target, ctx.checkout))
+                      copy=checkout_copy(ctx.target, ctx.checkout))
         missing = cache.missing(ctx.repo, wanted)
         origins = {a: e.get("origin", "") for a, e in cache.manifest(ctx.repo)["assets"].items()}
     else:
@@ -393,9 +396,8 @@ def _asset_gate(ctx: Context, tier: str, run: Run) -> tuple[Outcome | None, dict
     if not missing:
         return None, {a.name: origins.get(a.name, "") for a in wanted}
     names = [a.name for a, _ in missing]
-    o = ctx.outcome(tier, category=assets.category(missing[0][0]), strict=False, compat=False,
-                    message=assets.missing_message(ctx.repo, missing,
-                                                   cache.root if cache else None),
+    o = ctx.outcome(tier, category=view.category(missing[0][0]), strict=False, compat=False,
+                    message=view.missing_message(missing, cache.root if cache else None),
                     evidence={"missing_assets": names})
     o.diagnosis = [diagnose.Diagnosis(
         "missing_asset", names, "prepare the assets with --reb-prepare, or pass --reb-assets "
@@ -405,7 +407,7 @@ def _asset_gate(ctx: Context, tier: str, run: Run) -> tuple[Outcome | None, dict
 
 def _missing_in_target(ctx: Context, wanted: list[Asset]) -> list[tuple[Asset, str]]:
     """For targets that cannot see the host's cache: which assets are absent at ``{assets}``."""
-    paths = {f"{ctx.assets}/{assets.layout(ctx.repo, a).dest.rstrip('/')}": a for a in wanted}
+    paths = {f"{ctx.assets}/{a.dest.rstrip('/')}": a for a in wanted}
     res = ctx.target.exec(["sh", "-c", 'for p do [ -e "$p" ] || echo "$p"; done', "sh", *paths],
                           timeout=30)
     absent = set(res.stdout.splitlines()) if res.exit_code == 0 else set(paths)

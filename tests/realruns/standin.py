@@ -65,7 +65,7 @@ def dav2_model(python: list[str], repo_dir: str, cache: Path) -> None:
     ``python`` may be a ``docker run ... image python`` prefix whose ``/out``
     is the scratch folder; ``repo_dir`` is the checkout as that python sees it.
     """
-    from pytest_reb.assets import AssetCache
+    from pytest_reb.assets.cache import AssetCache
 
     repo = load_repo(DAV2_MODULE)
     with tempfile.TemporaryDirectory() as scratch:
