@@ -34,7 +34,8 @@ from pytest_reb.tiers.shims import shim_dirs, with_shim
 
 ROOT = Path(__file__).resolve().parents[1]
 REPOS = ROOT / "repos"
-FACTS = ROOT.parent / "shared" / "reference" / "repos.toml"
+#: The official release's facts, kept in the project (the file's header names the source).
+FACTS = ROOT / "tests" / "data" / "reference" / "official_facts.toml"
 #: The paths a reference note names under ``{assets}``.
 NOTE_PATH = re.compile(r"\{assets\}/([^\s,;:)'\"{}]*)")
 
@@ -81,7 +82,6 @@ def test_optional_assets_are_the_ones_the_notes_call_unused() -> None:
                                                      "recorded as")), (repo.name, asset.name)
 
 
-@pytest.mark.skipif(not FACTS.is_file(), reason="reference facts beside the clone")
 def test_layouts_agree_with_the_reference_notes() -> None:
     """Where a note names one place for an asset, the layout puts it there or inside it."""
     facts = tomllib.loads(FACTS.read_text())["repo"]
