@@ -5,12 +5,14 @@ Stand-ins, on PYTHONPATH after the shim folder and our shim library: a ``modelsc
 no network) and then returns its cache folder, and a ``funasr`` whose
 ``get_or_download_model_dir`` imports and calls it the way FunASR 1.1-1.4.3 does.  The prepared
 folder is where ``--reb-prepare`` puts the model (the layout's dest under the stage's view).
+The multi-GPU stage's ``{module:..}`` names the installed train script.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +21,8 @@ import pytest
 from repomodules import SHIMLIB, Stage, module, write_tree
 
 from pytest_reb.tiers.shims import with_shim
+
+from .conftest import python
 
 SENSEVOICE = module("test_FunAudioLLM__SenseVoice").repo
 MODEL = "iic/SenseVoiceSmall"
@@ -248,3 +252,16 @@ def test_the_environments_own_sitecustomize_still_runs(tmp_path: Path) -> None:
         "import os\nopen(os.environ['LOG'], 'a').write('[\"own sitecustomize\"]\\n')\n")
     got, calls = run(stage, site, "load.py", MODEL)
     assert Path(str(got)) == folder and calls == [["own sitecustomize"]]
+
+
+def test_sensevoice_train_script_is_found_by_module_name(tmp_path: Path) -> None:
+    """{module:funasr.bin.train_ds} names the installed funasr/bin/train_ds.py."""
+    sense = module("test_FunAudioLLM__SenseVoice")
+    (spelled,) = sense.TOKENS["<site-packages>/funasr/bin/train_ds.py"]
+    name = re.fullmatch(r"\{module:([\w.]+)\}", spelled)
+    assert name is not None and spelled in sense.repo.multi_gpu.argv
+    site = write_tree(tmp_path / "site-packages", {
+        "funasr/__init__.py": "", "funasr/bin/__init__.py": "", "funasr/bin/train_ds.py": ""})
+    code = f"import importlib.util; print(importlib.util.find_spec({name.group(1)!r}).origin)"
+    out = python(["-c", code], [site], tmp_path)
+    assert out.stdout.strip() == str(site / "funasr" / "bin" / "train_ds.py"), out.stderr

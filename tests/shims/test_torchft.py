@@ -1,14 +1,14 @@
-"""Our shims for the "orchestrated" group: torchft, kvpress, Texo, SenseVoice, MultiModalMamba.
+"""torchft's shims (``repos/shims/test_meta_pytorch__torchft``): the budget sitecustomize
+and the lighthouse helper.
 
-Each shim runs on the host python (no torch) against small stand-ins of the
-code it patches or calls, placed on PYTHONPATH in tmp_path, and the observable
-effect is asserted: what the program under the shim sees, what a generator
-writes, what a helper prints for the stage's ``Helper`` to read.
+The shim runs on the host python (no torch) against small stand-ins of the code it
+patches or calls, placed on PYTHONPATH in tmp_path, and the observable effect is
+asserted: what the program under the shim sees, what a generator writes, what a helper
+prints for the stage's ``Helper`` to read.
 """
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import re
@@ -18,41 +18,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from repomodules import module as repo_module  # tests/repomodules.py
-from repomodules import write_tree
+from repomodules import SHIMLIB, write_tree  # tests/repomodules.py
+from repomodules import module as repo_module
 
 from pytest_reb.spec import Repo
 
-ROOT = Path(__file__).resolve().parents[1]
-REPOS = ROOT / "repos"
-SHIMS = REPOS / "shims"
+from .conftest import BUDGET_VARS, SHIMS, fill, python
+
 TORCHFT = SHIMS / "test_meta_pytorch__torchft"
-#: Our shims' shared library (reb_shim), which the target puts right after a shim folder.
-SHIMLIB = ROOT / "pytest_reb" / "shimlib"
-BUDGET_VARS = ("SCIMLOPSBENCH_", "CUDA_VISIBLE_DEVICES", "XPU_VISIBLE_DEVICES",
-               "_REB_TORCHFT_CUDA_CHECKED", "PYTHONPATH")
 
-
-
-
-
-
-def python(argv: list[str], pythonpath: list[Path], cwd: Path,
-           **env: str) -> subprocess.CompletedProcess[str]:
-    """``argv`` under the host python with a clean budget environment plus ``env``."""
-    base = {k: v for k, v in os.environ.items() if not k.startswith(BUDGET_VARS)}
-    path = ":".join(map(str, [*pythonpath[:1], SHIMLIB, *pythonpath[1:]]))
-    return subprocess.run([sys.executable, *argv], cwd=cwd, capture_output=True, text=True,
-                          env={**base, "PYTHONPATH": path, **env}, timeout=60)
-
-
-def fill(text: str, **values: str) -> str:
-    for key, value in values.items():
-        text = text.replace("{" + key + "}", value)
-    return text
-
-
-# --------------------------------------------------------------------------- torchft
 
 #: Stand-ins with the signatures train_ddp.py uses; torch.cuda counts the ids in
 #: CUDA_VISIBLE_DEVICES below FAKE_GPUS, as the driver would.
@@ -129,6 +103,7 @@ STAND_INS = {
             base_folder = "cifar-100-python"
     """,
 }
+
 
 #: What train_ddp.py does that the budget touches, reported as JSON.
 TRAIN = """
@@ -348,140 +323,3 @@ def test_torchft_lighthouse_helper(tmp_path: Path, stand_ins: Path) -> None:
     assert json.loads(lines[0]) == {"bind": "[::]:0", "min_replicas": 1,
                                     "join_timeout_ms": 60000}
     assert lines[1:] == ["shutdown"]
-
-
-# --------------------------------------------------------------------------- kvpress
-
-
-def kvpress_fraction(tmp_path: Path, rows: int) -> tuple[subprocess.CompletedProcess[str], Path]:
-    """Run the module's setup step against a stand-in ``datasets`` whose split has ``rows``."""
-    site = write_tree(tmp_path / "site", {"datasets/__init__.py": f"""
-        import json, os
-        def load_dataset(path, data_dir=None, split=None, **kw):
-            with open(os.environ["LOAD_LOG"], "w") as f:
-                json.dump([path, data_dir, split, kw], f)
-            return list(range({rows}))
-    """})
-    run = repo_module("test_NVIDIA__kvpress").repo.cpu
-    (step,) = run.setup
-    out_dir = tmp_path / "out"
-    argv = [fill(a, python=sys.executable, shims=str(SHIMS / "test_NVIDIA__kvpress"),
-                 out=str(out_dir)) for a in step]
-    assert argv[0] == sys.executable
-    done = python(argv[1:], [site], tmp_path, LOAD_LOG=str(tmp_path / "load.json"))
-    return done, out_dir
-
-
-@pytest.mark.parametrize("rows", [1, 7, 1041, 100_003])
-def test_kvpress_fraction_selects_one_row(tmp_path: Path, rows: int) -> None:
-    done, out_dir = kvpress_fraction(tmp_path, rows)
-    assert done.returncode == 0, done.stderr
-    assert json.loads((tmp_path / "load.json").read_text()) == [
-        "simonjegou/loogle", "shortdep_qa", "test", {}]
-    run = repo_module("test_NVIDIA__kvpress").repo.cpu
-    at = list(run.argv).index("--fraction") + 1
-    assert run.argv[at] == "{file:{out}/fraction}"
-    text = (out_dir / "fraction").read_text().strip()
-    fraction = float(text)
-    assert fraction == min(1.0, (1 + 1e-6) / rows)
-    assert 0.0 < fraction <= 1.0  # evaluate.py asserts this
-    assert round(fraction * rows) == 1  # what DataFrame.sample(frac=...) keeps
-
-
-def test_kvpress_fraction_fails_on_an_empty_split(tmp_path: Path) -> None:
-    done, out_dir = kvpress_fraction(tmp_path, 0)
-    assert done.returncode != 0
-    assert "the split has no rows" in done.stderr
-    assert not (out_dir / "fraction").exists()
-
-
-def test_kvpress_every_stage_computes_its_fraction() -> None:
-    repo = repo_module("test_NVIDIA__kvpress").repo
-    for run in (repo.cpu, repo.single_gpu, repo.multi_gpu):
-        assert run is not None and run.shim_dir and len(run.setup) == 1
-        assert "{file:{out}/fraction}" in run.argv
-
-
-# --------------------------------------------------------------------------- run-time resolvers
-
-
-def test_texo_pretrained_pattern_finds_the_default_checkpoint(tmp_path: Path) -> None:
-    """The glob picks checkpoints/formulanet.pt (what config/model/formulanet-S.yaml loads) from
-    a FormulaNet snapshot laid out like the hub's, whether ** is read recursively or not."""
-    texo = repo_module("test_alephpi__Texo")
-    (spelled,) = texo.TOKENS[texo.PRETRAINED]
-    match = re.fullmatch(r"model\.pretrained=\{glob:(.+)\}", spelled)
-    assert match is not None
-    assets = tmp_path / "assets"
-    snapshot = write_tree(assets / "model" / "FormulaNet", {
-        "config.json": "{}", "model.safetensors": "", "tokenizer.json": "{}",
-        "checkpoints/formulanet_encoder.pt": "", "checkpoints/formulanet_distill.pt": "",
-        "checkpoints/formulanet.pt": "", "checkpoints/formulanet_distill_best.pt": ""})
-    pattern = fill(match.group(1), assets=str(assets))
-    for recursive in (True, False):
-        found = sorted(glob.glob(pattern, recursive=recursive))
-        assert found[0] == str(snapshot / "checkpoints" / "formulanet.pt")
-    for run in (texo.repo.cpu, texo.repo.single_gpu, texo.repo.multi_gpu):
-        assert list(run.argv)[-1] == spelled
-
-
-def test_sensevoice_train_script_is_found_by_module_name(tmp_path: Path) -> None:
-    """{module:funasr.bin.train_ds} names the installed funasr/bin/train_ds.py."""
-    sense = repo_module("test_FunAudioLLM__SenseVoice")
-    (spelled,) = sense.TOKENS["<site-packages>/funasr/bin/train_ds.py"]
-    name = re.fullmatch(r"\{module:([\w.]+)\}", spelled)
-    assert name is not None and spelled in sense.repo.multi_gpu.argv
-    site = write_tree(tmp_path / "site-packages", {
-        "funasr/__init__.py": "", "funasr/bin/__init__.py": "", "funasr/bin/train_ds.py": ""})
-    code = f"import importlib.util; print(importlib.util.find_spec({name.group(1)!r}).origin)"
-    out = python(["-c", code], [site], tmp_path)
-    assert out.stdout.strip() == str(site / "funasr" / "bin" / "train_ds.py"), out.stderr
-
-
-# --------------------------------------------------------------------------- MultiModalMamba
-
-#: torch as the wrapper uses it; the calls are recorded for the example to print.
-FAKE_TORCH = """
-import os
-CALLS = []
-class cuda:
-    @staticmethod
-    def is_available():
-        return os.environ.get("FAKE_GPUS", "0") != "0"
-    @staticmethod
-    def set_device(rank):
-        CALLS.append(["set_device", rank])
-def set_default_device(device):
-    CALLS.append(["set_default_device", device])
-"""
-
-EXAMPLE = """
-import json, sys
-import torch
-print(json.dumps({"name": __name__, "argv": sys.argv, "calls": torch.CALLS}))
-"""
-
-
-@pytest.mark.parametrize(("stage", "local_rank", "rank"),
-                         [("single_gpu", None, 0), ("multi_gpu", "1", 1)])
-def test_multimodalmamba_wrapper(tmp_path: Path, stage: str, local_rank: str | None,
-                                 rank: int) -> None:
-    """The wrapper the stages name through {shims}: cuda:<rank> becomes torch's default device
-    (from --local-rank in C3, LOCAL_RANK under torchrun in C4), then example.py runs as
-    __main__."""
-    mmm = repo_module("test_kyegomez__MultiModalMamba")
-    run = getattr(mmm.repo, stage)
-    site = write_tree(tmp_path / "site", {"torch/__init__.py": FAKE_TORCH})
-    checkout = write_tree(tmp_path / "repo", {"example.py": EXAMPLE})
-    at = list(run.argv).index("{shims}/entrypoint_wrapper.py")
-    shims = SHIMS / "test_kyegomez__MultiModalMamba"
-    argv = [fill(a, shims=str(shims)) for a in run.argv[at:]]
-    env = {"FAKE_GPUS": "2", **({"LOCAL_RANK": local_rank} if local_rank else {})}
-    out = python(argv, [site], checkout, **env)
-    assert out.returncode == 0, out.stderr
-    last = json.loads(out.stdout.splitlines()[-1])
-    assert last == {"name": "__main__", "argv": [str(checkout / "example.py")],
-                    "calls": [["set_device", rank], ["set_default_device", f"cuda:{rank}"]]}
-    no_gpu = python(argv, [site], checkout, FAKE_GPUS="0")
-    assert no_gpu.returncode == 1
-    assert "torch reports no CUDA device" in no_gpu.stderr
