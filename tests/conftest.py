@@ -4,7 +4,10 @@ Container tests use real images the suite builds (``pytest_reb.images``),
 never a mocked client.  They are marked ``container``; without a Docker
 daemon they skip with the reason, and ``.ci/run`` fails if none of them ran.
 At the end of the session no container with our labels may exist: the
-controller checks, removes any, and fails the run.
+controller checks, removes any, and fails the run.  Nor may the host have
+changed: the controller compares its interfaces, Docker networks, images
+other than the suite's and mounts with what they were at the start
+(``tests/hoststate.py``), and fails the run listing each difference.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import docker  # noqa: F401  before any in-process pytester run: see below
+import hoststate  # tests/hoststate.py: tests/ is on sys.path
 import pytest
 
 # An in-process pytester run that is first to import docker (the plugin's
@@ -29,6 +33,8 @@ pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parent.parent
 _LEFT_BEHIND = pytest.StashKey[list[str]]()
+_HOST_BEFORE = pytest.StashKey[hoststate.HostState]()
+_HOST_CHANGES = pytest.StashKey[list[str]]()
 
 
 def _docker_client() -> Any:
@@ -81,15 +87,34 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["REB_LABELS"] = f"reb.suite={os.environ['REB_SUITE']}"
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Before any test (on the xdist controller, before its workers start): the host's state."""
+    if hasattr(session.config, "workerinput"):
+        return
+    client = _docker_client()
+    session.config.stash[_HOST_BEFORE] = hoststate.snapshot(
+        None if isinstance(client, str) else client)
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """After the whole suite (on the xdist controller), none of its containers may remain.
+    """After the whole suite (on the xdist controller), none of its containers may remain,
+    and the host must be as it was at the start.
 
     Only this suite's containers (label ``reb.suite``) are looked at, so a run
-    beside another one on the same engine never touches the other's.
+    beside another one on the same engine never touches the other's; the host's
+    changes are only reported, since what the suite did cannot be told apart
+    from what it undid (``tests/hoststate.py`` says what is left out and why).
     """
     if hasattr(session.config, "workerinput"):
         return
     client = _docker_client()
+    before = session.config.stash.get(_HOST_BEFORE, None)
+    if before is not None:
+        changed = hoststate.changes(before, hoststate.snapshot(
+            None if isinstance(client, str) else client))
+        if changed:
+            session.config.stash[_HOST_CHANGES] = changed
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
     if isinstance(client, str):
         return
     suite = os.environ.get("REB_SUITE", "")
@@ -117,6 +142,12 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if left:
         terminalreporter.write_line(f"FAILED: containers left behind by the suite: {left}",
                                     red=True)
+    changed = config.stash.get(_HOST_CHANGES, [])
+    if changed:
+        terminalreporter.write_line(f"FAILED: the suite changed the host ({len(changed)}):",
+                                    red=True)
+        for line in changed:
+            terminalreporter.write_line(f"  {line}", red=True)
     terminalreporter.write_line(f"container tests: {ran} ran, {passed} passed")
 
 @pytest.fixture

@@ -2,11 +2,14 @@
 
 - Daemon down at start (``DOCKER_HOST`` names no socket): one clear error line, a
   non-zero exit, no traceback.  The machine's real ``dockerd`` is never touched.
-- Daemon stopped mid-run: a second ``dockerd`` of our own (private socket, data and
-  exec roots in a temporary folder) runs the target and is stopped (SIGTERM, as
-  ``systemctl stop docker`` does) while a tier hangs in it.  That tier fails
-  ``infra``; every later item is still reported, as ``infra`` and "not run"; the run
-  ends with failures, not with a traceback.
+- Daemon stopped mid-run: a second ``dockerd`` of our own (private socket, config,
+  data and exec roots in a temporary folder, its own network and mount namespaces)
+  runs the target and is stopped (SIGTERM, as ``systemctl stop docker`` does) while a
+  tier hangs in it.  That tier fails ``infra``; every later item is still reported,
+  as ``infra`` and "not run"; the run ends with failures, not with a traceback.
+- That second daemon leaves the host as it found it: its namespaces are not the
+  host's, and the host's interfaces (``docker0`` above all: a ``dockerd --bridge none``
+  deletes it) and mounts are the same after it as before.
 - Image missing: one error line naming it, exit 4, nothing pulled.
 """
 
@@ -24,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import hoststate  # tests/hoststate.py
 import pytest
 from hostile.images import module_text
 
@@ -76,9 +80,18 @@ def test_missing_image_is_named_and_not_pulled(pytester: pytest.Pytester,
 
 
 class PrivateDaemon:
-    """A ``dockerd`` of this test's own: its socket, data and exec roots under ``root``.
+    """A ``dockerd`` of this test's own, which cannot touch the host's network or mounts.
 
-    ``root`` is short (a unix socket path holds at most 107 bytes) and its own.
+    Its socket, configuration, data and exec roots and pidfile are under ``root``, which is
+    short (a unix socket path holds at most 107 bytes) and its own; ``--config-file`` keeps the
+    host's ``/etc/docker/daemon.json`` out.  It runs under ``unshare --net --mount``: in a new
+    network namespace, so what it does to interfaces and iptables (with ``--bridge none`` it
+    deletes a ``docker0``) happens to that namespace's, and in a new mount namespace (private
+    propagation), so the mounts of its data root never appear on the host.  Both namespaces
+    are anonymous: they live while a process is in them and go with the last one, which
+    ``close`` makes sure of.  (``ip netns add`` would name one by a bind mount under
+    ``/run/netns``, itself a change to the host.)  Its socket is a path on the shared file
+    system, which a client in the host's namespaces connects to as to any other.
     """
 
     def __init__(self, root: Path) -> None:
@@ -86,28 +99,42 @@ class PrivateDaemon:
         self.url = f"unix://{root}/d.sock"
         self.log = root / "dockerd.log"
         self.proc: subprocess.Popen[bytes] | None = None
+        #: The daemon's namespaces (``net:[inode]``, ``mnt:[inode]``), read once it answers.
+        self.namespaces: dict[str, str] = {}
 
     def start(self) -> None:
-        dockerd = shutil.which("dockerd", path=f"{os.environ.get('PATH', '')}:/usr/sbin:/sbin")
-        if dockerd is None:
-            pytest.skip("no dockerd binary to start a second daemon with")
+        path = f"{os.environ.get('PATH', '')}:/usr/sbin:/sbin"
+        dockerd, unshare = shutil.which("dockerd", path=path), shutil.which("unshare", path=path)
+        if dockerd is None or unshare is None:
+            pytest.skip("no dockerd or unshare binary to start a second daemon with")
+        config = self.root / "daemon.json"
+        config.write_text("{}\n")
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(
-                [dockerd, "--host", self.url, "--data-root", str(self.root / "data"),
-                 "--exec-root", str(self.root / "exec"), "--pidfile", str(self.root / "d.pid"),
+                [unshare, "--net", "--mount", "--propagation", "private", "--",
+                 dockerd, "--host", self.url, "--config-file", str(config),
+                 "--data-root", str(self.root / "data"), "--exec-root", str(self.root / "exec"),
+                 "--pidfile", str(self.root / "d.pid"),
                  "--bridge", "none", "--iptables=false", "--ip6tables=false"],
                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 60
         while True:
             with contextlib.suppress(Exception):
                 self.client().ping()
-                return
+                break
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 tail = self.log.read_text(errors="replace").strip().splitlines()[-1:] or [""]
                 self.close()
                 pytest.skip(f"a second dockerd cannot run here ({tail[0][-300:]}); the "
                             "container-killed test covers a tier losing its container")
             time.sleep(0.2)
+        # unshare execs dockerd in place: the pid is the daemon's, in its namespaces by now
+        theirs = {ns: os.readlink(f"/proc/{self.proc.pid}/ns/{ns}") for ns in NAMESPACES}
+        shared = sorted(ns for ns, ident in theirs.items() if ident == _own_namespaces()[ns])
+        if shared:  # then its namespaces are the host's: never kill what is in them
+            self.close()
+            pytest.fail(f"the second dockerd shares the host's {' and '.join(shared)} namespace")
+        self.namespaces = theirs
 
     def client(self) -> Any:
         import docker
@@ -119,8 +146,16 @@ class PrivateDaemon:
         assert self.proc is not None
         self.proc.terminate()
 
+    def in_its_namespaces(self) -> list[int]:
+        """The processes still in the daemon's network or mount namespace (never in ours:
+        ``close`` kills these, and in the host's namespaces that would be every process)."""
+        ours = _own_namespaces()
+        theirs = {ns: ident for ns, ident in self.namespaces.items() if ident != ours[ns]}
+        return [pid for pid in _pids() if any(
+            _readlink(f"/proc/{pid}/ns/{ns}") == ident for ns, ident in theirs.items())]
+
     def close(self) -> None:
-        """The daemon gone, and everything it started: by pid, then its mounts and files."""
+        """The daemon gone, and everything it started (so its namespaces go), then its files."""
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -128,29 +163,54 @@ class PrivateDaemon:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(30)
-        _kill_what_it_started(self.root)
-        unmount_under(self.root)
+        _kill(_started_by(self.root) | set(self.in_its_namespaces()))
+        deadline = time.monotonic() + 30
+        while self.in_its_namespaces() and time.monotonic() < deadline:
+            time.sleep(0.1)
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def _kill_what_it_started(root: Path) -> None:
+#: The namespaces the second daemon has of its own.
+NAMESPACES = ("net", "mnt")
+
+
+def _own_namespaces() -> dict[str, str]:
+    """This process's namespaces, the host's (``net:[inode]``, ``mnt:[inode]``)."""
+    return {ns: os.readlink(f"/proc/self/ns/{ns}") for ns in NAMESPACES}
+
+
+def _pids() -> list[int]:
+    return [int(entry) for entry in os.listdir("/proc") if entry.isdigit()]
+
+
+def _readlink(path: str) -> str | None:
+    """A link under /proc, or None for a process that has gone meanwhile."""
+    try:
+        return os.readlink(path)
+    except OSError:
+        return None
+
+
+def _started_by(root: Path) -> set[int]:
     """Its containerd and shims (their command lines name ``root``) and the containers'
     processes (in the cgroups of the ids the shims name).  Nothing else is touched."""
     ids, pids = set(), set()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
+    for pid in _pids():
         with contextlib.suppress(OSError):
-            args = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+            args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
             if any(str(root).encode() in a for a in args):
-                pids.add(int(entry))
+                pids.add(pid)
                 if b"-id" in args:
                     ids.add(args[args.index(b"-id") + 1].decode())
     for cid in ids:
         for procs in Path("/sys/fs/cgroup").glob(f"**/*{cid}*/cgroup.procs"):
             with contextlib.suppress(OSError, ValueError):
                 pids.update(int(p) for p in procs.read_text().split())
-    for pid in pids:
+    return pids
+
+
+def _kill(pids: set[int]) -> None:
+    for pid in pids - {os.getpid(), os.getppid()}:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
 
@@ -184,12 +244,24 @@ def private_daemon(docker_client: Any, tiny_image: str) -> Iterator[PrivateDaemo
         daemon.close()
 
 
-def unmount_under(root: Path) -> None:
-    """What a dockerd left mounted under ``root`` (its data root binds itself)."""
-    prefix = f"{root}/"
-    mounted = [line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()]
-    for point in sorted((m for m in mounted if m.startswith(prefix)), key=len, reverse=True):
-        subprocess.run(["umount", "--lazy", point], capture_output=True, check=False)
+def test_private_daemon_leaves_the_host_as_it_found_it(docker_client: Any) -> None:
+    """In namespaces that are not the host's, gone with it; the host's interfaces (a ``docker0``
+    above all), mounts, Docker networks and images are the same while it runs and after it as
+    before (the host's engine only tells where its own containers' mounts are)."""
+    before = hoststate.snapshot(docker_client)
+    daemon = PrivateDaemon(Path(tempfile.mkdtemp(prefix="rebd-", dir="/tmp")))
+    daemon.start()
+    try:
+        ours = _own_namespaces()
+        assert set(daemon.namespaces) == set(ours)
+        assert all(daemon.namespaces[ns] != ours[ns] for ns in ours), (daemon.namespaces, ours)
+        assert daemon.client().info()["BridgeNfIptables"] is not None  # it answers from there
+        assert hoststate.changes(before, hoststate.snapshot(docker_client)) == []
+    finally:
+        daemon.close()
+    assert daemon.in_its_namespaces() == [], "its namespaces outlived it"
+    assert hoststate.changes(before, hoststate.snapshot(docker_client)) == []
+    assert not daemon.root.exists()
 
 
 def test_daemon_stopped_mid_tier(tmp_path: Path, private_daemon: PrivateDaemon,
