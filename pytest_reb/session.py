@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_reb.assets import AssetCache, Prepared, checkout_copy, default_cache
-from pytest_reb.audit import MAX_REPORT_BYTES, ReportLoad, load_report
+from pytest_reb.audit.report import MAX_REPORT_BYTES, ReportLoad, load_report
 from pytest_reb.distribute import parse_shard
 from pytest_reb.evidence import host_gpus
 from pytest_reb.lease import LOCK_DIR, GpuLeases

@@ -17,7 +17,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from pytest_reb.assets import AssetCache, attach
-from pytest_reb.audit import ReportLoad
+from pytest_reb.audit.report import ReportLoad
 from pytest_reb.lease import GpuLeases
 from pytest_reb.outcome import Outcome
 from pytest_reb.spec import Repo
