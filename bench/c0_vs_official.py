@@ -33,7 +33,7 @@ from typing import Any
 
 import docker
 
-from pytest_reb.audit import load_report
+from pytest_reb.audit.report import load_report
 from pytest_reb.spec import OFFICIAL_REPO_DIR, OFFICIAL_REPORT_PATH, Repo
 from pytest_reb.target import LABEL_OWNER, LABEL_RUN, DockerTarget, owner_label
 from pytest_reb.tiers import Context

@@ -6,6 +6,7 @@ reads ``from pytest_reb import Repo, Run, torchrun``.
 
 from pytest_reb.spec import (
     Asset,
+    CompatVariant,
     Helper,
     Http,
     Repo,
@@ -20,5 +21,5 @@ from pytest_reb.spec import (
     torchrun,
 )
 
-__all__ = ["Asset", "Helper", "Http", "Repo", "Retry", "Run", "Synthetic", "accelerate",
-           "deepspeed", "hf_asset", "pytest_node", "self_launching", "torchrun"]
+__all__ = ["Asset", "CompatVariant", "Helper", "Http", "Repo", "Retry", "Run", "Synthetic",
+           "accelerate", "deepspeed", "hf_asset", "pytest_node", "self_launching", "torchrun"]

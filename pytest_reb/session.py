@@ -25,7 +25,7 @@ from typing import Any
 
 from pytest_reb.assets.cache import AssetCache, Prepared, default_cache
 from pytest_reb.assets.fetchers import checkout_copy
-from pytest_reb.audit import MAX_REPORT_BYTES, ReportLoad, load_report
+from pytest_reb.audit.report import MAX_REPORT_BYTES, ReportLoad, load_report
 from pytest_reb.distribute import parse_shard
 from pytest_reb.evidence import host_gpus
 from pytest_reb.lease import LOCK_DIR, GpuLeases

@@ -312,6 +312,28 @@ def hf_asset(name: str, repo_id: str, *, dest: str, kind: AssetKind = "model",
 
 
 @dataclass(frozen=True)
+class CompatVariant:
+    """How a repository's official C5 validator departs from the majority algorithm.
+
+    The 44 official validators were written one by one (reference §8.2), so
+    ``--reb-compat`` must judge each report by its own repository's rules;
+    they are stated here, in the module, not in a table in the package.
+    ``torch_import``: when a failed ``import torch`` counts as a version
+    hallucination: ``if_claimed`` (majority: only when ``torch_version`` is a
+    non-empty string), ``always`` (even for ``torch_version: null``), ``never``.
+    """
+
+    missing_report_is_path: bool = False
+    torch_import: Literal["if_claimed", "always", "never"] = "if_claimed"
+    ddp_underclaim: bool = False
+    gpu_count_coerce: bool = False
+
+
+#: The majority of the official validators; a repository that states no variant is judged so.
+MAJORITY = CompatVariant()
+
+
+@dataclass(frozen=True)
 class Repo:
     """Everything the pyramid needs to know about one research repository.
 
@@ -329,6 +351,7 @@ class Repo:
     assets: Sequence[Asset] = ()
     domain: str = ""
     repo_dir: str = OFFICIAL_REPO_DIR
+    c5_compat: CompatVariant = MAJORITY  # its official C5 validator's rules
 
     def stage(self, tier: str) -> Run | None:
         """The run of tier c1, c3 or c4."""

@@ -11,7 +11,7 @@ downloaded from the CVDF mirror (network) and every stage runs with the prepared
 cwd. C4 lets Lightning's own DDP strategy spawn the two ranks (no torchrun).
 """
 
-from pytest_reb import Asset, Repo, Run, self_launching
+from pytest_reb import Asset, CompatVariant, Repo, Run, self_launching
 
 #: main.py and its options before the accelerator, in every stage.
 MAIN = [
@@ -35,6 +35,7 @@ ONE_STEP = [
 repo = Repo(
     "Auto1111SDK/Auto1111SDK",
     commit="4f3cd1504d0afa344fd322df0c4ac3e9eec7a129",
+    c5_compat=CompatVariant(torch_import="always"),
     imports_total=213,  # the C0 denominator
     domain="image generation (Stable Diffusion SDK; bundled sgm/Lightning toy trainer)",
     assets=[

@@ -19,7 +19,7 @@ so the argv names the results there (TOKENS). The third_party/Matcha-TTS submodu
 
 from pathlib import Path
 
-from pytest_reb import Asset, Repo, Run, hf_asset
+from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
 
 #: Our rewrite of the official shim (the prepare step's YAML and list), mounted read-only.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -50,6 +50,7 @@ ENV = {
 repo = Repo(
     "FunAudioLLM/FunMusic",
     commit="0aefb55b58b8df91accdc4aed20c99e44741e0a7",
+    c5_compat=CompatVariant(torch_import="always", ddp_underclaim=True, gpu_count_coerce=True),
     imports_total=74,  # the C0 denominator
     domain="audio: text-to-music generation (InspireMusic code)",
     assets=[

@@ -23,7 +23,7 @@ spelled {module:funasr.bin.train_ds}, the file the report python imports for tha
 
 from pathlib import Path
 
-from pytest_reb import Asset, Http, Repo, Run
+from pytest_reb import Asset, CompatVariant, Http, Repo, Run
 
 #: Our support file (sitecustomize.py: the prepared ModelScope model returned by id, offline).
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -68,6 +68,7 @@ ASR = Http(
 repo = Repo(
     "FunAudioLLM/SenseVoice",
     commit="1a90d46cb933ef9e213b7d90292b9301b3e20f40",
+    c5_compat=CompatVariant(torch_import="always"),
     imports_total=33,  # the C0 denominator
     domain="audio: speech recognition (FunASR-based ASR)",
     assets=[

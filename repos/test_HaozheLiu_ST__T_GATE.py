@@ -11,11 +11,12 @@ its model ids, so prepare downloads the first candidate pipeline that is anonymo
 The repository has no dependency file.
 """
 
-from pytest_reb import Asset, Repo, Run, Synthetic, hf_asset
+from pytest_reb import Asset, CompatVariant, Repo, Run, Synthetic, hf_asset
 
 repo = Repo(
     "HaozheLiu-ST/T-GATE",
     commit="ab2a88fa50319cbb0bfcdc2772405573b266fa13",
+    c5_compat=CompatVariant(torch_import="always"),
     imports_total=16,  # the C0 denominator
     domain="image generation: training-free diffusion acceleration (diffusers pipelines)",
     assets=[

@@ -17,7 +17,7 @@ python into {out}/alpaca_tokenized, then shims/make_config.py writes the config 
 
 from pathlib import Path
 
-from pytest_reb import Asset, Repo, Run
+from pytest_reb import Asset, CompatVariant, Repo, Run
 
 #: Our rewrite of the official shim (the generated minimal_config.py), mounted read-only.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -54,6 +54,7 @@ TRAIN = ["train.py", "--config", "{out}/minimal_config.py", "--launcher", "torch
 repo = Repo(
     "InternLM/InternEvo",
     commit="a5b3972be7cc3448563b4ddfbb0cee736bdea7ef",
+    c5_compat=CompatVariant(torch_import="never"),
     imports_total=105,  # the C0 denominator
     domain="LLM pre-training framework (InternLM2)",
     assets=[

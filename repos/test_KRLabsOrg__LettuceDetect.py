@@ -19,7 +19,7 @@ prepare, keeps the first two train samples as one train and one dev sample marke
 
 from pathlib import Path
 
-from pytest_reb import Asset, Repo, Run, hf_asset
+from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
 
 #: Our setup script that turns the raw RAGTruth files into the two files the stages read.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -67,6 +67,7 @@ ARGV = [
 repo = Repo(
     "KRLabsOrg/LettuceDetect",
     commit="b302fdb8568f257615d1c4a9d2d2ee69e11c5b72",
+    c5_compat=CompatVariant(torch_import="always"),
     imports_total=50,  # the C0 denominator
     domain="NLP: RAG hallucination detection (token-classification fine-tune)",
     assets=[

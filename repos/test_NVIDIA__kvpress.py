@@ -20,7 +20,7 @@ process: --device auto lets transformers shard the model over both GPUs (device_
 
 from pathlib import Path
 
-from pytest_reb import Asset, Repo, Run, hf_asset
+from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
 
 #: Our support files (fraction.py: the one-sample fraction; sitecustomize.py: LooGLE from the
 #: prepared hub files), mounted read-only at {repo}/benchmark_scripts.
@@ -70,6 +70,7 @@ OUTPUT = ["--output_dir", "{out}/eval_output", "--log_level", "INFO", "--data_di
 repo = Repo(
     "NVIDIA/kvpress",
     commit="ef2a1ca5f81bec64a382e5bb66d5a77d4af853f2",
+    c5_compat=CompatVariant(missing_report_is_path=True),
     imports_total=41,  # the C0 denominator
     domain="LLM KV-cache compression (transformers pipeline)",
     assets=[

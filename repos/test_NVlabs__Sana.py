@@ -19,7 +19,7 @@ prepared model folder, which is also the shortest name the official probe picked
 
 from pathlib import Path
 
-from pytest_reb import Asset, Repo, Run, hf_asset
+from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
 
 #: Our rewrite of the official helpers (patch_train_config.py, ensure_null_embed.py).
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -88,6 +88,7 @@ ONE_STEP = [
 repo = Repo(
     "NVlabs/Sana",
     commit="08c656c373ab58991452aa1e3fc912428f32ae9f",
+    c5_compat=CompatVariant(missing_report_is_path=True, torch_import="always"),
     imports_total=124,  # the C0 denominator
     domain="image generation: text-to-image linear-DiT training",
     assets=[

@@ -17,7 +17,7 @@ torchcodec needs FFmpeg shared libraries.
 
 from pathlib import Path
 
-from pytest_reb import Asset, Repo, Run, hf_asset
+from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
 
 #: Our rewrite of the official shim (the generated config.yaml), mounted read-only.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -25,6 +25,7 @@ SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
 repo = Repo(
     "OpenBMB/VoxCPM",
     commit="6ecc00a5d3b7efcb9179a66dcef393b04f39e2a6",
+    c5_compat=CompatVariant(torch_import="always"),
     imports_total=50,  # the C0 denominator
     domain="audio: tokenizer-free text-to-speech (LoRA fine-tune)",
     assets=[

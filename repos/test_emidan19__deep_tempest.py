@@ -22,7 +22,7 @@ explicit spec.
 
 from pathlib import Path
 
-from pytest_reb import Asset, Repo, Retry, Run
+from pytest_reb import Asset, CompatVariant, Repo, Retry, Run
 
 #: Our rewrite of the official shim (the generated KAIR options JSON), mounted read-only.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -49,6 +49,7 @@ def make_options(stage: str) -> list[list[str]]:
 repo = Repo(
     "emidan19/deep-tempest",
     commit="096081cc8efeee393561a753b7b5012d130c5757",
+    c5_compat=CompatVariant(torch_import="always"),
     imports_total=59,  # the C0 denominator
     domain="signal/image restoration (TEMPEST image recovery with DRUNet, KAIR-style training)",
     assets=[

@@ -13,7 +13,7 @@ needed.
 
 from pathlib import Path
 
-from pytest_reb import Repo, Run
+from pytest_reb import CompatVariant, Repo, Run
 
 #: Our rewrite of the official shim (sitecustomize.py: the AttnType alias),
 #: mounted read-only at {repo}/benchmark_scripts.
@@ -48,6 +48,7 @@ BENCHMARK = [
 repo = Repo(
     "feifeibear/long-context-attention",
     commit="a52d85007ced2065dd71c498be65a02d62b51cac",
+    c5_compat=CompatVariant(torch_import="always"),
     imports_total=21,  # the C0 denominator
     domain="sequence-parallel attention for long-context LLM training (yunchang: Ulysses + Ring)",
     cpu=None,  # C1 does not apply: repo_not_supported

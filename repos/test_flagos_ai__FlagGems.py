@@ -16,7 +16,7 @@ JIT-compiles kernels on the first run.
 
 from pathlib import Path
 
-from pytest_reb import Asset, Repo, Synthetic, hf_asset, pytest_node
+from pytest_reb import Asset, CompatVariant, Repo, Synthetic, hf_asset, pytest_node
 
 #: Our rewrite of the collection half of the official driver.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -31,6 +31,7 @@ TOKENS = {
 repo = Repo(
     "flagos-ai/FlagGems",
     commit="c5af8839c871a7f626d693476ba7f18d30ba04a4",
+    c5_compat=CompatVariant(missing_report_is_path=True, torch_import="always"),
     imports_total=88,  # the C0 denominator
     domain="Triton operator library (drop-in ATen kernels for LLMs)",
     assets=[

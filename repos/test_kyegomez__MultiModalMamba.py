@@ -16,7 +16,7 @@ local targets find it too. zetascale and swarms pull very large, tightly pinned 
 
 from pathlib import Path
 
-from pytest_reb import Asset, Repo, Run, hf_asset
+from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
 
 #: Our rewrite of the official shim (entrypoint_wrapper.py: the device-selecting wrapper),
 #: mounted read-only at {repo}/benchmark_scripts.
@@ -40,6 +40,7 @@ WRAPPER = [
 repo = Repo(
     "kyegomez/MultiModalMamba",
     commit="58db40bcbd2e957c7981b6eed6de165b6a5ccd42",
+    c5_compat=CompatVariant(torch_import="always"),
     imports_total=16,  # the C0 denominator
     domain="multimodal (vision + text) Mamba model code, random-init example",
     assets=[

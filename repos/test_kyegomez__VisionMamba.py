@@ -16,7 +16,7 @@ network: the assets are a repository image and a generated config, and no stage 
 
 from pathlib import Path
 
-from pytest_reb import Asset, Repo, Run, Synthetic
+from pytest_reb import Asset, CompatVariant, Repo, Run, Synthetic
 
 #: Our rewrites of the official drivers, mounted read-only at {repo}/benchmark_scripts.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -40,6 +40,7 @@ TOKENS = {
 repo = Repo(
     "kyegomez/VisionMamba",
     commit="c88e09a52240910e08c4af754d340ad946112487",
+    c5_compat=CompatVariant(torch_import="always"),
     imports_total=4,  # the C0 denominator
     domain="vision Mamba model code, random-init forward pass",
     assets=[

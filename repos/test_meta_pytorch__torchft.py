@@ -18,7 +18,7 @@ that one lighthouse; both must exit 0. The Rust extension is built with maturin.
 
 from pathlib import Path
 
-from pytest_reb import Asset, Helper, Repo, Run
+from pytest_reb import Asset, CompatVariant, Helper, Repo, Run
 
 #: Our rewrite of the official shims (sitecustomize.py: the budget; lighthouse.py: the helper),
 #: mounted read-only at {repo}/benchmark_scripts.
@@ -72,6 +72,7 @@ MULTI_ENV = {
 repo = Repo(
     "meta-pytorch/torchft",
     commit="86c42910df9140bdfee68fbba29233c3cab84288",
+    c5_compat=CompatVariant(torch_import="always"),
     imports_total=58,  # the C0 denominator
     domain=(
         "distributed-training infrastructure (per-step "

@@ -12,7 +12,7 @@ build_output/<stage>/outputs. C4 does not apply (CSV: repo_not_supported). torch
 0.0.22.post7 must pair exactly.
 """
 
-from pytest_reb import Asset, Repo, Run, hf_asset
+from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
 
 #: Environment shared by every stage.
 ENV = {
@@ -36,6 +36,7 @@ INFER = [
 repo = Repo(
     "metavoiceio/metavoice-src",
     commit="de3fa211ac4621e03a5f990651aeecc64da418f5",
+    c5_compat=CompatVariant(torch_import="always"),
     imports_total=49,  # the C0 denominator
     domain="audio: text-to-speech (MetaVoice-1B)",
     assets=[

@@ -20,7 +20,7 @@ lists the official prepare wrote beside it are written by every stage's setup (m
 
 from pathlib import Path
 
-from pytest_reb import Asset, Repo, Run, hf_asset
+from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
 
 #: Our rewrite of the official wrapper and of the probe's generated inputs.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -94,6 +94,7 @@ PREPARED_CHECKPOINT = (
 repo = Repo(
     "modelscope/ClearerVoice-Studio",
     commit="6b3774dc79c46ae8bed2a4fa5f706f0ac8c75c61",
+    c5_compat=CompatVariant(torch_import="always"),
     imports_total=89,  # the C0 denominator
     domain="audio: speech enhancement/separation (FRCRN training code)",
     assets=[

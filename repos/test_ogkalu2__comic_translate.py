@@ -17,7 +17,7 @@ C2 only passes if a CUDA torch is installed anyway. C4 does not apply (CSV: repo
 
 from pathlib import Path
 
-from pytest_reb import Asset, Repo, Run, hf_asset
+from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
 
 #: Our rewrite of the official stdin driver, mounted read-only at {repo}/benchmark_scripts.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -53,6 +53,7 @@ ARGV = [
 repo = Repo(
     "ogkalu2/comic-translate",
     commit="2a43edd0565bd07a391725d4e104ddb90cacae0d",
+    c5_compat=CompatVariant(missing_report_is_path=True),
     imports_total=83,  # the C0 denominator
     domain="comic/manga translation desktop app (PySide6 GUI; ONNX detection/OCR/inpainting)",
     assets=[

@@ -13,7 +13,7 @@ release (network). C4 does not apply (CSV: repo_not_supported). espeak-ng is a n
 
 from dataclasses import replace
 
-from pytest_reb import Asset, Http, Repo, Run, Synthetic
+from pytest_reb import Asset, CompatVariant, Http, Repo, Run, Synthetic
 
 #: Environment shared by every stage.
 ENV = {
@@ -58,6 +58,7 @@ FREE_PORT = (
 repo = Repo(
     "remsky/Kokoro-FastAPI",
     commit="3af45719940c915b53ad2a63f9cdb6f22680d276",
+    c5_compat=CompatVariant(torch_import="always"),
     imports_total=75,  # the C0 denominator
     domain="audio: TTS inference server (Kokoro-82M behind an OpenAI-compatible FastAPI)",
     assets=[

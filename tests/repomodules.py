@@ -36,6 +36,13 @@ def module(stem: str) -> ModuleType:
     return mod
 
 
+@cache
+def benchmark() -> dict[str, Repo]:
+    """Every ``repos/`` module's ``Repo``, by its owner/name."""
+    found = (module(p.stem).repo for p in sorted(REPOS.glob("test_*.py")))
+    return {repo.name: repo for repo in found}
+
+
 def stages(repo: Repo) -> list[tuple[str, Run]]:
     """(stage name, run) of each stage that applies."""
     return [(s, r) for s in ("cpu", "single_gpu", "multi_gpu")

@@ -12,19 +12,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
+from repomodules import benchmark
 
-from pytest_reb.audit import (
-    COMPAT_VARIANTS,
-    MAJORITY,
-    REQUIRED_KEYS,
-    AuditResult,
-    Invocation,
-    PythonObservation,
-    audit,
-    compat_variant,
-    load_report,
-)
+from pytest_reb.audit.observe import Invocation, PythonObservation
+from pytest_reb.audit.report import REQUIRED_KEYS, load_report
+from pytest_reb.audit.result import AuditResult
+from pytest_reb.audit.rules import audit
 from pytest_reb.outcome import Outcome
+from pytest_reb.spec import MAJORITY, CompatVariant, Repo
 
 PY = "/opt/envs/x/bin/python"
 HONEST_CPU: dict[str, Any] = {
@@ -264,6 +259,11 @@ CASES = [
 ]
 
 
+def variant_of(name: str | None) -> CompatVariant:
+    """The official C5 variant its ``repos/`` module states for ``name`` (None: the majority)."""
+    return benchmark()[name].c5_compat if name else MAJORITY
+
+
 def _load(case: Case):  # type: ignore[no-untyped-def]
     if case.report is None or isinstance(case.report, bytes):
         return load_report(case.report, source="case")
@@ -284,7 +284,7 @@ def test_audit_case(case: Case) -> None:
     outcomes = {"c2": case.c2, "c4": case.c4}
     strict = audit(load, case.python, outcomes, compat=False)
     _check(strict, case.strict)
-    compat = audit(load, case.python, outcomes, compat=True, repo=case.repo)
+    compat = audit(load, case.python, outcomes, compat=True, variant=variant_of(case.repo))
     _check(compat, case.compat)
     if case.strict_unsure:
         assert case.strict_unsure <= {i.field for i in strict.inconclusive}, strict.message
@@ -386,36 +386,33 @@ def test_optional_fields_are_typed_and_extra_keys_kept() -> None:
 # --------------------------------------------------------------------------- variants
 
 
+def _variants() -> dict[str, CompatVariant]:
+    """The repositories whose module states a variant, and that variant."""
+    return {n: r.c5_compat for n, r in benchmark().items() if r.c5_compat != MAJORITY}
+
+
 def test_variant_table_matches_the_reference() -> None:
     """§8.2: 5 count a missing report, ~20 penalise a null torch, 1 never, 5 count underclaims."""
-    values = list(COMPAT_VARIANTS.values())
+    variants = _variants()
+    values = list(variants.values())
     assert sum(v.missing_report_is_path for v in values) == 5
     assert sum(v.torch_import == "always" for v in values) == 20
-    assert [k for k, v in COMPAT_VARIANTS.items() if v.torch_import == "never"] == [
+    assert [k for k, v in variants.items() if v.torch_import == "never"] == [
         "InternLM/InternEvo"]
     assert sum(v.ddp_underclaim for v in values) == 5
     assert all(v != MAJORITY for v in values)
-    assert all(k.count("/") == 1 for k in COMPAT_VARIANTS)
+    assert all(k.count("/") == 1 for k in variants)
 
 
-def test_variant_lookup_ignores_case_and_defaults_to_majority() -> None:
-    assert compat_variant("nvidia/KVPRESS").missing_report_is_path
-    assert compat_variant("reb/tinynet") is MAJORITY
-    assert compat_variant(None) is MAJORITY
+def test_a_repository_that_states_no_variant_is_judged_by_the_majority() -> None:
+    assert benchmark()["NVIDIA/kvpress"].c5_compat.missing_report_is_path
+    assert Repo("reb/tinynet", commit="0" * 40).c5_compat is MAJORITY
 
 
-def test_every_variant_names_a_benchmark_repository() -> None:
-    from pathlib import Path
-
-    modules = sorted((Path(__file__).parent.parent / "repos").glob("test_*.py"))
-    if len(modules) < 44:
+def test_every_benchmark_repository_is_loaded() -> None:
+    if len(benchmark()) < 44:
         pytest.skip("repos/ is not complete in this checkout")
-    names = set()
-    for path in modules:
-        text = path.read_text()
-        start = text.index("Repo(") + len("Repo(")
-        names.add(text[start:].split('"')[1])
-    assert set(COMPAT_VARIANTS) <= names
+    assert len(benchmark()) == 44
 
 
 def test_required_keys_are_the_official_nine() -> None:
@@ -425,8 +422,9 @@ def test_required_keys_are_the_official_nine() -> None:
 
 def test_strict_ignores_the_variant() -> None:
     load = load_report(json.dumps(r(torch_version=None)).encode(), source="s")
-    assert audit(load, NO_TORCH, {}, compat=False, repo="NVlabs/Sana").passed
-    assert not audit(load, NO_TORCH, {}, compat=True, repo="NVlabs/Sana").passed
+    sana = variant_of("NVlabs/Sana")
+    assert audit(load, NO_TORCH, {}, compat=False, variant=sana).passed
+    assert not audit(load, NO_TORCH, {}, compat=True, variant=sana).passed
 
 
 def test_observation_of_a_wrapper_is_kept_as_evidence() -> None:

@@ -16,19 +16,14 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from repomodules import benchmark
 
-from pytest_reb.audit import (
-    COMPAT_VARIANTS,
-    KINDS,
-    REQUIRED_KEYS,
-    Invocation,
-    PythonObservation,
-    ReportLoad,
-    audit,
-    load_report,
-    observe_python,
-)
+from pytest_reb.audit.observe import Invocation, PythonObservation, observe_python
+from pytest_reb.audit.report import REQUIRED_KEYS, ReportLoad, load_report
+from pytest_reb.audit.result import KINDS
+from pytest_reb.audit.rules import audit
 from pytest_reb.outcome import Outcome
+from pytest_reb.spec import CompatVariant
 from pytest_reb.target import ExecResult
 
 FAST = settings(max_examples=200, deadline=None,
@@ -55,7 +50,8 @@ reports = st.fixed_dictionaries(
     {}, optional=claims | {"installed_packages": json_values, "capabilities": json_values})
 full_reports = st.fixed_dictionaries(claims)
 counts = st.sampled_from([0, 1, 2, 4, True, "2", None, [2]]) | json_values
-repos = st.none() | st.sampled_from(sorted(COMPAT_VARIANTS))
+#: the majority and every variant a ``repos/`` module states
+variants = st.sampled_from(sorted({r.c5_compat for r in benchmark().values()}, key=repr))
 
 
 def _maybe(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
@@ -89,9 +85,9 @@ def _outcomes(tier: str) -> st.SearchStrategy[Outcome]:
 
 
 def _judge_everything(load: ReportLoad, python: PythonObservation | None,
-                      outcomes: dict[str, Outcome | None], repo: str | None) -> None:
+                      outcomes: dict[str, Outcome | None], variant: CompatVariant) -> None:
     for compat in (False, True):
-        result = audit(load, python, outcomes, compat=compat, repo=repo)
+        result = audit(load, python, outcomes, compat=compat, variant=variant)
         assert result.passed == (result.category is None)
         assert set(result.counts) == set(KINDS)
         assert sum(result.counts.values()) == len(result.findings)
@@ -105,41 +101,41 @@ def _judge_everything(load: ReportLoad, python: PythonObservation | None,
 
 @FAST
 @given(value=json_values, python=observations, c2=_maybe(_outcomes("c2")),
-       c4=_maybe(_outcomes("c4")), repo=repos)
+       c4=_maybe(_outcomes("c4")), variant=variants)
 def test_any_json_value_gets_a_verdict(value: Any, python: PythonObservation | None,
                                        c2: Outcome | None, c4: Outcome | None,
-                                       repo: str | None) -> None:
+                                       variant: CompatVariant) -> None:
     raw = json.dumps(value).encode()
-    _judge_everything(load_report(raw, source="fuzz"), python, {"c2": c2, "c4": c4}, repo)
+    _judge_everything(load_report(raw, source="fuzz"), python, {"c2": c2, "c4": c4}, variant)
 
 
 @FAST
 @given(report=full_reports, python=observations, c2=_outcomes("c2"), c4=_outcomes("c4"),
-       repo=repos)
+       variant=variants)
 def test_any_claims_against_any_observations(report: dict[str, Any],
                                              python: PythonObservation | None, c2: Outcome,
-                                             c4: Outcome, repo: str | None) -> None:
+                                             c4: Outcome, variant: CompatVariant) -> None:
     load = load_report(json.dumps(report).encode(), source="fuzz")
-    _judge_everything(load, python, {"c2": c2, "c4": c4}, repo)
+    _judge_everything(load, python, {"c2": c2, "c4": c4}, variant)
 
 
 @FAST
 @given(report=reports, python=observations, c2=_maybe(_outcomes("c2")),
-       c4=_maybe(_outcomes("c4")), repo=repos)
+       c4=_maybe(_outcomes("c4")), variant=variants)
 def test_any_report_shape_gets_a_verdict(report: dict[str, Any],
                                          python: PythonObservation | None, c2: Outcome | None,
-                                         c4: Outcome | None, repo: str | None) -> None:
+                                         c4: Outcome | None, variant: CompatVariant) -> None:
     load = load_report(json.dumps(report).encode(), source="fuzz")
     assert (load.report is None) == (load.category is not None)
-    _judge_everything(load, python, {"c2": c2, "c4": c4}, repo)
+    _judge_everything(load, python, {"c2": c2, "c4": c4}, variant)
 
 
 @FAST
-@given(raw=st.binary(max_size=300) | st.none(), python=observations, repo=repos)
+@given(raw=st.binary(max_size=300) | st.none(), python=observations, variant=variants)
 def test_any_bytes_get_a_verdict(raw: bytes | None, python: PythonObservation | None,
-                                 repo: str | None) -> None:
+                                 variant: CompatVariant) -> None:
     load = load_report(raw, source="fuzz")
-    _judge_everything(load, python, {}, repo)
+    _judge_everything(load, python, {}, variant)
 
 
 class _FakeTarget:

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from pytest_reb.audit import MAX_REPORT_BYTES, load_report
+from pytest_reb.audit.report import MAX_REPORT_BYTES, load_report
 from pytest_reb.collect import tier_probe
 from pytest_reb.outcome import Outcome, OutcomeLog
 from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo

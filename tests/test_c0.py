@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from repomodules import write_tree as tree  # tests/repomodules.py
 
-from pytest_reb.audit import ReportLoad, load_report
+from pytest_reb.audit.report import ReportLoad, load_report
 from pytest_reb.outcome import Outcome, OutcomeLog
 from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo
 from pytest_reb.target import DockerTarget, LocalTarget, Target, image_file

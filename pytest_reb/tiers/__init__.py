@@ -18,7 +18,7 @@ from typing import Any
 
 from pytest_reb.assets.cache import AssetCache
 from pytest_reb.assets.view import attach
-from pytest_reb.audit import ReportLoad
+from pytest_reb.audit.report import ReportLoad
 from pytest_reb.lease import GpuLeases
 from pytest_reb.outcome import Outcome
 from pytest_reb.spec import Repo

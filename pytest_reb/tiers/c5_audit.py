@@ -14,16 +14,20 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from pytest_reb.audit import AuditResult, ReportLoad, audit, compat_variant, observe_python
+from pytest_reb.audit.observe import observe_python
+from pytest_reb.audit.report import ReportLoad
+from pytest_reb.audit.result import AuditResult
+from pytest_reb.audit.rules import audit
 from pytest_reb.collect import tier_probe
 from pytest_reb.outcome import Outcome
+from pytest_reb.spec import CompatVariant
 from pytest_reb.tiers import Context, env_size
 
 
-def _wants_c4(load: ReportLoad, repo: str) -> bool:
+def _wants_c4(load: ReportLoad, variant: CompatVariant) -> bool:
     """Only a ddp claim needs C4 (true always; false where the variant counts underclaims)."""
     ddp = load.data.get("ddp_expected_ok") if isinstance(load.data, dict) else None
-    return ddp is True or (ddp is False and compat_variant(repo).ddp_underclaim)
+    return ddp is True or (ddp is False and variant.ddp_underclaim)
 
 
 def _tier_brief(o: Outcome | None) -> dict[str, Any] | None:
@@ -45,14 +49,14 @@ def probe(ctx: Context) -> Outcome:
     """Audit the report of this target; fails with the first, most serious category."""
     load = ctx.report
     outcomes: dict[str, Outcome | None] = {"c2": ctx.once("c2", tier_probe("c2"))}
-    if _wants_c4(load, ctx.repo.name):
+    if _wants_c4(load, ctx.repo.c5_compat):
         outcomes["c4"] = ctx.once("c4", tier_probe("c4"))
     start = time.monotonic()
     claimed = load.claimed_python
     python = (observe_python(ctx.target, claimed, timeout_scale=ctx.timeout_scale)
               if claimed else None)
     strict = audit(load, python, outcomes, compat=False)
-    compat = audit(load, python, outcomes, compat=True, repo=ctx.repo.name)
+    compat = audit(load, python, outcomes, compat=True, variant=ctx.repo.c5_compat)
     chosen = compat if ctx.compat else strict
     o = ctx.outcome("c5", category=chosen.category, message=chosen.message,
                     strict=strict.passed, compat=compat.passed,

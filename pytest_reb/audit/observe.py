@@ -1,0 +1,191 @@
+"""What the claimed interpreter is, observed from inside the target.
+
+Two questions are asked, by argv and never through a shell: the strict one (a
+nonce probe that a script printing a canned version cannot answer) and the
+official validator's two commands verbatim, whose raw outcome the compat
+rules judge.  The observation is plain data, so the rules stay pure functions
+that the tests feed hand-made observations.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from pytest_reb.audit.report import MAX_PATH_CHARS, clip
+
+if TYPE_CHECKING:
+    from pytest_reb.target import Target
+
+#: Printed before each JSON line of the interpreter probe.
+PYTHON_MARKER = "REB_PYTHON_PROBE"
+#: The probe answers the nonce reversed, so a script that prints a canned version is caught.
+#: Python 2 compatible on purpose: whatever the path names, it must get a fair question.
+PYTHON_PROBE = r"""
+import json, platform, sys
+m = "REB_PYTHON_PROBE "
+n = sys.argv[1][::-1]
+sys.stdout.write(m + json.dumps({"nonce": n, "python_version": platform.python_version(),
+                                 "executable": sys.executable}) + "\n")
+sys.stdout.flush()
+try:
+    import torch
+    r = {"nonce": n, "torch_version": str(torch.__version__)}
+except BaseException as e:
+    r = {"nonce": n, "torch_error": (type(e).__name__ + ": " + str(e))[:300]}
+sys.stdout.write(m + json.dumps(r) + "\n")
+sys.stdout.flush()
+"""
+#: The official validator's two questions, verbatim (compat judges their stdout).
+OFFICIAL_VERSION_CODE = "import platform; print(platform.python_version())"
+OFFICIAL_TORCH_CODE = "import torch; print(torch.__version__)"
+PROBE_TIMEOUT = 60.0
+VERSION_TIMEOUT = 30.0
+TEST_TIMEOUT = 15.0
+
+
+@dataclass
+class Invocation:
+    """One run of the claimed interpreter, as the host saw it (stdout clipped)."""
+
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """The official success rule: exit 0, in time, something printed."""
+        return self.exit_code == 0 and not self.timed_out and bool(self.stdout.strip())
+
+
+@dataclass
+class PythonObservation:
+    """What the claimed interpreter is, seen from inside the target.
+
+    ``exists``/``is_dir``/``executable`` are None when the target could not
+    answer (no ``test`` binary); ``runs`` is the strict answer (the nonce
+    came back), ``official_*`` are the compat answers.
+    """
+
+    path: str
+    absolute: bool = True
+    exists: bool | None = None
+    is_dir: bool | None = None
+    executable: bool | None = None
+    runs: bool | None = None
+    problem: str = ""
+    python_version: str | None = None
+    sys_executable: str | None = None
+    torch_version: str | None = None
+    torch_error: str | None = None
+    official_version: Invocation | None = None
+    official_torch: Invocation | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _path_problem(path: str) -> str | None:
+    """Why ``path`` cannot be handed to exec at all, or None."""
+    if not path.startswith("/"):
+        return "not an absolute path"
+    if len(path) > MAX_PATH_CHARS:
+        return f"longer than any path can be ({MAX_PATH_CHARS} characters)"
+    if "\x00" in path:
+        return "not a path (it holds a NUL character)"
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return "not a path (it is not valid Unicode)"
+    return None
+
+
+def observe_python(target: Target, python_path: str, *, timeout_scale: float = 1.0,
+                   cwd: str = "/") -> PythonObservation:
+    """Ask the target what ``python_path`` is; argv lists only, no shell anywhere.
+
+    ``cwd`` is ``/`` rather than the checkout, so a missing checkout cannot
+    pass for a broken interpreter.
+    """
+    obs = PythonObservation(path=python_path[:MAX_PATH_CHARS])
+    problem = _path_problem(python_path)
+    if problem:
+        obs.absolute = python_path.startswith("/")
+        obs.exists = False if obs.absolute else None
+        obs.runs = False
+        obs.problem = problem
+        return obs
+
+    def test(flag: str) -> bool | None:
+        res = target.exec(["test", flag, python_path], timeout=TEST_TIMEOUT * timeout_scale,
+                          cwd=cwd)
+        return {0: True, 1: False}.get(res.exit_code) if not res.timed_out else None
+
+    obs.exists = test("-e")
+    if obs.exists is False:
+        obs.runs, obs.problem = False, "not there (no such file)"
+        return obs
+    obs.is_dir = test("-d")
+    obs.executable = test("-x")
+    if obs.is_dir:
+        obs.runs, obs.problem = False, "a directory, not an interpreter"
+    elif obs.executable is False:
+        obs.runs, obs.problem = False, "not executable"
+    else:
+        _run_probe(obs, target, timeout_scale, cwd)
+    if obs.executable is not False:
+        obs.official_version = _invoke(target, python_path, OFFICIAL_VERSION_CODE,
+                                       VERSION_TIMEOUT * timeout_scale, cwd)
+        if obs.official_version.ok:
+            obs.official_torch = _invoke(target, python_path, OFFICIAL_TORCH_CODE,
+                                         PROBE_TIMEOUT * timeout_scale, cwd)
+    return obs
+
+
+def _invoke(target: Target, python: str, code: str, timeout: float, cwd: str) -> Invocation:
+    res = target.exec([python, "-c", code], timeout=timeout, cwd=cwd)
+    return Invocation(res.exit_code, res.stdout[-2000:], res.stderr[-2000:], res.timed_out)
+
+
+def _run_probe(obs: PythonObservation, target: Target, timeout_scale: float, cwd: str) -> None:
+    """The strict question: run the nonce probe and read its (at most two) answers."""
+    nonce = secrets.token_hex(8)
+    res = target.exec([obs.path, "-c", PYTHON_PROBE, nonce],
+                      timeout=PROBE_TIMEOUT * timeout_scale, cwd=cwd)
+    head: dict[str, Any] | None = None
+    tail: dict[str, Any] | None = None
+    for line in res.stdout.splitlines():
+        if not line.startswith(PYTHON_MARKER + " "):
+            continue
+        try:
+            data = json.loads(line[len(PYTHON_MARKER) + 1:])
+        except ValueError:
+            continue
+        if not isinstance(data, dict) or data.get("nonce") != nonce[::-1]:
+            continue
+        if head is None and isinstance(data.get("python_version"), str):
+            head = data
+        elif "torch_version" in data or "torch_error" in data:
+            tail = data
+    if head is None:
+        obs.runs = False
+        said = (res.stderr.strip() or res.stdout.strip()).splitlines()[-1:] or ["nothing"]
+        how = "timed out" if res.timed_out else f"exit {res.exit_code}"
+        obs.problem = (f"not a Python interpreter: it did not answer the probe ({how}; "
+                       f"printed {clip(said[0], 160)!r})")
+        return
+    obs.runs = True
+    obs.python_version = clip(head["python_version"], 100)
+    obs.sys_executable = clip(str(head.get("executable")), 300)
+    if tail is not None and isinstance(tail.get("torch_version"), str):
+        obs.torch_version = clip(tail["torch_version"], 100)
+    elif tail is not None:
+        obs.torch_error = clip(str(tail.get("torch_error")), 300)
+    elif res.timed_out:
+        obs.torch_error = "timed out importing torch"
+    else:
+        obs.torch_error = f"the interpreter exited {res.exit_code} while importing torch"
+
