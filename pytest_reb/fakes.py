@@ -57,10 +57,9 @@ def parse(stdout: str) -> dict[str, Any] | None:
     return marked_json(stdout, rules().MARKER)
 
 
-def scan(target: Target, python: str, checkout: str | None = None, *,
-         timeout_scale: float = 1.0) -> list[dict[str, Any]]:
+def scan(target: Target, python: str, checkout: str | None = None) -> list[dict[str, Any]]:
     """Findings about ``python``'s environment on ``target``: host-seen first, then inside-only."""
-    inside = _inside(target, python, checkout, timeout_scale)
+    inside = _inside(target, python, checkout)
     view = outside.view(target, target.gpus)
     found: list[dict[str, Any]] = []
     if view is not None:
@@ -90,11 +89,9 @@ def scan(target: Target, python: str, checkout: str | None = None, *,
     return found
 
 
-def _inside(target: Target, python: str, checkout: str | None,
-            timeout_scale: float) -> dict[str, Any]:
+def _inside(target: Target, python: str, checkout: str | None) -> dict[str, Any]:
     spec = json.dumps({"python": python, "checkout": checkout})
-    res = target.exec([python, target.tool(PROBE), spec], timeout=TIMEOUT * timeout_scale,
-                      profile="gpu")
+    res = target.exec([python, target.tool(PROBE), spec], timeout=TIMEOUT, profile="gpu")
     data = parse(res.stdout)
     if data is None:
         said = (res.stderr.strip() or res.stdout.strip()).splitlines()[-1:] or ["nothing"]

@@ -64,7 +64,7 @@ def reb_ctx(request: pytest.FixtureRequest, reb_target_spec: TargetSpec) -> Cont
         read_report=lambda: session.report(reb_target_spec, lambda: ctx.target),
         resumed=session.resumed, leases=session.leases_for(reb_target_spec),
         python_override=opts.python,
-        repo_dir=opts.repo_dir, compat=opts.compat, timeout_scale=opts.timeout_scale,
+        repo_dir=opts.repo_dir, compat=opts.compat,
         agent=reb_target_spec.agent, asset_cache=session.asset_cache,
         ext_sweep=opts.ext_sweep)
     return ctx

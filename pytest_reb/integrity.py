@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_reb import outside
-from pytest_reb.target import Target, _read_git_commit
+from pytest_reb.target import Target, read_git_commit
 
 #: The kinds that mean "this file is not what the pinned commit holds".
 EDITS = frozenset({"modified", "deleted", "type_changed"})
@@ -112,7 +112,7 @@ class _Check:
         if root is None or not self.view.is_dir(root):
             raise Unverifiable(f"there is no checkout at {self.checkout}")
         git_dir = self._git_dir(root)
-        head = _read_git_commit(self.view.read, root)
+        head = read_git_commit(self.view.read, root)
         if head is not None and head != self.commit:
             self.found.append(finding("head_moved", ".git/HEAD", (
                 f"HEAD is {head}, not the pinned {self.commit}; the working tree is compared "
@@ -416,7 +416,7 @@ def _with_target_git(target: Target, checkout: str, commit: str) -> list[dict[st
     """No view of the target's files from here: its own ``git diff``, and say that it was."""
     res = target.exec(["git", "-c", "core.fsmonitor=false", "-c", f"safe.directory={checkout}",
                        "-C", checkout, "diff", "--no-ext-diff", "--no-textconv", "--name-status",
-                       "-z", commit, "--"], timeout=120)
+                       "-z", commit, "--"], timeout=120, scaled=False)
     if res.exit_code != 0 or res.timed_out:
         why = "timed out" if res.timed_out else (res.stderr.strip().splitlines()[-1:] or
                                                  [f"exit {res.exit_code}"])[0][:200]

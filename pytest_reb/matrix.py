@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_reb.target.base import ImageRef
+
 
 class MatrixError(ValueError):
     """A matrix that cannot be used, with the file and row in the message."""
@@ -31,7 +33,7 @@ class MatrixError(ValueError):
 class TargetSpec:
     """One target: an image or a testinfra URL, with what the run knows about it."""
 
-    url: str  # "image:NAME" or a testinfra URL
+    url: ImageRef | str  # an image on this host's engine, or a testinfra URL
     agent: str | None = None
     report: str | None = None  # host path of the agent's report
     repo: str | None = None  # owner/name of the module it belongs to
@@ -39,8 +41,12 @@ class TargetSpec:
     @property
     def id(self) -> str:
         """Unique within a run: the agent label, when given, keeps two agents' ids apart."""
-        base = self.url[len("image:"):] if self.url.startswith("image:") else self.url
-        return f"{self.agent}@{base}" if self.agent else base
+        return f"{self.agent}@{self.url}" if self.agent else str(self.url)
+
+    @property
+    def image(self) -> str | None:
+        """The image's name when the target is one; None for a testinfra URL."""
+        return self.url.name if isinstance(self.url, ImageRef) else None
 
 
 KEYS = {"repo", "agent", "image", "host", "report"}
@@ -89,7 +95,7 @@ def _row(path: Path, number: int, row: Any) -> TargetSpec:
     for key in row:
         if not isinstance(row[key], str) or not row[key]:
             raise MatrixError(f"{where}: {key} must be a non-empty string")
-    url = f"image:{row['image']}" if "image" in row else row["host"]
+    url = ImageRef(row["image"]) if "image" in row else row["host"]
     report = row.get("report")
     if report is not None and not Path(report).is_absolute():
         report = str(path.parent / report)

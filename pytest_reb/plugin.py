@@ -114,7 +114,7 @@ def pytest_configure(config: pytest.Config) -> None:
                                                                             options.resume)
     except TargetError as exc:
         raise pytest.UsageError(str(exc)) from None
-    images = sorted({t.url[len("image:"):] for t in options.targets if t.url.startswith("image:")})
+    images = sorted({t.image for t in options.targets if t.image})
     if controller and images:
         problem = docker_available()
         if problem:

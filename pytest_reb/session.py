@@ -35,6 +35,7 @@ from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo
 from pytest_reb.target import (
     LABEL_OWNER,
     LABEL_RUN,
+    ImageRef,
     Limits,
     Target,
     TargetError,
@@ -69,7 +70,7 @@ class RebOptions:
     def from_config(cls, config: Any) -> RebOptions:
         opt = config.getoption
         report = opt("reb_agent_report")
-        targets = [TargetSpec(f"image:{i}", report=report) for i in opt("reb_image") or []]
+        targets = [TargetSpec(ImageRef(i), report=report) for i in opt("reb_image") or []]
         targets += [TargetSpec(h, report=report) for h in opt("reb_host") or []]
         if opt("reb_matrix"):
             targets += load_matrix(Path(opt("reb_matrix")))
@@ -165,7 +166,7 @@ class RebSession:
         if not is_remote(spec.url):
             return self.leases
         if spec.url not in self.remote_leases:
-            slug = re.sub(r"[^A-Za-z0-9_.-]", "_", spec.url)
+            slug = re.sub(r"[^A-Za-z0-9_.-]", "_", str(spec.url))
             self.remote_leases[spec.url] = GpuLeases([], lock_dir=LOCK_DIR / slug)
         return self.remote_leases[spec.url]
 
@@ -176,7 +177,8 @@ class RebSession:
                             network=self.options.network)
             remote = is_remote(spec.url)
             gpus = self.options.gpus if remote else self.leases.pool
-            target = make_target(spec.url, run_id=self.run_id, gpus=gpus, limits=limits)
+            target = make_target(spec.url, run_id=self.run_id, gpus=gpus, limits=limits,
+                                 timeout_scale=self.options.timeout_scale)
             if remote:
                 self.leases_for(spec).pool = list(target.gpus)
             self.targets[spec.url] = target

@@ -494,7 +494,7 @@ def test_an_interpreter_that_hangs_is_a_timeout(tmp_path: Path) -> None:
     hang.write_text("#!/bin/sh\nsleep 30\n")
     hang.chmod(0o755)
     ctx = local_ctx(tree(tmp_path / "repo", SAMPLE), str(hang))
-    ctx.timeout_scale = 0.02  # 2.4 s for the interpreter
+    ctx.target.timeout_scale = 0.02  # 2.4 s for the interpreter
     o = probe(ctx)
     assert (o.status, o.category) == ("failed", "timeout") and "did not answer" in o.message
 

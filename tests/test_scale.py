@@ -40,6 +40,7 @@ from pytest_reb.report.merge import (
     write,
 )
 from pytest_reb.scheduling import TargetScheduling
+from pytest_reb.target import ImageRef
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_MODULE = ROOT / "demo" / "test_demo__tinynet.py"
@@ -180,7 +181,7 @@ def test_matrix_toml_and_jsonl(tmp_path: Path) -> None:
         '[[target]]\nrepo = "me/mini"\nagent = "alpha"\nimage = "img:1"\nreport = "r.json"\n'
         '[[target]]\nrepo = "me/mini"\nagent = "beta"\nhost = "ssh://gpu"\n')
     alpha, beta = load_matrix(tmp_path / "m.toml")
-    assert (alpha.id, alpha.url, alpha.repo) == ("alpha@img:1", "image:img:1", "me/mini")
+    assert (alpha.id, alpha.url, alpha.repo) == ("alpha@img:1", ImageRef("img:1"), "me/mini")
     assert alpha.report == str(tmp_path / "r.json")  # relative to the matrix file
     assert (beta.id, beta.url, beta.report) == ("beta@ssh://gpu", "ssh://gpu", None)
     (tmp_path / "m.jsonl").write_text('# agents\n{"repo": "me/mini", "image": "img:1"}\n\n'

@@ -103,8 +103,7 @@ def _path_problem(path: str) -> str | None:
     return None
 
 
-def observe_python(target: Target, python_path: str, *, timeout_scale: float = 1.0,
-                   cwd: str = "/") -> PythonObservation:
+def observe_python(target: Target, python_path: str, *, cwd: str = "/") -> PythonObservation:
     """Ask the target what ``python_path`` is; argv lists only, no shell anywhere.
 
     ``cwd`` is ``/`` rather than the checkout, so a missing checkout cannot
@@ -120,8 +119,7 @@ def observe_python(target: Target, python_path: str, *, timeout_scale: float = 1
         return obs
 
     def test(flag: str) -> bool | None:
-        res = target.exec(["test", flag, python_path], timeout=TEST_TIMEOUT * timeout_scale,
-                          cwd=cwd)
+        res = target.exec(["test", flag, python_path], timeout=TEST_TIMEOUT, cwd=cwd)
         return {0: True, 1: False}.get(res.exit_code) if not res.timed_out else None
 
     obs.exists = test("-e")
@@ -135,13 +133,13 @@ def observe_python(target: Target, python_path: str, *, timeout_scale: float = 1
     elif obs.executable is False:
         obs.runs, obs.problem = False, "not executable"
     else:
-        _run_probe(obs, target, timeout_scale, cwd)
+        _run_probe(obs, target, cwd)
     if obs.executable is not False:
         obs.official_version = _invoke(target, python_path, OFFICIAL_VERSION_CODE,
-                                       VERSION_TIMEOUT * timeout_scale, cwd)
+                                       VERSION_TIMEOUT, cwd)
         if obs.official_version.ok:
             obs.official_torch = _invoke(target, python_path, OFFICIAL_TORCH_CODE,
-                                         PROBE_TIMEOUT * timeout_scale, cwd)
+                                         PROBE_TIMEOUT, cwd)
     return obs
 
 
@@ -150,11 +148,11 @@ def _invoke(target: Target, python: str, code: str, timeout: float, cwd: str) ->
     return Invocation(res.exit_code, res.stdout[-2000:], res.stderr[-2000:], res.timed_out)
 
 
-def _run_probe(obs: PythonObservation, target: Target, timeout_scale: float, cwd: str) -> None:
+def _run_probe(obs: PythonObservation, target: Target, cwd: str) -> None:
     """The strict question: run the nonce probe and read its (at most two) answers."""
     nonce = secrets.token_hex(8)
     res = target.exec([obs.path, "-c", PYTHON_PROBE, nonce],
-                      timeout=PROBE_TIMEOUT * timeout_scale, cwd=cwd)
+                      timeout=PROBE_TIMEOUT, cwd=cwd)
     head: dict[str, Any] | None = None
     tail: dict[str, Any] | None = None
     for line in res.stdout.splitlines():

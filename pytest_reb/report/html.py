@@ -97,10 +97,10 @@ def run_metadata(session: RebSession) -> dict[str, Any]:
         "reb agent report": opts.agent_report or f"{OFFICIAL_REPORT_PATH} in each target",
         "reb GPUs (this host)": describe_gpus(),
     }
-    images = sorted({t.url[len("image:"):] for t in opts.targets if t.url.startswith("image:")})
+    images = sorted({t.image for t in opts.targets if t.image})
     if images:
         meta["reb images"] = image_facts(images)
-    hosts = [t.id for t in opts.targets if not t.url.startswith("image:")]
+    hosts = [t.id for t in opts.targets if t.image is None]
     if hosts:
         meta["reb hosts"] = ", ".join(hosts)
     return {k: ({i: escape(str(v)) for i, v in val.items()} if isinstance(val, dict)

@@ -49,7 +49,6 @@ class Context:
     repo_dir: str | None = None
     assets_dir: str | None = None
     compat: bool = False
-    timeout_scale: float = 1.0
     agent: str | None = None
     #: the host's asset cache: its view of this repository is mounted at ``{assets}``
     asset_cache: AssetCache | None = None

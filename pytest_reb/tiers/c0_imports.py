@@ -26,8 +26,8 @@ entrypoints there and the denominator counts them, so we analyse them).
 *Missing* is the set of distinct top-level names in ``reportMissingImports``
 diagnostics; the figure is its size over the repository's ``imports_total``.
 
-All in-target work goes through one small node driver (``DRIVER``), run by
-the mounted node rather than by any tool of the image.
+All in-target work goes through one small node driver (``probes/c0_driver.js``),
+run by the mounted node rather than by any tool of the image.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from typing import Any
 
 from pytest_reb import diagnose
 from pytest_reb.outcome import Outcome
-from pytest_reb.target import NODE_MOUNT, PYRIGHT_MOUNT, ExecResult
+from pytest_reb.target import NODE_MOUNT, PROBES_DIR, PYRIGHT_MOUNT, ExecResult
 from pytest_reb.tiers import Context
 
 #: Directories never analysed nor counted (the official exclusion set).
@@ -81,174 +81,9 @@ SYS_PATH_SNIPPET = (
     "'path': [[p, os.path.isdir(p)] for p in sys.path]}))"
 )
 
-#: The in-target driver, run as ``node -e DRIVER <mode> <spec-json>``.  ``survey``
-#: lists the checkout's top level, reads its pyright config and asks the
-#: interpreter for ``sys.path``; ``analyse`` writes the configs into a fresh
-#: scratch directory, runs the binding check and the JSON run side by side,
-#: keeps one diagnostic per missing top-level name (exec output is a 64 KiB
-#: tail; the count needs no more) and removes the scratch directory.
-DRIVER = r"""
-'use strict';
-const fs = require('fs'), path = require('path'), cp = require('child_process');
-const [mode, raw] = process.argv.slice(1);
-const spec = JSON.parse(raw);
-const name = (d) => new RegExp(spec.import_pattern).exec(String(d.message));
-const emit = (o) => process.stdout.write('REB_C0 ' + JSON.stringify(o) + '\n');
-const tail = (s, n) => (s.length > n ? s.slice(-n) : s);
-const env = {...process.env, PYTHONDONTWRITEBYTECODE: '1'};
-
-// Each command is its own process group, killed whole at its deadline; a grandchild that
-// keeps the pipes open cannot hold the driver past it.
-function run(argv, opts) {
-  return new Promise((resolve) => {
-    const out = [], err = [], started = Date.now();
-    let child, timer, grace, timedOut = false, finished = false;
-    const done = (rc, signal, error) => {
-      if (finished) return;
-      finished = true;
-      clearTimeout(timer);
-      clearTimeout(grace);
-      if (child) { child.stdout.destroy(); child.stderr.destroy(); }
-      resolve({rc, signal, error, timed_out: timedOut, seconds: (Date.now() - started) / 1000,
-               stdout: Buffer.concat(out).toString('utf8'),
-               stderr: Buffer.concat(err).toString('utf8')});
-    };
-    try {
-      child = cp.spawn(argv[0], argv.slice(1), {env, cwd: opts.cwd, detached: true});
-    } catch (e) {
-      done(null, null, String(e.code || e));
-      return;
-    }
-    timer = setTimeout(() => {
-      timedOut = true;
-      try { process.kill(-child.pid, 'SIGKILL'); } catch (e) { /* already gone */ }
-    }, opts.timeout);
-    child.stdout.on('data', (b) => out.push(b));
-    child.stderr.on('data', (b) => err.push(b));
-    child.on('error', (e) => done(null, null, String(e.code || e)));
-    child.on('close', (rc, signal) => done(rc, signal, null));
-    child.on('exit', (rc, signal) => { grace = setTimeout(() => done(rc, signal, null), 3000); });
-  });
-}
-
-function readText(file, limit) {
-  try {
-    const text = fs.readFileSync(file, 'utf8');
-    return text.length > limit ? {text: text.slice(0, limit), truncated: true} : {text};
-  } catch (e) { return null; }
-}
-
-function pyrightTables(text) {
-  const keep = [];
-  let inside = false;
-  for (const line of text.split(/\r?\n/)) {
-    const m = line.match(/^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$/);
-    if (m) inside = m[1] === 'tool.pyright' || m[1].startsWith('tool.pyright.');
-    if (inside) keep.push(line);
-  }
-  return keep.length ? keep.join('\n') : null;
-}
-
-async function survey() {
-  const res = {checkout: {exists: false, entries: []}, pyright_exists: fs.existsSync(spec.pyright)};
-  try {
-    for (const name of fs.readdirSync(spec.checkout).sort().slice(0, 5000)) {
-      let st;
-      try { st = fs.statSync(path.join(spec.checkout, name)); } catch (e) { continue; }
-      if (!st.isDirectory()) { res.checkout.entries.push({name, dir: false}); continue; }
-      let inner = [];
-      try { inner = fs.readdirSync(path.join(spec.checkout, name)); } catch (e) { /* unreadable */ }
-      res.checkout.entries.push({name, dir: true, init: inner.includes('__init__.py'),
-                                 py: inner.some((n) => n.endsWith('.py'))});
-    }
-    res.checkout.exists = true;
-  } catch (e) { res.checkout.error = String(e.code || e); }
-  res.checkout.pyrightconfig = readText(path.join(spec.checkout, 'pyrightconfig.json'), 48000);
-  const pyproject = readText(path.join(spec.checkout, 'pyproject.toml'), 1 << 24);
-  res.checkout.pyproject_pyright = pyproject && pyrightTables(pyproject.text);
-  const py = await run([spec.python, '-c', spec.snippet], {cwd: '/', timeout: spec.timeout_ms});
-  res.python = {...py, stdout: tail(py.stdout, 16000), stderr: tail(py.stderr, 4000)};
-  emit(res);
-}
-
-function reduce(text) {
-  let data;
-  try { data = JSON.parse(text); } catch (e) { return null; }
-  if (!data || typeof data !== 'object' || !Array.isArray(data.generalDiagnostics)) return null;
-  const first = new Map(), counts = {};
-  for (const d of data.generalDiagnostics) {
-    if (!d || !spec.rules.includes(d.rule)) continue;
-    counts[d.rule] = (counts[d.rule] || 0) + 1;
-    const m = name(d);
-    if (m && !first.has(d.rule + ' ' + m[1])) {
-      const line = d.range && d.range.start ? d.range.start.line : null;
-      first.set(d.rule + ' ' + m[1], {file: d.file, message: d.message, rule: d.rule,
-                                      range: {start: {line}}});
-    }
-  }
-  return {version: data.version, summary: data.summary, generalDiagnostics: [...first.values()],
-          reduced: {rule_diagnostics: counts, all_diagnostics: data.generalDiagnostics.length}};
-}
-
-// Top-level names that exist on the interpreter's import path (stub-only hits are checked here).
-function present(names) {
-  const listings = spec.sys_path.map((dir) => {
-    try { return fs.readdirSync(dir); } catch (e) { return []; }
-  });
-  return names.filter((n) => listings.some((entries) => entries.some((e) =>
-    e === n || e === n + '.py' || (e.startsWith(n + '.') && /\.(so|pyd)$/.test(e)))));
-}
-
-function header(text) {
-  const lines = [];
-  for (const line of text.split('\n')) {
-    if (/^(Found \d+ source file|No source files found|pyright \d)/.test(line)) break;
-    lines.push(line);
-  }
-  return tail(lines.join('\n'), 16000);
-}
-
-async function analyse() {
-  fs.mkdirSync(spec.scratch, {mode: 0o700});
-  try {
-    for (const [name, text] of Object.entries(spec.files)) {
-      fs.writeFileSync(path.join(spec.scratch, name), text);
-    }
-    const opts = (t) => ({cwd: spec.scratch, timeout: t});
-    const [probe, main] = await Promise.all([
-      run([process.execPath, spec.pyright, ...spec.binding_args], opts(spec.binding_timeout_ms)),
-      run([process.execPath, spec.pyright, ...spec.main_args], opts(spec.main_timeout_ms))]);
-    const json = reduce(main.stdout);
-    if (json) {
-      const stubOnly = json.generalDiagnostics.filter((d) => d.rule === spec.source_rule)
-        .map((d) => name(d)[1]);
-      json.source_present = present(stubOnly);
-    }
-    const res = {
-      binding: {...probe, stdout: header(probe.stdout), stderr: tail(probe.stderr, 4000)},
-      main: {...main, json, stdout: json ? '' : main.stdout.slice(0, 2000) + '\n...\n' +
-             tail(main.stdout, 2000), stderr: tail(main.stderr, 4000)}};
-    // Exec output is a 64 KiB tail: past the limit keep only the names, then fewer of them.
-    const size = () => JSON.stringify(res).length;
-    if (json && size() > 60000) {
-      json.generalDiagnostics = json.generalDiagnostics.map((d) => ({
-        rule: d.rule, message: 'Import "' + name(d)[1] + '"'}));
-      json.reduced.compact = true;
-      while (size() > 60000 && json.generalDiagnostics.length) {
-        json.generalDiagnostics.length = Math.floor(json.generalDiagnostics.length * 0.9);
-        json.reduced.truncated = true;
-      }
-    }
-    emit(res);
-  } finally {
-    fs.rmSync(spec.scratch, {recursive: true, force: true});
-  }
-}
-
-(mode === 'survey' ? survey() : analyse()).catch((e) => {
-  emit({driver_error: String(e && e.stack || e)});
-});
-"""
+#: The in-target driver (``probes/c0_driver.js``), run as ``node -e DRIVER <mode> <spec-json>``:
+#: passed as text, so it needs no mount and the outcome's command names it ``<c0 driver>``.
+DRIVER = (PROBES_DIR / "c0_driver.js").read_text(encoding="utf-8")
 
 
 # --------------------------------------------------------------------------- counting
@@ -541,10 +376,13 @@ def _last_json(text: str, marker: str) -> dict[str, Any] | None:
 # --------------------------------------------------------------------------- the probe
 
 
-def _driver(ctx: Context, mode: str, spec: dict[str, Any], timeout: float) -> tuple[
+def _driver(ctx: Context, mode: str, spec: dict[str, Any], seconds: float) -> tuple[
         ExecResult, dict[str, Any] | None]:
+    """Run the driver for ``seconds`` of the stage (scaled) plus an unscaled ``SLACK``: the
+    deadlines the driver keeps itself (``spec``'s ``*_ms``, scaled too) fire first."""
     res = ctx.target.exec([ctx.target.tool(NODE), "-e", DRIVER, mode, json.dumps(spec)],
-                          timeout=timeout, env={"PYTHONDONTWRITEBYTECODE": "1"}, profile="cpu")
+                          timeout=ctx.target.scaled(seconds) + SLACK,
+                          env={"PYTHONDONTWRITEBYTECODE": "1"}, profile="cpu", scaled=False)
     return res, _last_json(res.stdout, MARKER)
 
 
@@ -574,11 +412,11 @@ def probe(ctx: Context) -> Outcome:
                                 "pyright_version": None, "search_paths": []}
     if ctx.python is None:
         return _fail(ctx, "missing_report", ctx.report.message, evidence)
-    scale = ctx.timeout_scale
+    scaled = ctx.target.scaled
     res, survey = _driver(ctx, "survey", {
         "checkout": ctx.checkout, "python": ctx.python, "snippet": SYS_PATH_SNIPPET,
-        "pyright": ctx.target.tool(PYRIGHT), "timeout_ms": int(SURVEY_TIMEOUT * scale * 1000),
-    }, SURVEY_TIMEOUT * scale + SLACK)
+        "pyright": ctx.target.tool(PYRIGHT), "timeout_ms": int(scaled(SURVEY_TIMEOUT) * 1000),
+    }, SURVEY_TIMEOUT)
     if survey is None or "driver_error" in survey:
         return _fail(ctx, "timeout" if res.timed_out else "infra",
                      f"the C0 driver did not run under the mounted node ({NODE}): exit "
@@ -592,7 +430,7 @@ def probe(ctx: Context) -> Outcome:
     if info is None:
         if py.get("timed_out"):
             return _fail(ctx, "timeout", f"{ctx.python} did not answer within "
-                         f"{SURVEY_TIMEOUT * scale:g}s", evidence, res)
+                         f"{scaled(SURVEY_TIMEOUT):g}s", evidence, res)
         why = py.get("error") or f"exit {py.get('rc')}"
         return _fail(ctx, "entrypoint_not_found", f"the interpreter {ctx.python} does not run "
                      f"({why}) {py.get('stderr', '').strip()[-300:]}".rstrip(), evidence, res)
@@ -612,7 +450,7 @@ def probe(ctx: Context) -> Outcome:
 
 def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
              evidence: dict[str, Any]) -> Outcome:
-    scale = ctx.timeout_scale
+    scaled = ctx.target.scaled
     python = str(ctx.python)
     version = info.get("version")
     version = (f"{version[0]}.{version[1]}" if isinstance(version, list) and len(version) >= 2
@@ -628,11 +466,11 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
                   "binding.json": json.dumps(pyright_config(
                       sel, ctx.checkout, scratch, version, include=["binding.py"]), indent=1)},
         "main_args": main_args, "binding_args": ["-p", "binding.json", "--verbose", *common],
-        "main_timeout_ms": int(TIMEOUT * scale * 1000),
-        "binding_timeout_ms": int(BINDING_TIMEOUT * scale * 1000),
+        "main_timeout_ms": int(scaled(TIMEOUT) * 1000),
+        "binding_timeout_ms": int(scaled(BINDING_TIMEOUT) * 1000),
         "rules": [MISSING_RULE, SOURCE_RULE], "source_rule": SOURCE_RULE,
         "import_pattern": IMPORT_NAME.pattern, "sys_path": import_dirs(info.get("path") or []),
-    }, max(TIMEOUT, BINDING_TIMEOUT) * scale + SLACK)
+    }, max(TIMEOUT, BINDING_TIMEOUT))
     evidence.update(config=config, pyright_command=["pyright", *main_args], scratch=scratch)
     if out is None or "driver_error" in out:
         return _fail(ctx, "timeout" if res.timed_out else "infra",
@@ -645,7 +483,7 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
     evidence.update(search_paths=search, pyright_exit_code=main.get("rc"))
     if data is None:
         if main.get("timed_out"):
-            return _fail(ctx, "timeout", f"pyright ran past {TIMEOUT * scale:g}s", evidence, res)
+            return _fail(ctx, "timeout", f"pyright ran past {scaled(TIMEOUT):g}s", evidence, res)
         error = f", {main['error']}" if main.get("error") else ""
         text = (main.get("stderr") or main.get("stdout") or "").strip()[-300:]
         return _fail(ctx, "pyright_failed", f"pyright printed no JSON (exit {main.get('rc')}"

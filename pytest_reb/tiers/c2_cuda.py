@@ -83,7 +83,7 @@ def probe(ctx: Context) -> Outcome:
                                        compat=False, message=ctx.report.message))
     with ctx.leases.hold(len(ctx.target.gpus)) as gpus:  # it must see every GPU to count them
         res = ctx.target.exec([ctx.python, ctx.target.tool(PROBE)],
-                              timeout=TIMEOUT * ctx.timeout_scale, profile="gpu", gpus=gpus)
+                              timeout=TIMEOUT, profile="gpu", gpus=gpus)
     obs = parse(res.stdout)
     holder_problem = held_any_gpu(res)
     strict, category, message = judge(obs, holder_problem)
@@ -107,6 +107,5 @@ def probe(ctx: Context) -> Outcome:
             ctx, capabilities=[str(d.get("capability")) for d in (obs or {}).get("devices") or []],
             framework_cuda=(obs or {}).get("cuda_build"))
     # Informational: hooks, stub extensions and wrapper scripts an agent may have planted.
-    o.findings = fakes.scan(ctx.target, ctx.python, ctx.checkout,
-                            timeout_scale=ctx.timeout_scale)
+    o.findings = fakes.scan(ctx.target, ctx.python, ctx.checkout)
     return o

@@ -53,8 +53,7 @@ def probe(ctx: Context) -> Outcome:
         outcomes["c4"] = ctx.once("c4", tier_probe("c4"))
     start = time.monotonic()
     claimed = load.claimed_python
-    python = (observe_python(ctx.target, claimed, timeout_scale=ctx.timeout_scale)
-              if claimed else None)
+    python = observe_python(ctx.target, claimed) if claimed else None
     strict = audit(load, python, outcomes, compat=False)
     compat = audit(load, python, outcomes, compat=True, variant=ctx.repo.c5_compat)
     chosen = compat if ctx.compat else strict
@@ -73,7 +72,7 @@ def probe(ctx: Context) -> Outcome:
     o.duration = round(time.monotonic() - start, 3)
     # Not part of the audit (nor of its duration): the report interpreter's prefix size.
     o.evidence["env_size"] = (
-        env_size.measure(ctx.target, claimed, timeout_scale=ctx.timeout_scale)
+        env_size.measure(ctx.target, claimed)
         if claimed and python is not None and python.runs
         else env_size.unknown(claimed, "the report's interpreter does not run"))
     return ctx.verdict(o)

@@ -201,7 +201,8 @@ def _resolve(ctx: Context, at: Places, texts: Sequence[str], env: Mapping[str, s
             if token in resolved:
                 continue
             res = ctx.target.exec(["sh", "-c", _RESOLVE_SCRIPT[kind], "sh", arg, at.python],
-                                  timeout=60, env=env, cwd=cwd, profile=profile, gpus=gpus)
+                                  timeout=60, env=env, cwd=cwd, profile=profile, gpus=gpus,
+                                  scaled=False)
             value = res.stdout.strip()
             if res.exit_code != 0 or not value:
                 raise Unrunnable(_resolver_category(ctx, at, kind, arg),
@@ -255,7 +256,7 @@ def _exec_run(run: Run, ctx: Context, tier: str, profile: Profile, gpus: list[st
     helper runner so the runs share the helpers' values.
     """
     out = f"/tmp/reb-out-{secrets.token_hex(4)}/{tier}"
-    timeout = run.timeout * ctx.timeout_scale
+    timeout = run.timeout
     runs = [run, *run.together]
     at = [places(ctx, out, (r.http.port if r.http and r.http.port else _free_port(i))
                  if _needs_port(r) else None, shim_path(ctx.target, r, ctx.checkout))
@@ -264,7 +265,7 @@ def _exec_run(run: Run, ctx: Context, tier: str, profile: Profile, gpus: list[st
     cwds = [a.fill(r.cwd) for r, a in zip(runs, at, strict=True)]
     # {out} is new for every run, so a working folder inside it must be made too
     ctx.target.exec(["mkdir", "-p", out, *(c for c in cwds if c.startswith(out + "/"))],
-                    timeout=30, profile=profile, gpus=gpus)
+                    timeout=30, profile=profile, gpus=gpus, scaled=False)
     resolved: Mapping[str, str] = {}
     try:
         at[0] = _setup(run, ctx, at[0], envs[0], cwds[0], timeout, profile, gpus, record)
@@ -409,7 +410,7 @@ def _missing_in_target(ctx: Context, wanted: list[Asset]) -> list[tuple[Asset, s
     """For targets that cannot see the host's cache: which assets are absent at ``{assets}``."""
     paths = {f"{ctx.assets}/{a.dest.rstrip('/')}": a for a in wanted}
     res = ctx.target.exec(["sh", "-c", 'for p do [ -e "$p" ] || echo "$p"; done', "sh", *paths],
-                          timeout=30)
+                          timeout=30, scaled=False)
     absent = set(res.stdout.splitlines()) if res.exit_code == 0 else set(paths)
     return [(a, f"{p} is not in the target") for p, a in paths.items() if p in absent]
 

@@ -43,12 +43,11 @@ def parse(stdout: str) -> dict[str, Any] | None:
     return out
 
 
-def measure(target: Target, python: str, *, timeout_scale: float = 1.0) -> dict[str, Any]:
+def measure(target: Target, python: str) -> dict[str, Any]:
     """Run the probe under ``python`` in ``target``; the evidence, ``unknown`` on any failure."""
-    timeout = TIMEOUT * timeout_scale
-    res = target.exec([python, "-I", target.tool(PROBE)], timeout=timeout, cwd="/")
+    res = target.exec([python, "-I", target.tool(PROBE)], timeout=TIMEOUT, cwd="/")
     if res.timed_out:
-        return unknown(python, f"the walk of its prefix ran past {timeout:g}s")
+        return unknown(python, f"the walk of its prefix ran past {target.scaled(TIMEOUT):g}s")
     data = parse(res.stdout)
     if res.exit_code != 0 or data is None:
         tail = (res.stderr or res.stdout).strip()[-300:]

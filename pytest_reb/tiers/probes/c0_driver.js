@@ -1,0 +1,167 @@
+// The C0 driver: run by the mounted node as ``node -e <this file's text> <mode> <spec-json>``
+// (``pytest_reb/tiers/c0_imports.py`` reads it), never by a tool of the image.
+// ``survey`` lists the checkout's top level, reads its pyright config and asks the
+// interpreter for ``sys.path``; ``analyse`` writes the configs into a fresh scratch
+// directory, runs the binding check and the JSON run side by side, keeps one diagnostic
+// per missing top-level name (exec output is a 64 KiB tail; the count needs no more) and
+// removes the scratch directory.
+'use strict';
+const fs = require('fs'), path = require('path'), cp = require('child_process');
+const [mode, raw] = process.argv.slice(1);
+const spec = JSON.parse(raw);
+const name = (d) => new RegExp(spec.import_pattern).exec(String(d.message));
+const emit = (o) => process.stdout.write('REB_C0 ' + JSON.stringify(o) + '\n');
+const tail = (s, n) => (s.length > n ? s.slice(-n) : s);
+const env = {...process.env, PYTHONDONTWRITEBYTECODE: '1'};
+
+// Each command is its own process group, killed whole at its deadline; a grandchild that
+// keeps the pipes open cannot hold the driver past it.
+function run(argv, opts) {
+  return new Promise((resolve) => {
+    const out = [], err = [], started = Date.now();
+    let child, timer, grace, timedOut = false, finished = false;
+    const done = (rc, signal, error) => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      clearTimeout(grace);
+      if (child) { child.stdout.destroy(); child.stderr.destroy(); }
+      resolve({rc, signal, error, timed_out: timedOut, seconds: (Date.now() - started) / 1000,
+               stdout: Buffer.concat(out).toString('utf8'),
+               stderr: Buffer.concat(err).toString('utf8')});
+    };
+    try {
+      child = cp.spawn(argv[0], argv.slice(1), {env, cwd: opts.cwd, detached: true});
+    } catch (e) {
+      done(null, null, String(e.code || e));
+      return;
+    }
+    timer = setTimeout(() => {
+      timedOut = true;
+      try { process.kill(-child.pid, 'SIGKILL'); } catch (e) { /* already gone */ }
+    }, opts.timeout);
+    child.stdout.on('data', (b) => out.push(b));
+    child.stderr.on('data', (b) => err.push(b));
+    child.on('error', (e) => done(null, null, String(e.code || e)));
+    child.on('close', (rc, signal) => done(rc, signal, null));
+    child.on('exit', (rc, signal) => { grace = setTimeout(() => done(rc, signal, null), 3000); });
+  });
+}
+
+function readText(file, limit) {
+  try {
+    const text = fs.readFileSync(file, 'utf8');
+    return text.length > limit ? {text: text.slice(0, limit), truncated: true} : {text};
+  } catch (e) { return null; }
+}
+
+function pyrightTables(text) {
+  const keep = [];
+  let inside = false;
+  for (const line of text.split(/\r?\n/)) {
+    const m = line.match(/^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$/);
+    if (m) inside = m[1] === 'tool.pyright' || m[1].startsWith('tool.pyright.');
+    if (inside) keep.push(line);
+  }
+  return keep.length ? keep.join('\n') : null;
+}
+
+async function survey() {
+  const res = {checkout: {exists: false, entries: []}, pyright_exists: fs.existsSync(spec.pyright)};
+  try {
+    for (const name of fs.readdirSync(spec.checkout).sort().slice(0, 5000)) {
+      let st;
+      try { st = fs.statSync(path.join(spec.checkout, name)); } catch (e) { continue; }
+      if (!st.isDirectory()) { res.checkout.entries.push({name, dir: false}); continue; }
+      let inner = [];
+      try { inner = fs.readdirSync(path.join(spec.checkout, name)); } catch (e) { /* unreadable */ }
+      res.checkout.entries.push({name, dir: true, init: inner.includes('__init__.py'),
+                                 py: inner.some((n) => n.endsWith('.py'))});
+    }
+    res.checkout.exists = true;
+  } catch (e) { res.checkout.error = String(e.code || e); }
+  res.checkout.pyrightconfig = readText(path.join(spec.checkout, 'pyrightconfig.json'), 48000);
+  const pyproject = readText(path.join(spec.checkout, 'pyproject.toml'), 1 << 24);
+  res.checkout.pyproject_pyright = pyproject && pyrightTables(pyproject.text);
+  const py = await run([spec.python, '-c', spec.snippet], {cwd: '/', timeout: spec.timeout_ms});
+  res.python = {...py, stdout: tail(py.stdout, 16000), stderr: tail(py.stderr, 4000)};
+  emit(res);
+}
+
+function reduce(text) {
+  let data;
+  try { data = JSON.parse(text); } catch (e) { return null; }
+  if (!data || typeof data !== 'object' || !Array.isArray(data.generalDiagnostics)) return null;
+  const first = new Map(), counts = {};
+  for (const d of data.generalDiagnostics) {
+    if (!d || !spec.rules.includes(d.rule)) continue;
+    counts[d.rule] = (counts[d.rule] || 0) + 1;
+    const m = name(d);
+    if (m && !first.has(d.rule + ' ' + m[1])) {
+      const line = d.range && d.range.start ? d.range.start.line : null;
+      first.set(d.rule + ' ' + m[1], {file: d.file, message: d.message, rule: d.rule,
+                                      range: {start: {line}}});
+    }
+  }
+  return {version: data.version, summary: data.summary, generalDiagnostics: [...first.values()],
+          reduced: {rule_diagnostics: counts, all_diagnostics: data.generalDiagnostics.length}};
+}
+
+// Top-level names that exist on the interpreter's import path (stub-only hits are checked here).
+function present(names) {
+  const listings = spec.sys_path.map((dir) => {
+    try { return fs.readdirSync(dir); } catch (e) { return []; }
+  });
+  return names.filter((n) => listings.some((entries) => entries.some((e) =>
+    e === n || e === n + '.py' || (e.startsWith(n + '.') && /\.(so|pyd)$/.test(e)))));
+}
+
+function header(text) {
+  const lines = [];
+  for (const line of text.split('\n')) {
+    if (/^(Found \d+ source file|No source files found|pyright \d)/.test(line)) break;
+    lines.push(line);
+  }
+  return tail(lines.join('\n'), 16000);
+}
+
+async function analyse() {
+  fs.mkdirSync(spec.scratch, {mode: 0o700});
+  try {
+    for (const [name, text] of Object.entries(spec.files)) {
+      fs.writeFileSync(path.join(spec.scratch, name), text);
+    }
+    const opts = (t) => ({cwd: spec.scratch, timeout: t});
+    const [probe, main] = await Promise.all([
+      run([process.execPath, spec.pyright, ...spec.binding_args], opts(spec.binding_timeout_ms)),
+      run([process.execPath, spec.pyright, ...spec.main_args], opts(spec.main_timeout_ms))]);
+    const json = reduce(main.stdout);
+    if (json) {
+      const stubOnly = json.generalDiagnostics.filter((d) => d.rule === spec.source_rule)
+        .map((d) => name(d)[1]);
+      json.source_present = present(stubOnly);
+    }
+    const res = {
+      binding: {...probe, stdout: header(probe.stdout), stderr: tail(probe.stderr, 4000)},
+      main: {...main, json, stdout: json ? '' : main.stdout.slice(0, 2000) + '\n...\n' +
+             tail(main.stdout, 2000), stderr: tail(main.stderr, 4000)}};
+    // Exec output is a 64 KiB tail: past the limit keep only the names, then fewer of them.
+    const size = () => JSON.stringify(res).length;
+    if (json && size() > 60000) {
+      json.generalDiagnostics = json.generalDiagnostics.map((d) => ({
+        rule: d.rule, message: 'Import "' + name(d)[1] + '"'}));
+      json.reduced.compact = true;
+      while (size() > 60000 && json.generalDiagnostics.length) {
+        json.generalDiagnostics.length = Math.floor(json.generalDiagnostics.length * 0.9);
+        json.reduced.truncated = true;
+      }
+    }
+    emit(res);
+  } finally {
+    fs.rmSync(spec.scratch, {recursive: true, force: true});
+  }
+}
+
+(mode === 'survey' ? survey() : analyse()).catch((e) => {
+  emit({driver_error: String(e && e.stack || e)});
+});
