@@ -11,8 +11,9 @@ import pytest
 
 from pytest_reb.spec import Retry, Run, torchrun
 from pytest_reb.target import ExecResult, TailBuffer, cuda_visible
-from pytest_reb.tiers.c2_cuda import arch_supported, judge, parse
+from pytest_reb.tiers.c2_cuda import judge, parse
 from pytest_reb.tiers.entrypoint import categorise, distinct_ranks, held_any_gpu, ranks_on_gpus
+from pytest_reb.tiers.ext_sweep import arch_supported
 
 CHANNEL = "host NVML compute contexts"
 

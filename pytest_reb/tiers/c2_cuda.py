@@ -16,6 +16,7 @@ from pytest_reb.outcome import Outcome
 from pytest_reb.target import PROBES_MOUNT, marked_json
 from pytest_reb.tiers import Context, ext_sweep
 from pytest_reb.tiers.entrypoint import categorise, evidence_of, held_any_gpu
+from pytest_reb.tiers.ext_sweep import arch_supported
 
 PROBE = f"{PROBES_MOUNT}/cuda_probe.py"
 MARKER = "REB_CUDA_PROBE"
@@ -25,26 +26,6 @@ TIMEOUT = 120.0
 def parse(stdout: str) -> dict[str, Any] | None:
     """The probe's JSON line (the last one wins)."""
     return marked_json(stdout, MARKER)
-
-
-def arch_supported(capability: str, arch_list: list[str]) -> bool:
-    """Whether a build with ``arch_list`` can run on a card of ``capability`` ("9.0").
-
-    A cubin runs on its own major version at an equal or higher minor; PTX
-    (``compute_XY``) is compiled by the driver for any card at or above it.
-    """
-    major, minor = (int(x) for x in capability.split(".")[:2])
-    for arch in arch_list:
-        kind, _, num = arch.partition("_")
-        num = num.rstrip("af")
-        if not num.isdigit() or len(num) < 2:
-            continue
-        a_major, a_minor = int(num[:-1]), int(num[-1])
-        if kind == "sm" and a_major == major and a_minor <= minor:
-            return True
-        if kind == "compute" and (a_major, a_minor) <= (major, minor):
-            return True
-    return False
 
 
 def judge(obs: dict[str, Any] | None, holder_problem: str | None) -> tuple[bool, str | None, str]:

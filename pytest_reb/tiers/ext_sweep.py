@@ -3,11 +3,12 @@
 Informational, recorded on the C2 outcome as ``evidence["native_extensions"]``:
 the paper found environment failures concentrated in compiled modules
 (``mmcv._ext``, ``flash_attn``), and a C2 that only asks torch for CUDA never
-loads them.  The probe (``probes/ext_sweep.py``) loads every compiled module
+loads them.  The probe (``probes/ext_probe.py``) loads every compiled module
 the repository's imports reach, each in its own process; here each failure
 gets a root-cause class from the same table as every tier (``diagnose.py``),
 ``pip check`` conflicts become ``version_conflict`` lines, and the GPU
-architectures cuobjdump found in each module are set against the card's.
+architectures cuobjdump found in each module are set against the card's
+(``arch_supported``, which C2 uses for the framework's own build too).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pytest_reb.diagnose import diagnose
 from pytest_reb.target import PROBES_MOUNT, marked_json
 from pytest_reb.tiers import Context
 
-PROBE = f"{PROBES_MOUNT}/ext_sweep.py"
+PROBE = f"{PROBES_MOUNT}/ext_probe.py"
 MARKER = "REB_EXT_SWEEP"
 #: The probe's own deadline, and the host's (which also covers pip check and cuobjdump).
 DEADLINE = 240.0
@@ -41,11 +42,29 @@ def classify(error: str) -> tuple[str, str]:
     return (found[0].cls, found[0].hint) if found else ("unclassified", "")
 
 
+def arch_supported(capability: str, arch_list: list[str]) -> bool:
+    """Whether a build with ``arch_list`` can run on a card of ``capability`` ("9.0").
+
+    A cubin runs on its own major version at an equal or higher minor; PTX
+    (``compute_XY``) is compiled by the driver for any card at or above it.
+    """
+    major, minor = (int(x) for x in capability.split(".")[:2])
+    for arch in arch_list:
+        kind, _, num = arch.partition("_")
+        num = num.rstrip("af")
+        if not num.isdigit() or len(num) < 2:
+            continue
+        a_major, a_minor = int(num[:-1]), int(num[-1])
+        if kind == "sm" and a_major == major and a_minor <= minor:
+            return True
+        if kind == "compute" and (a_major, a_minor) <= (major, minor):
+            return True
+    return False
+
+
 def compare_archs(modules: Sequence[Mapping[str, Any]],
                   capabilities: Sequence[str]) -> list[dict[str, Any]]:
     """Per module with device code: its archs, the cards', and whether every card is covered."""
-    from pytest_reb.tiers.c2_cuda import arch_supported
-
     rows = []
     for m in modules:
         archs = m.get("archs")

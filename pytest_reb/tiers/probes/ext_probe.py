@@ -27,6 +27,7 @@ classifies the failures and compares architectures with the card's.
 import ast
 import contextlib
 import importlib.machinery
+import importlib.metadata as metadata
 import json
 import mmap
 import os
@@ -37,14 +38,6 @@ import subprocess
 import sys
 import threading
 import time
-
-try:
-    import importlib.metadata as metadata
-except ImportError:  # Python < 3.8
-    try:
-        import importlib_metadata as metadata  # type: ignore[no-redef]
-    except ImportError:
-        metadata = None  # type: ignore[assignment]
 
 MARKER = "REB_EXT_SWEEP"
 EXCLUDE_DIRS = {".git", "__pycache__", ".mypy_cache", ".pytest_cache", ".venv", "venv", "build",
@@ -404,9 +397,6 @@ def sweep(spec):
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PIP_NO_INDEX="1",
                PIP_DISABLE_PIP_VERSION_CHECK="1")
     out = {"python": sys.executable, "version": list(sys.version_info[:3])}
-    if metadata is None:
-        out["error"] = "importlib.metadata is not available"
-        return out
     imports, truncated = top_level_imports(checkout) if os.path.isdir(checkout) else (set(), False)
     dists, unowned = reachable(imports)
     local = local_names(checkout)
