@@ -34,9 +34,9 @@ from typing import Any
 import docker
 
 from pytest_reb.audit.report import load_report
+from pytest_reb.context import Context
 from pytest_reb.spec import OFFICIAL_REPO_DIR, OFFICIAL_REPORT_PATH, Repo
 from pytest_reb.target import LABEL_OWNER, LABEL_RUN, DockerTarget, owner_label
-from pytest_reb.tiers import Context
 from pytest_reb.tiers.c0_imports import missing_imports, probe
 
 CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"

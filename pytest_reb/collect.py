@@ -10,30 +10,18 @@ anywhere, gets the same items.
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import pytest
 
 from pytest_reb import diagnose
+from pytest_reb.context import TIER_TESTS, Context, tier_probe
 from pytest_reb.outcome import Outcome
 from pytest_reb.spec import Repo
-from pytest_reb.tiers import Context
 
 #: Stash key under which a tier test leaves its outcome for the report hooks.
 OUTCOME_KEY = pytest.StashKey[Outcome]()
-
-#: tier -> (test name, module holding ``probe``); the order is the order items run in.
-TIER_TESTS: dict[str, tuple[str, str]] = {
-    "c0": ("test_c0_imports", "pytest_reb.tiers.c0_imports"),
-    "c1": ("test_c1_cpu", "pytest_reb.tiers.c1_cpu"),
-    "c2": ("test_c2_cuda", "pytest_reb.tiers.c2_cuda"),
-    "c3": ("test_c3_single_gpu", "pytest_reb.tiers.c3_single_gpu"),
-    "c4": ("test_c4_multi_gpu", "pytest_reb.tiers.c4_multi_gpu"),
-    "c5": ("test_c5_audit", "pytest_reb.tiers.c5_audit"),
-}
-
 
 def repo_of(module: Any) -> Repo | None:
     """The module's ``repo`` if it is a repository module."""
@@ -41,9 +29,15 @@ def repo_of(module: Any) -> Repo | None:
     return repo if isinstance(repo, Repo) else None
 
 
-def tier_probe(tier: str) -> Callable[[Context], Outcome]:
-    """The ``probe`` function of a tier, imported on first use."""
-    return importlib.import_module(TIER_TESTS[tier][1]).probe  # type: ignore[no-any-return]
+def repo_commits(items: Iterable[Any]) -> dict[str, str]:
+    """owner/name -> pinned commit, from the collected repository modules (for the
+    official layout, which names each repository's commit)."""
+    out: dict[str, str] = {}
+    for item in items:
+        repo = repo_of(getattr(item, "module", None))
+        if repo is not None:
+            out[repo.name] = repo.commit
+    return out
 
 
 def judge(outcome: Outcome) -> None:

@@ -14,10 +14,10 @@ from collections.abc import Iterator
 import pytest
 
 from pytest_reb.collect import repo_of
+from pytest_reb.context import Context
 from pytest_reb.matrix import TargetSpec
 from pytest_reb.session import RebSession
 from pytest_reb.target import Target
-from pytest_reb.tiers import Context
 
 SESSION_KEY = pytest.StashKey[RebSession]()
 

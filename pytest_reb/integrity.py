@@ -2,7 +2,7 @@
 
 The official rules forbid editing the repository and never check it
 (reference §12.1.2): an agent can make an entrypoint ``exit 0`` and pass.
-Here the host reads the target's files from outside (``outside.py``), so
+Here the host reads the target's files from outside (``hostview.py``), so
 neither ``git`` nor any program of the target is trusted or even needed:
 
 1. the checkout's object store (``.git/objects``: loose objects and packs,
@@ -43,7 +43,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pytest_reb import outside
+from pytest_reb import hostview
 from pytest_reb.target import Target, read_git_commit
 
 #: The kinds that mean "this file is not what the pinned commit holds".
@@ -80,7 +80,7 @@ def edited(findings: list[dict[str, Any]], path: str | None) -> dict[str, Any] |
 def check(target: Target, checkout: str, commit: str) -> list[dict[str, Any]]:
     """Findings about ``checkout`` in ``target`` against ``commit``; [] when it is intact."""
     commit = commit.lower()
-    view = outside.view(target)  # a TargetError here is the tier's infra failure
+    view = hostview.view(target)  # a TargetError here is the tier's infra failure
     try:
         if view is None:
             return _with_target_git(target, checkout, commit)
@@ -96,7 +96,7 @@ def check(target: Target, checkout: str, commit: str) -> list[dict[str, Any]]:
 
 
 class _Check:
-    def __init__(self, view: outside.HostView, checkout: str, commit: str) -> None:
+    def __init__(self, view: hostview.HostView, checkout: str, commit: str) -> None:
         self.view = view
         self.checkout = checkout
         self.commit = commit
@@ -272,7 +272,7 @@ def _kind(mode: int) -> str:
 def _blob_sha(path: str) -> str | None:
     """Git's blob hash of a file: sha1 over ``blob <size>\\0`` and the content."""
     try:
-        with outside.open_regular(path) as fh:
+        with hostview.open_regular(path) as fh:
             size = os.fstat(fh.fileno()).st_size
             h = hashlib.sha1(f"blob {size}\0".encode())
             read = 0
@@ -292,7 +292,7 @@ def _lfs_match(objects: _Objects, sha: str, path: str) -> bool:
     if m is None:
         return False
     try:
-        with outside.open_regular(path) as fh:
+        with hostview.open_regular(path) as fh:
             h, size = hashlib.sha256(), 0
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 h.update(chunk)
@@ -305,7 +305,7 @@ def _lfs_match(objects: _Objects, sha: str, path: str) -> bool:
 def _diff(before: bytes, path: str, rel: str) -> str:
     """The start of a unified diff, for a person reading the finding (text files only)."""
     try:
-        with outside.open_regular(path) as fh:
+        with hostview.open_regular(path) as fh:
             after = fh.read(1 << 20)
     except OSError:
         return ""

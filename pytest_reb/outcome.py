@@ -1,6 +1,8 @@
 """The ``Outcome`` record and the durable outcome log.
 
-An outcome is what one tier observed on one target.  It is plain JSON-able
+An outcome is what one tier observed on one target.  The tier names and the
+size of an environment (``mib_of``) live here too: they are what the reports
+read of an outcome, so ``report/`` needs this module and no other.  It is plain JSON-able
 data because it must survive three journeys: from an xdist worker to the
 controller (on the test report), into ``outcomes.jsonl`` the moment it exists
 (so a killed run loses nothing finished), and back out of that file for
@@ -20,15 +22,10 @@ from typing import Any, Literal
 
 Status = Literal["passed", "failed", "skipped"]
 
-#: The official failure vocabulary, plus ours (``cuda_unavailable``, ``infra``,
-#: ``no_gpu_evidence``, ``kernel_mismatch``, ``arch_unsupported``, ``integrity``).
-CATEGORIES = frozenset({
-    "deps", "runtime", "timeout", "oom", "missing_report", "invalid_report",
-    "entrypoint_not_found", "insufficient_hardware", "data", "model", "not_applicable",
-    "cuda_unavailable", "no_gpu_evidence", "kernel_mismatch", "arch_unsupported",
-    "integrity", "infra", "pids_limit", "pyright_failed", "pyright_wrong_interpreter",
-    "path_hallucination", "version_hallucination", "capability_hallucination", "unknown",
-})
+#: The tiers, in the order they run and print.
+TIERS = ("c0", "c1", "c2", "c3", "c4", "c5")
+TIER_TITLES = {"c0": "C0 static imports", "c1": "C1 CPU", "c2": "C2 CUDA alignment",
+               "c3": "C3 single GPU", "c4": "C4 distributed", "c5": "C5 report audit"}
 
 
 @dataclass
@@ -117,3 +114,12 @@ class OutcomeLog:
     def latest(self) -> dict[str, Outcome]:
         """The last outcome recorded for each (repository, target, tier)."""
         return {o.key: o for o in self}
+
+
+def mib_of(evidence: object) -> int | None:
+    """The measured environment size in MiB (the official ``env_prefix_size_MB`` unit), or
+    None: what C5's ``evidence["env_size"]`` holds when ``env_size.measure`` succeeded."""
+    if not isinstance(evidence, dict) or evidence.get("status") != "measured":
+        return None
+    mib = evidence.get("mib")
+    return mib if type(mib) is int and mib >= 0 else None

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from pytest_reb import fixtures
-from pytest_reb.collect import OUTCOME_KEY, RepoModule, repo_of
+from pytest_reb.collect import OUTCOME_KEY, RepoModule, repo_commits, repo_of
 from pytest_reb.distribute import shard_keys
 from pytest_reb.fixtures import SESSION_KEY, reb_session
 from pytest_reb.matrix import MatrixError, TargetSpec
-from pytest_reb.outcome import Outcome
+from pytest_reb.outcome import TIER_TITLES, Outcome
 from pytest_reb.report import official, summary, terminal
 from pytest_reb.session import (
     RebOptions,
@@ -33,7 +33,6 @@ from pytest_reb.session import (
 )
 from pytest_reb.spec import Repo
 from pytest_reb.target import checkout_commit
-from pytest_reb.tiers import TIER_TITLES
 
 MARKERS = {
     "c0": "C0 static: pyright finds the imports the environment cannot resolve",
@@ -294,7 +293,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         layout = session.config.getoption("reb_official_layout")
         if layout:
             official.write_layout(Path(layout), list(outcomes.values()), run_id=reb.run_id,
-                                  mode=data["mode"], commits=official.commits(session.items))
+                                  mode=data["mode"], commits=repo_commits(session.items))
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

@@ -24,11 +24,10 @@ from typing import Any
 import pytest
 
 from pytest_reb.audit.report import MAX_REPORT_BYTES, load_report
-from pytest_reb.collect import tier_probe
+from pytest_reb.context import Context, tier_probe
 from pytest_reb.outcome import Outcome, OutcomeLog
 from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo
 from pytest_reb.target import DockerTarget, Limits
-from pytest_reb.tiers import Context
 
 pytestmark = pytest.mark.container
 

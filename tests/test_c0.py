@@ -22,10 +22,10 @@ import pytest
 from repomodules import write_tree as tree  # tests/repomodules.py
 
 from pytest_reb.audit.report import ReportLoad, load_report
+from pytest_reb.context import Context
 from pytest_reb.outcome import Outcome, OutcomeLog
 from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo
 from pytest_reb.target import DockerTarget, LocalTarget, Target, image_file
-from pytest_reb.tiers import Context
 from pytest_reb.tiers.c0_imports import (
     PINNED_RULES,
     Selection,

@@ -18,9 +18,8 @@ import breakage  # tests/breakage.py: pytest puts this folder on sys.path
 import pytest
 
 from pytest_reb import diagnose
-from pytest_reb.outcome import Outcome, OutcomeLog
+from pytest_reb.outcome import TIER_TITLES, Outcome, OutcomeLog
 from pytest_reb.report import summary, terminal
-from pytest_reb.tiers import TIER_TITLES
 from pytest_reb.tiers.ext_sweep import summarise
 
 CAPTURED = {p.stem: json.loads(p.read_text()) for p in sorted(breakage.CAPTURED.glob("*.json"))}

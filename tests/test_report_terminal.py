@@ -12,9 +12,8 @@ import json
 import pytest
 from minirepo import mini_project  # tests/minirepo.py: pytest puts this folder on sys.path
 
-from pytest_reb.outcome import Outcome
+from pytest_reb.outcome import TIER_TITLES, Outcome
 from pytest_reb.report import summary, terminal
-from pytest_reb.tiers import TIER_TITLES
 
 
 def oc(tier: str, status: str = "passed", category: str | None = None, *, target: str = "img:a",

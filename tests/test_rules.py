@@ -169,8 +169,8 @@ def test_values_in_a_shell_script_are_quoted() -> None:
     import shlex
 
     from pytest_reb.audit.report import ReportLoad
+    from pytest_reb.context import Context
     from pytest_reb.spec import Repo
-    from pytest_reb.tiers import Context
     from pytest_reb.tiers.entrypoint import _command, places
 
     evil = "/x; touch /tmp/pwned; y/bin/python"

@@ -17,8 +17,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
+from pytest_reb.outcome import TIERS
 from pytest_reb.report.summary import HALLUCINATIONS
-from pytest_reb.tiers import TIERS
 
 PASSED, FAILED, SKIPPED, UNKNOWN = "#3a9a4f", "#d9534f", "#b0b0b0", "#e8e8e8"
 GPU_TIERS = ("c1", "c2", "c3", "c4")

@@ -24,14 +24,12 @@ import re
 import shlex
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_reb.collect import repo_of
-from pytest_reb.outcome import Outcome
+from pytest_reb.outcome import Outcome, mib_of
 from pytest_reb.report.summary import HALLUCINATIONS, applies, imports_total, missing_count
-from pytest_reb.tiers.env_size import mib_of
 
 #: tier -> official stage name.
 STAGES = {"c0": "pyright", "c1": "cpu", "c2": "cuda", "c3": "single_gpu", "c4": "multi_gpu",
@@ -44,16 +42,6 @@ CATEGORY_FIELDS = ("repo_slug", "repo", "git_link", "commit", "supports_cpu",
                    "supports_single_gpu", "supports_multi_gpu", "cpu_skip_reason",
                    "single_gpu_skip_reason", "multi_gpu_skip_reason", "category")
 EXCERPT_CHARS = 8000
-
-
-def commits(items: Iterable[Any]) -> dict[str, str]:
-    """owner/name -> pinned commit, from the collected repository modules."""
-    out: dict[str, str] = {}
-    for item in items:
-        repo = repo_of(getattr(item, "module", None))
-        if repo is not None:
-            out[repo.name] = repo.commit
-    return out
 
 
 def job_id(run_id: str, repo: str, commit: str, baseline: str, target: str) -> str:

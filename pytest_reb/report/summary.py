@@ -14,9 +14,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from pytest_reb.diagnose import count as count_classes
-from pytest_reb.outcome import Outcome
-from pytest_reb.tiers import TIERS
-from pytest_reb.tiers.env_size import mib_of
+from pytest_reb.outcome import TIERS, Outcome, mib_of
 
 #: The denominators of the full benchmark (all 44 repositories).
 OFFICIAL_DENOMINATORS = {"c0": 2858, "c1": 29, "c2": 44, "c3": 43, "c4": 32}

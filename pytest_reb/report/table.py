@@ -27,7 +27,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from pytest_reb.outcome import Outcome, OutcomeLog
+from pytest_reb.outcome import TIERS, Outcome, OutcomeLog, mib_of
 from pytest_reb.report.summary import (
     HALLUCINATIONS,
     applies,
@@ -35,8 +35,6 @@ from pytest_reb.report.summary import (
     hallucinations,
     mean_duration,
 )
-from pytest_reb.tiers import TIERS
-from pytest_reb.tiers.env_size import mib_of
 
 #: tier -> official column prefix.
 PREFIX = {"c1": "c1_cpu", "c2": "c2_cuda", "c3": "c3_single_gpu", "c4": "c4_multi_gpu"}

@@ -12,15 +12,13 @@ import textwrap
 from collections import defaultdict
 from collections.abc import Mapping
 
-from pytest_reb.outcome import Outcome
+from pytest_reb.outcome import TIERS, Outcome, mib_of
 from pytest_reb.report.summary import (
     HALLUCINATIONS,
     missing_count,
     root_causes_by_environment,
     tally,
 )
-from pytest_reb.tiers import TIERS
-from pytest_reb.tiers.env_size import mib_of
 
 WIDTH = 79
 _MARK = {"passed": "PASS", "failed": "FAIL", "skipped": "skip"}

@@ -45,9 +45,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_reb import diagnose
+from pytest_reb.context import Context
 from pytest_reb.outcome import Outcome
 from pytest_reb.target import NODE_MOUNT, PROBES_DIR, PYRIGHT_MOUNT, ExecResult
-from pytest_reb.tiers import Context
 
 #: Directories never analysed nor counted (the official exclusion set).
 EXCLUDE_DIRS = frozenset({

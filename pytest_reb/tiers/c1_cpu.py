@@ -8,8 +8,8 @@ rules.
 
 from __future__ import annotations
 
+from pytest_reb.context import Context
 from pytest_reb.outcome import Outcome
-from pytest_reb.tiers import Context
 from pytest_reb.tiers.entrypoint import run_stage
 
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_reb import diagnose, fakes
+from pytest_reb import diagnose, fakescan
+from pytest_reb.context import Context
 from pytest_reb.outcome import Outcome
 from pytest_reb.target import PROBES_MOUNT, marked_json
-from pytest_reb.tiers import Context, ext_sweep
+from pytest_reb.tiers import ext_sweep
 from pytest_reb.tiers.entrypoint import categorise, evidence_of, held_any_gpu
 from pytest_reb.tiers.ext_sweep import arch_supported
 
@@ -88,5 +89,5 @@ def probe(ctx: Context) -> Outcome:
             ctx, capabilities=[str(d.get("capability")) for d in (obs or {}).get("devices") or []],
             framework_cuda=(obs or {}).get("cuda_build"))
     # Informational: hooks, stub extensions and wrapper scripts an agent may have planted.
-    o.findings = fakes.scan(ctx.target, ctx.python, ctx.checkout)
+    o.findings = fakescan.scan(ctx.target, ctx.python, ctx.checkout)
     return o

@@ -6,8 +6,8 @@ needs the host to have seen a process of the run with a GPU device open.
 
 from __future__ import annotations
 
+from pytest_reb.context import Context
 from pytest_reb.outcome import Outcome
-from pytest_reb.tiers import Context
 from pytest_reb.tiers.entrypoint import hardware_gate, held_any_gpu, run_stage
 
 

@@ -9,8 +9,8 @@ one process shards a model, that process must have held two GPUs.
 
 from __future__ import annotations
 
+from pytest_reb.context import Context
 from pytest_reb.outcome import Outcome
-from pytest_reb.tiers import Context
 from pytest_reb.tiers.entrypoint import hardware_gate, ranks_on_gpus, run_stage
 
 

@@ -14,14 +14,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from pytest_reb import env_size
 from pytest_reb.audit.observe import observe_python
 from pytest_reb.audit.report import ReportLoad
 from pytest_reb.audit.result import AuditResult
 from pytest_reb.audit.rules import audit
-from pytest_reb.collect import tier_probe
+from pytest_reb.context import Context, tier_probe
 from pytest_reb.outcome import Outcome
 from pytest_reb.spec import CompatVariant
-from pytest_reb.tiers import Context, env_size
 
 
 def _wants_c4(load: ReportLoad, variant: CompatVariant) -> bool:

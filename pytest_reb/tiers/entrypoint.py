@@ -22,10 +22,10 @@ from typing import Any
 from pytest_reb import diagnose, integrity
 from pytest_reb.assets import view
 from pytest_reb.assets.fetchers import checkout_copy
+from pytest_reb.context import Context
 from pytest_reb.outcome import Outcome
 from pytest_reb.spec import Asset, Run
 from pytest_reb.target import PROBES_MOUNT, SHIMLIB_MOUNT, ExecResult, Profile
-from pytest_reb.tiers import Context
 from pytest_reb.tiers.shims import shim_path, with_shim
 
 #: (category, pattern) in order: the first match names a failed run's category.

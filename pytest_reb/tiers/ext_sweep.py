@@ -18,9 +18,9 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_reb.context import Context
 from pytest_reb.diagnose import diagnose
 from pytest_reb.target import PROBES_MOUNT, marked_json
-from pytest_reb.tiers import Context
 
 PROBE = f"{PROBES_MOUNT}/ext_probe.py"
 MARKER = "REB_EXT_SWEEP"

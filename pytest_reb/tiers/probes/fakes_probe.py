@@ -9,7 +9,7 @@ One set of rules over a small filesystem interface (``listdir``, ``read``,
   there it also sees what only the running interpreter knows: its ``sys.path``,
   the import hooks installed at startup, whether ``torch.cuda``'s queries were
   replaced before any code of ours ran.
-* imported by the host (``pytest_reb.fakes``), which applies the same rules to
+* imported by the host (``pytest_reb.fakescan``), which applies the same rules to
   the target's files seen from outside, where a lying interpreter cannot
   interfere.
 

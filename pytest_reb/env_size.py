@@ -57,11 +57,3 @@ def measure(target: Target, python: str) -> dict[str, Any]:
                 "bytes": None}
     return {"status": "measured", "python": python, **data, "mib": round(data["bytes"] / MIB),
             "duration": round(res.duration, 3)}
-
-
-def mib_of(evidence: object) -> int | None:
-    """The measured size in MiB (the official ``env_prefix_size_MB`` unit), or None."""
-    if not isinstance(evidence, dict) or evidence.get("status") != "measured":
-        return None
-    mib = evidence.get("mib")
-    return mib if type(mib) is int and mib >= 0 else None

@@ -14,7 +14,7 @@ The rules live in the probe (``probes/fakes_probe.py``) and run twice:
 * inside the target, under the report's interpreter: it alone knows its
   ``sys.path``, the import hooks installed at startup, and whether
   ``torch.cuda``'s queries were replaced before any code ran;
-* on the host, over the target's files seen from outside (``outside.py``):
+* on the host, over the target's files seen from outside (``hostview.py``):
   what a lying interpreter cannot hide.  The directories it looks at are the
   report interpreter's own (found from its path, outside) plus those the
   inside run named.
@@ -32,7 +32,7 @@ from functools import cache
 from types import ModuleType
 from typing import Any
 
-from pytest_reb import outside
+from pytest_reb import hostview
 from pytest_reb.target import PROBES_DIR, PROBES_MOUNT, Target, marked_json
 
 PROBE = f"{PROBES_MOUNT}/fakes_probe.py"
@@ -60,7 +60,7 @@ def parse(stdout: str) -> dict[str, Any] | None:
 def scan(target: Target, python: str, checkout: str | None = None) -> list[dict[str, Any]]:
     """Findings about ``python``'s environment on ``target``: host-seen first, then inside-only."""
     inside = _inside(target, python, checkout)
-    view = outside.view(target, target.gpus)
+    view = hostview.view(target, target.gpus)
     found: list[dict[str, Any]] = []
     if view is not None:
         dirs = _site_dirs(view, python) + _strings(inside.get("site_dirs"))
@@ -107,7 +107,7 @@ def _strings(value: object) -> list[str]:
     return [v for v in value if isinstance(v, str) and v.startswith("/") and len(v) < 4096]
 
 
-def _site_dirs(view: outside.HostView, python: str) -> list[str]:
+def _site_dirs(view: hostview.HostView, python: str) -> list[str]:
     """The interpreter's library directories, found from its path alone (venv, conda, system)."""
     prefixes = [posixpath.dirname(posixpath.dirname(python))]
     real = view.resolve(python)

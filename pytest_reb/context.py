@@ -1,0 +1,148 @@
+"""What a tier's probe is given: one repository on one target, and the tier -> probe registry.
+
+``Context`` is everything a tier needs about one (repository, target) pair:
+the spec, the target, the interpreter the report names, the mode.  The
+fixtures in ``pytest_reb.fixtures`` build it once per pair and cache each
+tier's outcome on it, which is what lets C5 ask for every other tier without
+running any of them twice.  It lives apart from ``tiers/`` and ``collect.py``
+so that imports run one way: collection and the tiers both import it, and it
+imports no tier (``tier_probe`` finds one by name, on first use).
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import PurePosixPath
+from typing import Any
+
+from pytest_reb.assets.cache import AssetCache
+from pytest_reb.assets.view import attach
+from pytest_reb.audit.report import ReportLoad
+from pytest_reb.lease import GpuLeases
+from pytest_reb.outcome import Outcome
+from pytest_reb.spec import Repo
+from pytest_reb.target import Target, TargetError
+from pytest_reb.tiers.shims import mount_first
+
+#: tier -> (test name, module holding ``probe``); the order is the order items run in.
+TIER_TESTS: dict[str, tuple[str, str]] = {
+    "c0": ("test_c0_imports", "pytest_reb.tiers.c0_imports"),
+    "c1": ("test_c1_cpu", "pytest_reb.tiers.c1_cpu"),
+    "c2": ("test_c2_cuda", "pytest_reb.tiers.c2_cuda"),
+    "c3": ("test_c3_single_gpu", "pytest_reb.tiers.c3_single_gpu"),
+    "c4": ("test_c4_multi_gpu", "pytest_reb.tiers.c4_multi_gpu"),
+    "c5": ("test_c5_audit", "pytest_reb.tiers.c5_audit"),
+}
+
+
+def tier_probe(tier: str) -> Callable[[Context], Outcome]:
+    """The ``probe`` function of a tier, imported on first use."""
+    return importlib.import_module(TIER_TESTS[tier][1]).probe  # type: ignore[no-any-return]
+
+
+@dataclass
+class Context:
+    """One repository on one target, for the length of a module.
+
+    The target and the report are fetched the first time a probe needs them,
+    so a resumed or skipped tier never starts a container.
+    """
+
+    repo: Repo
+    target_name: str
+    connect: Callable[[], Target]
+    read_report: Callable[[], ReportLoad]
+    resumed: Mapping[str, Outcome] = field(default_factory=dict)
+    leases: GpuLeases = field(default_factory=lambda: GpuLeases([]))
+    python_override: str | None = None
+    repo_dir: str | None = None
+    assets_dir: str | None = None
+    compat: bool = False
+    agent: str | None = None
+    #: the host's asset cache: its view of this repository is mounted at ``{assets}``
+    asset_cache: AssetCache | None = None
+    #: C2 sweeps the native extensions (``--reb-no-ext-sweep`` turns it off)
+    ext_sweep: bool = True
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+
+    @cached_property
+    def target(self) -> Target:
+        """The target, with the asset view and shim folder mounted before anything runs."""
+        target = self.connect()
+        mount_first(target, self.repo, self.checkout)
+        seen = attach(target, self.repo, self.asset_cache, self.checkout)
+        if seen is not None and self.assets_dir is None:
+            self.assets_dir = seen
+        return target
+
+    @cached_property
+    def report(self) -> ReportLoad:
+        return self.read_report()
+
+    @cached_property
+    def integrity(self) -> list[dict[str, Any]]:
+        """The checkout's tracked files against the pinned commit: checked once per target,
+        before the first entrypoint runs (``integrity.py``)."""
+        from pytest_reb import integrity
+
+        return integrity.check(self.target, self.checkout, self.repo.commit)
+
+    @property
+    def python(self) -> str | None:
+        """The interpreter every tier runs: ``--reb-python``, else the report's.
+
+        Compat runs whatever ``python_path`` the report names even when the
+        report fails validation, as the official harness did.
+        """
+        if self.python_override:
+            return self.python_override
+        return self.report.claimed_python if self.compat else self.report.python
+
+    @property
+    def checkout(self) -> str:
+        return self.repo_dir or self.repo.repo_dir
+
+    @property
+    def assets(self) -> str:
+        return self.assets_dir or str(PurePosixPath(self.checkout) / "benchmark_assets")
+
+    def outcome(self, tier: str, **kw: object) -> Outcome:
+        """A fresh outcome of ``tier`` for this pair (status defaults to failed)."""
+        kw.setdefault("status", "failed")
+        return Outcome(repo=self.repo.name, target=self.target_name, tier=tier,
+                       agent=self.agent, **kw)  # type: ignore[arg-type]
+
+    def verdict(self, outcome: Outcome) -> Outcome:
+        """Set ``status`` from the mode's verdict; keep both verdicts on the record."""
+        chosen = outcome.compat if self.compat else outcome.strict
+        outcome.status = "passed" if chosen else "failed"
+        if outcome.status == "passed":
+            outcome.category = None
+        return outcome
+
+    def once(self, tier: str, probe: Callable[[Context], Outcome]) -> Outcome:
+        """Run ``probe`` the first time a tier is asked for; afterwards return what it saw.
+
+        An outcome a resumed run already holds is returned without running anything.
+        """
+        if tier not in self.outcomes:
+            done = self.resumed.get(f"{self.repo.name}|{self.target_name}|{tier}")
+            self.outcomes[tier] = done if done is not None else self._guarded(tier, probe)
+        return self.outcomes[tier]
+
+    def _guarded(self, tier: str, probe: Callable[[Context], Outcome]) -> Outcome:
+        """A probe whose target failed under it gets ``infra``, not a traceback."""
+        started = time.time()
+        try:
+            outcome = probe(self)
+            outcome.started = started  # made after the probe ran; it began here
+            return outcome
+        except TargetError as exc:
+            outcome = self.outcome(tier, category="infra", strict=False, compat=False,
+                                   message=f"not run to the end: {exc}")
+            outcome.started, outcome.duration = started, round(time.time() - started, 3)
+            return outcome
