@@ -40,7 +40,6 @@ see ``NOT_DIAGNOSED``.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -455,16 +454,3 @@ def explain(diagnosis: Iterable[Mapping[str, Any]], *, said: str = "", evidence:
 
 
 # --------------------------------------------------------------------------- across a run
-
-
-def classes_of(diagnosis: Iterable[Mapping[str, Any]]) -> list[str]:
-    """The distinct classes of one outcome's diagnosis, in its order."""
-    return list(dict.fromkeys(str(d.get("class")) for d in diagnosis if d.get("class")))
-
-
-def count(diagnoses: Iterable[Iterable[Mapping[str, Any]]]) -> dict[str, int]:
-    """Per class, how many of the given diagnoses (one per outcome or target) name it."""
-    counter: Counter[str] = Counter()
-    for diagnosis in diagnoses:
-        counter.update(classes_of(diagnosis))
-    return dict(sorted(counter.items(), key=lambda kv: (-kv[1], kv[0])))

@@ -15,7 +15,8 @@ import fcntl
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
@@ -123,3 +124,16 @@ def mib_of(evidence: object) -> int | None:
         return None
     mib = evidence.get("mib")
     return mib if type(mib) is int and mib >= 0 else None
+
+
+def classes_of(diagnosis: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The distinct root-cause classes of one outcome's ``diagnosis``, in its order."""
+    return list(dict.fromkeys(str(d.get("class")) for d in diagnosis if d.get("class")))
+
+
+def count_classes(diagnoses: Iterable[Iterable[Mapping[str, Any]]]) -> dict[str, int]:
+    """Per class, how many of the given diagnoses (one per outcome or target) name it."""
+    counter: Counter[str] = Counter()
+    for diagnosis in diagnoses:
+        counter.update(classes_of(diagnosis))
+    return dict(sorted(counter.items(), key=lambda kv: (-kv[1], kv[0])))

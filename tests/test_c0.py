@@ -26,21 +26,18 @@ from pytest_reb.context import Context
 from pytest_reb.outcome import Outcome, OutcomeLog
 from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo
 from pytest_reb.target import DockerTarget, LocalTarget, Target, image_file
-from pytest_reb.tiers.c0_imports import (
+from pytest_reb.tiers.c0_imports import imported_names, imports_total, probe, top_level_imports
+from pytest_reb.tiers.c0_pyright import (
     PINNED_RULES,
     Selection,
     binding_problem,
     import_dirs,
-    imported_names,
-    imports_total,
     missing_imports,
     parse_jsonc,
-    probe,
     pyright_config,
     search_paths,
     select_targets,
     strict_missing,
-    top_level_imports,
 )
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,8 +13,7 @@ import time
 from collections import Counter, defaultdict
 from typing import Any
 
-from pytest_reb.diagnose import count as count_classes
-from pytest_reb.outcome import TIERS, Outcome, mib_of
+from pytest_reb.outcome import TIERS, Outcome, count_classes, mib_of
 
 #: The denominators of the full benchmark (all 44 repositories).
 OFFICIAL_DENOMINATORS = {"c0": 2858, "c1": 29, "c2": 44, "c3": 43, "c4": 32}
