@@ -1,24 +1,35 @@
-"""Turning a ``repos/`` module into tier items, parametrized by target.
+"""Turning a ``repos/`` module into tier items, and keeping each target on its own.
 
-A repository module holds one ``repo = Repo(...)`` and no test code.  Its
-collector adds the generic tier tests (``test_c1_cpu`` ...) to the module
-before pytest collects it, so they are ordinary test functions: they take
-fixtures, carry the markers ``c0``...``c5``, parametrize by target, and run
-under xdist like any other test.  A user's own module of the same shape,
-anywhere, gets the same items.
+A repository module holds one ``repo = Repo(...)`` and no test code.  When
+pytest reaches that name, the generic tier tests (``test_c1_cpu`` ...) are
+added to the module and collected in its place, so they are ordinary test
+functions: they take fixtures, carry the markers ``c0``...``c5``, parametrize
+by target, and run under xdist like any other test.  A user's own module of
+the same shape, anywhere, gets the same items; every other module is left to
+pytest as it is.
+
+After collection, a target stays only on the repository module it belongs to
+(the matrix row's repository, ``--reb-repo``, else the checkout's commit) and
+only in this shard's (repository, target) pairs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_reb import diagnose
 from pytest_reb.context import TIER_TESTS, Context, tier_probe
+from pytest_reb.distribute import shard_keys
 from pytest_reb.outcome import Outcome
 from pytest_reb.spec import Repo
+from pytest_reb.target import checkout_commit
+
+if TYPE_CHECKING:
+    from pytest_reb.matrix import TargetSpec
+    from pytest_reb.session import RebOptions
 
 #: Stash key under which a tier test leaves its outcome for the report hooks.
 OUTCOME_KEY = pytest.StashKey[Outcome]()
@@ -70,13 +81,74 @@ def _make_test(tier: str) -> Callable[..., None]:
 _TESTS = {tier: _make_test(tier) for tier in TIER_TESTS}
 
 
-class RepoModule(pytest.Module):
-    """A test module that gains the tier tests when it holds a ``Repo``."""
+def tier_items(collector: pytest.Module) -> list[pytest.Item]:
+    """The tier items of a repository module, collected where its ``repo`` stands.
 
-    def collect(self) -> Any:
-        module = self.obj
-        if repo_of(module) is not None:
-            for tier, (name, _) in TIER_TESTS.items():
-                if name not in vars(module):
-                    setattr(module, name, _TESTS[tier])
-        return super().collect()
+    The tier tests become attributes of the module (pytest finds a test
+    function through its module), then go through ``pytest_pycollect_makeitem``
+    like any function, which parametrizes them.  A tier the module defines
+    itself is its own and pytest collects it as usual.
+    """
+    module = collector.obj
+    items: list[pytest.Item] = []
+    for tier, (name, _) in TIER_TESTS.items():
+        if name in vars(module):
+            continue
+        setattr(module, name, _TESTS[tier])
+        made = collector.ihook.pytest_pycollect_makeitem(collector=collector, name=name,
+                                                         obj=_TESTS[tier])
+        items += made if isinstance(made, list) else [made]
+    return items
+
+
+def _matches(wanted: str, repo: Repo, module: Any) -> bool:
+    """A repository named by owner/name or by its module's name, case aside."""
+    return wanted.lower() in (repo.name.lower(), module.__name__.lower())
+
+
+def targets_of(module: Any, targets: Sequence[TargetSpec]) -> list[TargetSpec]:
+    """The targets to parametrize a module by: a matrix row pinned to another repository is
+    not this module's (unless no row is this module's: then collection decides)."""
+    repo = repo_of(module)
+    if repo is None:
+        return list(targets)
+    return [t for t in targets if not t.repo or _matches(t.repo, repo, module)] or list(targets)
+
+
+def unwanted(items: Sequence[pytest.Item], options: RebOptions) -> list[pytest.Item]:
+    """The items to deselect: a target on a repository module it does not belong to, or a
+    (repository, target) pair of another shard.
+
+    With several repository modules and nothing naming the repository, the
+    target's checkout commit decides (read once per target, nothing started).
+    """
+    modules = {id(r) for r in (repo_of(getattr(i, "module", None)) for i in items) if r}
+    pinned = options.repo or any(t.repo for t in options.targets)
+    commits: dict[str, str | None] = {}
+
+    def belongs(item: pytest.Item, repo: Repo, target: TargetSpec) -> bool:
+        wanted = target.repo or options.repo or ""
+        if wanted:
+            return _matches(wanted, repo, item.module)  # type: ignore[attr-defined]
+        if len(modules) <= 1:
+            return True
+        if target.url not in commits:
+            commits[target.url] = checkout_commit(target.url, options.repo_dir or repo.repo_dir)
+        return commits[target.url] == repo.commit.lower()
+
+    pairs: dict[pytest.Item, str] = {}
+    drop = []
+    for item in items:
+        repo = repo_of(getattr(item, "module", None))
+        callspec = getattr(item, "callspec", None)
+        target = callspec.params.get("reb_target_spec") if callspec else None
+        if repo is None or target is None:
+            continue
+        if (pinned or len(modules) > 1) and not belongs(item, repo, target):
+            drop.append(item)
+        else:
+            pairs[item] = f"{repo.name}|{target.id}"
+    if options.shard:
+        mine = shard_keys(set(pairs.values()), options.shard)
+        drop += [item for item, key in pairs.items() if key not in mine]
+    return drop

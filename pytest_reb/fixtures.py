@@ -1,4 +1,4 @@
-"""The fixtures a repository module's tier tests use.
+"""The fixtures a repository module's tier tests use (registered while pytest-reb is active).
 
 ``reb_target`` is parametrized (module scope) by the targets that apply to
 the module; ``reb_ctx`` holds the ``Context`` of that (repository, target)
@@ -16,13 +16,13 @@ import pytest
 from pytest_reb.collect import repo_of
 from pytest_reb.context import Context
 from pytest_reb.matrix import TargetSpec
+from pytest_reb.plugin import SESSION_KEY
 from pytest_reb.session import RebSession
 from pytest_reb.target import Target
 
-SESSION_KEY = pytest.StashKey[RebSession]()
-
 
 def reb_session(config: pytest.Config) -> RebSession:
+    """The run; these fixtures are registered only once it exists."""
     return config.stash[SESSION_KEY]
 
 

@@ -1,10 +1,13 @@
 """One pytest-reb run: its id and folder, its targets, its outcome log, and cleanup.
 
 There is one ``RebSession`` per process (the controller and each xdist
-worker).  The controller names the run and passes the name to workers, so
-they all label containers alike and write into the same run folder; only
-the controller writes ``outcomes.jsonl`` and ``summary.json``, from the
-reports it receives, which is what keeps the log consistent under ``-n``.
+worker), made when the plugin becomes active (``RebSession.open``).  The
+controller names the run and passes the name to workers, so they all label
+containers alike and write into the same run folder; only the controller
+writes ``outcomes.jsonl`` and ``summary.json``, from the reports it receives,
+which is what keeps the log consistent under ``-n``.  What a run does before
+its first item (pre-flight of the Docker engine, ``--reb-prepare``) and after
+its last (the sweep of its containers) is here too, so the plugin only calls it.
 """
 
 from __future__ import annotations
@@ -17,15 +20,18 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pytest_reb.assets.cache import AssetCache, Prepared, default_cache
 from pytest_reb.assets.fetchers import checkout_copy
 from pytest_reb.audit.report import MAX_REPORT_BYTES, ReportLoad, load_report
+from pytest_reb.collect import repo_commits, repo_of
 from pytest_reb.distribute import parse_shard
 from pytest_reb.evidence import host_gpus
 from pytest_reb.lease import LOCK_DIR, GpuLeases
@@ -42,6 +48,11 @@ from pytest_reb.target import (
     is_remote,
     make_target,
 )
+
+#: What a run without targets says once, so 264 skips are not a surprise.
+NO_TARGET = "reb: no target given (--reb-image / --reb-host): tier items will skip"
+#: The tiers that run a stage, and so read assets (C5 asks for them).
+STAGE_TESTS = ("test_c1_cpu", "test_c3_single_gpu", "test_c4_multi_gpu", "test_c5_audit")
 
 
 @dataclass
@@ -118,6 +129,70 @@ class RebSession:
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     resumed: dict[str, Outcome] = field(default_factory=dict)
 
+    @classmethod
+    def open(cls, config: pytest.Config) -> RebSession:
+        """The run of this process, checked before anything is collected.
+
+        Bad options and an engine that cannot serve ``--reb-image`` are usage
+        errors; the xdist controller checks the engine once for all workers.
+        SIGTERM is turned into Ctrl-C only when there are targets, whose
+        containers pytest's teardown must then remove.
+        """
+        try:
+            options = RebOptions.from_config(config)
+        except ValueError as exc:  # MatrixError is one
+            raise pytest.UsageError(str(exc)) from None
+        workerinput = getattr(config, "workerinput", None)
+        try:
+            run_id = (workerinput["reb_run_id"] if workerinput else
+                      resolve_run(options.outdir, options.resume))
+        except TargetError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        session = cls(options, run_id, controller=workerinput is None)
+        if session.controller:
+            session.preflight()
+        session.load_resume()
+        if options.targets:
+            install_sigterm()
+        return session
+
+    def preflight(self) -> None:
+        """``--reb-image`` needs an engine that answers and holds every image (never pulled)."""
+        images = sorted({t.image for t in self.options.targets if t.image})
+        if not images:
+            return
+        problem = docker_available()
+        if problem:
+            raise pytest.UsageError(f"pytest-reb: {problem}; --reb-image needs it")
+        missing = missing_images(images)
+        if missing:
+            raise pytest.UsageError(
+                f"pytest-reb: image(s) not on this Docker engine: {', '.join(missing)} "
+                "(pytest-reb never pulls; build or `docker load` them first)")
+
+    def header(self) -> list[str]:
+        """The lines of pytest's report header: the run, this host's GPUs, the targets."""
+        opts = self.options
+        lines = [f"reb: run {self.run_id} -> {self.run_dir} "
+                 f"({'compat: official exit-code rules' if opts.compat else 'strict'})",
+                 f"reb: host {describe_gpus()}"]
+        if opts.targets:
+            lines.append("reb: targets " + ", ".join(t.id for t in opts.targets))
+        else:
+            lines.append(NO_TARGET)
+        return lines
+
+    def commits(self, items: Iterable[pytest.Item]) -> dict[str, str]:
+        """owner/name -> pinned commit of the collected repositories (the report side reads
+        the outcome model only, so it asks here)."""
+        return repo_commits(items)
+
+    def finish(self) -> None:
+        """At exit: close the targets; the controller removes what its run left behind."""
+        self.close()
+        if self.controller and self.options.targets:
+            sweep(self.run_id)
+
     @property
     def run_dir(self) -> Path:
         return self.options.outdir / self.run_id
@@ -137,6 +212,29 @@ class RebSession:
     def asset_cache(self) -> AssetCache:
         """``--reb-assets DIR``, else the default cache on this host."""
         return AssetCache(self.options.assets or default_cache())
+
+    def prepare(self, items: Iterable[pytest.Item], writer: Any) -> None:
+        """``--reb-prepare``: the asset step, after collection and before any tier runs.
+
+        One pass per collected repository whose stages read assets, copying
+        repository assets from its first target.  Under xdist each worker gets
+        here; the cache's per-repository lock makes the first do the work and
+        the others find it done.  ``writer`` is pytest's terminal reporter, if any.
+        """
+        pairs: dict[str, tuple[Repo, TargetSpec | None]] = {}
+        for item in items:
+            repo = repo_of(getattr(item, "module", None))
+            if repo is None or getattr(item, "originalname", item.name) not in STAGE_TESTS:
+                continue
+            callspec = getattr(item, "callspec", None)
+            spec = callspec.params.get("reb_target_spec") if callspec else None
+            pairs.setdefault(repo.name, (repo, spec))
+        if writer is not None and pairs:
+            writer.section(f"reb prepare -> {self.asset_cache.root}")
+        for repo, spec in pairs.values():
+            for result in self.prepare_assets(repo, spec):
+                if writer is not None:
+                    writer.write_line(f"{repo.name}: {result.line()}")
 
     def prepare_assets(self, repo: Repo, spec: TargetSpec | None) -> list[Prepared]:
         """``--reb-prepare``: make every asset of ``repo``, network allowed (this step only).

@@ -25,10 +25,18 @@ import docker  # noqa: F401  before any in-process pytester run: see below
 import hoststate  # tests/hoststate.py: tests/ is on sys.path
 import pytest
 
+# the plugin's lazy imports, also before any in-process pytester run: see below
+import pytest_reb.fixtures
+import pytest_reb.report.hooks
+import pytest_reb.report.html  # noqa: F401
+
 # An in-process pytester run that is first to import docker (the plugin's
 # unconfigure does) drops it from sys.modules when it ends, and every Docker
 # client made later in that process fails ("You can only merge into CookieJar"):
-# the container tests of that xdist worker would all skip.
+# the container tests of that xdist worker would all skip.  The same holds for
+# the modules the plugin imports only once a run uses it (it stays inactive in
+# this suite's own process): made anew in each in-process run, their classes
+# would differ from the ones the test modules imported.
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parent.parent
