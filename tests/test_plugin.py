@@ -182,6 +182,25 @@ def test_summary_and_pyramid(pytester: pytest.Pytester, checkout: tuple[Path, st
                                        "not_applicable": 1}
 
 
+def test_other_plugins_get_every_outcome(pytester: pytest.Pytester,
+                                         checkout: tuple[Path, str]) -> None:
+    """``pytest_reb_outcome``: a conftest sees each outcome the run records, as recorded."""
+    repo, commit = checkout
+    pytester.makepyfile(test_mini=module(commit))
+    pytester.makeconftest(
+        "import json\n"
+        "def pytest_reb_outcome(outcome, config):\n"
+        f"    with open({str(pytester.path / 'seen.jsonl')!r}, 'a') as fh:\n"
+        "        fh.write(json.dumps([outcome.to_json(), config.getoption('reb_repo_dir')])"
+        " + '\\n')\n")
+    result = pytester.runpytest("-m", "c1 or c4", *local_args(pytester, repo))
+    result.assert_outcomes(passed=1, skipped=1, deselected=4)
+    seen = [json.loads(line) for line in (pytester.path / "seen.jsonl").read_text().splitlines()]
+    assert [Outcome.from_json(o) for o, _ in seen] == outcomes(pytester)
+    assert [o["tier"] for o, _ in seen] == ["c1", "c4"]
+    assert {d for _, d in seen} == {str(repo)}
+
+
 def test_demo_module_pins_the_demo_commit() -> None:
     """The demo module is pinned like the 44; a change to demo/tinynet must update the pin."""
     import importlib.util
