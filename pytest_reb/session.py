@@ -131,7 +131,7 @@ class RebSession:
 
     @classmethod
     def open(cls, config: pytest.Config) -> RebSession:
-        """The run of this process, checked before anything is collected.
+        """The run of this process, made when pytest-reb becomes active.
 
         Bad options and an engine that cannot serve ``--reb-image`` are usage
         errors; the xdist controller checks the engine once for all workers.
@@ -143,9 +143,9 @@ class RebSession:
         except ValueError as exc:  # MatrixError is one
             raise pytest.UsageError(str(exc)) from None
         workerinput = getattr(config, "workerinput", None)
-        try:
-            run_id = (workerinput["reb_run_id"] if workerinput else
-                      resolve_run(options.outdir, options.resume))
+        try:  # a worker made active by its modules alone has no run from the controller
+            run_id = ((workerinput or {}).get("reb_run_id")
+                      or resolve_run(options.outdir, options.resume))
         except TargetError as exc:
             raise pytest.UsageError(str(exc)) from None
         session = cls(options, run_id, controller=workerinput is None)

@@ -164,6 +164,8 @@ def test_a_repository_module_alone_makes_it_active(pytester: pytest.Pytester) ->
                                  "tier items will skip", "*no target: pass --reb-image*"])
     assert result.stdout.str().count("no target given") == 1
     assert "reb: run" not in result.stdout.str()
+    distributed = pytester.runpytest("-p", "no:cacheprovider", "-n", "2")
+    distributed.assert_outcomes(passed=1, skipped=6)
 
 
 def test_the_suite_markers_are_not_the_plugins(project: pytest.Pytester) -> None:
