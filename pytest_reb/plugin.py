@@ -164,12 +164,13 @@ def pytest_pycollect_makeitem(collector: pytest.Module | pytest.Class, name: str
                               obj: object) -> list[pytest.Item] | None:
     """A module's ``repo = Repo(...)`` becomes its tier items (and makes the plugin active).
 
-    A ``Repo`` can exist only once ``pytest_reb.spec`` is imported, so every
-    other name of every other module costs one dictionary lookup.
+    A ``Repo`` can exist only once ``pytest_reb.spec`` is imported, so in other
+    projects this costs a string comparison per name, and nothing is imported.
     """
+    if name != "repo":
+        return None
     spec = sys.modules.get("pytest_reb.spec")
-    if name != "repo" or spec is None or not isinstance(obj, spec.Repo) \
-            or not isinstance(collector, pytest.Module):
+    if spec is None or not isinstance(obj, spec.Repo) or not isinstance(collector, pytest.Module):
         return None
     if _active(collector.config) is None:
         _activate(collector.config)
