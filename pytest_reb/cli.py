@@ -3,7 +3,8 @@
 ``reb gc`` removes containers a run could not remove itself (its pytest was
 SIGKILLed, or the machine lost power).  By default it only takes containers
 whose maker is gone, so it is safe beside a run in progress.  ``reb merge``
-joins the runs of several shards (``--reb-shard I/N``) into one.
+joins the runs of several shards (``--reb-shard I/N``) into one; ``reb slurm``
+and ``reb k8s`` run a matrix on a cluster (``pytest_reb.cluster``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from pytest_reb.cluster.cli import add_parsers as add_cluster_parsers
 from pytest_reb.session import docker_available, sweep
 
 
@@ -95,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     tbl.add_argument("--paper", action="store_true",
                      help="add the paper's four agents as reference rows (published figures)")
     tbl.set_defaults(func=_table)
+    add_cluster_parsers(sub)
     return parser
 
 
