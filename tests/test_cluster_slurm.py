@@ -1,0 +1,292 @@
+"""``reb slurm``: the plan and its scripts as text, then a real Slurm cluster on this machine.
+
+The first half checks what needs no cluster: which pairs each task gets (the
+same ones pytest's ``--reb-shard`` selects), GPUs through GRES from the tiers,
+time limits from the stage timeouts, the pass-through sbatch options, the
+resubmission of unfinished tasks.  GRES cannot run here (no GPU, and a
+``gpu`` GRES without one is a fake): those lines are checked as text only.
+
+The second half starts a one-machine cluster of the suite's own
+(``slurmcluster.LocalSlurm``: munged, slurmctld, slurmd under a temp folder)
+and runs the demo images' CPU tier through it: the merged summary of the
+array equals a one-machine run's, and a task cancelled mid-run, resubmitted,
+continues its run without running its finished items again.  Without
+``slurm-wlm``/``munge`` installed (``.ci/setup-slurm.sh``) those tests skip and say so;
+installed but failing to start is a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from slurmcluster import LocalSlurm, missing_binaries
+
+from pytest_reb.cli import main as reb
+from pytest_reb.cluster import slurm
+from pytest_reb.cluster.plan import PlanError, make_plan, run_seconds
+from pytest_reb.outcome import OutcomeLog
+from pytest_reb.report.merge import summary_differences
+from pytest_reb.spec import Run
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO_MODULE = ROOT / "demo" / "test_demo__tinynet.py"
+
+# --------------------------------------------------------------------------- plans
+
+MODULES = {
+    "test_me__cpu.py": "cpu=Run(['{python}', 'main.py'], timeout=100)",
+    "test_me__ddp.py": ("cpu=Run(['{python}', 'main.py'], timeout=100),\n"
+                        "            single_gpu=Run(['{python}', 'main.py'], timeout=200),\n"
+                        "            multi_gpu=torchrun('main.py', nproc=4, timeout=300)"),
+}
+
+
+@pytest.fixture
+def modules(tmp_path: Path) -> Path:
+    """Two repository modules: CPU only (me/cpu), and one with a 4-GPU C4 (me/ddp)."""
+    folder = tmp_path / "mods"
+    folder.mkdir()
+    for name, stages in MODULES.items():
+        (folder / name).write_text(
+            "from pytest_reb import Repo, Run, torchrun\n"
+            f"repo = Repo('me/{name[9:-3]}', commit='0' * 40, imports_total=1,\n"
+            f"            {stages})\n")
+    return folder
+
+
+def matrix(path: Path, rows: list[tuple[str, str]], host: str = "local://") -> Path:
+    path.write_text("".join(f'[[target]]\nrepo = "{r}"\nagent = "{a}"\nhost = "{host}"\n'
+                            for r, a in rows))
+    return path
+
+
+ROWS = [("me/cpu", "x"), ("me/ddp", "x"), ("me/ddp", "y")]
+
+
+def test_one_task_per_pair_with_gpus_from_the_tiers(tmp_path: Path, modules: Path) -> None:
+    plan = make_plan(matrix(tmp_path / "m.toml", ROWS), [modules])
+    assert [(t.shard, [p.key for p in t.pairs], t.gpus) for t in plan.tasks] == [
+        ("1/3", ["me/cpu|x@local://"], 1),  # C2 needs a GPU to be decided
+        ("2/3", ["me/ddp|x@local://"], 4),  # C4: torchrun over 4
+        ("3/3", ["me/ddp|y@local://"], 4)]
+    only_c3 = make_plan(tmp_path / "m.toml", [modules], tiers=["c1", "c3"])
+    assert [t.gpus for t in only_c3.tasks] == [0, 1, 1]
+    assert only_c3.marker_expression() == "c1 or c3"
+    # C5 compares against every tier, so it needs what C4 needs
+    assert [t.gpus for t in make_plan(tmp_path / "m.toml", [modules], tiers=["c5"]).tasks] == [
+        1, 4, 4]
+
+
+def test_time_limits_come_from_the_stage_timeouts(tmp_path: Path, modules: Path) -> None:
+    m = matrix(tmp_path / "m.toml", ROWS)
+    cpu, ddp, _ = make_plan(m, [modules], tiers=["c1"]).tasks
+    # task overhead 120 + pair overhead 180 + the stage, rounded up to whole minutes
+    assert (cpu.seconds, ddp.seconds) == (420, 420)
+    c1_c4 = make_plan(m, [modules], tiers=["c1", "c4"]).tasks[1]
+    assert c1_c4.seconds == 720  # 120 + 180 + 100 + 300, to the minute
+    assert make_plan(m, [modules], tiers=["c1", "c4"], timeout_scale=2).tasks[1].seconds == 1440
+    retried = Run(["a"], timeout=10, setup=[["s"], ["t"]], retry=None)
+    assert run_seconds(retried) == 30
+
+
+def test_shards_group_pairs_as_pytest_does(pytester: pytest.Pytester) -> None:
+    """Each task's ``--reb-shard`` selects exactly the pairs the plan gave it."""
+    for name, stages in MODULES.items():
+        pytester.makepyfile(**{name[:-3]: "from pytest_reb import Repo, Run, torchrun\n"
+                               f"repo = Repo('me/{name[9:-3]}', commit='0' * 40, "
+                               f"imports_total=1,\n            {stages})\n"})
+    m = matrix(pytester.path / "m.toml", ROWS)
+    for plan in (make_plan(m, [pytester.path]), make_plan(m, [pytester.path], shards=2)):
+        for task in plan.tasks:
+            result = pytester.runpytest_subprocess(
+                *map(str, plan.modules), "--rootdir", str(pytester.path), "--reb-matrix", str(m),
+                "--reb-shard", task.shard, "--collect-only", "-q", "-p", "no:cacheprovider",
+                "--reb-outdir", str(pytester.path / "r"))
+            assert result.ret == 0, result.stdout.str()
+            got = {(line.split("::")[0][9:-3], line.split("[")[1].rstrip("]"))
+                   for line in result.stdout.lines if "::test_c" in line}
+            assert got == {(p.repo.name[3:], p.target.id) for p in task.pairs}, task
+
+
+@pytest.mark.parametrize(("rows", "error"), [
+    ([("me/none", "x")], "no module for me/none"),
+    ([], "no rows"),
+])
+def test_plan_errors(tmp_path: Path, modules: Path, rows: list[tuple[str, str]],
+                     error: str) -> None:
+    with pytest.raises(PlanError, match=error):
+        make_plan(matrix(tmp_path / "m.toml", rows), [modules])
+
+
+def test_a_row_without_repo_and_bad_tiers_are_refused(tmp_path: Path, modules: Path) -> None:
+    (tmp_path / "m.toml").write_text('[[target]]\nhost = "local://"\n')
+    with pytest.raises(PlanError, match="has no repo"):
+        make_plan(tmp_path / "m.toml", [modules])
+    with pytest.raises(PlanError, match="tiers must be among"):
+        make_plan(matrix(tmp_path / "m.toml", ROWS), [modules], tiers=["c9"])
+
+
+# --------------------------------------------------------------------------- scripts as text
+
+
+def test_slurm_time() -> None:
+    assert [slurm.slurm_time(s) for s in (1, 60, 3661, 90000)] == [
+        "0-00:01:00", "0-00:01:00", "0-01:01:01", "1-01:00:00"]
+
+
+def test_scripts_carry_gres_time_and_passthrough(tmp_path: Path, modules: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    m = matrix(tmp_path / "m.toml", ROWS)
+    out = tmp_path / "out"
+    assert reb(["slurm", str(m), "--modules", str(modules), "--tiers", "c1,c3,c4", "--out",
+                str(out), "--partition", "gpu", "--account", "lab", "--qos", "high",
+                "--constraint", "h100", "--sbatch-arg=--mem=64G", "--dry-run",
+                "--pytest-args=-p no:cacheprovider"]) == 0
+    assert "not submitted (--dry-run)" in capsys.readouterr().out
+    submit = (out / "submit.sh").read_text()
+    # a CPU-only task and two 4-GPU tasks: two requests, so two arrays, then one merge
+    assert "sbatch --parsable --array=0 --time=0-00:07:00 array.sbatch" in submit
+    assert "sbatch --parsable --array=1,2 --time=0-00:15:00 --gres=gpu:4 array.sbatch" in submit
+    assert 'sbatch --parsable --dependency="afterany$ids" merge.sbatch' in submit
+    for script in ("array.sbatch", "merge.sbatch"):
+        text = (out / script).read_text()
+        for line in ("--partition=gpu", "--account=lab", "--qos=high", "--constraint=h100",
+                     "--mem=64G"):
+            assert f"#SBATCH {line}\n" in text, (script, line)
+    array = (out / "array.sbatch").read_text()
+    assert "#SBATCH --requeue\n" in array
+    assert ' --reb-shard "$((task + 1))/3" --reb-outdir "$out" --reb-gpus "$gpus"' in array
+    assert "gpus=${SLURM_JOB_GPUS:-}" in array and "-m 'c1 or c3 or c4'" in array
+    assert "-p no:cacheprovider" in array
+    plan = json.loads((out / "plan.json").read_text())
+    assert [(t["gpus"], t["pairs"]) for t in plan["tasks"]] == [
+        (0, ["me/cpu|x@local://"]), (4, ["me/ddp|x@local://"]), (4, ["me/ddp|y@local://"])]
+    assert reb(["slurm", str(m), "--modules", str(modules), "--out", str(out),
+                "--dry-run"]) == 2  # one submission per folder
+    assert "already holds a submission" in capsys.readouterr().err
+
+
+def test_resubmit_takes_only_the_tasks_not_done(tmp_path: Path, modules: Path) -> None:
+    out = tmp_path / "out"
+    plan = make_plan(matrix(tmp_path / "m.toml", ROWS), [modules], tiers=["c1", "c4"])
+    slurm.write(plan, out, slurm.SlurmOptions())
+    (out / "tasks" / "1").mkdir()
+    (out / "tasks" / "1" / "done").write_text("0\n")
+    assert slurm.unfinished(out) == [0, 2]
+    text = slurm.resubmit_script(out).read_text()
+    assert "--array=0 --time=0-00:07:00 array.sbatch" in text
+    assert "--array=2 --time=0-00:12:00 --gres=gpu:4 array.sbatch" in text
+    assert "--array=1 " not in text and "afterany$ids" in text
+    assert slurm.resubmit_script(out).name == "resubmit-2.sh"
+    for i in (0, 2):
+        (out / "tasks" / str(i)).mkdir(exist_ok=True)
+        (out / "tasks" / str(i) / "done").write_text("1\n")
+    with pytest.raises(slurm.SlurmError, match="every task is done"):
+        slurm.resubmit_script(out)
+
+
+# --------------------------------------------------------------------------- a real cluster
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[LocalSlurm]:
+    missing = missing_binaries()
+    if missing:
+        pytest.skip(f"Slurm not installed (no {', '.join(missing)}): bash .ci/setup-slurm.sh")
+    local = LocalSlurm()
+    try:
+        local.start()
+        yield local
+    finally:
+        local.stop()
+
+
+@pytest.fixture(scope="module")
+def demo(cluster: LocalSlurm, demo_image: str, missing_dep_image: str) -> dict[str, Any]:
+    """Two agents' demo images (good, missing PyYAML) and the one-machine run of their C1."""
+    work = cluster.path("work")
+    work.mkdir()
+    (work / DEMO_MODULE.name).write_text(DEMO_MODULE.read_text())
+    (work / "m.toml").write_text(
+        f'[[target]]\nrepo = "reb/tinynet"\nagent = "alpha"\nimage = "{demo_image}"\n'
+        f'[[target]]\nrepo = "reb/tinynet"\nagent = "beta"\nimage = "{missing_dep_image}"\n')
+    env = {**cluster.env, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--rootdir", str(work),
+                           DEMO_MODULE.name, "--reb-matrix", "m.toml", "-m", "c1", "-p",
+                           "no:cacheprovider", "--reb-outdir", "single"],
+                          cwd=work, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 1, proc.stdout[-3000:]  # beta's C1 fails: deps
+    [run] = (work / "single").glob("*/summary.json")
+    return {"work": work, "env": env, "summary": json.loads(run.read_text())}
+
+
+def reb_slurm(demo: dict[str, Any], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pytest_reb.cli", "slurm", *args],
+                          cwd=demo["work"], env=demo["env"], capture_output=True, text=True,
+                          timeout=900)
+
+
+def submit_demo(demo: dict[str, Any], out: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return reb_slurm(demo, "m.toml", "--modules", DEMO_MODULE.name, "--tiers", "c1",
+                     "--out", str(out), "--pytest-args=-p no:cacheprovider", *args)
+
+
+def merged_summary(out: Path) -> dict[str, Any]:
+    return json.loads((out / "merged" / "latest" / "summary.json").read_text())  # type: ignore[no-any-return]
+
+
+@pytest.mark.container
+def test_a_matrix_through_slurm_equals_one_machine(cluster: LocalSlurm,
+                                                   demo: dict[str, Any]) -> None:
+    out = cluster.path("per-pair")
+    proc = submit_demo(demo, out, "--wait")
+    assert proc.returncode == 0, proc.stdout + proc.stderr + cluster.logs()
+    print(proc.stdout)  # the squeue lines the README quotes
+    [sub] = [json.loads(line) for line in (out / "submissions.jsonl").read_text().splitlines()]
+    states = {line.split()[0]: line.split()[2] for line in proc.stdout.splitlines()
+              if line.split()[0][:1].isdigit()}
+    jobs = [f"{sub['arrays'][0]}_0", f"{sub['arrays'][0]}_1", sub["merge"]]
+    assert states == dict.fromkeys(jobs, "COMPLETED"), proc.stdout
+    assert summary_differences(demo["summary"], merged_summary(out)) == []
+    assert sorted(p.parent.name for p in out.glob("tasks/*/done")) == ["0", "1"]
+    record = cluster.path("log", "jobcomp.txt").read_text()
+    assert "Name=reb-merge JobState=COMPLETED" in record
+
+
+@pytest.mark.container
+def test_a_cancelled_task_resubmitted_resumes(cluster: LocalSlurm, demo: dict[str, Any]) -> None:
+    """One task of both pairs, cancelled after its first outcome; resubmitted, it finishes."""
+    out = cluster.path("cancelled")
+    proc = submit_demo(demo, out, "--shards", "1")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [first] = [json.loads(line) for line in (out / "submissions.jsonl").read_text().splitlines()]
+    task = f"{first['arrays'][0]}_0"
+    deadline = time.monotonic() + 600
+    while not any(p.stat().st_size for p in out.glob("tasks/0/*/outcomes.jsonl")):
+        assert time.monotonic() < deadline, "the task recorded no outcome in 600 s"
+        time.sleep(0.2)
+    cluster.run("scancel", task)
+    [log] = out.glob("tasks/0/*/outcomes.jsonl")
+    assert slurm.wait(first["merge"], timeout=300) == "FAILED"  # it merged one task not done
+    before = log.read_text().splitlines()
+    assert len(before) == 1, f"the task finished before it was cancelled: {before}"
+    assert not (out / "tasks" / "0" / "done").exists()
+    assert "CANCELLED" in cluster.run("squeue", "-h", "-t", "all", "-j", task, "-o", "%T")
+
+    again = reb_slurm(demo, "--resubmit", str(out), "--wait")
+    assert again.returncode == 0, again.stdout + again.stderr + cluster.logs()
+    after = log.read_text().splitlines()
+    assert after[0] == before[0] and len(after) == 2  # the finished item did not run again
+    assert len(OutcomeLog(log).latest()) == 2
+    task_log = "\n".join(p.read_text() for p in out.glob("logs/task-0-*.out"))
+    assert "--reb-resume" in task_log
+    assert summary_differences(demo["summary"], merged_summary(out)) == []
+    assert os.readlink(out / "merged" / "latest") == again.stdout.split("merge job ")[1].split()[0]
