@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Set up and run pytest-reb's test suite on a fresh Debian machine (as root):
-# Docker Engine and debootstrap, the package with its test extras, then the
+# Docker Engine and debootstrap, Slurm and munge (installed only: the Slurm tests
+# start a cluster of their own), the package with its test extras, then the
 # tests in parallel. Fails when no test ran (pytest exit 5) and when no
 # container test ran: a green run that skipped the real engine is not green.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 bash .ci/setup-docker.sh || exit 1
+bash .ci/setup-slurm.sh || exit 1
 python3 -m pip install -q -e '.[test]' 2>&1 | grep -v -e '^WARNING: Running pip as' -e 'is ignored: it is neither' >&2
 # The browser test (tests/test_report_browser.py) opens the HTML pages in headless Chromium.
 command -v chromium >/dev/null 2>&1 || { echo "tests/run.sh: installing chromium" >&2
