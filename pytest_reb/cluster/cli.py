@@ -69,7 +69,7 @@ def _slurm(args: argparse.Namespace) -> int:
                       f"{args.merge}` continues them", file=sys.stderr)
             return 1 if missing else 0
         if args.resubmit:
-            out = Path(args.resubmit)
+            out = Path(args.resubmit).resolve()
             script = slurm.resubmit_script(out)
         else:
             plan = _plan(args, "slurm")
