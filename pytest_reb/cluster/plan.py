@@ -147,15 +147,16 @@ def run_seconds(run: Run) -> float:
 
 def tier_seconds(repo: Repo, tier: str) -> float:
     """Upper bound of one tier's probes on one target, unscaled."""
-    from pytest_reb.audit import PROBE_TIMEOUT
+    from pytest_reb.audit import observe
     from pytest_reb.tiers import c0_imports, c2_cuda, env_size, ext_sweep
 
     if tier == "c0":
         return c0_imports.SURVEY_TIMEOUT + c0_imports.TIMEOUT + c0_imports.BINDING_TIMEOUT
     if tier == "c2":
         return c2_cuda.TIMEOUT + ext_sweep.TIMEOUT
-    if tier == "c5":
-        return env_size.TIMEOUT + PROBE_TIMEOUT
+    if tier == "c5":  # the environment's size, and the claimed interpreter observed
+        return (env_size.TIMEOUT + 2 * observe.TEST_TIMEOUT + 2 * observe.PROBE_TIMEOUT
+                + observe.VERSION_TIMEOUT)
     run = repo.stage(tier)
     return run_seconds(run) if run is not None else 0.0
 
