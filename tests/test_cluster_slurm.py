@@ -32,7 +32,7 @@ from slurmcluster import LocalSlurm, missing_binaries
 from pytest_reb.cli import main as reb
 from pytest_reb.cluster import slurm
 from pytest_reb.cluster.plan import PlanError, make_plan, run_seconds
-from pytest_reb.outcome import OutcomeLog
+from pytest_reb.outcome import Outcome, OutcomeLog
 from pytest_reb.report.merge import summary_differences
 from pytest_reb.spec import Run
 
@@ -191,6 +191,27 @@ def test_resubmit_takes_only_the_tasks_not_done(tmp_path: Path, modules: Path) -
         (out / "tasks" / str(i) / "done").write_text("1\n")
     with pytest.raises(slurm.SlurmError, match="every task is done"):
         slurm.resubmit_script(out)
+
+
+def test_the_merge_joins_what_there_is_and_names_the_tasks_not_done(
+        tmp_path: Path, modules: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    plan = make_plan(matrix(tmp_path / "m.toml", ROWS), [modules], tiers=["c1"])
+    slurm.write(plan, out, slurm.SlurmOptions())
+    for task, status in ((0, "passed"), (1, "failed")):  # task 2 never ran
+        log = OutcomeLog(out / "tasks" / str(task) / f"2026010{task}-000000-abcdef" /
+                         "outcomes.jsonl")
+        [pair] = plan.tasks[task].pairs
+        log.append(Outcome(repo=pair.repo.name, target=pair.target.id, tier="c1",
+                           status=status, strict=status == "passed",  # type: ignore[arg-type]
+                           compat=status == "passed", agent=pair.target.agent))
+    (out / "tasks" / "0" / "done").write_text("0\n")
+    assert reb(["slurm", "--merge", str(out)]) == 1
+    printed = capsys.readouterr()
+    assert "merged 2 outcome(s) of 2 target(s)" in printed.out
+    assert "task(s) [1, 2] not done; `reb slurm --resubmit" in printed.err
+    merged = json.loads((out / "merged" / "latest" / "summary.json").read_text())
+    assert merged["totals"]["c1"]["passed"] == 1 and merged["totals"]["c1"]["failed"] == 1
 
 
 # --------------------------------------------------------------------------- a real cluster

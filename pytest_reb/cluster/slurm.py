@@ -254,19 +254,19 @@ def submit(script: Path) -> Submission:
     return Submission(arrays, merge)
 
 
-def _squeue(job_ids: Sequence[str], fmt: str) -> list[str]:
-    proc = subprocess.run(["squeue", "-h", "-t", "all", "-j", ",".join(job_ids), "-o", fmt],
-                          capture_output=True, text=True, check=False)
+def _squeue(job_ids: Sequence[str], fmt: str, *, header: bool = False) -> list[str]:
+    """``squeue`` lines of the jobs, finished ones too (while ``MinJobAge`` keeps them)."""
+    argv = ["squeue", *([] if header else ["-h"]), "-t", "all", "-j", ",".join(job_ids),
+            "-o", fmt]
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
     if proc.returncode != 0 and "Invalid job id" not in proc.stderr:
         raise SlurmError(f"squeue failed: {proc.stderr.strip()}")
     return [line for line in proc.stdout.splitlines() if line.strip()]
 
 
 def status_lines(job_ids: Sequence[str]) -> list[str]:
-    """``squeue`` of the jobs, header first; finished ones too, while Slurm keeps them."""
-    proc = subprocess.run(["squeue", "-t", "all", "-j", ",".join(job_ids), "-o",
-                           SQUEUE_FORMAT], capture_output=True, text=True, check=False)
-    return [line for line in proc.stdout.splitlines() if line.strip()]
+    """What a person reads about the jobs: ``squeue`` with a header, one line per task."""
+    return _squeue(job_ids, SQUEUE_FORMAT, header=True)
 
 
 def wait(job_id: str, *, poll: float = 2.0, timeout: float | None = None) -> str:
