@@ -87,10 +87,10 @@ def by_image(plan: Plan) -> dict[str, list[Pair]]:
             raise K8sError("a pod runs in one agent-built image, so each index is one pair; "
                            "leave --shards out")
         [pair] = task.pairs
-        if not pair.target.url.startswith("image:"):
+        if pair.target.image is None:
             raise K8sError(f"{pair.key}: a Kubernetes pod needs an image row, not "
                            f"{pair.target.url}")
-        groups.setdefault(pair.target.url[len("image:"):], []).append(pair)
+        groups.setdefault(pair.target.image, []).append(pair)
     return groups
 
 

@@ -22,12 +22,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_reb.collect import TIER_TESTS, repo_of
+from pytest_reb.collect import repo_of
 from pytest_reb.distribute import shard_keys
 from pytest_reb.matrix import MatrixError, TargetSpec, load_matrix
+from pytest_reb.outcome import TIERS
 from pytest_reb.spec import Repo, Run
 
-TIERS = tuple(TIER_TESTS)
 #: Per pair, what no stage timeout covers: container start and removal, the integrity
 #: check of the checkout, the fakes scan, the report read.  Generous on purpose.
 PAIR_OVERHEAD = 180.0
@@ -147,8 +147,9 @@ def run_seconds(run: Run) -> float:
 
 def tier_seconds(repo: Repo, tier: str) -> float:
     """Upper bound of one tier's probes on one target, unscaled."""
+    from pytest_reb import env_size
     from pytest_reb.audit import observe
-    from pytest_reb.tiers import c0_imports, c2_cuda, env_size, ext_sweep
+    from pytest_reb.tiers import c0_imports, c2_cuda, ext_sweep
 
     if tier == "c0":
         return c0_imports.SURVEY_TIMEOUT + c0_imports.TIMEOUT + c0_imports.BINDING_TIMEOUT
