@@ -1,12 +1,10 @@
-"""The last two assets made real: kvpress's LooGLE split and SenseVoice's ModelScope model.
+"""kvpress's LooGLE split (``repos/test_NVIDIA__kvpress.py``).
 
-kvpress: ``--reb-prepare`` fetches the hub files of ``simonjegou/loogle`` under
-``shortdep_qa/`` (a stand-in ``huggingface_hub`` here) into HF_DATASETS_CACHE's
-``reb_hub/`` folder; the stage's setup (fraction.py) then runs with our
-sitecustomize against a stand-in ``datasets`` whose hub loading has no network and
-whose generic ``parquet`` builder reads one row per line: the split comes from the
-prepared files.  SenseVoice: the ``modelscope`` fetcher (a stand-in ``modelscope``
-module) lays the model out as ModelScope's cache under the stages' HOME.
+``--reb-prepare`` fetches the hub files of ``simonjegou/loogle`` under ``shortdep_qa/`` (a
+stand-in ``huggingface_hub`` here) into HF_DATASETS_CACHE's ``reb_hub/`` folder; the
+stage's setup (fraction.py) then runs with our sitecustomize against a stand-in
+``datasets`` whose hub loading has no network and whose generic ``parquet`` builder reads
+one row per line: the split comes from the prepared files.
 """
 
 from __future__ import annotations
@@ -16,21 +14,17 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from repomodules import SHIMLIB, module, write_tree  # tests/repomodules.py
 
 from pytest_reb.assets.cache import AssetCache
-from pytest_reb.assets.fetchers import AssetError, fetch
 from pytest_reb.assets.view import needed
 from pytest_reb.spec import Run
 from pytest_reb.tiers.entrypoint import Places
 from pytest_reb.tiers.shims import with_shim
 
-# --------------------------------------------------------------------------- helpers
-
-
+from .conftest import asset, standin
 
 
 def stage_env(run: Run, places: Places, *extra_path: Path) -> dict[str, str]:
@@ -50,21 +44,8 @@ def run_setup(run: Run, places: Places, *extra_path: Path,
                           capture_output=True, text=True, timeout=120)
 
 
-def asset(repo, name: str):
-    return next(a for a in repo.assets if a.name == name)
-
-
-def standin(monkeypatch: pytest.MonkeyPatch, name: str, **attrs: object) -> ModuleType:
-    mod = ModuleType(name)
-    for key, value in attrs.items():
-        setattr(mod, key, value)
-    monkeypatch.setitem(sys.modules, name, mod)
-    return mod
-
-
-# --------------------------------------------------------------------------- kvpress
-
 KVPRESS = "test_NVIDIA__kvpress"
+
 
 #: A stand-in ``datasets``: the hub has no network; ``parquet`` reads one row per line and
 #: logs each call; ``from datasets import load_dataset`` after the import, as evaluate.py does.
@@ -220,65 +201,3 @@ def test_without_a_prepared_folder_the_shim_does_nothing(tmp_path: Path) -> None
     assert json.loads(done.stdout) == "no network: simonjegou/loogle"
     (call,) = [json.loads(line) for line in (tmp_path / "log").read_text().splitlines()]
     assert call["revision"] == "main" and call["data_dir"] == "shortdep_qa"
-
-
-# --------------------------------------------------------------------------- SenseVoice
-
-SENSEVOICE = "test_FunAudioLLM__SenseVoice"
-
-
-def modelscope_standin(monkeypatch: pytest.MonkeyPatch, download) -> None:
-    standin(monkeypatch, "modelscope")
-    standin(monkeypatch, "modelscope.hub")
-    standin(monkeypatch, "modelscope.hub.snapshot_download", snapshot_download=download)
-
-
-def test_sensevoice_model_lands_in_modelscopes_cache_under_the_stages_home(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    sense = module(SENSEVOICE).repo
-    model = asset(sense, "SenseVoiceSmall")
-    calls = []
-
-    def snapshot_download(model_id, local_dir=None, **kw):
-        calls.append((model_id, kw))
-        write_tree(Path(local_dir), {"configuration.json": "{}", "model.pt": "weights",
-                                "config.yaml": "model: SenseVoiceSmall", ".msc": "index",
-                                "._____temp/partial": "half"})
-        return local_dir
-
-    modelscope_standin(monkeypatch, snapshot_download)
-    cache = AssetCache(tmp_path / "cache")
-    (done,) = cache.prepare(sense, network=True, only=[model])
-    assert done.status == "ready", done.detail
-    assert calls == [("iic/SenseVoiceSmall", {})]
-    assert cache.manifest(sense)["assets"]["SenseVoiceSmall"]["origin"] == (
-        "modelscope iic/SenseVoiceSmall")
-    view = cache.view(sense)
-    for run in (sense.cpu, sense.single_gpu, sense.multi_gpu):
-        assert run is not None and model in needed(sense, run)
-        home = Places(sys.executable, "/r", str(view), "/o").fill(run.env["HOME"])
-        # where ModelScope looks for iic/SenseVoiceSmall when MODELSCOPE_CACHE is unset
-        assert "MODELSCOPE_CACHE" not in run.env
-        folder = Path(home, ".cache", "modelscope", "hub", "models", "iic", "SenseVoiceSmall")
-        assert sorted(p.name for p in folder.iterdir()) == [
-            ".msc", "config.yaml", "configuration.json", "model.pt"]
-        assert (folder / "model.pt").read_text() == "weights"
-
-
-def test_modelscope_fetch_needs_the_client_and_says_why_it_failed(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    sense = module(SENSEVOICE).repo
-    model = asset(sense, "SenseVoiceSmall")
-    monkeypatch.setitem(sys.modules, "modelscope", None)  # not installed on this host
-    with pytest.raises(AssetError, match=r"needs modelscope on this machine"):
-        fetch(model, tmp_path, network=True)
-
-    def offline(model_id, **kw):
-        raise OSError("name resolution failed")
-
-    modelscope_standin(monkeypatch, offline)
-    with pytest.raises(AssetError, match=r"modelscope download of iic/SenseVoiceSmall failed: "
-                                         r"OSError: name resolution failed"):
-        fetch(model, tmp_path, network=True)
-    with pytest.raises(AssetError, match=r"needs the network"):
-        fetch(model, tmp_path, network=False)

@@ -1,0 +1,1 @@
+"""The assets our ``repos/`` modules declare: one test file per repository."""
