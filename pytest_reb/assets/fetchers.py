@@ -21,7 +21,7 @@ import urllib.request
 import zipfile
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import IO, Any
 
 from pytest_reb.spec import Asset
 from pytest_reb.target import DockerTarget, LocalTarget, Target, labels
@@ -92,37 +92,43 @@ def _safe_name(name: str) -> str | None:
     return str(path).lstrip("./") or None
 
 
+def _member_dest(into: Path, name: str) -> Path:
+    """Where archive member ``name`` lands in ``into``; one pointing outside it is refused."""
+    safe = _safe_name(name)
+    if safe is None:
+        raise AssetError(f"archive member {name!r} points outside its folder")
+    return into / safe
+
+
+def _copy_member(src: IO[bytes], dest: Path) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with open(dest, "wb") as out:
+        shutil.copyfileobj(src, out, CHUNK)
+
+
 def _untar(fileobj: Any, into: Path) -> None:
     """Regular files and folders only, never outside ``into``: archives are data."""
     with tarfile.open(fileobj=fileobj) as tar:
         for member in tar:
-            name = _safe_name(member.name)
-            if name is None:
-                raise AssetError(f"archive member {member.name!r} points outside its folder")
-            dest = into / name
+            dest = _member_dest(into, member.name)
             if member.isdir():
                 dest.mkdir(parents=True, exist_ok=True)
             elif member.isfile():
-                dest.parent.mkdir(parents=True, exist_ok=True)
                 src = tar.extractfile(member)
                 if src is not None:
-                    with open(dest, "wb") as out:
-                        shutil.copyfileobj(src, out, CHUNK)
+                    _copy_member(src, dest)
 
 
 def _unzip(path: Path, into: Path) -> None:
+    """Files and folders, never outside ``into``, as for a tar."""
     with zipfile.ZipFile(path) as archive:
         for info in archive.infolist():
-            name = _safe_name(info.filename)
-            if name is None:
-                raise AssetError(f"archive member {info.filename!r} points outside its folder")
-            dest = into / name
+            dest = _member_dest(into, info.filename)
             if info.is_dir():
                 dest.mkdir(parents=True, exist_ok=True)
-                continue
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            with archive.open(info) as src, open(dest, "wb") as out:
-                shutil.copyfileobj(src, out, CHUNK)
+            else:
+                with archive.open(info) as src:
+                    _copy_member(src, dest)
 
 
 def _extract_all(staging: Path, basename: str) -> None:

@@ -130,6 +130,14 @@ def asset(repo: Repo, name: str) -> Asset:
     return next(a for a in repo.assets if a.name == name)
 
 
+def with_url(repo: Repo, name: str, url: str) -> tuple[Repo, Asset]:
+    """``repo`` with asset ``name`` fetched from ``url`` instead (a local server), and that
+    asset."""
+    local = dataclasses.replace(asset(repo, name), url=url)
+    return dataclasses.replace(repo, assets=[local if a.name == name else a
+                                             for a in repo.assets]), local
+
+
 def view_path(repo: Repo, name: str, places: Stage, file: str = "") -> Path:
     """Where the view holds the raw asset (a file inside a folder dest when ``file``)."""
     dest = asset(repo, name).dest

@@ -1,16 +1,10 @@
 """chitu's TinyShakespeare ShareGPT set (``repos/test_thu_pacman__chitu.py``): the raw
 download is renamed to the official raw name and chunked into prompts by the setup.
-
-Each test runs a stage's ``setup`` steps exactly as its ``repos/`` module declares them
-(placeholders filled with temporary folders, the host python as ``{python}``) against
-small stand-ins of the raw asset and of the code a step calls, and checks what they wrote
-against what the official prepare step wrote and what the stage's argv then reads.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 from repomodules import Stage, module  # tests/repomodules.py
@@ -18,7 +12,7 @@ from repomodules import runs as stages
 
 from pytest_reb.assets.cache import AssetCache
 
-from .conftest import asset
+from .conftest import with_url
 
 LINES = [f"Line number {i} of the play, spoken with feeling." for i in range(1000)]
 
@@ -65,8 +59,7 @@ def test_chitu_download_lands_where_the_setup_reads_it(tmp_path: Path,
     base, www = served
     (www / "input.txt").write_text("\n".join(LINES))
     repo = module("test_thu_pacman__chitu").repo
-    local = replace(asset(repo, "tinyshakespeare_sharegpt"), url=f"{base}/input.txt")
-    repo = replace(repo, assets=[local if a.name == local.name else a for a in repo.assets])
+    repo, local = with_url(repo, "tinyshakespeare_sharegpt", f"{base}/input.txt")
     cache = AssetCache(tmp_path / "cache")
     [done] = cache.prepare(repo, network=True, only=[local])
     assert done.status == "ready", done.detail

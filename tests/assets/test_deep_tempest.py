@@ -1,11 +1,6 @@
 """deep-tempest's screenshot pairs and checkpoint (``repos/test_emidan19__deep_tempest.py``):
 the setup pairs the example screenshots into mini datasets and picks the checkpoint out of
 the share's download.
-
-Each test runs a stage's ``setup`` steps exactly as its ``repos/`` module declares them
-(placeholders filled with temporary folders, the host python as ``{python}``) against
-small stand-ins of the raw asset and of the code a step calls, and checks what they wrote
-against what the official prepare step wrote and what the stage's argv then reads.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
 """F5-TTS's wav (``repos/test_SWivid__F5_TTS.py``): read in place by inference, turned into a
 training set by the multi-GPU stage's setup.
-
-Each test runs a stage's ``setup`` steps exactly as its ``repos/`` module declares them
-(placeholders filled with temporary folders, the host python as ``{python}``) against
-small stand-ins of the raw asset and of the code a step calls, and checks what they wrote
-against what the official prepare step wrote and what the stage's argv then reads.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
 """InternEvo's Alpaca sample (``repos/test_InternLM__InternEvo.py``): the setup tokenises
 64 examples with the repository's tools/alpaca_tokenizer.py (a stdlib stand-in that records
 how it was called) and the generated config trains on them.
-
-Each test runs a stage's ``setup`` steps exactly as its ``repos/`` module declares them
-(placeholders filled with temporary folders, the host python as ``{python}``) against
-small stand-ins of the raw asset and of the code a step calls, and checks what they wrote
-against what the official prepare step wrote and what the stage's argv then reads.
 """
 
 from __future__ import annotations

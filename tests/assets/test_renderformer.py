@@ -1,11 +1,6 @@
 """RenderFormer's example scenes (``repos/test_microsoft__renderformer.py``): the setup converts
 the raw scene copies into h5 files under ``{out}`` with the repository's
 scene_processor/convert_scene.py (a stdlib stand-in that records how it was called).
-
-Each test runs a stage's ``setup`` steps exactly as its ``repos/`` module declares them
-(placeholders filled with temporary folders, the host python as ``{python}``) against
-small stand-ins of the raw asset and of the code a step calls, and checks what they wrote
-against what the official prepare step wrote and what the stage's argv then reads.
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """rllm's rel-f1 zips (``repos/test_rllm_team__rllm.py``): fetched from the server's paths
 under the official cache names and unpacked by the setup as RelF1Dataset's cache.
-
-Each test runs a stage's ``setup`` steps exactly as its ``repos/`` module declares them
-(placeholders filled with temporary folders, the host python as ``{python}``) against
-small stand-ins of the raw asset and of the code a step calls, and checks what they wrote
-against what the official prepare step wrote and what the stage's argv then reads.
 """
 
 from __future__ import annotations
 
 import json
 import zipfile
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,7 +15,7 @@ from repomodules import runs as stages
 from pytest_reb.assets.cache import AssetCache
 from pytest_reb.assets.view import needed
 
-from .conftest import asset, view_path
+from .conftest import view_path, with_url
 
 
 def test_rel_f1_zips_come_from_the_servers_paths(tmp_path: Path,
@@ -34,8 +28,7 @@ def test_rel_f1_zips_come_from_the_servers_paths(tmp_path: Path,
     for task in ("driver-dnf", "driver-position", "driver-top3"):
         (www / "tasks" / f"{task}.zip").write_bytes(task.encode())
     repo = module("test_rllm_team__rllm").repo
-    local = replace(asset(repo, "rel-f1"), url=f"{base}/")
-    repo = replace(repo, assets=[local if a.name == local.name else a for a in repo.assets])
+    repo, local = with_url(repo, "rel-f1", f"{base}/")
     cache = AssetCache(tmp_path / "cache")
     [done] = cache.prepare(repo, network=True, only=[local])
     assert done.status == "ready", done.detail

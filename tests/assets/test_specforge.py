@@ -1,11 +1,6 @@
 """SpecForge's ShareGPT split and draft config (``repos/test_sgl_project__SpecForge.py``): the
 setup runs the repository's prepare_data.py (a stand-in) on the raw files and derives the
 draft config from the target model's (a stand-in ``transformers``).
-
-Each test runs a stage's ``setup`` steps exactly as its ``repos/`` module declares them
-(placeholders filled with temporary folders, the host python as ``{python}``) against
-small stand-ins of the raw asset and of the code a step calls, and checks what they wrote
-against what the official prepare step wrote and what the stage's argv then reads.
 """
 
 from __future__ import annotations

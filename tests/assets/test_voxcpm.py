@@ -1,10 +1,5 @@
 """VoxCPM's example wav (``repos/test_OpenBMB__VoxCPM.py``): copied from the checkout by
 ``--reb-prepare``, named by the training manifest the setup writes.
-
-Each test runs a stage's ``setup`` steps exactly as its ``repos/`` module declares them
-(placeholders filled with temporary folders, the host python as ``{python}``) against
-small stand-ins of the raw asset and of the code a step calls, and checks what they wrote
-against what the official prepare step wrote and what the stage's argv then reads.
 """
 
 from __future__ import annotations
