@@ -1,4 +1,4 @@
-"""Assets and shims: the cache, the fetchers, the missing-asset gate, our shims, collection.
+"""Assets and shim mounting: the cache, the fetchers, the missing-asset gate, collection.
 
 Everything here is offline: synthetic and repository assets are made by our
 own code, ``url`` assets come from an http.server on 127.0.0.1, and the tiers
@@ -459,59 +459,6 @@ def test_with_shim_keeps_the_rest_once() -> None:
 
 #: Our shims' shared library, which the target puts right after a shim folder.
 SHIMLIB = Path(pytest_reb.__file__).parent / "shimlib"
-
-
-def run_python(code: str, pythonpath: list[Path], cwd: Path, **env: str) -> str:
-    """``code`` with the shim folder ``pythonpath[0]`` first, as a stage sees it."""
-    path = with_shim({"PYTHONPATH": ":".join(map(str, pythonpath[1:]))},
-                     str(pythonpath[0]), str(SHIMLIB))
-    out = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True,
-                         env={**os.environ, **path, **env}, timeout=60)
-    assert out.returncode == 0, out.stderr
-    return out.stdout
-
-
-def test_long_context_attention_shim(tmp_path: Path) -> None:
-    """--attn_type torch maps to TORCH_EFFICIENT, everything else passes, a hidden sitecustomize
-    still runs; checked on a stand-in of yunchang.kernels with the pinned AttnType code."""
-    kernels = tmp_path / "repo" / "yunchang" / "kernels"
-    kernels.mkdir(parents=True)
-    (kernels.parent / "__init__.py").write_text("")
-    (kernels / "__init__.py").write_text(
-        "from enum import Enum\n"
-        "class AttnType(Enum):\n"
-        "    FA = 'fa'\n    TORCH_EFFICIENT = 'torch_efficient'\n"
-        "    @classmethod\n"
-        "    def from_string(cls, s):\n"
-        "        for member in cls:\n"
-        "            if member.value == s:\n"
-        "                return member\n"
-        "        raise ValueError(f\"'{s}' is not a valid {cls.__name__}\")\n")
-    theirs = tmp_path / "theirs"
-    theirs.mkdir()
-    (theirs / "sitecustomize.py").write_text("import os\nos.environ['THEIRS_RAN'] = '1'\n")
-    shim = REPOS / "shims" / "test_feifeibear__long_context_attention"
-    out = run_python(
-        "import os\nfrom yunchang.kernels import AttnType as A\n"
-        "print(A.from_string('torch'), A.from_string('fa'), os.environ.get('THEIRS_RAN'))\n"
-        "try:\n    A.from_string('nope')\nexcept ValueError as e:\n    print(e)\n",
-        [shim, tmp_path / "repo", theirs], tmp_path)
-    assert out.splitlines() == ["AttnType.TORCH_EFFICIENT AttnType.FA 1",
-                                "'nope' is not a valid AttnType"]
-
-
-def test_ml_aim_shim(tmp_path: Path) -> None:
-    mixins = tmp_path / "repo" / "aim-v1" / "aim" / "v1"
-    mixins.mkdir(parents=True)
-    for pkg in (mixins.parent, mixins):
-        (pkg / "__init__.py").write_text("")
-    (mixins / "mixins.py").write_text(
-        "class AIMMixin:\n    def forward(self, x, mask=None, max_block_id=-1):\n"
-        "        return x * 2\n")
-    shim = REPOS / "shims" / "test_apple__ml_aim"
-    code = "from aim.v1.mixins import AIMMixin\nprint(AIMMixin().forward(21))\n"
-    assert run_python(code, [shim], tmp_path / "repo",
-                      SCIMLOPSBENCH_AIM_ATTNPROBE_COMPAT="1").strip() == "(42, None)"
 
 
 def test_shims_of_modules_exist() -> None:

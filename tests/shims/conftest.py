@@ -95,6 +95,14 @@ def python(argv: list[str], pythonpath: list[Path], cwd: Path,
                           env={**base, "PYTHONPATH": path, **env}, timeout=60)
 
 
+def python_code(code: str, pythonpath: list[Path], cwd: Path, **env: str) -> str:
+    """``python -c code`` as ``python`` runs it (the shim folder ``pythonpath[0]`` first, then
+    our shim library), its output; it must exit 0."""
+    done = python(["-c", code], pythonpath, cwd, **env)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def fill(text: str, **values: str) -> str:
     """``text`` with each ``{key}`` replaced by its value: a module's placeholders as a stage
     would see them, without the plugin's filling."""
