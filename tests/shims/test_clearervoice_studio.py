@@ -1,10 +1,5 @@
 """ClearerVoice-Studio's shims (``repos/shims/test_modelscope__ClearerVoice_Studio``): the
 checkpoint choice, the DDP scp lists and the torchrun wrapper.
-
-The shim runs for real on small stand-ins of the code it serves, and the stage is also
-run the way the plugin runs it: the module's own ``setup`` and ``argv`` with the
-placeholders filled for a temporary tree, so a wrong path or flag in the module fails
-here too.  Host python only: no torch.
 """
 
 from __future__ import annotations

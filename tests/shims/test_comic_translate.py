@@ -1,11 +1,5 @@
 """comic-translate's driver (``repos/shims/test_ogkalu2__comic_translate``), run for real
 against a stand-in checkout whose detector would download through the hub.
-
-The official stage ran a driver the harness wrote; our rewrite is executed here as the
-stage executes it: as a script under the host python, from a stand-in repository root as
-the working directory, with stand-ins of the repository code it patches and of the heavy
-libraries written into ``tmp_path``.  The stand-in keeps the behaviour the shim exists
-for, so a shim that lost its effect fails.
 """
 
 from __future__ import annotations

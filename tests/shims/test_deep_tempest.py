@@ -1,11 +1,5 @@
 """deep-tempest's generated-config shims (``repos/shims/test_emidan19__deep_tempest``): the
 image pairs, the checkpoint choice and the KAIR options file of each stage.
-
-Each test runs a stage's ``setup`` steps exactly as its ``repos/`` module declares them
-(placeholders filled with temporary folders, the host python as ``{python}``) and checks
-what they wrote against the values the official probes and prepare steps wrote, and that
-the files the run's argv reads are the ones written.  Stand-ins of the prepared assets
-are empty files and folders; nothing here needs torch.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
 """FlagGems's shim (``repos/shims/test_flagos_ai__FlagGems``): the first test_accuracy_bert
 node, then only that node.
-
-The shim runs for real on small stand-ins of the code it serves, and the stage is also
-run the way the plugin runs it: the module's own ``setup`` and ``argv`` with the
-placeholders filled for a temporary tree, so a wrong path or flag in the module fails
-here too.  Host python only: no torch.
 """
 
 from __future__ import annotations

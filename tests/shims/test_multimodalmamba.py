@@ -1,9 +1,4 @@
 """MultiModalMamba's entrypoint wrapper (``repos/shims/test_kyegomez__MultiModalMamba``).
-
-The shim runs on the host python (no torch) against small stand-ins of the code it
-patches or calls, placed on PYTHONPATH in tmp_path, and the observable effect is
-asserted: what the program under the shim sees, what a generator writes, what a helper
-prints for the stage's ``Helper`` to read.
 """
 
 from __future__ import annotations

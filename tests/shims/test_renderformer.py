@@ -1,10 +1,5 @@
 """RenderFormer's shims (``repos/shims/test_microsoft__renderformer``): the per-rank
 render.
-
-The shim runs for real on small stand-ins of the code it serves, and the stage is also
-run the way the plugin runs it: the module's own ``setup`` and ``argv`` with the
-placeholders filled for a temporary tree, so a wrong path or flag in the module fails
-here too.  Host python only: no torch.
 """
 
 from __future__ import annotations

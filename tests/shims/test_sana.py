@@ -1,10 +1,6 @@
 """Sana's shims (``repos/shims/test_NVlabs__Sana``): the config copy, the null embedding and
 the checkpoint choice.
 
-The shim runs for real on small stand-ins of the code it serves, and the stage is also
-run the way the plugin runs it: the module's own ``setup`` and ``argv`` with the
-placeholders filled for a temporary tree, so a wrong path or flag in the module fails
-here too.  Host python only: no torch.
 Sana's null embedding is checked against a stand-in ``torch`` that records what it was
 asked to save.
 """
