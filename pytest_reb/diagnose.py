@@ -68,7 +68,8 @@ CLASSES: dict[str, str] = {
 #: Categories whose failure is not the environment's doing: no diagnosis.
 NOT_DIAGNOSED = frozenset({
     "missing_report", "invalid_report", "insufficient_hardware", "not_applicable", "infra",
-    "integrity", "no_gpu_evidence", "pyright_wrong_interpreter", "path_hallucination",
+    "integrity", "no_gpu_evidence", "no_gpu_compute", "entrypoint_not_run",
+    "pyright_wrong_interpreter", "path_hallucination",
     "version_hallucination", "capability_hallucination",
 })
 
@@ -82,6 +83,14 @@ DISTRIBUTION_OF = {
     "mmcv": "mmcv (a build matching torch and CUDA)",
     "detectron2": "detectron2 (built from source against the installed torch)",
     "flash_attn": "flash-attn (a wheel matching torch and CUDA)",
+    "zeta": "zetascale", "mamba_ssm": "mamba-ssm (a wheel matching torch and CUDA)",
+    "causal_conv1d": "causal-conv1d (a wheel matching torch and CUDA)",
+    "pytorch_lightning": "pytorch-lightning", "huggingface_hub": "huggingface-hub",
+    "google": "protobuf (or the google-* package meant)", "Levenshtein": "python-Levenshtein",
+    "docx": "python-docx", "pptx": "python-pptx",
+    "serial": "pyserial", "usb": "pyusb", "win32api": "pywin32", "gi": "PyGObject",
+    "tkinter": "the OS's Tk binding of Python (Debian: python3-tk), not a pip package",
+    "_tkinter": "the OS's Tk binding of Python (Debian: python3-tk), not a pip package",
 }
 
 #: Shared libraries -> the Debian package that ships them (for the hint).
@@ -98,6 +107,8 @@ DEBIAN_PACKAGE_OF = {
 
 #: Programs -> the Debian package (or the way) to get them.
 PACKAGE_OF_TOOL = {
+    "tkinter": "python3-tk", "_tkinter": "python3-tk", "_gdbm": "python3-gdbm",
+    "_dbm": "python3-gdbm", "distutils": "python3-distutils (Python 3.11 and older)",
     "ffmpeg": "ffmpeg", "ffprobe": "ffmpeg", "sox": "sox", "espeak": "espeak-ng",
     "espeak-ng": "espeak-ng", "git": "git", "gcc": "build-essential", "g++": "build-essential",
     "cc": "build-essential", "c++": "build-essential", "x86_64-linux-gnu-gcc": "build-essential",
@@ -181,6 +192,11 @@ RULES: tuple[Rule, ...] = (
          r"numpy\.dtype size changed, may indicate binary incompatibility",
          "a compiled module was built against another NumPy major: pin numpy<2 or install "
          "builds made against NumPy 2"),
+    Rule("abi_mismatch", r"operator (?P<op>(?P<pkg>torchvision|torchaudio|torchtext)::\w+) "
+         r"does not exist",
+         "{pkg} was built for another torch ({op} is not registered: its compiled ops did not "
+         "load): install the {pkg} release made for the installed torch (the pairs are listed "
+         "in {pkg}'s README), from the same index and CUDA build"),
     Rule("abi_mismatch", r"detected CUDA version \([\d.]+\) mismatches the version that was "
          r"used to compile|compiled with different CUDA (?:major )?versions|"
          r"Couldn't load custom C\+\+ ops|dynamic module does not define module export function|"
@@ -253,6 +269,10 @@ RULES: tuple[Rule, ...] = (
          "{path} is not there: download or generate the asset first (see the repository's "
          "README) and put it where the code reads it",
          fallback={"path": "a file the run needs"}),
+    # -- a stdlib module the OS's Python ships separately (not a pip package)
+    Rule("system_dependency", r"No module named '(?P<tool>_?tkinter|_gdbm|_dbm|distutils)'",
+         "{tool} is part of the OS's Python, shipped separately: install it with the system's "
+         "package manager (Debian: {pkg}), not pip"),
     # -- package missing (last of the import rules: the specific ones above win)
     Rule("missing_package", r"No module named '(?P<module>[\w.]+)'",
          "install the distribution that provides '{module}' ({dist}) into the report's "
@@ -362,6 +382,11 @@ def diagnose(output: str, *, exit_code: int | None, timed_out: bool = False,
                      key=lambda e: (e.in_error, e.last), reverse=True)
     found_list = host + [Diagnosis(e.rule.cls, e.lines[-MAX_EVIDENCE:], _hint(e.rule, e.match))
                          for e in ordered]
+    for d in found_list:
+        if d.cls == "missing_package":
+            importer = _importer(text)
+            if importer:
+                d.evidence.append(importer)
     for d in host:  # text lines that agree with the host's observation are its evidence too
         if d.cls in seen:
             d.evidence.extend(seen[d.cls].lines[-(MAX_EVIDENCE - 1):])
@@ -377,6 +402,31 @@ def diagnose(output: str, *, exit_code: int | None, timed_out: bool = False,
                                     "no rule of the table explains this failure: read the "
                                     "log tail"))
     return found_list
+
+
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)')
+#: Frames that are never the importer to blame: our shims, the import system, installed code.
+_NOT_THE_IMPORTER = re.compile(r"^<|/benchmark_scripts/|/shimlib/|/site-packages/|"
+                               r"/dist-packages/|/lib/python3\.\d+/")
+
+
+def _importer(text: str) -> str | None:
+    """Which file of the repository imported the missing module (the last traceback's
+    innermost frame that is neither ours nor installed code).  A shim that imports a
+    dependency before the repository does would otherwise take the blame; when only such
+    frames exist, that is said instead."""
+    block = text.rsplit("Traceback (most recent call last):", 1)
+    if len(block) < 2:
+        return None
+    frames = [m for m in map(_FRAME.match, block[1].splitlines()) if m]
+    own = [m for m in frames if not _NOT_THE_IMPORTER.search(m.group("file"))]
+    if own:
+        return f"imported by {own[-1].group('file')}:{own[-1].group('line')}"
+    shims = [m for m in frames if "/benchmark_scripts/" in m.group("file")]
+    if shims:
+        return (f"imported first by the harness's shim {shims[-1].group('file')}, before "
+                "any file of the repository: the repository's own import is what needs it")
+    return None
 
 
 def as_json(diagnoses: Iterable[Diagnosis]) -> list[dict[str, Any]]:
@@ -395,9 +445,26 @@ def for_run(category: str | None, output: str, *, exit_code: int | None, timed_o
 # --------------------------------------------------------------------------- structured evidence
 
 
+def distribution_of(name: str, installed: Mapping[str, Sequence[str]] | None = None) -> str:
+    """The distribution to install for import ``name`` (its top level decides)."""
+    top = name.split(".")[0]
+    for key in (name, top):
+        found = (installed or {}).get(key)
+        if found:
+            return " or ".join(dict.fromkeys(found))
+    return DISTRIBUTION_OF.get(name) or DISTRIBUTION_OF.get(top) or top
+
+
 def missing_packages(missing: Sequence[str], where: Mapping[str, str] | None = None,
-                     python: str | None = None) -> list[dict[str, Any]]:
-    """C0: the imports pyright could not resolve are missing packages."""
+                     python: str | None = None,
+                     installed: Mapping[str, Sequence[str]] | None = None
+                     ) -> list[dict[str, Any]]:
+    """C0: the imports pyright could not resolve are missing packages.
+
+    The hint names distributions, not import names: first what the
+    environment's installed metadata says provides the name (``installed``:
+    ``packages_distributions()``), then the curated map, then the name itself.
+    """
     if not missing:
         return []
     where = where or {}
@@ -406,7 +473,7 @@ def missing_packages(missing: Sequence[str], where: Mapping[str, str] | None = N
     if len(missing) > MAX_EVIDENCE:
         lines.append(f"... and {len(missing) - MAX_EVIDENCE} more: "
                      + _cut(", ".join(missing[MAX_EVIDENCE:])))
-    dists = [DISTRIBUTION_OF.get(n, n) for n in missing]
+    dists = [distribution_of(n, installed) for n in missing]
     return [Diagnosis("missing_package", lines,
                       f"install {', '.join(dists[:6])}{' ...' if len(dists) > 6 else ''} into "
                       f"{python or 'the report interpreter'}").to_json()]
@@ -423,6 +490,10 @@ def cuda_probe(obs: Mapping[str, Any] | None, category: str | None, message: str
         return [Diagnosis("gpu_arch", [_cut(message)], "install a build whose arch list has "
                           "this card (or PTX for an older arch), e.g. a newer torch wheel for "
                           "this CUDA").to_json()]
+    if obs is not None and category == "cuda_spoofed":
+        return [Diagnosis("cuda_build", [*obs.get("spoof", []), _cut(message)],
+                          "remove the hook that patches torch.cuda.is_available() and install "
+                          "torch's CUDA build (+cuXXX, matching the host driver)").to_json()]
     if obs is not None and category == "cuda_unavailable":
         framework = obs.get("framework")
         if framework == "pytorch" and not obs.get("cuda_build"):
