@@ -200,7 +200,7 @@ def test_module_and_command_runs_reach_the_entrypoint_file(repo: Path) -> None:
 
 def test_a_program_that_is_not_python(repo: Path) -> None:
     problem = run(repo, ["sh", "-c", "echo TRAIN_OK"], entrypoint="train.py")[1]
-    assert problem is not None and "no Python process" in problem
+    assert problem is not None and "no process of the run ran the entrypoint" in problem
 
 
 @pytest.mark.parametrize(("argv", "kind", "script", "workers"), [
@@ -227,3 +227,15 @@ def test_entries_cover_a_package_installed_elsewhere() -> None:
     assert witness.entries_of("src/f5_tts/infer/infer_cli.py", "/repo", "/repo") == (
         "/repo/src/f5_tts/infer/infer_cli.py", "src/f5_tts/infer/infer_cli.py",
         "f5_tts/infer/infer_cli.py", "infer/infer_cli.py")
+
+
+def test_a_shell_driver_gets_what_its_launcher_allows(repo: Path) -> None:
+    """``bash run.sh``: the shell ran the script to its end (its Python, if any, is judged
+    only when the repository names a Python entrypoint)."""
+    (repo / "run.sh").write_text(f"{sys.executable} train.py\n")
+    assert run(repo, ["bash", "run.sh"])[1] is None
+    assert run(repo, ["bash", "run.sh"], entrypoint="train.py")[1] is None
+    (repo / "run.sh").write_text("echo TRAIN_OK; kill -9 $$\n")
+    problem = run(repo, ["bash", "run.sh"])[1]
+    assert problem is not None and "did not end normally" in problem
+    assert run(repo, ["sh", "-c", "echo TRAIN_OK"])[1] is None

@@ -106,12 +106,22 @@ class Process:
     reached: str | None = None  # the entrypoint file whose code ran
     end: str | None = None  # "finish" or "exit <status>"
     taints: list[str] = field(default_factory=list)
+    program: str | None = None  # the command line of a process that is not Python
+    ended: bool = False  # that program ended through exit() or _exit() with status 0
+    is_python: bool = False  # a "py" record: an interpreter (a wrapper may exec into one)
 
     @property
     def finished(self) -> bool:
         return self.end == "finish" or self.end == "exit 0"
 
+    @property
+    def python(self) -> bool:
+        return self.is_python
+
     def to_json(self) -> dict[str, object]:
+        if not self.python:
+            return {"pid": self.pid, "ppid": self.ppid, "program": self.program,
+                    "ended": self.ended}
         return {"pid": self.pid, "ppid": self.ppid, "start": self.start,
                 "reached": self.reached, "end": self.end, "taints": self.taints}
 
@@ -136,6 +146,12 @@ def parse(text: str) -> dict[int, Process]:
             proc.end = f"exit {detail.strip()}"
         elif kind == "taint":
             proc.taints.append(detail)
+        elif kind == "prog":
+            proc.program = detail.strip()[:500]
+        elif kind == "end":
+            proc.ended = detail.strip() in ("", "0")
+        elif kind == "py":
+            proc.is_python = True
     return found
 
 
@@ -211,6 +227,8 @@ def expect(argv: Sequence[str], *, python: str, entrypoint: str | None, checkout
         kind, script = "launcher workers", _script_after(args[1:])
     elif prog in ("sh", "bash", "dash"):
         kind = "shell driver: the Python processes it started"
+        script = next((a for a in args[1:] if not a.startswith("-")), None) \
+            if "-c" not in args and "-lc" not in args else None
     else:
         kind = f"{prog or 'program'}: the Python processes it started"
     path = entrypoint or script
@@ -231,14 +249,15 @@ def _script_after(args: Sequence[str]) -> str | None:
 
 def judge(exp: Expect, procs: Mapping[int, Process]) -> str | None:
     """Why the witness does not show the entrypoint running to its end, or None when it does."""
-    pythons = list(procs.values())
+    pythons = [p for p in procs.values() if p.python]
     tainted = [p for p in pythons if p.taints]
     if tainted:
         return (f"the witness was interfered with: {'; '.join(tainted[0].taints[:3])} "
                 f"(pid {tainted[0].pid}, before or instead of the entrypoint)")
-    if not pythons:
-        return "no Python process of the run loaded the witness (a static or wrapper " \
-               "interpreter, or the command never started Python)"
+    progs = [p for p in procs.values() if not p.python]
+    if not pythons or (exp.kind.startswith(("shell driver", "program"))
+                       and not any(e.endswith(".py") for e in exp.entries)):
+        return _program_only(exp, progs)
     started = [p for p in pythons if p.start]
     if not started:
         return (f"{len(pythons)} Python process(es) started, but the interpreter never began "
@@ -259,6 +278,24 @@ def judge(exp: Expect, procs: Mapping[int, Process]) -> str | None:
         return (f"only {len(good)} process(es) reached {what}; {exp.workers} "
                 f"{exp.kind} were expected")
     return f"no process of the run reached {what}; the main programs were: {ran[:5]}"
+
+
+def _program_only(exp: Expect, progs: list[Process]) -> str | None:
+    """A run that started no Python: what its launcher allows is the program's own run, with
+    the entrypoint (when the run names a file) on its command line, to a normal exit."""
+    if not exp.kind.startswith(("shell driver", "program")) or exp.workers > 1:
+        return ("no Python process of the run loaded the witness (a static or wrapper "
+                "interpreter, or the command never started Python)")
+    names = [e for e in exp.entries if "/" in e or not exp.entries] or list(exp.entries)
+    ran = [p for p in progs if not exp.entries
+           or any(n in (p.program or "") or PurePosixPath(n).name in (p.program or "").split()
+                  for n in names)]
+    if any(p.ended for p in ran):
+        return None
+    if ran:
+        return f"the program ({ran[0].program}) did not end normally (killed or crashed)"
+    return "no process of the run ran the entrypoint " + (f"({exp.entries[0]})" if exp.entries
+                                                          else "")
 
 
 def _reached(exp: Expect, proc: Process) -> bool:

@@ -12,6 +12,9 @@
  * What it records (one line per event, appended to the file named by
  * REB_WITNESS, with a plain write(2), so nothing of it is a Python event):
  *   py      a Python interpreter loaded us (pid, ppid)
+ *   prog    any other program loaded us (its command line): a shell driver, a launcher
+ *   end     that program ended through exit() or _exit(), with its status (a kill
+ *           leaves no line)
  *   start   the interpreter itself began the main program: cpython.run_file,
  *           run_module or run_command, raised by C with no Python frame on
  *           the stack and on the main thread.  sys.audit() from Python code
@@ -62,6 +65,7 @@ static int started;
 static int reached;
 static int finished;
 static int taints;
+static int is_prog;
 
 static void record(const char *kind, const char *detail) {
     char line[PATH_MAX * 3];
@@ -237,6 +241,39 @@ static int hook(const char *event, PyObject *args, void *unused) {
     return 0;
 }
 
+/* A program that is not Python: its command line (NULs as spaces), for shell drivers. */
+static void prog_start(void) {
+    char cmd[1024];
+    ssize_t n;
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    n = read(fd, cmd, sizeof cmd - 1);
+    close(fd);
+    if (n <= 0)
+        return;
+    for (ssize_t i = 0; i < n; i++)
+        if (cmd[i] == 0 || cmd[i] == '\n')
+            cmd[i] = ' ';
+    cmd[n] = 0;
+    is_prog = 1;
+    record("prog", cmd);
+}
+
+static void prog_end(int status) {
+    char text[32];
+    if (is_prog == 1) {
+        is_prog = 2;
+        snprintf(text, sizeof text, "%d", status);
+        record("end", text);
+    }
+}
+
+/* exit() of a program that is not Python; shells mostly leave through _exit(), below. */
+__attribute__((destructor)) static void reb_witness_end(void) {
+    prog_end(0);
+}
+
 static void load_entries(const char *list) {
     char real[PATH_MAX];
     while (list && *list && n_entries < MAX_ENTRIES) {
@@ -261,8 +298,10 @@ __attribute__((constructor)) static void reb_witness_init(void) {
     strcpy(record_path, path);
     load_entries(getenv("REB_WITNESS_ENTRY"));
     if (!PySys_AddAuditHook || !PyEval_GetFrame || !PyTuple_Size || !PyTuple_GetItem ||
-        !PyUnicode_AsUTF8 || !PyErr_Clear)
-        return; /* not a Python process: a shell, a launcher binary, coreutils */
+        !PyUnicode_AsUTF8 || !PyErr_Clear) {
+        prog_start(); /* not a Python process: a shell, a launcher binary, coreutils */
+        return;
+    }
     if (PySys_AddAuditHook(hook, NULL) == 0)
         record("py", "");
 }
@@ -270,6 +309,7 @@ __attribute__((constructor)) static void reb_witness_init(void) {
 /* os._exit() at the end of a program is an honest way to finish; record it. */
 void _exit(int status) {
     char text[32];
+    prog_end(status);
     if (started && !finished) {
         finished = 1;
         snprintf(text, sizeof text, "%d", status);
