@@ -121,10 +121,10 @@ def test_a_plain_library_in_a_package_is_loaded_and_its_breakage_seen(tmp_path: 
     assert row["class"] in ("system_dependency", "abi_mismatch")
 
 
-def test_c0_blames_the_repositorys_file_not_our_shim(tmp_path: Path,
-                                                     bare_python: str) -> None:  # noqa: F811
-    """VisionMamba's shim (mounted at benchmark_scripts/) imports einops before the repository
-    does; pyright reports both, and the repository's own import is the one to name."""
+def test_c0_names_the_distribution_and_the_repositorys_file(tmp_path: Path,
+                                                            bare_python: str) -> None:  # noqa: F811
+    """Real pyright on a VisionMamba-shaped tree: the hint says zetascale for ``import zeta``,
+    and the missing einops is the repository's (our shim folder is never C0's to count)."""
     from repomodules import write_tree
     from test_c0 import local_ctx
 
