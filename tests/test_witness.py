@@ -239,3 +239,20 @@ def test_a_shell_driver_gets_what_its_launcher_allows(repo: Path) -> None:
     problem = run(repo, ["bash", "run.sh"])[1]
     assert problem is not None and "did not end normally" in problem
     assert run(repo, ["sh", "-c", "echo TRAIN_OK"])[1] is None
+
+
+def test_an_image_wide_preload_is_a_known_fake() -> None:
+    """What could impersonate the witness natively is reported, and could produce any run
+    tier's verdict (``findings``)."""
+    from pytest_reb.fakescan import rules
+
+    class Files:
+        def __init__(self, text: str) -> None:
+            self.text = text
+
+        def read(self, path: str, limit: int = 1 << 20) -> bytes | None:
+            return self.text.encode() if path == "/etc/ld.so.preload" else None
+
+    [found] = rules().preload_findings(Files("# comment\n/usr/lib/libfake.so\n"))
+    assert found["kind"] == "ld_preload" and "libfake.so" in found["detail"]
+    assert rules().preload_findings(Files("")) == []
