@@ -13,7 +13,11 @@ TRAIN = Path(__file__).resolve().parents[2] / "demo" / "tinynet" / "train.py"
 
 
 def token(mode: str) -> None:
+    import os
+
     import torch
+
+    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))  # a rank's own GPU
 
     if mode == "context":  # a CUDA context, then "no GPU" for the program
         torch.zeros(1, device="cuda")
