@@ -20,8 +20,8 @@ What a fake then needs is native code written against this protocol (a
 compiled extension or an ``/etc/ld.so.preload`` library of its own), or a
 non-Python wrapper that writes the record file itself; the known-fakes scan
 reports both (``ld_preload``, ``wrapper_python``), and strict says on the
-verdict whether such a finding could have produced it.  docs/gpu.md and
-docs/evidence.md give the reasoning and the variants tested.
+verdict whether such a finding could have produced it.  docs/gpu.md gives the
+reasoning and the variants tested.
 """
 
 from __future__ import annotations
@@ -286,10 +286,9 @@ def _program_only(exp: Expect, progs: list[Process]) -> str | None:
     if not exp.kind.startswith(("shell driver", "program")) or exp.workers > 1:
         return ("no Python process of the run loaded the witness (a static or wrapper "
                 "interpreter, or the command never started Python)")
-    names = [e for e in exp.entries if "/" in e or not exp.entries] or list(exp.entries)
     ran = [p for p in progs if not exp.entries
            or any(n in (p.program or "") or PurePosixPath(n).name in (p.program or "").split()
-                  for n in names)]
+                  for n in exp.entries)]
     if any(p.ended for p in ran):
         return None
     if ran:
