@@ -20,6 +20,8 @@ from pytest_reb.outcome import Outcome
 
 RUN_TIERS = frozenset({"c1", "c2", "c3", "c4"})
 ALL_TIERS = frozenset({"c0", *RUN_TIERS, "c5"})
+#: Verdicts reached before anything of the environment ran: no finding produced them.
+DECIDED_BEFORE_RUNNING = frozenset({"insufficient_hardware", "data", "model", "not_applicable"})
 
 #: Kind of finding -> the tiers whose verdict it could have produced.
 COULD_PRODUCE: Mapping[str, frozenset[str]] = {
@@ -46,7 +48,8 @@ def attach(outcome: Outcome, found: Iterable[Mapping[str, Any]], *, strict: bool
             continue
         have.add(key)
         kind = str(f.get("kind"))
-        yes = outcome.tier in COULD_PRODUCE.get(kind, ALL_TIERS)
+        yes = (outcome.tier in COULD_PRODUCE.get(kind, ALL_TIERS)
+               and outcome.category not in DECIDED_BEFORE_RUNNING)
         into.append({**f, "could_produce": yes})
         if yes:
             could.append(f"{kind} ({f.get('path')})")

@@ -38,3 +38,11 @@ def test_c5_keeps_them_beside_its_audit_findings_and_nothing_twice() -> None:
     attach(o, [SMI, SMI], strict=True)
     assert o.findings == [] and len(o.evidence["known_fakes"]) == 1
     assert o.evidence["known_fakes"][0]["could_produce"] is True  # a report written from it
+
+
+def test_a_verdict_reached_before_running_is_no_findings_doing() -> None:
+    o = outcome("c4", "failed", "needs 2 GPU(s), the target has 1")
+    o.category = "insufficient_hardware"
+    attach(o, [HOOK], strict=True)
+    assert o.findings[0]["could_produce"] is False
+    assert o.message == "needs 2 GPU(s), the target has 1"
