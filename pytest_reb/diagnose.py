@@ -373,22 +373,16 @@ _NOT_THE_IMPORTER = re.compile(r"^<|/benchmark_scripts/|/shimlib/|/site-packages
 
 
 def _importer(text: str) -> str | None:
-    """Which file of the repository imported the missing module (the last traceback's
-    innermost frame that is neither ours nor installed code).  A shim that imports a
-    dependency before the repository does would otherwise take the blame; when only such
-    frames exist, that is said instead."""
+    """The traceback line of the repository's file that imported the missing module: the
+    last traceback's innermost frame that is neither ours nor installed code, verbatim.  A
+    shim that imports a dependency before the repository does never takes the blame: with
+    only such frames, no file is named."""
     block = text.rsplit("Traceback (most recent call last):", 1)
     if len(block) < 2:
         return None
     frames = [m for m in map(_FRAME.match, block[1].splitlines()) if m]
     own = [m for m in frames if not _NOT_THE_IMPORTER.search(m.group("file"))]
-    if own:
-        return f"imported by {own[-1].group('file')}:{own[-1].group('line')}"
-    shims = [m for m in frames if "/benchmark_scripts/" in m.group("file")]
-    if shims:
-        return (f"imported first by the harness's shim {shims[-1].group('file')}, before "
-                "any file of the repository: the repository's own import is what needs it")
-    return None
+    return _cut(own[-1].string) if own else None
 
 
 def as_json(diagnoses: Iterable[Diagnosis]) -> list[dict[str, Any]]:
