@@ -19,6 +19,7 @@ from functools import cached_property
 from pathlib import PurePosixPath
 from typing import Any
 
+from pytest_reb import findings
 from pytest_reb.assets.cache import AssetCache
 from pytest_reb.assets.view import attach
 from pytest_reb.audit.report import ReportLoad
@@ -27,6 +28,9 @@ from pytest_reb.outcome import Outcome
 from pytest_reb.spec import Repo
 from pytest_reb.target import Target, TargetError
 from pytest_reb.tiers.shims import mount_first
+
+#: Outcomes made without touching the target: no known-fakes scan for them.
+_NO_TARGET = frozenset({"missing_report", "invalid_report", "infra"})
 
 #: tier -> (test name, module holding ``probe``); the order is the order items run in.
 TIER_TESTS: dict[str, tuple[str, str]] = {
@@ -91,6 +95,19 @@ class Context:
 
         return integrity.check(self.target, self.checkout, self.repo.commit)
 
+    @cached_property
+    def known_fakes(self) -> list[dict[str, Any]]:
+        """The known-fakes scan of the report's interpreter, once per target (``findings``)."""
+        from pytest_reb import fakescan
+
+        if self.python is None:
+            return []
+        try:
+            return fakescan.scan(self.target, self.python, self.checkout)
+        except TargetError as exc:
+            return [{"kind": "scan_incomplete", "path": self.python, "seen_from": "host",
+                     "detail": f"the scan could not run: {exc}"}]
+
     @property
     def python(self) -> str | None:
         """The interpreter every tier runs: ``--reb-python``, else the report's.
@@ -140,6 +157,8 @@ class Context:
         try:
             outcome = probe(self)
             outcome.started = started  # made after the probe ran; it began here
+            if outcome.status != "skipped" and outcome.category not in _NO_TARGET:
+                findings.attach(outcome, self.known_fakes, strict=not self.compat)
             return outcome
         except TargetError as exc:
             outcome = self.outcome(tier, category="infra", strict=False, compat=False,

@@ -44,6 +44,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_reb.diagnose_names import (
+    DEBIAN_PACKAGE_OF,
+    DISTRIBUTION_OF,
+    PACKAGE_OF_TOOL,
+    distribution_of,
+)
+
 MAX_EVIDENCE = 3
 MAX_LINE = 300
 #: How much of a run's output is read (the end of it: that is where the error is).
@@ -68,44 +75,10 @@ CLASSES: dict[str, str] = {
 #: Categories whose failure is not the environment's doing: no diagnosis.
 NOT_DIAGNOSED = frozenset({
     "missing_report", "invalid_report", "insufficient_hardware", "not_applicable", "infra",
-    "integrity", "no_gpu_evidence", "pyright_wrong_interpreter", "path_hallucination",
+    "integrity", "no_gpu_evidence", "no_gpu_compute", "entrypoint_not_run",
+    "pyright_wrong_interpreter", "path_hallucination",
     "version_hallucination", "capability_hallucination",
 })
-
-#: Import names whose distribution is named otherwise (the hint names the one to install).
-DISTRIBUTION_OF = {
-    "yaml": "PyYAML", "cv2": "opencv-python-headless", "PIL": "Pillow",
-    "sklearn": "scikit-learn", "skimage": "scikit-image", "bs4": "beautifulsoup4",
-    "google.protobuf": "protobuf", "attr": "attrs", "dateutil": "python-dateutil",
-    "Crypto": "pycryptodome", "fitz": "PyMuPDF", "dotenv": "python-dotenv",
-    "jose": "python-jose", "magic": "python-magic", "OpenGL": "PyOpenGL",
-    "mmcv": "mmcv (a build matching torch and CUDA)",
-    "detectron2": "detectron2 (built from source against the installed torch)",
-    "flash_attn": "flash-attn (a wheel matching torch and CUDA)",
-}
-
-#: Shared libraries -> the Debian package that ships them (for the hint).
-DEBIAN_PACKAGE_OF = {
-    "libGL.so": "libgl1", "libEGL.so": "libegl1", "libgthread-2.0.so": "libglib2.0-0",
-    "libglib-2.0.so": "libglib2.0-0", "libSM.so": "libsm6", "libXext.so": "libxext6",
-    "libXrender.so": "libxrender1", "libsndfile.so": "libsndfile1", "libgomp.so": "libgomp1",
-    "libespeak-ng.so": "libespeak-ng1", "libespeak.so": "libespeak1", "libsox.so": "libsox3",
-    "libavcodec.so": "ffmpeg", "libavformat.so": "ffmpeg", "libportaudio.so": "libportaudio2",
-    "libGLU.so": "libglu1-mesa", "libosmesa.so": "libosmesa6", "libOSMesa.so": "libosmesa6",
-    "libjpeg.so": "libjpeg62-turbo", "libpng16.so": "libpng16-16", "libopenblas.so": "libopenblas0",
-    "libstdc++.so": "libstdc++6", "libaio.so": "libaio1", "libnuma.so": "libnuma1",
-}
-
-#: Programs -> the Debian package (or the way) to get them.
-PACKAGE_OF_TOOL = {
-    "ffmpeg": "ffmpeg", "ffprobe": "ffmpeg", "sox": "sox", "espeak": "espeak-ng",
-    "espeak-ng": "espeak-ng", "git": "git", "gcc": "build-essential", "g++": "build-essential",
-    "cc": "build-essential", "c++": "build-essential", "x86_64-linux-gnu-gcc": "build-essential",
-    "make": "make", "cmake": "cmake", "ninja": "ninja-build (or pip install ninja)",
-    "nvcc": "the CUDA toolkit matching torch's CUDA", "java": "default-jre-headless",
-    "wget": "wget", "curl": "curl", "unzip": "unzip", "convert": "imagemagick",
-    "latex": "texlive", "pdflatex": "texlive", "perl": "perl",
-}
 
 _CUDA_LIBS = (r"lib(?:cudart|cublas\w*|cudnn\w*|cufft\w*|curand|cusparse\w*|cusolver\w*|nvrtc\w*"
               r"|nccl|nvToolsExt|nvJitLink|c10\w*|torch\w*|caffe2\w*|shm)")
@@ -181,6 +154,11 @@ RULES: tuple[Rule, ...] = (
          r"numpy\.dtype size changed, may indicate binary incompatibility",
          "a compiled module was built against another NumPy major: pin numpy<2 or install "
          "builds made against NumPy 2"),
+    Rule("abi_mismatch", r"operator (?P<op>(?P<pkg>torchvision|torchaudio|torchtext)::\w+) "
+         r"does not exist",
+         "{pkg} was built for another torch ({op} is not registered: its compiled ops did not "
+         "load): install the {pkg} release made for the installed torch (the pairs are listed "
+         "in {pkg}'s README), from the same index and CUDA build"),
     Rule("abi_mismatch", r"detected CUDA version \([\d.]+\) mismatches the version that was "
          r"used to compile|compiled with different CUDA (?:major )?versions|"
          r"Couldn't load custom C\+\+ ops|dynamic module does not define module export function|"
@@ -253,6 +231,10 @@ RULES: tuple[Rule, ...] = (
          "{path} is not there: download or generate the asset first (see the repository's "
          "README) and put it where the code reads it",
          fallback={"path": "a file the run needs"}),
+    # -- a stdlib module the OS's Python ships separately (not a pip package)
+    Rule("system_dependency", r"No module named '(?P<tool>_?tkinter|_gdbm|_dbm|distutils)'",
+         "{tool} is part of the OS's Python, shipped separately: install it with the system's "
+         "package manager (Debian: {pkg}), not pip"),
     # -- package missing (last of the import rules: the specific ones above win)
     Rule("missing_package", r"No module named '(?P<module>[\w.]+)'",
          "install the distribution that provides '{module}' ({dist}) into the report's "
@@ -362,6 +344,11 @@ def diagnose(output: str, *, exit_code: int | None, timed_out: bool = False,
                      key=lambda e: (e.in_error, e.last), reverse=True)
     found_list = host + [Diagnosis(e.rule.cls, e.lines[-MAX_EVIDENCE:], _hint(e.rule, e.match))
                          for e in ordered]
+    for d in found_list:
+        if d.cls == "missing_package":
+            importer = _importer(text)
+            if importer:
+                d.evidence.append(importer)
     for d in host:  # text lines that agree with the host's observation are its evidence too
         if d.cls in seen:
             d.evidence.extend(seen[d.cls].lines[-(MAX_EVIDENCE - 1):])
@@ -377,6 +364,25 @@ def diagnose(output: str, *, exit_code: int | None, timed_out: bool = False,
                                     "no rule of the table explains this failure: read the "
                                     "log tail"))
     return found_list
+
+
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)')
+#: Frames that are never the importer to blame: our shims, the import system, installed code.
+_NOT_THE_IMPORTER = re.compile(r"^<|/benchmark_scripts/|/shimlib/|/site-packages/|"
+                               r"/dist-packages/|/lib/python3\.\d+/")
+
+
+def _importer(text: str) -> str | None:
+    """The traceback line of the repository's file that imported the missing module: the
+    last traceback's innermost frame that is neither ours nor installed code, verbatim.  A
+    shim that imports a dependency before the repository does never takes the blame: with
+    only such frames, no file is named."""
+    block = text.rsplit("Traceback (most recent call last):", 1)
+    if len(block) < 2:
+        return None
+    frames = [m for m in map(_FRAME.match, block[1].splitlines()) if m]
+    own = [m for m in frames if not _NOT_THE_IMPORTER.search(m.group("file"))]
+    return _cut(own[-1].string) if own else None
 
 
 def as_json(diagnoses: Iterable[Diagnosis]) -> list[dict[str, Any]]:
@@ -396,8 +402,15 @@ def for_run(category: str | None, output: str, *, exit_code: int | None, timed_o
 
 
 def missing_packages(missing: Sequence[str], where: Mapping[str, str] | None = None,
-                     python: str | None = None) -> list[dict[str, Any]]:
-    """C0: the imports pyright could not resolve are missing packages."""
+                     python: str | None = None,
+                     installed: Mapping[str, Sequence[str]] | None = None
+                     ) -> list[dict[str, Any]]:
+    """C0: the imports pyright could not resolve are missing packages.
+
+    The hint names distributions, not import names: first what the
+    environment's installed metadata says provides the name (``installed``:
+    ``packages_distributions()``), then the curated map, then the name itself.
+    """
     if not missing:
         return []
     where = where or {}
@@ -406,7 +419,7 @@ def missing_packages(missing: Sequence[str], where: Mapping[str, str] | None = N
     if len(missing) > MAX_EVIDENCE:
         lines.append(f"... and {len(missing) - MAX_EVIDENCE} more: "
                      + _cut(", ".join(missing[MAX_EVIDENCE:])))
-    dists = [DISTRIBUTION_OF.get(n, n) for n in missing]
+    dists = [distribution_of(n, installed) for n in missing]
     return [Diagnosis("missing_package", lines,
                       f"install {', '.join(dists[:6])}{' ...' if len(dists) > 6 else ''} into "
                       f"{python or 'the report interpreter'}").to_json()]
@@ -423,6 +436,10 @@ def cuda_probe(obs: Mapping[str, Any] | None, category: str | None, message: str
         return [Diagnosis("gpu_arch", [_cut(message)], "install a build whose arch list has "
                           "this card (or PTX for an older arch), e.g. a newer torch wheel for "
                           "this CUDA").to_json()]
+    if obs is not None and category == "cuda_spoofed":
+        return [Diagnosis("cuda_build", [*obs.get("spoof", []), _cut(message)],
+                          "remove the hook that patches torch.cuda.is_available() and install "
+                          "torch's CUDA build (+cuXXX, matching the host driver)").to_json()]
     if obs is not None and category == "cuda_unavailable":
         framework = obs.get("framework")
         if framework == "pytorch" and not obs.get("cuda_build"):

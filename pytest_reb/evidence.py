@@ -11,6 +11,9 @@ Two channels, read by the host and never by the target:
   ``torch.cuda.is_available()`` opens ``/dev/nvidia0`` without ever running
   a kernel, so an open device file alone proves nothing and is only used
   when the host has no NVML at all (and then the outcome says so).
+
+A context is not computation: ``gpu_compute.ComputeMeter`` runs inside the
+same watch and reads what the GPUs did over the command.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
+
+from pytest_reb.gpu_compute import ComputeMeter, report
 
 _NVIDIA_DEV = re.compile(r"^/dev/nvidia(\d+)$")
 CONTEXTS = "host NVML compute contexts"
@@ -135,10 +140,13 @@ class GpuWatch:
     Sampling runs from before the command until after it, so a rank that held
     a GPU for a second is still seen.  ``holders`` comes from compute
     contexts when the host has NVML, else from device files (``channel``
-    says which).
+    says which).  ``gpus`` (host indices) are metered for computation
+    (``compute``); a process outside the run with a context on one of them
+    is kept in ``foreign``, since the GPU's counters are then not the run's alone.
     """
 
-    def __init__(self, pids: Callable[[], Iterable[int]], period: float = 0.25) -> None:
+    def __init__(self, pids: Callable[[], Iterable[int]], gpus: Iterable[str] = (),
+                 period: float = 0.25) -> None:
         self._pids = pids
         self._period = period
         self._apps = ComputeApps()
@@ -148,15 +156,25 @@ class GpuWatch:
         self.device_files: dict[int, set[int]] = {}
         self.memory: dict[int, int] = {}
         self.cmdlines: dict[int, str] = {}
+        self._gpus = {int(g) for g in gpus if str(g).isdigit()}
+        self._meter = ComputeMeter(sorted(self._gpus)) if self._gpus else None
+        self.foreign: dict[int, set[int]] = {}
+        self.compute: dict[str, Any] = {}
         self._thread = threading.Thread(target=self._loop, name="reb-gpuwatch", daemon=True)
 
     def __enter__(self) -> GpuWatch:
+        if self._meter is not None:
+            self._meter.start()
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
+        if self._meter is not None:
+            self._meter.stop()
+            self.compute = {**report(self._meter),
+                            "foreign": {str(p): sorted(g) for p, g in self.foreign.items()}}
 
     def _loop(self) -> None:
         while not self._stop.wait(self._period):
@@ -178,3 +196,9 @@ class GpuWatch:
                 self.memory[pid] = max(self.memory.get(pid, 0), sum(held.values()))
             if (files or held) and pid not in self.cmdlines:
                 self.cmdlines[pid] = cmdline(pid)
+        for pid, held in contexts.items():
+            mine = self._gpus.intersection(held)
+            if mine and pid not in pids:
+                self.foreign.setdefault(pid, set()).update(mine)
+        if self._meter is not None:
+            self._meter.sample()

@@ -12,8 +12,9 @@ import pytest
 from pytest_reb.spec import Retry, Run, torchrun
 from pytest_reb.target import ExecResult, TailBuffer, cuda_visible
 from pytest_reb.tiers.c2_cuda import judge, parse
-from pytest_reb.tiers.entrypoint import categorise, distinct_ranks, held_any_gpu, ranks_on_gpus
+from pytest_reb.tiers.entrypoint import categorise
 from pytest_reb.tiers.ext_sweep import arch_supported
+from pytest_reb.tiers.gpu_rules import distinct_ranks, gpu_work, held_any_gpu
 
 CHANNEL = "host NVML compute contexts"
 
@@ -42,16 +43,22 @@ def test_c3_needs_a_holder() -> None:
     ({}, 0),
 ])
 def test_distinct_ranks_is_a_matching(holders: dict[int, list[int]], ranks: int) -> None:
-    assert distinct_ranks(result(holders), 8) == ranks
+    assert distinct_ranks(holders, 8) == ranks
+
+
+#: What the GPU counters show for two GPUs that both did real work (figures as on an H200).
+BUSY = {"0": {"interval_s": 9.9, "gpm": {"sm_active_ms": 0.0095}},
+        "1": {"interval_s": 9.9, "gpm": {"sm_active_ms": 0.012}}}
 
 
 def test_c4_rule_for_ddp_and_for_device_map() -> None:
-    ddp, device_map = ranks_on_gpus(2), ranks_on_gpus(2, one_process=True)
-    assert ddp(result({1: [0], 2: [1]})) is None
-    assert "only 1 process" in str(ddp(result({1: [0], 2: [0]})))
-    assert "only 1 process" in str(ddp(result({1: [0, 1]})))
-    assert device_map(result({1: [0, 1]})) is None
-    assert "no process held 2 GPUs" in str(device_map(result({1: [0], 2: [1]})))
+    ddp, device_map = gpu_work(2), gpu_work(2, one_process=True)
+    assert ddp(result({1: [0], 2: [1]}, gpu_compute=BUSY)) is None
+    assert "only 1 process" in str(ddp(result({1: [0], 2: [0]}, gpu_compute=BUSY)))
+    assert "only 1 process" in str(ddp(result({1: [0, 1]}, gpu_compute=BUSY)))
+    assert device_map(result({1: [0, 1]}, gpu_compute=BUSY)) is None
+    assert "no process held 2 GPUs" in str(device_map(result({1: [0], 2: [1]},
+                                                             gpu_compute=BUSY)))
 
 
 # --------------------------------------------------------------------------- C2

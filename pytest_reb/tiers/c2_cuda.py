@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_reb import diagnose, fakescan
+from pytest_reb import diagnose
 from pytest_reb.context import Context
 from pytest_reb.outcome import Outcome
 from pytest_reb.target import PROBES_MOUNT, marked_json
 from pytest_reb.tiers import ext_sweep
-from pytest_reb.tiers.entrypoint import categorise, evidence_of, held_any_gpu
+from pytest_reb.tiers.entrypoint import categorise, evidence_of
 from pytest_reb.tiers.ext_sweep import arch_supported
+from pytest_reb.tiers.gpu_rules import held_any_gpu
 
 PROBE = f"{PROBES_MOUNT}/cuda_probe.py"
 MARKER = "REB_CUDA_PROBE"
@@ -41,6 +42,15 @@ def judge(obs: dict[str, Any] | None, holder_problem: str | None) -> tuple[bool,
         return False, "cuda_unavailable", (
             f"{obs.get('framework')} reports no CUDA device" + (f" ({errors})" if errors else ""))
     kernel = obs.get("kernel") or {}
+    if obs.get("spoof"):
+        outcome = ("failed: " + str(kernel.get("error")) if not kernel.get("ok")
+                   else "ran, but on the CPU: the host saw no GPU used" if holder_problem
+                   else "matched")
+        return False, "cuda_spoofed", (
+            f"torch.cuda.is_available() returned True, but {'; '.join(obs['spoof'])}: "
+            f"is_available() was patched (a sitecustomize, .pth or usercustomize hook?). "
+            f"The GPU kernel ({kernel.get('op', 'matmul')}) {outcome}. The official probe "
+            "trusts is_available(), so compat passes it")
     if not kernel.get("ok"):
         return False, "kernel_mismatch", (
             f"CUDA is reported, but the GPU kernel failed or disagreed with the CPU: "
@@ -88,6 +98,4 @@ def probe(ctx: Context) -> Outcome:
         o.evidence["native_extensions"] = ext_sweep.run(
             ctx, capabilities=[str(d.get("capability")) for d in (obs or {}).get("devices") or []],
             framework_cuda=(obs or {}).get("cuda_build"))
-    # Informational: hooks, stub extensions and wrapper scripts an agent may have planted.
-    o.findings = fakescan.scan(ctx.target, ctx.python, ctx.checkout)
     return o

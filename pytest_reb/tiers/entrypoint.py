@@ -3,8 +3,10 @@
 It turns a ``Run`` into commands (placeholders, the stop signal, HTTP runs),
 executes them through the target, applies the run's success rules, and
 returns an ``Outcome`` with the official exit-code verdict (compat) beside the
-evidence-based one (strict).  What strict adds per tier is passed in as
-``evidence_rule``, so the three tiers differ only in what they require.
+evidence-based one (strict).  Strict needs, for every tier, the witness's
+proof that the entrypoint's own code ran and finished (``witnessing``); what
+C3 and C4 add is passed in as ``evidence_rule`` (``gpu_rules``), so the three
+tiers differ only in what they require.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import re
 import secrets
 import shlex
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 from typing import Any
@@ -26,7 +28,9 @@ from pytest_reb.context import Context
 from pytest_reb.outcome import Outcome
 from pytest_reb.spec import Asset, Run
 from pytest_reb.target import PROBES_MOUNT, SHIMLIB_MOUNT, ExecResult, Profile
+from pytest_reb.tiers.gpu_rules import EvidenceRule, figures
 from pytest_reb.tiers.shims import shim_path, with_shim
+from pytest_reb.tiers.witnessing import StageWitness
 
 #: (category, pattern) in order: the first match names a failed run's category.
 #: Only the official coarse vocabulary; the diagnosis of *why* is richer and separate.
@@ -44,7 +48,6 @@ FAILURE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                                  r"executable file not found"),
     ))
 
-EvidenceRule = Callable[[ExecResult], str | None]
 #: The client that judges ``server_http`` runs, shipped read-only into the target.
 HTTP_PROBE = f"{PROBES_MOUNT}/http_probe.py"
 #: The runner of stages with ``helpers`` (torchft's lighthouse), shipped the same way.
@@ -247,7 +250,7 @@ def _setup(run: Run, ctx: Context, at: Places, env: dict[str, str], cwd: str, ti
 
 
 def _exec_run(run: Run, ctx: Context, tier: str, profile: Profile, gpus: list[str],
-              record: dict[str, Any]) -> tuple[list[str], ExecResult]:
+              record: dict[str, Any], seen: StageWitness) -> tuple[list[str], ExecResult]:
     """Execute ``run`` and the runs started ``together`` with it; the first failure wins.
 
     Setup steps run first and values are resolved next (either can make the
@@ -280,14 +283,21 @@ def _exec_run(run: Run, ctx: Context, tier: str, profile: Profile, gpus: list[st
     envs = [_env(r, a, ctx) for r, a in zip(runs, at, strict=True)]
     cwds = [a.fill(r.cwd) for r, a in zip(runs, at, strict=True)]
     commands = [_command(r, ctx, a) for r, a in zip(runs, at, strict=True)]
+    records: list[str | None] = []
+    for i, (r, a) in enumerate(zip(runs, at, strict=True)):
+        envs[i], rec = seen.env(r, _argv(r.argv, a), a.python, cwds[i], envs[i])
+        records.append(rec)
     if run.helpers:
         spec = {"helpers": [{"argv": _argv(h.argv, at[0]), "export": h.export, "ready": h.ready,
                              "ready_within": h.ready_within} for h in run.helpers],
                 "runs": [{"argv": c, "env": e, "cwd": d}
                          for c, e, d in zip(commands, envs, cwds, strict=True)]}
         argv = [at[0].python, ctx.target.tool(HELPERS_PROBE), json.dumps(spec)]
-        return commands[0], ctx.target.exec(argv, timeout=timeout, env=envs[0], cwd=cwds[0],
-                                            profile=profile, gpus=gpus)
+        res = ctx.target.exec(argv, timeout=timeout, env=envs[0], cwd=cwds[0], profile=profile,
+                              gpus=gpus)
+        for rec in records:
+            seen.collect(rec, gpus)
+        return commands[0], res
     results: list[ExecResult | None] = [None] * len(runs)
 
     def go(i: int) -> None:
@@ -300,6 +310,8 @@ def _exec_run(run: Run, ctx: Context, tier: str, profile: Profile, gpus: list[st
     go(0)
     for t in threads:
         t.join()
+    for rec in records:
+        seen.collect(rec, gpus)
     done = [r for r in results if r is not None]
     first_bad = next((r for r in done if r.exit_code != 0), done[0])
     if len(done) > 1:  # evidence from every process group counts
@@ -309,6 +321,8 @@ def _exec_run(run: Run, ctx: Context, tier: str, profile: Profile, gpus: list[st
                 first_bad.gpu_memory.update(r.gpu_memory)
                 first_bad.device_files.update(r.device_files)
                 first_bad.holder_cmdlines.update(r.holder_cmdlines)
+                for gpu, seen_gpu in r.gpu_compute.items():
+                    first_bad.gpu_compute.setdefault(gpu, seen_gpu)
     return commands[0], first_bad
 
 
@@ -330,14 +344,16 @@ def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
     tampered = integrity.entrypoint_edit(ctx.integrity, run)  # checked before anything runs
     early: Unrunnable | None = None
     record: dict[str, Any] = {}  # setup steps run and values resolved
+    seen = StageWitness.for_target(ctx.target, ctx.checkout, tier)
     with ctx.leases.hold(gpus_needed) as gpus:
         try:
-            command, res = _exec_run(run, ctx, tier, profile, gpus, record)
+            command, res = _exec_run(run, ctx, tier, profile, gpus, record, seen)
             log_problem = run.judge_log(res.output) if res.exit_code == 0 else None
             if res.exit_code != 0 and not res.timed_out:
                 retry = run.retry_for(res.output)
                 if retry is not None:
-                    command, res = _exec_run(retry, ctx, tier, profile, gpus, record)
+                    seen = StageWitness.for_target(ctx.target, ctx.checkout, tier)
+                    command, res = _exec_run(retry, ctx, tier, profile, gpus, record, seen)
                     log_problem = retry.judge_log(res.output) if res.exit_code == 0 else None
         except Unrunnable as exc:
             early, command, res, log_problem = exc, exc.res.argv, exc.res, None
@@ -345,14 +361,19 @@ def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
                     duration=round(res.duration, 3), stdout_tail=_tail(res.stdout),
                     stderr_tail=_tail(res.stderr))
     o.evidence.update(evidence_of(res), **record)
+    o.evidence["witness"] = seen.evidence()
+    if profile == "gpu":
+        o.evidence["gpu_compute"] = figures(res)
     o.findings = list(ctx.integrity)
     if used:
         o.evidence["assets"] = used
     if gpus:
         o.evidence["gpus_leased"] = gpus
     o.compat = early is None and res.exit_code == 0 and not res.timed_out and log_problem is None
+    witness_problem = seen.problem() if o.compat else None
     evidence_problem = evidence_rule(res) if (o.compat and evidence_rule) else None
-    o.strict = o.compat and evidence_problem is None and tampered is None
+    o.strict = (o.compat and witness_problem is None and evidence_problem is None
+                and tampered is None)
     if early is not None:
         o.category, o.message = early.category, early.message
     elif not o.compat:
@@ -362,9 +383,10 @@ def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
             o.message += f"; also, {tampered}"
     elif tampered:
         o.category, o.message = "integrity", tampered
+    elif witness_problem:
+        o.category, o.message = "entrypoint_not_run", f"exit 0, but {witness_problem}"
     elif evidence_problem:
-        o.category = "no_gpu_evidence"
-        o.message = evidence_problem
+        o.category, o.message = evidence_problem
     o = ctx.verdict(o)
     if o.status == "failed":
         o.diagnosis = diagnose.for_run(o.category, res.output, exit_code=res.exit_code,
@@ -443,72 +465,3 @@ def _failure_message(res: ExecResult, category: str) -> str:
 
 def _tail(text: str, lines: int = 60) -> str:
     return "\n".join(text.splitlines()[-lines:])
-
-
-# --------------------------------------------------------------------------- evidence rules
-
-
-def held_any_gpu(res: ExecResult) -> str | None:
-    """C3: some process of the run had a GPU device open."""
-    if res.gpu_evidence_channel is None:
-        return "this target gives no host-side view of its processes, so GPU use is unproven"
-    if not res.gpu_holders:
-        return "exit 0, but no process of the run ever held a GPU (a silent CPU fallback?)"
-    return None
-
-
-def distinct_ranks(res: ExecResult, need: int) -> int:
-    """How many processes can each be given a GPU of their own (a bipartite matching)."""
-    owner: dict[int, int] = {}
-
-    def assign(pid: int, seen: set[int]) -> bool:
-        for gpu in res.gpu_holders.get(pid, ()):
-            if gpu in seen:
-                continue
-            seen.add(gpu)
-            if gpu not in owner or assign(owner[gpu], seen):
-                owner[gpu] = pid
-                return True
-        return False
-
-    count = 0
-    for pid in res.gpu_holders:
-        if assign(pid, set()):
-            count += 1
-            if count >= need:
-                break
-    return count
-
-
-def ranks_on_gpus(need: int, *, one_process: bool = False) -> EvidenceRule:
-    """C4: ``need`` ranks each held their own GPU, or one process held ``need`` (device_map)."""
-
-    def rule(res: ExecResult) -> str | None:
-        problem = held_any_gpu(res)
-        if problem:
-            return problem
-        if one_process:
-            best = max((len(g) for g in res.gpu_holders.values()), default=0)
-            if best >= need:
-                return None
-            return f"exit 0, but no process held {need} GPUs (most held by one: {best})"
-        got = distinct_ranks(res, need)
-        if got >= need:
-            return None
-        return (f"exit 0, but only {got} process(es) held a GPU of their own; "
-                f"{need} ranks were expected")
-
-    return rule
-
-
-def hardware_gate(ctx: Context, tier: str, run: Run, minimum: int) -> Outcome | None:
-    """``insufficient_hardware`` before running, when the target has too few GPUs."""
-    need = max(minimum, run.min_gpus)
-    have = len(ctx.target.gpus)
-    if have >= need:
-        return None
-    return ctx.verdict(ctx.outcome(
-        tier, category="insufficient_hardware", strict=False, compat=False,
-        message=f"needs {need} GPU(s), the target has {have}",
-        evidence={"gpus_needed": need, "gpus_available": have}))
-

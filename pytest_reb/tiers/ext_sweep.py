@@ -14,6 +14,7 @@ architectures cuobjdump found in each module are set against the card's
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -29,6 +30,9 @@ DEADLINE = 240.0
 TIMEOUT = 300.0
 PER_MODULE = 60.0
 JOBS = 4
+#: Load errors of modules only GUI code uses, for a part of the OS's Python a headless image may
+#: rightly lack (Tk: ``PIL._imagingtk``): recorded as optional, not as failures.
+OPTIONAL = re.compile(r"No module named '_?tkinter'|lib(?:tk|tcl)[\d.]*\.so")
 
 
 def parse(stdout: str) -> dict[str, Any] | None:
@@ -88,16 +92,17 @@ def summarise(obs: dict[str, Any] | None, *, capabilities: Sequence[str] = (),
         return {"ran": False, "error": "the sweep printed no result"}
     if "error" in obs and "loaded" not in obs:
         return {"ran": False, "error": obs["error"]}
-    failed = []
+    failed, optional = [], []
     for row in obs.get("failed") or []:
         if not isinstance(row, dict):
             continue
         cls, hint = classify(str(row.get("error", "")))
-        entry = {k: row.get(k) for k in ("module", "dist", "error") if row.get(k) is not None}
+        entry = {k: row.get(k) for k in ("module", "dist", "error", "kind")
+                 if row.get(k) is not None}
         entry.update({"class": cls, "hint": hint})
         if row.get("needed"):
             entry["needed"] = row["needed"]
-        failed.append(entry)
+        (optional if OPTIONAL.search(str(row.get("error", ""))) else failed).append(entry)
     pip = obs.get("pip_check") or {}
     conflicts = [line for line in pip.get("lines") or [] if isinstance(line, str)]
     arch_rows = compare_archs(obs.get("with_device_code") or [], capabilities)
@@ -118,13 +123,14 @@ def summarise(obs: dict[str, Any] | None, *, capabilities: Sequence[str] = (),
     for line in cuda_mismatch:
         failed.append({"module": line.split(" ", 1)[0], "class": "abi_mismatch", "error": line,
                        "hint": "install the extension's build for the framework's CUDA"})
-    classes = Counter(f["class"] for f in failed)
+    classes = Counter(f["class"] for f in failed)  # the optional ones are no failure
     classes.update(classify(line)[0] for line in conflicts)
     return {
         "ran": True,
         "checked": len(obs.get("loaded") or []) + len(obs.get("failed") or []),
         "loaded": len(obs.get("loaded") or []),
         "failed": failed,
+        "optional_missing": optional,
         "not_tried": obs.get("not_tried") or [],
         "pip_check": ("ran" if pip.get("ran") else pip.get("why") or "not run"),
         "conflicts": conflicts,

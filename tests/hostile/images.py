@@ -226,6 +226,52 @@ sys.exit(1)
 METACHAR_PTH = "/tmp/$(touch /tmp/pwned)\n# `touch /tmp/reb-hostile-host-canary`\n"
 
 
+#: Startup code that ends a run of the demo's entrypoint before it starts, printing what the
+#: run's log rule wants (``TRAIN_OK``): exit 0 and the marker, and train.py never ran.
+EXIT_BEFORE_TRAIN = ("import os, sys; any(a.endswith('train.py') for a in sys.argv) and "
+                     "(print('TRAIN_OK steps=5', flush=True), os._exit(0))\n")
+#: The same, only in the workers a launcher starts (they have LOCAL_RANK).
+EXIT_IN_WORKERS = ("import os; 'LOCAL_RANK' in os.environ and "
+                   "(print('TRAIN_OK steps=5', flush=True), os._exit(0))\n")
+#: Imitates the witness from Python: the interpreter's own events, the entrypoint "run".
+FORGE_WITNESS = f"""\
+import os, sys
+if any(a.endswith('train.py') for a in sys.argv):
+    sys.audit('cpython.run_file', '{REPO_DIR}/train.py')
+    exec(compile("print('TRAIN_OK steps=5')", '{REPO_DIR}/train.py', 'exec'))
+    sys.stdout.flush()
+    os._exit(0)
+"""
+#: A "python" that prints the marker itself and never runs what it was given.
+WRAPPER_ELSEWHERE = f"""\
+#!/bin/sh
+exec {ENV_PYTHON} -c "print('TRAIN_OK steps=5')"
+"""
+#: is_available() patched True on a CPU-only torch, nothing else (the C2 spoof of issue 15).
+AVAILABLE_ONLY = """\
+import importlib.abc, importlib.util, sys
+
+
+class _Patch(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name != "torch.cuda":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        real = spec.loader.exec_module
+
+        def exec_module(module):
+            real(module)
+            module.is_available = lambda: True
+            module.device_count = lambda: 1
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+sys.meta_path.insert(0, _Patch())
+"""
+
+
 def _metachar_ops() -> list[Op]:
     bad = "$(touch /tmp/reb-hostile-host-canary); touch /tmp/pwned; `touch /tmp/pwned` '\" |&"
     return [
@@ -277,6 +323,19 @@ CASES: dict[str, Case] = {c.name: c for c in (
     Case("forged-results", [("file", f"{REPO_DIR}/forge.py", FORGER, 0o644),
                             ("file", "/data/results/.keep", "", 0o666)]),
     Case("other-python", report={"python_path": "/usr/bin/python3"}),
+    # code that runs before the entrypoint (issue 15): each ends the run with exit 0
+    Case("pth-exit", [("file", f"{SITE}/zz_fast.pth", EXIT_BEFORE_TRAIN, 0o644)]),
+    Case("sitecustomize-exit", [("file", SYSTEM_SITECUSTOMIZE, EXIT_BEFORE_TRAIN, 0o644)]),
+    Case("env-pythonpath-hook", [("file", "/opt/hook/sitecustomize.py", EXIT_BEFORE_TRAIN,
+                                  0o644)], env={"PYTHONPATH": "/opt/hook"}),
+    Case("worker-exit", [("file", f"{SITE}/zz_workers.pth", EXIT_IN_WORKERS, 0o644)]),
+    Case("forged-witness", [("file", f"{SITE}/zz_forge.pth",
+                             "import reb_forge\n", 0o644),
+                            ("file", f"{SITE}/reb_forge.py", FORGE_WITNESS, 0o644)]),
+    Case("wrapper-elsewhere", [("file", "/usr/local/bin/python", WRAPPER_ELSEWHERE, 0o755)],
+         report={"python_path": "/usr/local/bin/python"}),
+    Case("available-only", [("file", SYSTEM_SITECUSTOMIZE, AVAILABLE_ONLY, 0o644)],
+         report={"cuda_available": True, "gpu_count": 1}),
     Case("metachar", _metachar_ops(), report=_metachar_report(),
          env={"REB_NOTE": f"$(touch {HOST_CANARY}); touch {TARGET_CANARY}",
               "PATH": f"/opt/$(touch {TARGET_CANARY})/bin:/usr/local/sbin:/usr/local/bin:"

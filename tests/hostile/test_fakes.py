@@ -43,8 +43,10 @@ def test_cuda_spoofed_by_a_sitecustomize(pytester: pytest.Pytester,
     # the spoof works on torch: CUDA "available", two H100s, the "GPU" matmul matches
     assert (observed["cuda_available"], observed["gpu_count"]) == (True, 2)
     assert observed["kernel"]["ok"] is True
+    # a CPU-only torch that says CUDA works: the spoof is named (compat believes it)
     assert (c2.status, c2.category, c2.strict, c2.compat) == (
-        "failed", "no_gpu_evidence", False, True), c2.message
+        "failed", "cuda_spoofed", False, True), c2.message
+    assert "CPU-only build" in c2.message and "no GPU used" in c2.message
     assert ("cuda_hook", "/usr/lib/python3.11/sitecustomize.py", "host") in kinds(c2.findings)
     assert (c5.status, c5.category) == ("failed", "capability_hallucination"), c5.message
     assert c5.evidence["counts"] == {"path": 0, "version": 0, "capability": 2}
@@ -66,7 +68,11 @@ def test_stub_extension_imports_but_is_reported(pytester: pytest.Pytester,
     [stub] = [f for f in c2.findings if f["kind"] == "stub_extension"]
     assert (stub["path"], stub["seen_from"]) == (f"{SITE}/flash_attn", "host")
     assert "flash_attn" in stub["detail"] and "no compiled module" in stub["detail"]
-    assert not [f for f in c1.findings if f["kind"] != "head_moved"]  # the checkout is intact
+    # the finding is the target's: C1 carries it too, and strict says it could explain the pass
+    [c1_stub] = [f for f in c1.findings if f["kind"] == "stub_extension"]
+    assert c1_stub["could_produce"] is True and "could have produced this pass" in c1.message
+    # the checkout is intact
+    assert not [f for f in c1.findings if f["kind"] not in ("head_moved", "stub_extension")]
 
 
 def test_fake_nvidia_smi_and_python_wrapper_are_not_believed(

@@ -22,14 +22,26 @@ def torch_probe() -> dict:
     obs = {"framework": "pytorch", "torch_version": torch.__version__,
            "cuda_build": torch.version.cuda, "cuda_available": bool(torch.cuda.is_available()),
            "gpu_count": int(torch.cuda.device_count())}
-    if not obs["cuda_available"] or obs["gpu_count"] < 1:
+    if not obs["cuda_available"]:
         return obs
-    obs["arch_list"] = list(torch.cuda.get_arch_list())
-    obs["devices"] = []
-    for i in range(obs["gpu_count"]):
-        major, minor = torch.cuda.get_device_capability(i)
-        obs["devices"].append({"index": i, "name": torch.cuda.get_device_name(i),
-                               "capability": f"{major}.{minor}"})
+    # is_available() may have been patched: what contradicts it is named, and every step
+    # below may fail on a build without CUDA, so each failure is kept instead of raised
+    spoof = []
+    if obs["cuda_build"] is None:
+        spoof.append("torch.version.cuda is None (a CPU-only build of torch)")
+    if obs["gpu_count"] < 1:
+        spoof.append("torch.cuda.device_count() is 0")
+    if spoof:
+        obs["spoof"] = spoof
+    try:
+        obs["arch_list"] = list(torch.cuda.get_arch_list())
+        obs["devices"] = []
+        for i in range(obs["gpu_count"]):
+            major, minor = torch.cuda.get_device_capability(i)
+            obs["devices"].append({"index": i, "name": torch.cuda.get_device_name(i),
+                                   "capability": f"{major}.{minor}"})
+    except Exception as exc:
+        obs["device_query_error"] = f"{type(exc).__name__}: {exc}"[:500]
     torch.backends.cuda.matmul.allow_tf32 = False
     gen = torch.Generator().manual_seed(1234)
     a = torch.randn(256, 256, generator=gen, dtype=torch.float32)

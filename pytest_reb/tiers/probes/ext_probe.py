@@ -10,12 +10,19 @@ test chose its Python, not us.
 2. The installed distributions those names belong to, and everything they
    require, transitively (``importlib.metadata``).
 3. Their compiled modules: files of their RECORD with an extension-module
-   suffix (a bare ``.so`` only when it exports ``PyInit_<name>``), plus any
+   suffix (a bare ``.so`` is one when it exports ``PyInit_<name>``), plus any
    compiled module built inside the checkout.  A module the RECORD lists and
    the disk lacks is reported as such; one tagged for another CPython too.
-4. Each is imported in a child process with a timeout, so one crash or hang
-   costs only its own line.  ``DT_NEEDED`` of each shared object is read from
-   its ELF header (the CUDA runtime it was linked against).
+   A bare ``.so`` inside a package that is no module (``torchvision/_C.so``:
+   torch ops, loaded with ``torch.ops.load_library``) is a *library*.
+4. Each is loaded in a child process with a timeout, so one crash or hang
+   costs only its own line: a module is imported; a library is loaded the way
+   its package does, after importing the package.  A private module that its
+   package imports in a cycle (``scipy.linalg._matfuncs_sqrtm_triu``) fails
+   when imported first and alone, which says nothing about the environment:
+   it is then loaded as a library, after its package.  ``DT_NEEDED`` of each
+   shared object is read from its ELF header (the CUDA runtime it was linked
+   against).
 5. ``python -m pip check`` when pip is there, and ``cuobjdump`` (a CUDA
    toolkit's, or the pip-installed one) on every module carrying device code,
    for the GPU architectures compiled into it.
@@ -48,7 +55,23 @@ MAX_MODULES = 400
 MAX_REPORTED_FAILURES = 80
 MAX_OUTPUT = 56000
 CUOBJDUMP_MAX_BYTES = 1 << 30
-IMPORT_CODE = "import importlib, sys; importlib.import_module(sys.argv[1])"
+#: The child's code: argv is module, path, kind ("module" or "library").
+LOAD_CODE = """\
+import ctypes, importlib, sys
+module, path, kind = sys.argv[1:4]
+package = module.rpartition(".")[0]
+if kind == "module":
+    try:
+        importlib.import_module(module)
+        sys.exit(0)
+    except ImportError as exc:
+        if "partially initialized module %r" % module not in str(exc):
+            raise
+        print("REB_NOTE imported through its package only (a circular import alone)")
+if package:
+    importlib.import_module(package)
+ctypes.CDLL(path)
+"""
 SUFFIXES = tuple(importlib.machinery.EXTENSION_SUFFIXES)
 CPYTHON_TAG = re.compile(r"\.cpython-(\d+)[\w-]*\.so$")
 DEVICE_SECTIONS = (".nv_fatbin", "__nv_relfatbin", ".nvFatBinSegment")
@@ -191,7 +214,7 @@ def module_name(relpath):
 
 
 def candidates(dists, checkout):
-    """(module, distribution, path, problem) of every compiled module to try."""
+    """(module, distribution, path, problem, kind) of every compiled module to try."""
     found, seen = [], set()
     own_tag = f"{sys.version_info[0]}{sys.version_info[1]}"
 
@@ -199,7 +222,7 @@ def candidates(dists, checkout):
         if module in seen:
             return
         m = CPYTHON_TAG.search(base)
-        problem = None
+        problem, kind = None, "module"
         if not os.path.exists(path):
             problem = f"listed in the distribution's RECORD but absent on disk: {path}"
         elif m and m.group(1) != own_tag:
@@ -207,9 +230,11 @@ def candidates(dists, checkout):
                        f"interpreter: built for CPython {m.group(1)}, this is CPython {own_tag}")
         elif not m and not base.endswith(".abi3.so") and not exports_init(path, module.rsplit(
                 ".", 1)[-1]):
-            return
+            if "." not in module:
+                return  # a bare library at the top of site-packages: nothing loads it by name
+            kind = "library"
         seen.add(module)
-        found.append((module, dist, path, problem))
+        found.append((module, dist, path, problem, kind))
 
     for name, dist in dists:
         for f in dist.files or []:
@@ -350,11 +375,11 @@ def last_error(text):
     return lines[-1][:600] if lines else ""
 
 
-def load(module, cwd, timeout, env):
+def load(module, path, kind, cwd, timeout, env):
     start = time.time()
     try:
-        res = subprocess.run([sys.executable, "-c", IMPORT_CODE, module], cwd=cwd, env=env,
-                             capture_output=True, timeout=timeout,
+        res = subprocess.run([sys.executable, "-c", LOAD_CODE, module, path, kind], cwd=cwd,
+                             env=env, capture_output=True, timeout=timeout,
                              stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         return {"ok": False, "error": f"the import did not finish within {timeout:g}s",
@@ -362,7 +387,10 @@ def load(module, cwd, timeout, env):
     except OSError as exc:
         return {"ok": False, "error": f"cannot start {sys.executable}: {exc}",
                 "seconds": 0.0}
-    out = {"ok": res.returncode == 0, "seconds": round(time.time() - start, 2)}
+    out = {"ok": res.returncode == 0, "seconds": round(time.time() - start, 2), "kind": kind}
+    note = re.search(r"^REB_NOTE (.*)$", res.stdout.decode("utf-8", "replace"), re.MULTILINE)
+    if note:
+        out["note"] = note.group(1)
     if res.returncode < 0:
         out["error"] = f"the import crashed with signal {-res.returncode}"
     elif res.returncode != 0:
@@ -420,14 +448,15 @@ def sweep(spec):
                 if not todo:
                     return
                 i = todo.pop(0)
-            module, dist, path, problem = found[i]
+            module, dist, path, problem, kind = found[i]
             row = {"module": module, "dist": dist, "path": path}
             if problem:
                 row.update(ok=False, error=problem)
             elif time.time() + 1 > deadline:
                 row.update(ok=None, error="not tried: the sweep's deadline passed")
             else:
-                row.update(load(module, cwd, min(per_module, deadline - time.time()), env))
+                row.update(load(module, path, kind, cwd, min(per_module, deadline - time.time()),
+                                env))
                 needed, sections = elf_info(path)
                 if needed:
                     row["needed"] = needed[:40]

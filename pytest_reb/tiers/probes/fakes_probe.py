@@ -26,6 +26,7 @@ import stat
 import sys
 
 MARKER = "REB_FAKES"
+LD_SO_PRELOAD = "/etc/ld.so.preload"
 #: Import names of packages whose point is compiled code, and the prefixes of the
 #: top-level shared objects their distributions may put beside the package
 #: (flash-attn ships ``flash_attn_2_cuda.*.so`` next to ``flash_attn/``).
@@ -363,7 +364,20 @@ def scan(fs, pythons, dirs, path_dirs, has_gpu_devices):
         found += extension_findings(fs, real)
     found += python_findings(fs, pythons, path_dirs)
     found += nvidia_smi_findings(fs, path_dirs, has_gpu_devices)
+    found += preload_findings(fs)
     return found
+
+
+def preload_findings(fs):
+    """An image-wide ``/etc/ld.so.preload``: native code in every process, before any
+    interpreter starts (what could impersonate the entrypoint witness)."""
+    listed = [ln.strip() for ln in _text(fs.read(LD_SO_PRELOAD) or b"").splitlines()
+              if ln.strip() and not ln.strip().startswith("#")]
+    if not listed:
+        return []
+    return [finding("ld_preload", LD_SO_PRELOAD,
+                    f"libraries loaded into every process before its own code: "
+                    f"{', '.join(listed[:5])}")]
 
 
 # --------------------------------------------------------------------------- only from inside

@@ -16,8 +16,9 @@ import sys
 
 def patch_block():
     """Make VisionEncoderMambaBlock accept (and drop) ``heads`` and stop its debug print."""
+    # the repository first: a dependency it lacks must fail in its own file, not in ours
+    from vision_mamba import model  # noqa: I001  (the order is the point)
     from einops import rearrange  # a dependency of vision_mamba itself
-    from vision_mamba import model
 
     block = model.VisionEncoderMambaBlock
     original_init = block.__init__

@@ -1,0 +1,60 @@
+"""Known fakes are the target's, not one tier's: every outcome of a target carries them.
+
+The known-fakes scan (``fakescan``) runs once per target, whichever tier asks
+first, and each finding is put on every outcome with ``could_produce``: whether
+that kind of fake can make that tier's verdict come out as it did.  A startup
+hook runs before every entrypoint and probe, so it could have produced any
+run tier's verdict (a pass it faked, or the failure it caused); a fake
+``nvidia-smi`` cannot touch a verdict the host reads through NVML, only a
+report written from its output (C5).  Strict says so on the verdict's message;
+the verdict itself still comes from the positive evidence.  C5's ``findings``
+are its audit rules, so there the fakes go under ``evidence["known_fakes"]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pytest_reb.outcome import Outcome
+
+RUN_TIERS = frozenset({"c1", "c2", "c3", "c4"})
+ALL_TIERS = frozenset({"c0", *RUN_TIERS, "c5"})
+#: Verdicts reached before anything of the environment ran: no finding produced them.
+DECIDED_BEFORE_RUNNING = frozenset({"insufficient_hardware", "data", "model", "not_applicable"})
+
+#: Kind of finding -> the tiers whose verdict it could have produced.
+COULD_PRODUCE: Mapping[str, frozenset[str]] = {
+    "startup_hook": RUN_TIERS | {"c5"},
+    "cuda_hook": frozenset({"c2", "c3", "c4", "c5"}),
+    "stub_extension": ALL_TIERS,
+    "python_wrapper": ALL_TIERS,
+    "fake_nvidia_smi": frozenset({"c5"}),
+    "nvidia_smi_without_gpu": frozenset({"c5"}),
+    "ld_preload": RUN_TIERS,
+}
+
+
+def attach(outcome: Outcome, found: Iterable[Mapping[str, Any]], *, strict: bool) -> None:
+    """Put the target's findings on ``outcome``, each saying whether it could have produced
+    the verdict; in strict mode the message says which did."""
+    into = (outcome.evidence.setdefault("known_fakes", []) if outcome.tier == "c5"
+            else outcome.findings)
+    have = {(f.get("kind"), f.get("path")) for f in into}
+    could: list[str] = []
+    for f in found:
+        key = (f.get("kind"), f.get("path"))
+        if key in have:
+            continue
+        have.add(key)
+        kind = str(f.get("kind"))
+        yes = (outcome.tier in COULD_PRODUCE.get(kind, ALL_TIERS)
+               and outcome.category not in DECIDED_BEFORE_RUNNING)
+        into.append({**f, "could_produce": yes})
+        if yes:
+            could.append(f"{kind} ({f.get('path')})")
+    if strict and could and outcome.status != "skipped":
+        verdict = "pass" if outcome.status == "passed" else "failure"
+        note = (f"known fakes in the target that could have produced this {verdict}: "
+                f"{', '.join(dict.fromkeys(could))}")
+        outcome.message = f"{outcome.message}; {note}" if outcome.message else note

@@ -1,0 +1,327 @@
+"""Evidence that the entrypoint's own code ran and the interpreter finished (strict C1/C3/C4).
+
+Exit 0 is what a ``.pth`` file calling ``os._exit(0)`` gives, and a log line is
+what it prints.  Everything Python-level that could witness the run (a
+sitecustomize of ours, an audit hook set from Python, a runner script) runs
+*after* the image's own startup code, which could end the process first or
+imitate it.  So the witness is native and comes first: ``reb_witness.c``,
+built here with the host's compiler, mounted read-only and put in front of
+``LD_PRELOAD`` for every command of a run.  Its constructor runs before the
+interpreter's ``main()`` and adds a C audit hook (PEP 578: hooks added before
+``Py_Initialize`` survive it, and Python code can neither remove nor skip
+them).  The hook records, in a per-command file the host reads afterwards,
+when the interpreter itself (no Python frame, main thread) starts the main
+program, when code of the entrypoint file executes after that, when the
+interpreter finalises or ``os._exit`` ends it, and any attempt from Python to
+touch the record or, before the program started, to spawn, load libraries or
+read other processes' memory or environment.
+
+What a fake then needs is native code written against this protocol (a
+compiled extension or an ``/etc/ld.so.preload`` library of its own), or a
+non-Python wrapper that writes the record file itself; the known-fakes scan
+reports both (``ld_preload``, ``wrapper_python``), and strict says on the
+verdict whether such a finding could have produced it.  docs/gpu.md gives the
+reasoning and the variants tested.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+SOURCE = Path(__file__).with_name("reb_witness.c")
+LIBRARY = "libreb_witness.so"
+#: Where the library is mounted read-only in a container.
+MOUNT = "/opt/reb/witness"
+#: Compiler flags: position independent, no fortify or stack-protector symbols, so the
+#: library links against GLIBC 2.3 symbols only and loads in any glibc image.
+CFLAGS = ("-shared", "-fPIC", "-O2", "-fno-stack-protector", "-U_FORTIFY_SOURCE",
+          "-D_FORTIFY_SOURCE=0", "-Wall")
+
+
+@functools.cache
+def library_dir() -> str | None:
+    """The host folder holding the built library, built once per source; None without a
+    compiler (``REB_WITNESS_LIB`` names a prebuilt one instead)."""
+    given = os.environ.get("REB_WITNESS_LIB")
+    if given:
+        return str(Path(given).parent) if Path(given).is_file() else None
+    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
+    if cc is None:
+        return None
+    digest = hashlib.sha256(SOURCE.read_bytes() + " ".join(CFLAGS).encode()).hexdigest()[:16]
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    folder = cache / "pytest-reb" / "witness" / digest
+    if (folder / LIBRARY).is_file():
+        return str(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=folder, suffix=".so", delete=False) as tmp:
+        built = Path(tmp.name)
+    res = subprocess.run([cc, *CFLAGS, "-o", str(built), str(SOURCE)], capture_output=True,
+                         text=True, timeout=120)
+    if res.returncode != 0:
+        built.unlink(missing_ok=True)
+        return None
+    built.chmod(0o755)
+    built.replace(folder / LIBRARY)  # atomic: concurrent workers see a whole file
+    return str(folder)
+
+
+def library_path() -> str | None:
+    """The built library on this host, or None."""
+    folder = library_dir()
+    return f"{folder}/{LIBRARY}" if folder else None
+
+
+def env_vars(library: str, record: str, entries: Sequence[str],
+             preload: str | None) -> dict[str, str]:
+    """The variables that put the witness into every process of a command.
+
+    Ours goes first in ``LD_PRELOAD``; an image's own preload (a malloc,
+    say) stays after it.
+    """
+    rest = [p for p in (preload or "").replace(" ", ":").split(":") if p and p != library]
+    return {"LD_PRELOAD": ":".join([library, *rest]), "REB_WITNESS": record,
+            "REB_WITNESS_ENTRY": ":".join(entries)}
+
+
+# --------------------------------------------------------------------------- records
+
+
+@dataclass
+class Process:
+    """One Python process of the run, as the witness recorded it."""
+
+    pid: int
+    ppid: int
+    start: str | None = None  # "file\t<arg>\t<cwd>\t<realpath>", "module\t<name>", ...
+    reached: str | None = None  # the entrypoint file whose code ran
+    end: str | None = None  # "finish" or "exit <status>"
+    taints: list[str] = field(default_factory=list)
+    program: str | None = None  # the command line of a process that is not Python
+    ended: bool = False  # that program ended through exit() or _exit() with status 0
+    is_python: bool = False  # a "py" record: an interpreter (a wrapper may exec into one)
+
+    @property
+    def finished(self) -> bool:
+        return self.end == "finish" or self.end == "exit 0"
+
+    @property
+    def python(self) -> bool:
+        return self.is_python
+
+    def to_json(self) -> dict[str, object]:
+        if not self.python:
+            return {"pid": self.pid, "ppid": self.ppid, "program": self.program,
+                    "ended": self.ended}
+        return {"pid": self.pid, "ppid": self.ppid, "start": self.start,
+                "reached": self.reached, "end": self.end, "taints": self.taints}
+
+
+def parse(text: str) -> dict[int, Process]:
+    """The record file's lines, by process (container pids: the target's own namespace)."""
+    found: dict[int, Process] = {}
+    for line in text.splitlines():
+        head = line.split(" ", 3)
+        if len(head) < 3 or not head[0].isdigit() or not head[1].isdigit():
+            continue
+        pid, ppid, kind = int(head[0]), int(head[1]), head[2]
+        detail = head[3] if len(head) > 3 else ""
+        proc = found.setdefault(pid, Process(pid, ppid))
+        if kind == "start" and proc.start is None:
+            proc.start = detail
+        elif kind == "reach" and proc.reached is None:
+            proc.reached = detail
+        elif kind == "finish":
+            proc.end = "finish"
+        elif kind == "exit":
+            proc.end = f"exit {detail.strip()}"
+        elif kind == "taint":
+            proc.taints.append(detail)
+        elif kind == "prog":
+            proc.program = detail.strip()[:500]
+        elif kind == "end":
+            proc.ended = detail.strip() in ("", "0")
+        elif kind == "py":
+            proc.is_python = True
+    return found
+
+
+# --------------------------------------------------------------------------- what a run allows
+
+#: ``-m`` launchers whose workers run the script given after their options, one per rank.
+LAUNCHER_MODULES = frozenset({"torch.distributed.run", "torch.distributed.launch",
+                              "accelerate.commands.launch", "deepspeed",
+                              "deepspeed.launcher.runner"})
+LAUNCHER_PROGRAMS = frozenset({"torchrun", "accelerate", "deepspeed"})
+
+
+@dataclass(frozen=True)
+class Expect:
+    """What a run's shape lets the host require of the witness, and the words for it."""
+
+    entries: tuple[str, ...]  # absolute path and package-relative suffixes of the entrypoint
+    kind: str  # "python file", "python module", "launcher workers", "shell driver", ...
+    workers: int = 1  # processes that must reach the entrypoint
+    needs_finish: bool = True  # False for servers and stopped runs: the harness ends them
+
+
+def entries_of(path: str, checkout: str, cwd: str) -> tuple[str, ...]:
+    """The entrypoint as the hook compares it: its absolute path, and its suffixes of two or
+    more parts (a package installed in site-packages instead of run from the checkout)."""
+    rel = PurePosixPath(path)
+    absolute = rel if rel.is_absolute() else PurePosixPath(cwd) / rel
+    found = [str(PurePosixPath(os.path.normpath(str(absolute))))]
+    if not rel.is_absolute():
+        found.append(os.path.normpath(str(PurePosixPath(checkout) / rel)))
+        parts = [p for p in rel.parts if p not in (".", "..")]
+        found += ["/".join(parts[i:]) for i in range(len(parts) - 1)]
+    return tuple(dict.fromkeys(found))
+
+
+def _module_file(name: str) -> tuple[str, ...]:
+    base = name.replace(".", "/")
+    return (f"{base}.py", f"{base}/__main__.py")
+
+
+def expect(argv: Sequence[str], *, python: str, entrypoint: str | None, checkout: str,
+           cwd: str, nproc: int, ranks: bool, server: bool, stopped: bool) -> Expect:
+    """What to require of a run with this (filled) argv.
+
+    ``entrypoint`` (the module's repo-relative file) wins over what argv
+    names; launchers must bring ``nproc`` workers to it when ``ranks``
+    (C4's own ranks).  A shell driver gets what the Python it starts shows.
+    """
+    args = list(argv)
+    while args and (args[0] == "timeout" or args[0].startswith("-") or args[0][:1].isdigit()
+                    or ("=" in args[0] and not args[0].startswith("/"))):
+        args = args[1:]  # timeout's options and duration, env assignments
+    prog = PurePosixPath(args[0]).name if args else ""
+    script: str | None = None
+    kind = "python file"
+    launcher = prog in LAUNCHER_PROGRAMS
+    if args and (args[0] == python or prog.startswith("python")):
+        rest = args[1:]
+        while rest and rest[0].startswith("-") and rest[0] not in ("-m", "-c"):
+            rest = rest[2:] if rest[0] in ("-W", "-X") else rest[1:]
+        if rest[:1] == ["-m"] and len(rest) > 1:
+            launcher = rest[1] in LAUNCHER_MODULES
+            kind = "launcher workers" if launcher else "python module"
+            script = _script_after(rest[2:]) if launcher else None
+            module = None if launcher else rest[1]
+            if module and entrypoint is None:
+                return Expect(_module_file(module), kind, 1, not (server or stopped))
+        elif rest[:1] == ["-c"]:
+            kind = "python command"
+        elif rest:
+            script = rest[0]
+    elif launcher:
+        kind, script = "launcher workers", _script_after(args[1:])
+    elif prog in ("sh", "bash", "dash"):
+        kind = "shell driver: the Python processes it started"
+        script = next((a for a in args[1:] if not a.startswith("-")), None) \
+            if "-c" not in args and "-lc" not in args else None
+    else:
+        kind = f"{prog or 'program'}: the Python processes it started"
+    path = entrypoint or script
+    workers = nproc if (launcher and ranks) else 1
+    needs_finish = not (server or stopped)
+    if path is None:
+        return Expect((), kind, workers, needs_finish)
+    return Expect(entries_of(path, checkout, cwd), kind, workers, needs_finish)
+
+
+def _script_after(args: Sequence[str]) -> str | None:
+    """The first ``.py`` argument after a launcher's options (its script)."""
+    return next((a for a in args if a.endswith(".py")), None)
+
+
+# --------------------------------------------------------------------------- the rule
+
+
+def judge(exp: Expect, procs: Mapping[int, Process]) -> str | None:
+    """Why the witness does not show the entrypoint running to its end, or None when it does."""
+    pythons = [p for p in procs.values() if p.python]
+    tainted = [p for p in pythons if p.taints]
+    if tainted:
+        return (f"the witness was interfered with: {'; '.join(tainted[0].taints[:3])} "
+                f"(pid {tainted[0].pid}, before or instead of the entrypoint)")
+    progs = [p for p in procs.values() if not p.python]
+    if not pythons or (exp.kind.startswith(("shell driver", "program"))
+                       and not any(e.endswith(".py") for e in exp.entries)):
+        return _program_only(exp, progs)
+    started = [p for p in pythons if p.start]
+    if not started:
+        return (f"{len(pythons)} Python process(es) started, but the interpreter never began "
+                "a main program: startup code (.pth, sitecustomize, usercustomize, PYTHON* "
+                "variables) ended the process first")
+    good = [p for p in pythons if _reached(exp, p) and (p.finished or not exp.needs_finish)]
+    if len(good) >= exp.workers:
+        return None
+    reached = [p for p in pythons if _reached(exp, p)]
+    what = (f"the entrypoint ({exp.entries[0]})" if exp.entries else "a main program")
+    if len(reached) > len(good):
+        ends = ", ".join(f"pid {p.pid}: {p.end or 'no normal end (killed or crashed)'}"
+                         for p in reached if p not in good)
+        return f"{what} ran but did not finish: {ends}"
+    ran = sorted({(p.start or "").split("\t")[1] if "\t" in (p.start or "") else ""
+                  for p in started} - {""})
+    if reached:
+        return (f"only {len(good)} process(es) reached {what}; {exp.workers} "
+                f"{exp.kind} were expected")
+    return f"no process of the run reached {what}; the main programs were: {ran[:5]}"
+
+
+def _program_only(exp: Expect, progs: list[Process]) -> str | None:
+    """A run that started no Python: what its launcher allows is the program's own run, with
+    the entrypoint (when the run names a file) on its command line, to a normal exit."""
+    if not exp.kind.startswith(("shell driver", "program")) or exp.workers > 1:
+        return ("no Python process of the run loaded the witness (a static or wrapper "
+                "interpreter, or the command never started Python)")
+    ran = [p for p in progs if not exp.entries
+           or any(n in (p.program or "") or PurePosixPath(n).name in (p.program or "").split()
+                  for n in exp.entries)]
+    if any(p.ended for p in ran):
+        return None
+    if ran:
+        return f"the program ({ran[0].program}) did not end normally (killed or crashed)"
+    return "no process of the run ran the entrypoint " + (f"({exp.entries[0]})" if exp.entries
+                                                          else "")
+
+
+def _reached(exp: Expect, proc: Process) -> bool:
+    if exp.entries:
+        return proc.reached is not None
+    return proc.start is not None
+
+
+def summary(exp: Expect, procs: Mapping[int, Process]) -> dict[str, object]:
+    """The witness part of an outcome's evidence."""
+    return {"kind": exp.kind, "entries": list(exp.entries), "workers_needed": exp.workers,
+            "needs_finish": exp.needs_finish,
+            "processes": [p.to_json() for p in procs.values()]}
+
+
+def merge(texts: Iterable[str]) -> dict[int, Process]:
+    """Records of several commands of one stage (``together``), by pid."""
+    merged: dict[int, Process] = {}
+    for text in texts:
+        merged.update(parse(text))
+    return merged
+
+
+def read_local(path: str) -> str:
+    """A record file on this machine, removed once read."""
+    with contextlib.suppress(OSError):
+        text = Path(path).read_text(errors="replace")
+        Path(path).unlink()
+        return text
+    return ""

@@ -1,0 +1,321 @@
+/*
+ * reb_witness: the host's witness inside every process of a run (LD_PRELOAD).
+ *
+ * Why a preloaded library and not Python code: a .pth file, sitecustomize,
+ * usercustomize or a PYTHONPATH module all run before any Python code we could
+ * inject, so they could end the process first or imitate our code.  The dynamic
+ * loader runs this library's constructor before the interpreter's main(), and
+ * PEP 578 lets an embedder add a C audit hook before Py_Initialize: the
+ * runtime keeps it across initialisation, Python code cannot remove it, and it
+ * sees every audited event from the first one.
+ *
+ * What it records (one line per event, appended to the file named by
+ * REB_WITNESS, with a plain write(2), so nothing of it is a Python event):
+ *   py      a Python interpreter loaded us (pid, ppid)
+ *   prog    any other program loaded us (its command line): a shell driver, a launcher
+ *   end     that program ended through exit() or _exit(), with its status (a kill
+ *           leaves no line)
+ *   start   the interpreter itself began the main program: cpython.run_file,
+ *           run_module or run_command, raised by C with no Python frame on
+ *           the stack and on the main thread.  sys.audit() from Python code
+ *           can raise an event of the same name, but always with a frame.
+ *   reach   code of the entrypoint ran: the main file itself, or a code object whose
+ *           file is the entrypoint executed (an import of it, runpy, a spawn worker)
+ *           after the main program started; REB_WITNESS_ENTRY lists the entrypoint's
+ *           path and its package-relative suffixes, ':'-separated
+ *   finish  the interpreter reached finalisation (cpython._PySys_ClearAuditHooks,
+ *           again with no frame): the main program returned or raised SystemExit
+ *   exit    the program ended itself with _exit() (os._exit) after start
+ *   taint   what a forger would have to do from Python: open this witness
+ *           file, or, before the main program started, spawn a process, load a
+ *           library with ctypes or read another process's memory or environment
+ * The host reads the file after the command; only the host decides what it means.
+ * Built by pytest_reb/witness.py with the host's C compiler; it uses only old
+ * libc symbols and weak references to the Python C API, so one build loads in
+ * any glibc image and in processes that are not Python at all.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+typedef struct _object PyObject;
+typedef int (*audit_hook)(const char *, PyObject *, void *);
+
+extern int PySys_AddAuditHook(audit_hook, void *) __attribute__((weak));
+extern void *PyEval_GetFrame(void) __attribute__((weak));
+extern ssize_t PyTuple_Size(PyObject *) __attribute__((weak));
+extern PyObject *PyTuple_GetItem(PyObject *, ssize_t) __attribute__((weak));
+extern const char *PyUnicode_AsUTF8(PyObject *) __attribute__((weak));
+extern void PyErr_Clear(void) __attribute__((weak));
+extern PyObject *PyObject_GetAttrString(PyObject *, const char *) __attribute__((weak));
+extern void Py_DecRef(PyObject *) __attribute__((weak));
+
+#define MAX_ENTRIES 8
+
+static char record_path[PATH_MAX];
+static char entries[MAX_ENTRIES][PATH_MAX];
+static int n_entries;
+static int started;
+static int reached;
+static int finished;
+static int taints;
+static int is_prog;
+
+static void record(const char *kind, const char *detail) {
+    char line[PATH_MAX * 3];
+    int fd, n;
+    if (!record_path[0])
+        return;
+    n = snprintf(line, sizeof line, "%d %d %s %s\n", (int)getpid(), (int)getppid(), kind,
+                 detail ? detail : "");
+    if (n <= 0)
+        return;
+    if (n >= (int)sizeof line) {
+        n = (int)sizeof line;
+        line[n - 1] = '\n';
+    }
+    fd = open(record_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return;
+    if (write(fd, line, (size_t)n) < 0) {
+        /* nothing to do: a missing line fails closed on the host */
+    }
+    close(fd);
+}
+
+/* The first argument of an audit event when it is a str, else NULL (the error cleared). */
+static const char *first_str(PyObject *args) {
+    PyObject *item;
+    const char *text;
+    if (!args || PyTuple_Size(args) < 1)
+        return NULL;
+    item = PyTuple_GetItem(args, 0);
+    if (!item)
+        return NULL;
+    text = PyUnicode_AsUTF8(item); /* NULL, with a TypeError, for bytes, fds and None */
+    if (!text)
+        PyErr_Clear();
+    return text;
+}
+
+/* Raised by the interpreter's C code itself: no Python frame, main thread. */
+static int from_interpreter(void) {
+    return PyEval_GetFrame() == NULL && (pid_t)syscall(SYS_gettid) == getpid();
+}
+
+static void one_line(char *out, size_t size, const char *a, const char *b) {
+    char *p;
+    snprintf(out, size, "%s%s%s", a, b ? " " : "", b ? b : "");
+    for (p = out; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+}
+
+static void taint(const char *event, const char *detail) {
+    char text[PATH_MAX + 64];
+    if (taints++ >= 20)
+        return;
+    one_line(text, sizeof text, event, detail);
+    record("taint", text);
+}
+
+static int is_proc_peek(const char *path) {
+    /* /proc/<pid>/environ, mem, maps of any process: where a forger looks for our traces */
+    return path && strncmp(path, "/proc/", 6) == 0 &&
+           (strstr(path, "/environ") || strstr(path, "/mem"));
+}
+
+/* Whether ``path`` (resolved) is the entrypoint: equal to an absolute entry, or ending in
+ * "/" + a relative one (a package installed elsewhere than the checkout). */
+static int is_entry(const char *path) {
+    char real[PATH_MAX];
+    size_t len;
+    if (!path || !*path || !realpath(path, real))
+        return 0;
+    len = strlen(real);
+    for (int i = 0; i < n_entries; i++) {
+        const char *e = entries[i];
+        size_t n = strlen(e);
+        if (e[0] == '/' ? !strcmp(real, e)
+                        : (n < len && real[len - n - 1] == '/' && !strcmp(real + len - n, e)))
+            return 1;
+    }
+    return 0;
+}
+
+static void reach(const char *path) {
+    char text[PATH_MAX + 8];
+    if (reached)
+        return;
+    reached = 1;
+    one_line(text, sizeof text, path, NULL);
+    record("reach", text);
+}
+
+/* The file of the code object an exec event runs, when that file is the entrypoint. */
+static void exec_event(PyObject *args) {
+    PyObject *file;
+    const char *name;
+    if (!args || PyTuple_Size(args) < 1 || !PyObject_GetAttrString || !Py_DecRef)
+        return;
+    file = PyObject_GetAttrString(PyTuple_GetItem(args, 0), "co_filename");
+    if (!file) {
+        PyErr_Clear();
+        return;
+    }
+    name = PyUnicode_AsUTF8(file);
+    if (!name)
+        PyErr_Clear();
+    else if (is_entry(name))
+        reach(name);
+    Py_DecRef(file);
+}
+
+static int hook(const char *event, PyObject *args, void *unused) {
+    char text[PATH_MAX * 2 + 8];
+    char real[PATH_MAX];
+    char cwd[PATH_MAX];
+    const char *arg;
+    (void)unused;
+    if (event[0] == 'c' && strncmp(event, "cpython.", 8) == 0) {
+        const char *what = event + 8;
+        if (!strcmp(what, "_PySys_ClearAuditHooks")) {
+            if (started && !finished && from_interpreter()) {
+                finished = 1;
+                record("finish", "");
+            }
+            return 0;
+        }
+        if (strcmp(what, "run_file") && strcmp(what, "run_module") && strcmp(what, "run_command"))
+            return 0;
+        if (!from_interpreter()) {
+            taint("forged", event);
+            return 0;
+        }
+        arg = first_str(args);
+        if (!strcmp(what, "run_file")) {
+            if (!getcwd(cwd, sizeof cwd))
+                cwd[0] = 0;
+            if (!arg || !realpath(arg, real))
+                real[0] = 0;
+            snprintf(text, sizeof text, "file\t%s\t%s\t%s", arg ? arg : "", cwd, real);
+        } else {
+            snprintf(text, sizeof text, "%s\t%.200s", what + 4, arg ? arg : "");
+        }
+        for (char *p = text; *p; p++)
+            if (*p == '\n' || *p == '\r')
+                *p = ' ';
+        started = 1;
+        record("start", text);
+        if (arg && !strcmp(what, "run_file") && is_entry(arg))
+            reach(arg);
+        return 0;
+    }
+    if (!strcmp(event, "exec")) {
+        if (started && !reached)
+            exec_event(args);
+        return 0;
+    }
+    if (!strcmp(event, "open") || !strcmp(event, "os.open")) {
+        arg = first_str(args);
+        if (arg && (strstr(arg, record_path) || strstr(arg, "reb-witness") ||
+                    (!started && is_proc_peek(arg))))
+            taint(event, arg);
+        return 0;
+    }
+    if (started)
+        return 0;
+    if (!strcmp(event, "subprocess.Popen") || !strcmp(event, "os.system") ||
+        !strcmp(event, "os.exec") || !strcmp(event, "os.posix_spawn") ||
+        !strcmp(event, "os.spawn") || !strcmp(event, "os.fork") ||
+        !strcmp(event, "ctypes.dlopen")) {
+        arg = first_str(args);
+        taint(event, arg);
+    }
+    return 0;
+}
+
+/* A program that is not Python: its command line (NULs as spaces), for shell drivers. */
+static void prog_start(void) {
+    char cmd[1024];
+    ssize_t n;
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    n = read(fd, cmd, sizeof cmd - 1);
+    close(fd);
+    if (n <= 0)
+        return;
+    for (ssize_t i = 0; i < n; i++)
+        if (cmd[i] == 0 || cmd[i] == '\n')
+            cmd[i] = ' ';
+    cmd[n] = 0;
+    is_prog = 1;
+    record("prog", cmd);
+}
+
+static void prog_end(int status) {
+    char text[32];
+    if (is_prog == 1) {
+        is_prog = 2;
+        snprintf(text, sizeof text, "%d", status);
+        record("end", text);
+    }
+}
+
+/* exit() of a program that is not Python; shells mostly leave through _exit(), below. */
+__attribute__((destructor)) static void reb_witness_end(void) {
+    prog_end(0);
+}
+
+static void load_entries(const char *list) {
+    char real[PATH_MAX];
+    while (list && *list && n_entries < MAX_ENTRIES) {
+        const char *end = strchr(list, ':');
+        size_t n = end ? (size_t)(end - list) : strlen(list);
+        if (n > 0 && n < PATH_MAX) {
+            memcpy(entries[n_entries], list, n);
+            entries[n_entries][n] = 0;
+            /* an absolute entry is compared resolved, as the paths it is matched with */
+            if (entries[n_entries][0] == '/' && realpath(entries[n_entries], real))
+                strcpy(entries[n_entries], real);
+            n_entries++;
+        }
+        list = end ? end + 1 : NULL;
+    }
+}
+
+__attribute__((constructor)) static void reb_witness_init(void) {
+    const char *path = getenv("REB_WITNESS");
+    if (!path || !*path || strlen(path) >= sizeof record_path)
+        return;
+    strcpy(record_path, path);
+    load_entries(getenv("REB_WITNESS_ENTRY"));
+    if (!PySys_AddAuditHook || !PyEval_GetFrame || !PyTuple_Size || !PyTuple_GetItem ||
+        !PyUnicode_AsUTF8 || !PyErr_Clear) {
+        prog_start(); /* not a Python process: a shell, a launcher binary, coreutils */
+        return;
+    }
+    if (PySys_AddAuditHook(hook, NULL) == 0)
+        record("py", "");
+}
+
+/* os._exit() at the end of a program is an honest way to finish; record it. */
+void _exit(int status) {
+    char text[32];
+    prog_end(status);
+    if (started && !finished) {
+        finished = 1;
+        snprintf(text, sizeof text, "%d", status);
+        record("exit", text);
+    }
+    syscall(SYS_exit_group, status);
+    for (;;) {
+    }
+}

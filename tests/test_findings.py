@@ -1,0 +1,48 @@
+"""Known fakes on every outcome of a target, each saying whether it could have produced it."""
+
+from __future__ import annotations
+
+from pytest_reb.findings import attach
+from pytest_reb.outcome import Outcome
+
+HOOK = {"kind": "startup_hook", "path": "/venv/site-packages/zz.pth", "detail": "...",
+        "seen_from": "host"}
+SMI = {"kind": "fake_nvidia_smi", "path": "/usr/local/bin/nvidia-smi", "detail": "...",
+       "seen_from": "host"}
+
+
+def outcome(tier: str, status: str = "passed", message: str = "") -> Outcome:
+    return Outcome(repo="r", target="t", tier=tier, status=status, message=message)  # type: ignore[arg-type]
+
+
+def test_a_startup_hook_could_produce_a_run_tiers_pass_and_strict_says_so() -> None:
+    o = outcome("c1")
+    attach(o, [HOOK, SMI], strict=True)
+    assert [(f["kind"], f["could_produce"]) for f in o.findings] == [
+        ("startup_hook", True), ("fake_nvidia_smi", False)]
+    assert o.message == ("known fakes in the target that could have produced this pass: "
+                         "startup_hook (/venv/site-packages/zz.pth)")
+
+
+def test_a_failure_keeps_its_message_first_and_compat_adds_nothing() -> None:
+    o = outcome("c3", "failed", "exit 1 (deps): ...")
+    attach(o, [HOOK], strict=True)
+    assert o.message.startswith("exit 1 (deps): ...; known fakes") and "this failure" in o.message
+    quiet = outcome("c3")
+    attach(quiet, [HOOK], strict=False)
+    assert quiet.message == "" and quiet.findings[0]["could_produce"] is True
+
+
+def test_c5_keeps_them_beside_its_audit_findings_and_nothing_twice() -> None:
+    o = outcome("c5")
+    attach(o, [SMI, SMI], strict=True)
+    assert o.findings == [] and len(o.evidence["known_fakes"]) == 1
+    assert o.evidence["known_fakes"][0]["could_produce"] is True  # a report written from it
+
+
+def test_a_verdict_reached_before_running_is_no_findings_doing() -> None:
+    o = outcome("c4", "failed", "needs 2 GPU(s), the target has 1")
+    o.category = "insufficient_hardware"
+    attach(o, [HOOK], strict=True)
+    assert o.findings[0]["could_produce"] is False
+    assert o.message == "needs 2 GPU(s), the target has 1"
