@@ -1,5 +1,8 @@
-"""The ``reb`` command: housekeeping around runs that does not belong inside pytest.
+"""The ``reb`` command: the benchmark loop and housekeeping that do not belong inside pytest.
 
+``reb task build`` makes the starting images of repositories; ``reb agent run`` runs an
+agent CLI in one, commits the result and appends a run-matrix row that ``pytest
+--reb-matrix`` verifies; ``reb table`` sets success rates beside the efficiency metrics.
 ``reb gc`` removes containers a run could not remove itself (its pytest was
 SIGKILLed, or the machine lost power).  By default it only takes containers
 whose maker is gone, so it is safe beside a run in progress.  ``reb merge``
@@ -62,11 +65,43 @@ def _table(args: argparse.Namespace) -> int:
     except table.TableError as exc:
         print(exc, file=sys.stderr)
         return 2
+    if args.agent_runs:
+        from pytest_reb.agent.run import load_runs
+
+        try:
+            runs = load_runs([Path(p) for p in args.agent_runs])
+        except (OSError, ValueError, TypeError) as exc:
+            print(f"reb table: --agent-runs: {exc}", file=sys.stderr)
+            return 2
+        table.add_efficiency(rows, runs)
     if args.paper:
         rows += table.PAPER_ROWS
     paths = table.write(rows, Path(args.out))
     print(table.to_markdown(rows))
     print("reb table: " + ", ".join(str(p) for p in paths.values()))
+    return 0
+
+
+def _task_build(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from docker.errors import DockerException
+
+    from pytest_reb import task
+    from pytest_reb.images import ImageError
+
+    if not args.repos and not args.all:
+        print("reb task build: name owner/name ... or give --all", file=sys.stderr)
+        return 2
+    try:
+        built = task.build(args.repos, every=args.all, base=args.base,
+                           checkout=Path(args.checkout) if args.checkout else None,
+                           mirror=Path(args.mirror) if args.mirror else None)
+    except (task.TaskError, ImageError, DockerException) as exc:
+        print(f"reb task build: {exc}", file=sys.stderr)
+        return 1
+    for t, tag in built:
+        print(f"{t.repo}\t{t.commit[:12]}\t{tag}")
     return 0
 
 
@@ -96,8 +131,29 @@ def build_parser() -> argparse.ArgumentParser:
                      help="where reb_table.csv, .md and .html go (default reports/table)")
     tbl.add_argument("--paper", action="store_true",
                      help="add the paper's four agents as reference rows (published figures)")
+    tbl.add_argument("--agent-runs", action="append", default=[], metavar="FILE",
+                     help="agent_runs.jsonl of `reb agent run` (or its folder): adds "
+                          "preparation time and tokens per agent (repeatable)")
     tbl.set_defaults(func=_table)
     add_cluster_parsers(sub)
+    task = sub.add_parser("task", help="task images: the starting point of each repository")
+    task_sub = task.add_subparsers(dest="task_command", required=True)
+    tb = task_sub.add_parser("build", help="make the starting image of repositories "
+                                            "(cached by base, commit and task text)")
+    tb.add_argument("repos", nargs="*", metavar="OWNER/NAME")
+    tb.add_argument("--all", action="store_true", help="all 44 repositories of repos/")
+    tb.add_argument("--base", metavar="IMAGE",
+                    help="any local image (default: Debian with python3, pip, venv, git, "
+                         "gcc/g++, curl, made with debootstrap)")
+    source = tb.add_mutually_exclusive_group()
+    source.add_argument("--checkout", metavar="DIR", help="a local clone of the one repository")
+    source.add_argument("--mirror", metavar="DIR",
+                        help="a bare mirror, or a folder of them named owner+name "
+                             "(default: git clone from GitHub)")
+    tb.set_defaults(func=_task_build)
+    from pytest_reb.agent.cli import add_parser as add_agent_parser
+
+    add_agent_parser(sub)
     return parser
 
 

@@ -109,20 +109,26 @@ class ImageError(RuntimeError):
     """An image could not be made; the message is one line a person can act on."""
 
 
-def ensure_base_image(client: docker.DockerClient) -> str:
-    """Return the tag of the Debian base image, importing it first if this recipe has none.
+def ensure_base_image(
+    client: docker.DockerClient,
+    *,
+    repository: str = BASE_REPOSITORY,
+    packages: Sequence[str] = BASE_PACKAGES,
+) -> str:
+    """Return the tag of a Debian base image, importing it first if this recipe has none.
 
     The root filesystem is made on the host with debootstrap (root needed) because no
-    registry can be pulled from; the image is tagged ``reb-base:bookworm-<recipe>`` and
-    aliased ``reb-base:bookworm``.
+    registry can be pulled from; the image is tagged ``<repository>:bookworm-<recipe>`` and
+    aliased ``<repository>:bookworm``. The demo's base is the default; task images
+    (``pytest_reb.task``) ask for a richer package set under a repository of their own.
     """
-    recipe = _digest("base", BASE_SUITE, BASE_PACKAGES, BASE_PRUNE, BASE_CHANGES)
-    tag = f"{BASE_TAG}-{recipe}"
-    with _lock("base"):
+    recipe = _digest("base", BASE_SUITE, tuple(packages), BASE_PRUNE, BASE_CHANGES)
+    tag = f"{repository}:{BASE_SUITE}-{recipe}"
+    with _lock("base" if repository == BASE_REPOSITORY else repository):
         if not _image_exists(client, tag):
             log.info("making %s with debootstrap (a minute or two)", tag)
-            _import_base(client, tag, recipe)
-        client.images.get(tag).tag(BASE_REPOSITORY, BASE_SUITE)
+            _import_base(client, tag, recipe, packages)
+        client.images.get(tag).tag(repository, BASE_SUITE)
         _remove_superseded(client, tag)
     return tag
 
@@ -242,7 +248,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _import_base(client: docker.DockerClient, tag: str, recipe: str) -> None:
+def _import_base(
+    client: docker.DockerClient, tag: str, recipe: str, packages: Sequence[str]
+) -> None:
     """debootstrap a root filesystem in a scratch folder, check and prune it, import it.
 
     The interpreter's version is recorded as a label, so the demo's self-report can state it
@@ -262,7 +270,7 @@ def _import_base(client: docker.DockerClient, tag: str, recipe: str) -> None:
                 [
                     debootstrap,
                     "--variant=minbase",
-                    f"--include={','.join(BASE_PACKAGES)}",
+                    f"--include={','.join(packages)}",
                     BASE_SUITE,
                     str(rootfs),
                 ],

@@ -1,0 +1,288 @@
+"""One agent run: a container of the task image, the agent inside within a budget, a commit.
+
+Unlike the official harness, the agent and the verifier never share a live container: the
+agent's container is committed to an image, removed, and the image is verified later in
+containers of its own without network. So the environment can be handed on, verified
+again, or kept as evidence.
+
+* Network (this phase and ``--reb-prepare`` are the only ones that have any) and the GPUs
+  asked for; no Docker socket, no host path writable but the run's own ``out`` folder,
+  which is a bind mount and so never part of the commit.
+* The budget holds: the host waits at most ``budget`` seconds for the agent's process, then
+  SIGKILLs the container's init, which takes every process of its pid namespace with it.
+  A run that ends in time is killed the same way, so a daemon it left is not alive later.
+* Secrets reach the agent's process only: they are given to the ``exec``, never to the
+  container, whose configuration (with its ``Env``) is what ``docker commit`` keeps. Logs
+  and records are scrubbed of their values, and the committed image's metadata is checked.
+* Recorded: wall time (the paper's preparation time), exit code, timed out, the bounded
+  log, and token usage where the CLI reports it, else ``unknown``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import re
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_reb.agent.backends import NOT_SECRET, OUT_MOUNT, Backend, parse_usage
+from pytest_reb.evidence import host_gpus
+from pytest_reb.session import new_run_id
+from pytest_reb.spec import OFFICIAL_REPO_DIR
+from pytest_reb.target import TailBuffer, labels
+from pytest_reb.task import PROMPT_PATH, TASK_REPOSITORY, Task
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BUDGET = 3600.0
+ENV_REPOSITORY = "reb-agent-env"
+#: How much of the agent's stdout is kept on the host to read its usage from.
+STDOUT_LIMIT = 64 << 20
+#: Once the agent's process has exited, how long its output may still drain.
+DRAIN_S = 3.0
+LABEL_PREFIX = "reb.agent."
+REDACTED = "<redacted>"
+
+
+class AgentRunError(RuntimeError):
+    """A run that could not be made at all (no task image, engine refused): one line."""
+
+
+@dataclass
+class AgentRun:
+    """The record of one run, a line of ``agent_runs.jsonl``; ``reb table`` reads it."""
+
+    run: str
+    agent: str
+    repo: str
+    task_image: str
+    task_image_id: str
+    image: str | None = None
+    budget_s: float = DEFAULT_BUDGET
+    network: str = ""
+    gpus: list[str] = field(default_factory=list)
+    started: float = 0.0
+    wall_s: float | None = None
+    exit_code: int | None = None
+    timed_out: bool = False
+    tokens: dict[str, Any] | str = "unknown"
+    argv: list[str] = field(default_factory=list)
+    log: str = ""
+    out: str = ""
+    error: str | None = None
+
+
+def network_mode(asked: str) -> str:
+    """``auto`` is Docker's bridge where its ``docker0`` exists, else the host's network."""
+    if asked != "auto":
+        return asked
+    return "bridge" if Path("/sys/class/net/docker0").exists() else "host"
+
+
+def gpu_devices(asked: str) -> list[str]:
+    """``all`` (every GPU of this host), ``none``, or a list such as ``0,1``."""
+    if asked == "all":
+        return host_gpus()
+    if asked in ("none", ""):
+        return []
+    return [g.strip() for g in asked.split(",") if g.strip()]
+
+
+def secrets_for(backend: Backend, env_file: Path | None, names: Sequence[str],
+                environ: Mapping[str, str] = os.environ) -> dict[str, str]:
+    """What the agent's process is given: its backend's variables that are set, ``--secret``
+    names from the environment, then an env file's ``KEY=VALUE`` lines (which win)."""
+    found = {n: environ[n] for n in (*backend.passes, *names) if environ.get(n)}
+    if env_file is not None:
+        for line in env_file.read_text().splitlines():
+            key, sep, value = line.strip().removeprefix("export ").partition("=")
+            if sep and key and not key.startswith("#"):
+                found[key.strip()] = value.strip().strip("'\"")
+    return found
+
+
+def scrub(text: str, secrets: Mapping[str, str]) -> str:
+    """Replace every secret value (four characters or more) in ``text``."""
+    for name, value in secrets.items():
+        if name not in NOT_SECRET and len(value) >= 4:
+            text = text.replace(value, REDACTED)
+    return text
+
+
+def task_image_of(client: Any, task: Task, image: str | None) -> tuple[str, str]:
+    """(tag, id) of the starting image: the one given, else ``reb-task:<owner>__<name>``."""
+    from docker.errors import ImageNotFound
+
+    tag = image or f"{TASK_REPOSITORY}:{task.slug}"
+    try:
+        return tag, client.images.get(tag).id
+    except ImageNotFound:
+        raise AgentRunError(f"no task image {tag}; make it with: reb task build {task.repo}") \
+            from None
+
+
+def run_agent(client: Any, backend: Backend, task: Task, *, out_root: Path,
+              budget: float = DEFAULT_BUDGET, network: str = "auto", gpus: str = "all",
+              secrets: Mapping[str, str] | None = None, tool_dir: Path | None = None,
+              extra_args: Sequence[str] = (), task_image: str | None = None,
+              matrix: Path | None = None) -> AgentRun:
+    """Run ``backend`` on ``task`` once; commit, record, and append the matrix row."""
+    from docker.errors import APIError
+    from docker.types import DeviceRequest, Mount
+
+    secrets = dict(secrets or {})
+    tag, image_id = task_image_of(client, task, task_image)
+    run_id = f"{new_run_id()}-{backend.name}"
+    folder = out_root / run_id
+    (folder / "out").mkdir(parents=True)
+    record = AgentRun(run_id, backend.name, task.repo, tag, image_id, budget_s=budget,
+                      network=network_mode(network), gpus=gpu_devices(gpus),
+                      log=str(folder / "agent.log"), out=str(folder / "out"))
+    prompt = client.containers.run(tag, ["cat", PROMPT_PATH], remove=True, network_mode="none",
+                                   labels=labels(run_id)).decode(errors="replace")
+    argv = backend.command(prompt, extra_args)
+    record.argv = [scrub("<the task text>" if a == prompt else a, secrets) for a in argv]
+    mounts = [Mount(dst, src, type="bind", read_only=True)
+              for dst, src in backend.all_mounts(tool_dir).items()]
+    mounts.append(Mount(OUT_MOUNT, str((folder / "out").resolve()), type="bind"))
+    kwargs: dict[str, Any] = dict(
+        entrypoint=["sleep"], command=["infinity"], detach=True, init=True,
+        network_mode=record.network, shm_size="16g", mounts=mounts,
+        labels=labels(run_id, **{f"{LABEL_PREFIX}name": backend.name}))
+    if record.gpus:
+        kwargs["device_requests"] = [DeviceRequest(device_ids=record.gpus,
+                                                   capabilities=[["gpu"]])]
+    try:
+        ctr = client.containers.run(tag, **kwargs)
+    except APIError as exc:
+        raise AgentRunError(f"cannot start a container of {tag}: {exc.explanation}") from None
+    try:
+        image_env = (client.images.get(tag).attrs.get("Config") or {}).get("Env") or []
+        path = next((e[5:] for e in image_env if e.startswith("PATH=")), "/usr/bin:/bin")
+        env = {k: v.replace("$PATH", path) for k, v in backend.environment(prompt).items()}
+        _exec(client, ctr, argv, {**env, **secrets}, folder, record)
+        with contextlib.suppress(APIError):
+            ctr.kill()  # every process the agent left, daemons included
+        ctr.wait(timeout=60)
+        record.image = _commit(client, ctr, record, task, secrets)
+    except Exception as exc:
+        record.error = f"{type(exc).__name__}: {scrub(str(exc), secrets)[:500]}"
+        raise
+    finally:
+        with contextlib.suppress(Exception):
+            ctr.remove(force=True)
+        _finish(record, backend, folder, secrets, out_root, matrix)
+    return record
+
+
+def _exec(client: Any, ctr: Any, argv: list[str], env: dict[str, str], folder: Path,
+          record: AgentRun) -> None:
+    """Run the agent's argv in ``ctr``; stop it at the budget by killing the container."""
+    api = client.api
+    tail = TailBuffer()
+    stdout = (folder / "stdout").open("wb")
+    written = 0
+
+    def pump(stream: Any) -> None:
+        nonlocal written
+        with contextlib.suppress(Exception):
+            for out, err in stream:
+                for chunk in (out, err):
+                    if chunk:
+                        tail.feed(chunk)
+                if out and written < STDOUT_LIMIT:
+                    stdout.write(out[: STDOUT_LIMIT - written])
+                    written += len(out)
+
+    exec_id = api.exec_create(ctr.id, argv, environment=env, workdir=OFFICIAL_REPO_DIR)["Id"]
+    record.started = time.time()
+    start = time.monotonic()
+    stream = api.exec_start(exec_id, stream=True, demux=True)
+    reader = threading.Thread(target=pump, args=(stream,), name="reb-agent", daemon=True)
+    reader.start()
+    deadline = start + record.budget_s
+    while reader.is_alive() and time.monotonic() < deadline:
+        reader.join(min(0.5, max(0.0, deadline - time.monotonic())))
+        if reader.is_alive() and not api.exec_inspect(exec_id).get("Running", True):
+            # the agent exited; a daemon it left may hold the output open: drain, move on
+            reader.join(DRAIN_S)
+            break
+    info = api.exec_inspect(exec_id)
+    if info.get("Running"):
+        record.timed_out = True
+        with contextlib.suppress(Exception):
+            ctr.kill()
+    record.wall_s = round(time.monotonic() - start, 3)
+    reader.join(10)
+    stdout.close()
+    record.exit_code = None if record.timed_out else info.get("ExitCode")
+    (folder / "agent.log").write_bytes(tail.text().encode())
+
+
+def _commit(client: Any, ctr: Any, record: AgentRun, task: Task,
+            secrets: Mapping[str, str]) -> str:
+    """Commit the stopped container; its labels say what made it; no secret may be in it."""
+    values = {"repo": task.repo, "name": record.agent, "run": record.run,
+              "task-image": record.task_image_id, "timed-out": str(record.timed_out).lower(),
+              "exit-code": "" if record.exit_code is None else str(record.exit_code),
+              "wall-s": str(record.wall_s)}
+    changes = ['ENTRYPOINT []', 'CMD ["/bin/bash"]',
+               *(f"LABEL {LABEL_PREFIX}{k}={json.dumps(v)}" for k, v in values.items())]
+    name = re.sub(r"[^A-Za-z0-9_.-]", "-", f"{task.slug}-{record.run}")[:128]
+    image = ctr.commit(repository=ENV_REPOSITORY, tag=name, changes=changes)
+    metadata = json.dumps(client.api.inspect_image(image.id))
+    if scrub(metadata, secrets) != metadata:
+        client.images.remove(image.id, force=True)
+        raise AgentRunError("a secret reached the committed image's metadata; image removed")
+    return f"{ENV_REPOSITORY}:{name}"
+
+
+def _finish(record: AgentRun, backend: Backend, folder: Path, secrets: Mapping[str, str],
+            out_root: Path, matrix: Path | None) -> None:
+    """Scrub what came back, read the usage, append the record and the matrix row."""
+    for path in [folder / "agent.log", folder / "stdout", *(folder / "out").rglob("*")]:
+        if path.is_file() and not path.is_symlink() and path.stat().st_size <= STDOUT_LIMIT:
+            data = path.read_bytes().decode(errors="replace")
+            clean = scrub(data, secrets)
+            if clean != data:
+                path.write_text(clean)
+    stdout = (folder / "stdout").read_text(errors="replace") if (folder / "stdout").is_file() \
+        else ""
+    tokens = parse_usage(backend.usage, stdout, folder / "out")
+    record.tokens = tokens.record() if tokens is not None else "unknown"
+    _append(out_root / "agent_runs.jsonl", asdict(record))
+    if record.image is not None:
+        _append(matrix or out_root / "matrix.jsonl",
+                {"repo": record.repo, "agent": record.agent, "image": record.image})
+    (folder / "run.json").write_text(json.dumps(asdict(record), indent=2) + "\n")
+
+
+def _append(path: Path, row: Mapping[str, Any]) -> None:
+    """One JSON line, under a lock: runs of several agents may append to one file at once."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        fh.write(json.dumps(row, sort_keys=False) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def load_runs(paths: Sequence[Path]) -> list[AgentRun]:
+    """The records of ``agent_runs.jsonl`` files (or folders holding one)."""
+    runs: list[AgentRun] = []
+    names = set(AgentRun.__dataclass_fields__)
+    for path in paths:
+        file = path / "agent_runs.jsonl" if path.is_dir() else path
+        for line in file.read_text().splitlines():
+            if line.strip():
+                data = json.loads(line)
+                runs.append(AgentRun(**{k: v for k, v in data.items() if k in names}))
+    return runs
