@@ -71,6 +71,8 @@ class Context:
     asset_cache: AssetCache | None = None
     #: C2 sweeps the native extensions (``--reb-no-ext-sweep`` turns it off)
     ext_sweep: bool = True
+    #: the image is an agent run that ran past its budget (``reb agent``'s commit label)
+    agent_timed_out: bool = False
     outcomes: dict[str, Outcome] = field(default_factory=dict)
 
     @cached_property
@@ -148,8 +150,20 @@ class Context:
         """
         if tier not in self.outcomes:
             done = self.resumed.get(f"{self.repo.name}|{self.target_name}|{tier}")
+            if done is None and self.compat and self.agent_timed_out \
+                    and self.repo.applicable[tier]:
+                done = self._agent_timeout(tier)
             self.outcomes[tier] = done if done is not None else self._guarded(tier, probe)
         return self.outcomes[tier]
+
+    def _agent_timeout(self, tier: str) -> Outcome:
+        """What the official harness scored after an agent timeout (harness notes §2.3): no
+        probe ran, every applicable stage failed with ``timeout``; so C0 adds no missing
+        import, C5 no hallucination, and there is no environment size. Strict runs verify
+        the committed image as it is instead."""
+        return self.outcome(tier, category="timeout", strict=None, compat=False, timed_out=True,
+                            message="the agent ran past its budget; scored as officially "
+                                    "(no probe runs after an agent timeout)")
 
     def _guarded(self, tier: str, probe: Callable[[Context], Outcome]) -> Outcome:
         """A probe whose target failed under it gets ``infra``, not a traceback."""

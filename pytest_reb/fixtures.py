@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from pytest_reb.agent.run import agent_timed_out
 from pytest_reb.collect import repo_of
 from pytest_reb.context import Context
 from pytest_reb.matrix import TargetSpec
@@ -66,5 +67,6 @@ def reb_ctx(request: pytest.FixtureRequest, reb_target_spec: TargetSpec) -> Cont
         python_override=opts.python,
         repo_dir=opts.repo_dir, compat=opts.compat,
         agent=reb_target_spec.agent, asset_cache=session.asset_cache,
-        ext_sweep=opts.ext_sweep)
+        ext_sweep=opts.ext_sweep,
+        agent_timed_out=opts.compat and agent_timed_out(reb_target_spec.url))
     return ctx

@@ -153,8 +153,11 @@ def run_agent(client: Any, backend: Backend, task: Task, *, out_root: Path,
     mounts = [Mount(dst, src, type="bind", read_only=True)
               for dst, src in backend.all_mounts(tool_dir).items()]
     mounts.append(Mount(OUT_MOUNT, str((folder / "out").resolve()), type="bind"))
+    config = client.images.get(tag).attrs.get("Config") or {}
+    # the keep-alive is the command; an image's own entrypoint (a CUDA image's) wraps it, as
+    # it will wrap whatever runs in the committed image, which gets the image's CMD back
     kwargs: dict[str, Any] = dict(
-        entrypoint=["sleep"], command=["infinity"], detach=True, init=True,
+        command=["sleep", "infinity"], detach=True, init=True,
         network_mode=record.network, shm_size="16g", mounts=mounts,
         labels=labels(run_id, **{f"{LABEL_PREFIX}name": backend.name}))
     if record.gpus:
@@ -165,14 +168,14 @@ def run_agent(client: Any, backend: Backend, task: Task, *, out_root: Path,
     except APIError as exc:
         raise AgentRunError(f"cannot start a container of {tag}: {exc.explanation}") from None
     try:
-        image_env = (client.images.get(tag).attrs.get("Config") or {}).get("Env") or []
-        path = next((e[5:] for e in image_env if e.startswith("PATH=")), "/usr/bin:/bin")
+        path = next((e[5:] for e in config.get("Env") or [] if e.startswith("PATH=")),
+                    "/usr/bin:/bin")
         env = {k: v.replace("$PATH", path) for k, v in backend.environment(prompt).items()}
         _exec(client, ctr, argv, {**env, **secrets}, folder, record)
         with contextlib.suppress(APIError):
             ctr.kill()  # every process the agent left, daemons included
         ctr.wait(timeout=60)
-        record.image = _commit(client, ctr, record, task, secrets)
+        record.image = _commit(client, ctr, record, task, secrets, config.get("Cmd"))
     except Exception as exc:
         record.error = f"{type(exc).__name__}: {scrub(str(exc), secrets)[:500]}"
         raise
@@ -228,13 +231,13 @@ def _exec(client: Any, ctr: Any, argv: list[str], env: dict[str, str], folder: P
 
 
 def _commit(client: Any, ctr: Any, record: AgentRun, task: Task,
-            secrets: Mapping[str, str]) -> str:
+            secrets: Mapping[str, str], cmd: list[str] | None) -> str:
     """Commit the stopped container; its labels say what made it; no secret may be in it."""
     values = {"repo": task.repo, "name": record.agent, "run": record.run,
               "task-image": record.task_image_id, "timed-out": str(record.timed_out).lower(),
               "exit-code": "" if record.exit_code is None else str(record.exit_code),
               "wall-s": str(record.wall_s)}
-    changes = ['ENTRYPOINT []', 'CMD ["/bin/bash"]',
+    changes = [f"CMD {json.dumps(cmd or ['/bin/bash'])}",
                *(f"LABEL {LABEL_PREFIX}{k}={json.dumps(v)}" for k, v in values.items())]
     name = re.sub(r"[^A-Za-z0-9_.-]", "-", f"{task.slug}-{record.run}")[:128]
     image = ctr.commit(repository=ENV_REPOSITORY, tag=name, changes=changes)
@@ -273,6 +276,24 @@ def _append(path: Path, row: Mapping[str, Any]) -> None:
         fh.write(json.dumps(row, sort_keys=False) + "\n")
         fh.flush()
         os.fsync(fh.fileno())
+
+
+def agent_timed_out(url: str) -> bool:
+    """Whether ``image:NAME`` is the commit of an agent run that ran past its budget.
+
+    Read from the image's labels (its metadata, never its files); any other target, or an
+    engine that does not answer, is not.
+    """
+    if not url.startswith("image:"):
+        return False
+    try:
+        import docker
+
+        attrs = docker.from_env().api.inspect_image(url[len("image:"):])
+    except Exception:
+        return False
+    found = ((attrs.get("Config") or {}).get("Labels") or {}).get(f"{LABEL_PREFIX}timed-out")
+    return found == "true"
 
 
 def load_runs(paths: Sequence[Path]) -> list[AgentRun]:
