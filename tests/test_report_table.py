@@ -110,7 +110,7 @@ def test_an_unmeasured_environment_is_not_averaged_as_zero(two_runs: tuple[Path,
     assert (b["env_size_avg_gb"], b["env_valid_jobs"], b["env_unknown_jobs"]) == ("2.000", "1",
                                                                                 "1")
     [row] = table.measured_rows([(two_runs[1], "bad")])
-    assert table.cells(row)[-1] == "2.000 GiB (1 unknown)"
+    assert table.cells(row)[table.HEADERS.index("Env size")] == "2.000 GiB (1 unknown)"
 
 
 def test_labels_name_only_runs_without_an_agent(tmp_path: Path) -> None:

@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_reb.outcome import TIERS, Outcome, OutcomeLog, mib_of
+from pytest_reb.report import efficiency
+from pytest_reb.report.efficiency import AgentRun, Efficiency
 from pytest_reb.report.summary import (
     HALLUCINATIONS,
     applies,
@@ -85,6 +87,8 @@ class Row:
     env_gb: float | None = None
     env_valid: int = 0
     env_unknown: int = 0
+    #: preparation time and tokens, from ``reb agent`` records (``add_efficiency``)
+    efficiency: Efficiency | None = None
     note: str = ""
 
 
@@ -179,6 +183,16 @@ def row_of(agent: str, outcomes: list[Outcome], runs: list[str], modes: list[str
     return row
 
 
+def add_efficiency(rows: list[Row], runs: Iterable[AgentRun]) -> None:
+    """Put each agent's preparation time and tokens on its row; an agent with runs but
+    no verification yet gets a row of its own."""
+    by_agent = efficiency.summarise(runs)
+    for row in rows:
+        row.efficiency = by_agent.pop(row.agent, row.efficiency)
+    rows.extend(Row(agent, efficiency=eff, note="not verified yet")
+                for agent, eff in by_agent.items())
+
+
 # --------------------------------------------------------------------------- the paper
 
 
@@ -217,8 +231,8 @@ def columns() -> list[str]:
                  f"{p}_success_over_all", f"{p}_success_pct"]
     cols += ["c5_path_sum", "c5_version_sum", "c5_capability_sum", "c5_total_sum", "c5_other"]
     cols += [f"{t}_mean_sec" for t in TIERS]
-    cols += ["env_size_avg_gb", "env_valid_jobs", "env_unknown_jobs", "agent_wall_time_avg_sec",
-             "agent_time_valid_jobs", "note"]
+    cols += ["env_size_avg_gb", "env_valid_jobs", "env_unknown_jobs", *efficiency.columns(),
+             "note"]
     return cols
 
 
@@ -227,7 +241,9 @@ OFFICIAL_COLUMNS = ("job_count", "c0_missing_sum", "c0_total_sum", "c0_missing_o
                     *(f"{p}_{k}" for p in PREFIX.values()
                       for k in ("denom", "success", "failed", "skipped", "success_over_all")),
                     "c5_path_sum", "c5_version_sum", "c5_capability_sum", "c5_total_sum",
-                    "env_size_avg_gb", "env_valid_jobs")
+                    "env_size_avg_gb", "env_valid_jobs", "agent_wall_time_avg_sec",
+                    "agent_tokens_input_sum", "agent_tokens_output_sum",
+                    "agent_tokens_total_sum")
 
 
 def record(row: Row) -> dict[str, str]:
@@ -247,8 +263,7 @@ def record(row: Row) -> dict[str, str]:
         "env_size_avg_gb": f"{row.env_gb:.3f}" if row.env_gb is not None else None,
         "env_valid_jobs": None if row.published else row.env_valid,
         "env_unknown_jobs": None if row.published else row.env_unknown,
-        "agent_wall_time_avg_sec": None,
-        "agent_time_valid_jobs": None if row.published else 0, "note": row.note,
+        **efficiency.record(row.efficiency, published=row.published), "note": row.note,
     }
     for tier, p in PREFIX.items():
         c = row.tiers.get(tier)
@@ -275,7 +290,8 @@ def to_csv(rows: Sequence[Row]) -> str:
 # --------------------------------------------------------------------------- Markdown and HTML
 
 HEADERS = ("Agent", "Targets", "C0 missing imports", *TITLES.values(),
-           "C5 path / version / capability", "Mean s C0 · C1 · C2 · C3 · C4 · C5", "Env size")
+           "C5 path / version / capability", "Mean s C0 · C1 · C2 · C3 · C4 · C5", "Env size",
+           "Prep time mean / median", "Tokens in / out / total")
 
 
 def cells(row: Row) -> list[str]:
@@ -283,7 +299,8 @@ def cells(row: Row) -> list[str]:
     agent = f"{row.agent} †" if row.published else row.agent
     return [agent, str(row.job_count or "-"), _c0_cell(row),
             *(_tier_cell(row.tiers.get(t)) for t in TITLES), _c5_cell(row), _times_cell(row),
-            _env_cell(row)]
+            _env_cell(row), efficiency.time_cell(row.efficiency),
+            efficiency.tokens_cell(row.efficiency)]
 
 
 def _c0_cell(row: Row) -> str:
@@ -369,7 +386,7 @@ img {{ max-width: 100%; }} p.note {{ font-size: 12px; color: #555; }}
 <tbody>
 {body}
 </tbody></table>
-{notes}
+{efficiency}{notes}
 </body></html>
 """
 
@@ -389,14 +406,26 @@ def to_html(rows: Sequence[Row], *, title: str = "pytest-reb master table") -> s
              "Env size: mean of the report interpreters' prefixes that were measured."]
     if any(r.published for r in rows):
         notes.append(f"† published: {PUBLISHED_SOURCE}.")
+    notes.append("Prep time: the agent's wall time per repository (the paper's preparation "
+                 "time). Tokens: as the agent's CLI reported them; unknown where it did not.")
     measured = [r for r in rows if not r.published]
+    points = [(r.agent, r.efficiency, {t: r.tiers[t].pct if t in r.tiers else None
+                                       for t in ("c3", "c4")})
+              for r in measured if r.efficiency is not None]
+    eff_figure = ""
+    if points:
+        eff_figure = ('<figure><img id="reb-efficiency-chart" alt="tokens and preparation time '
+                      'against C3/C4 success" src="'
+                      + chart.data_uri(efficiency.chart_png(points))
+                      + '"><figcaption>Preparation time and tokens against C3/C4 success, '
+                        'per agent.</figcaption></figure>\n')
     runs = sorted({run for r in measured for run in r.runs})
     return PAGE.format(
         title=escape(title), chart=chart.data_uri(png),
         subtitle=escape(f"{len(measured)} measured agent(s) from run(s) {', '.join(runs)}"
                         if runs else "published figures only"),
         hatched=", hatched: published figures" if any(r.published for r in rows) else "",
-        head="".join(f"<th>{escape(h)}</th>" for h in HEADERS), body=body,
+        head="".join(f"<th>{escape(h)}</th>" for h in HEADERS), body=body, efficiency=eff_figure,
         notes="\n".join(f'<p class="note">{escape(n)}</p>' for n in notes))
 
 
