@@ -82,6 +82,14 @@ def missing_dep_image(docker_client: Any) -> str:
 
 
 @pytest.fixture(scope="session")
+def tinynet_task(docker_client: Any) -> str:
+    """The task image of the demo repository: the bare starting point of an agent run."""
+    from pytest_reb.task import ensure_task_image, select
+
+    return ensure_task_image(docker_client, select(["reb/tinynet"])[0])
+
+
+@pytest.fixture(scope="session")
 def demo_commit() -> str:
     from pytest_reb.images import demo_commit as commit
 

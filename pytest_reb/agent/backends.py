@@ -135,14 +135,15 @@ BUILTIN: dict[str, Backend] = {
         env={"PATH": f"{_NPM_BIN}:$PATH", "IS_SANDBOX": "1", "DISABLE_AUTOUPDATER": "1"},
         passes=("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL",
                 "CLAUDE_MODEL"),
-        needs_node=True, description="Claude Code in print mode; the final JSON has usage"),
+        # the npm package installs a native binary: no node in the container
+        description="Claude Code in print mode; the final JSON has usage"),
     "codex": Backend(
         "codex",
         ("codex", "exec", "--json", "--skip-git-repo-check",
          "--dangerously-bypass-approvals-and-sandbox", "--cd", "{repo}", "--output-schema",
          "{schema}", "--output-last-message", "{out}/last_message.json", "{prompt}"),
         usage="codex-jsonl", package=("npm", "@openai/codex"),
-        env={"PATH": f"{_NPM_BIN}:$PATH", "CODEX_HOME": "/root/.codex"},
+        env={"PATH": f"{_NPM_BIN}:$PATH"},
         passes=("OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL", "CODEX_MODEL"),
         needs_node=True, description="Codex exec mode; JSON events, turn.completed has usage"),
     "mini-swe-agent": Backend(
@@ -230,8 +231,27 @@ def install(backend: Backend, folder: Path) -> Path:
     if done.returncode:
         last = (done.stderr.strip() or done.stdout.strip()).splitlines()[-1:]
         raise BackendError(f"installing {package} failed: {' '.join(last)}")
+    if tool == "npm":
+        _postinstall(folder / "node_modules" / package)
     marker.write_text(package)
     return folder
+
+
+def _postinstall(package_dir: Path) -> None:
+    """Run the package's own ``postinstall`` script, which recent npm skips unless approved:
+    Claude Code's puts its native binary in place of a placeholder there."""
+    try:
+        script = json.loads((package_dir / "package.json").read_text()).get("scripts", {}) \
+            .get("postinstall")
+    except (OSError, ValueError):
+        return
+    if not script:
+        return
+    done = subprocess.run(script, shell=True, cwd=package_dir, capture_output=True, text=True,
+                          check=False)
+    if done.returncode:
+        raise BackendError(f"the postinstall of {package_dir.name} failed: "
+                           f"{(done.stderr.strip().splitlines() or [''])[-1]}")
 
 
 # --------------------------------------------------------------------------- usage
