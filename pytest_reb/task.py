@@ -256,13 +256,15 @@ def _scratch_root() -> Path:
 
 
 def mirror_of(task: Task, mirror: Path) -> Path:
-    """``--mirror`` is one bare repository, or a folder of them named ``owner+name[.git]``."""
+    """``--mirror`` is one bare repository, or a folder of them named ``owner+name[.git]``
+    (each a repository, or holding one as ``repo/``)."""
     if (mirror / "HEAD").is_file() or (mirror / ".git").exists():
         return mirror
     owner, name = task.repo.split("/")
     for candidate in (f"{owner}+{name}", f"{owner}+{name}.git", f"{owner}__{name}", name):
-        if (mirror / candidate).exists():
-            return mirror / candidate
+        for found in (mirror / candidate / "repo", mirror / candidate):  # fetched: <dir>/repo
+            if (found / "HEAD").is_file() or (found / ".git").exists():
+                return found
     raise TaskError(f"no mirror of {task.repo} in {mirror} (looked for {owner}+{name})")
 
 
@@ -282,6 +284,13 @@ def _checkout(task: Task, dest: Path, *, checkout: Path | None, mirror: Path | N
         raise TaskError(f"commit {task.commit} of {task.repo} is not in {source}")
     _git([*git, "-C", str(dest), "checkout", "--quiet", "--detach", task.commit],
          f"checking out {task.commit}")
+    # a partial mirror can lack blobs; git then checks out without them and says so only on
+    # stderr. The verifier would count each as deleted by the agent: refuse instead.
+    listed = subprocess.run([*git, "-C", str(dest), "ls-files", "--deleted"], capture_output=True,
+                            text=True, check=False).stdout.split()
+    if listed:
+        raise TaskError(f"{source} lacks {len(listed)} file(s) of {task.repo}@{task.commit[:12]} "
+                        f"(e.g. {listed[0]}): its objects are missing; use a complete clone")
     _git([*git, "-C", str(dest), "remote", "set-url", "origin",
           f"https://github.com/{task.repo}.git"], "setting origin")
 

@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # A deliberately minimal scripted "agent" for any repository: a venv with numpy only, and an
-# honest report. Run on one of the 44 it shows the loop end to end; the environment is
-# incomplete by design, so the verdicts name missing dependencies, not the harness.
+# honest report. It shows the loop end to end; the environment is incomplete by design, so
+# the verdicts name missing dependencies, not the harness.
 #   bash setup-minimal.sh [REPO] [REPORT]
+# numpy comes from /opt/reb-agent/wheels when such a folder is mounted, else from the index
+# (where the index is reached through a proxy, mount its CA bundle at /opt/reb-agent/ca.crt).
 set -euo pipefail
 repo=${1:-/data/project/repo}
 report=${2:-/opt/scimlopsbench/report.json}
 env=/opt/envs/minimal
-# where the network reaches the package index only through a proxy, its CA is mounted here
+pip_args=(--no-cache-dir --disable-pip-version-check --quiet)
+if [ -d /opt/reb-agent/wheels ]; then pip_args+=(--no-index --find-links /opt/reb-agent/wheels); fi
 if [ -f /opt/reb-agent/ca.crt ]; then export PIP_CERT=/opt/reb-agent/ca.crt; fi
 
 python3 -m venv "$env"
-"$env/bin/pip" install --no-cache-dir --disable-pip-version-check --quiet numpy
+"$env/bin/pip" install "${pip_args[@]}" numpy
 "$env/bin/python" - "$report" "$repo" <<'PY'
 import json, sys
 json.dump({
