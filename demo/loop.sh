@@ -6,7 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash .ci/setup-docker.sh
-python3 -m pip install -q -e . 2>&1 | grep -v -e '^WARNING: Running pip as' -e 'is ignored: it is neither' >&2 || true
+# install the package unless this checkout is already the one Python imports
+python3 -c 'import sys, pytest_reb; sys.exit(not pytest_reb.__file__.startswith(sys.argv[1]))' \
+    "$PWD/" 2>/dev/null \
+    || python3 -m pip install -q -e . 2>&1 | grep -v -e '^WARNING: Running pip as' >&2 || true
 reb() { python3 -m pytest_reb.cli "$@"; }
 out=reports/loop/$(date +%Y%m%d-%H%M%S)
 

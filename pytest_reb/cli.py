@@ -100,9 +100,14 @@ def _task_build(args: argparse.Namespace) -> int:
     except (task.TaskError, ImageError, DockerException) as exc:
         print(f"reb task build: {exc}", file=sys.stderr)
         return 1
+    failed = 0
     for t, tag in built:
-        print(f"{t.repo}\t{t.commit[:12]}\t{tag}")
-    return 0
+        if isinstance(tag, Exception):
+            failed += 1
+            print(f"reb task build: {tag}", file=sys.stderr)
+        else:
+            print(f"{t.repo}\t{t.commit[:12]}\t{tag}")
+    return 1 if failed else 0
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -306,13 +306,24 @@ def _git(argv: list[str], what: str | None, *, check: bool = True) -> int:
 
 
 def build(names: Sequence[str], *, every: bool = False, base: str | None = None,
-          checkout: Path | None = None, mirror: Path | None = None) -> list[tuple[Task, str]]:
-    """Build the named tasks' images; ``--checkout`` only makes sense for one repository."""
+          checkout: Path | None = None, mirror: Path | None = None
+          ) -> list[tuple[Task, str | TaskError]]:
+    """Build the named tasks' images, each on its own: (task, tag) or (task, why not).
+
+    ``--checkout`` is one repository's clone, so it needs exactly one name.
+    """
     tasks = select(names, every=every)
     if checkout is not None and len(tasks) != 1:
         raise TaskError("--checkout is one repository's clone; give exactly one owner/name")
     if shutil.which("git") is None:
         raise TaskError("git is not installed on this machine")
     client = docker.from_env()
-    return [(t, ensure_task_image(client, t, base=base, checkout=checkout, mirror=mirror))
-            for t in tasks]
+    base = base or ensure_task_base(client)
+    done: list[tuple[Task, str | TaskError]] = []
+    for t in tasks:
+        try:
+            done.append((t, ensure_task_image(client, t, base=base, checkout=checkout,
+                                              mirror=mirror)))
+        except TaskError as exc:
+            done.append((t, exc))
+    return done

@@ -17,7 +17,7 @@ import pytest
 from pytest_reb.agent import backends
 from pytest_reb.agent.run import AgentRun, run_agent
 from pytest_reb.outcome import Outcome, OutcomeLog
-from pytest_reb.target import DockerTarget, labels
+from pytest_reb.target import DockerTarget, image_file
 from pytest_reb.task import select
 
 pytestmark = pytest.mark.container
@@ -185,19 +185,17 @@ def test_mini_swe_agent_drives_its_real_loop_with_its_deterministic_model(
          "extra": {"actions": [{"command": c}]}} for i, c in enumerate(actions)]}}
     config = tmp_path / "config"
     config.mkdir()
-    (config / "model.json").write_text(json.dumps(model))
+    (config / "model.yaml").write_text(json.dumps(model))  # JSON is YAML; it wants .yaml
     backend = backends.resolve("mini-swe-agent", mounts={str(config): "/opt/reb-agent/config"})
     rec = run_agent(docker_client, backend, select(["reb/tinynet"])[0],
                     out_root=tmp_path / "runs", gpus="none", task_image=tinynet_task,
                     budget=300, tool_dir=folder,
                     extra_args=["--model-class", "deterministic", "--model", "deterministic",
-                                "-c", "/opt/reb-agent/config/model.json"])
+                                "-c", "/opt/reb-agent/config/model.yaml"])
     images.append(rec.image or "")
     assert rec.exit_code == 0, Path(rec.log).read_text()[-2000:]
     trajectory = json.loads((Path(rec.out) / "trajectory.json").read_text())
     assert trajectory["info"]["model_stats"]["api_calls"] == 3
     assert rec.tokens == "unknown"  # its test model reports no usage
-    report = docker_client.containers.run(
-        rec.image, ["cat", "/opt/scimlopsbench/report.json"], remove=True,
-        network_mode="none", labels=labels("tests-agent")).decode()
-    assert json.loads(report)["python_path"] == "/usr/bin/python3"
+    report = image_file(docker_client, rec.image or "", "/opt/scimlopsbench/report.json")
+    assert report is not None and json.loads(report)["python_path"] == "/usr/bin/python3"
