@@ -25,7 +25,7 @@ pytestmark = pytest.mark.container
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_MODULE = ROOT / "demo" / "test_demo__tinynet.py"
 WHEELS = ROOT / ".cache" / "wheels"
-#: A report pointing at the system interpreter: enough for the tiers to run something.
+#: A command writing a report that names the system interpreter (mini-swe-agent's last step).
 PLAIN_REPORT = ("python3 -c 'import json, sys; json.dump(dict(python_path=\"/usr/bin/python3\", "
                 "python_version=sys.version.split()[0], torch_version=None, cuda_available=None, "
                 "gpu_count=None, ddp_expected_ok=None, env_tool=\"none\", env_name=None, "
@@ -116,8 +116,8 @@ def test_an_agent_that_edits_a_tracked_file_is_an_integrity_finding(
         pytester: pytest.Pytester, docker_client: Any, tinynet_task: str, tmp_path: Path,
         images: list[str]) -> None:
     agent(docker_client, tinynet_task, tmp_path, images,
-          f"sh -c 'echo \"print(1)\" >> {{repo}}/train.py && {PLAIN_REPORT}'")
-    got = verify(pytester, tmp_path, "-m", "c1")
+          "sh -c 'echo \"print(1)\" >> {repo}/train.py'")
+    got = verify(pytester, tmp_path, "-m", "c1", "--reb-python", "/usr/bin/python3")
     assert any(f["kind"] == "modified" and f["path"] == "train.py" for f in got["c1"].findings)
 
 
