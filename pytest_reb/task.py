@@ -33,7 +33,7 @@ import docker
 from docker.errors import BuildError, ImageNotFound
 
 from pytest_reb import images
-from pytest_reb.audit import AgentReport
+from pytest_reb.audit.report import AgentReport
 from pytest_reb.spec import OFFICIAL_REPO_DIR, OFFICIAL_REPORT_PATH, Repo
 
 log = logging.getLogger(__name__)
