@@ -37,7 +37,7 @@ from pytest_reb.agent.backends import NOT_SECRET, OUT_MOUNT, Backend, parse_usag
 from pytest_reb.evidence import host_gpus
 from pytest_reb.session import new_run_id
 from pytest_reb.spec import OFFICIAL_REPO_DIR
-from pytest_reb.target import TailBuffer, labels
+from pytest_reb.target import TailBuffer, image_file, labels
 from pytest_reb.task import PROMPT_PATH, TASK_REPOSITORY, Task
 
 log = logging.getLogger(__name__)
@@ -146,8 +146,10 @@ def run_agent(client: Any, backend: Backend, task: Task, *, out_root: Path,
     record = AgentRun(run_id, backend.name, task.repo, tag, image_id, budget_s=budget,
                       network=network_mode(network), gpus=gpu_devices(gpus),
                       log=str(folder / "agent.log"), out=str(folder / "out"))
-    prompt = client.containers.run(tag, ["cat", PROMPT_PATH], remove=True, network_mode="none",
-                                   labels=labels(run_id)).decode(errors="replace")
+    text = image_file(client, tag, PROMPT_PATH, limit=1 << 20)
+    if text is None:
+        raise AgentRunError(f"{tag} has no {PROMPT_PATH}: not a task image (reb task build)")
+    prompt = text.decode(errors="replace")
     argv = backend.command(prompt, extra_args)
     record.argv = [scrub("<the task text>" if a == prompt else a, secrets) for a in argv]
     mounts = [Mount(dst, src, type="bind", read_only=True)
