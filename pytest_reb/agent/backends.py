@@ -29,6 +29,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock
+
 from pytest_reb.spec import OFFICIAL_REPO_DIR, OFFICIAL_REPORT_PATH
 from pytest_reb.target import NODE_MOUNT, tool_mounts
 from pytest_reb.task import PROMPT_PATH, SCHEMA_PATH
@@ -216,9 +218,16 @@ def install(backend: Backend, folder: Path) -> Path:
         raise BackendError(f"{backend.name} has nothing to install; mount its CLI with --mount")
     tool, package = backend.package
     marker = folder / ".reb-installed"
-    if marker.is_file() and marker.read_text() == package:
-        return folder
     folder.mkdir(parents=True, exist_ok=True)
+    with FileLock(folder.parent / f".{folder.name}.lock"):  # two runs installing at once
+        if not (marker.is_file() and marker.read_text() == package):
+            _install(tool, package, folder)
+            marker.write_text(package)
+    return folder
+
+
+def _install(tool: str, package: str, folder: Path) -> None:
+    """One host-side install with the ordinary client; its last line of output on failure."""
     if tool == "npm":
         argv = ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(folder), package]
     else:
@@ -233,8 +242,6 @@ def install(backend: Backend, folder: Path) -> Path:
         raise BackendError(f"installing {package} failed: {' '.join(last)}")
     if tool == "npm":
         _postinstall(folder / "node_modules" / package)
-    marker.write_text(package)
-    return folder
 
 
 def _postinstall(package_dir: Path) -> None:
