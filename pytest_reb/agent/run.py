@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
-import logging
 import os
 import re
 import threading
@@ -39,8 +38,6 @@ from pytest_reb.session import new_run_id
 from pytest_reb.spec import OFFICIAL_REPO_DIR
 from pytest_reb.target import TailBuffer, image_file, labels
 from pytest_reb.task import PROMPT_PATH, TASK_REPOSITORY, Task
-
-log = logging.getLogger(__name__)
 
 DEFAULT_BUDGET = 3600.0
 ENV_REPOSITORY = "reb-agent-env"
