@@ -206,3 +206,33 @@ def test_csv_is_parseable_and_unknown_is_empty(two_runs: tuple[Path, Path]) -> N
     text = table.to_csv(table.measured_rows([(two_runs[1], "bad")]))
     [rec] = list(csv.DictReader(io.StringIO(text)))
     assert rec["agent_wall_time_avg_sec"] == ""  # never measured here: empty, not 0
+
+
+def test_agent_runs_add_preparation_time_and_tokens(two_runs: tuple[Path, Path], tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """``--agent-runs``: the records of ``reb agent run`` beside the verification's rows."""
+    good, bad = two_runs
+    runs = tmp_path / "agent_runs.jsonl"
+    rows = [{"run": "r1", "agent": "good", "repo": "x/a", "task_image": "t",
+             "task_image_id": "i", "started": 1.0, "wall_s": 100.0, "timed_out": False,
+             "tokens": {"input": 900, "output": 100, "total": 1000}},
+            {"run": "r2", "agent": "good", "repo": "x/b", "task_image": "t",
+             "task_image_id": "i", "started": 2.0, "wall_s": 300.0, "timed_out": False,
+             "tokens": "unknown"},
+            {"run": "r3", "agent": "bad", "repo": "x/a", "task_image": "t",
+             "task_image_id": "i", "started": 3.0, "wall_s": 3600.5, "timed_out": True,
+             "tokens": "unknown"}]
+    runs.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "table"
+    assert cli.main(["table", f"{good}:good", f"{bad}:bad", "--agent-runs", str(runs),
+                     "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "| 200.0 / 200.0 s | 900 / 100 / 1,000 (1 unknown) |" in printed
+    assert "| 3600.5 / 3600.5 s (1 timed out) | unknown (1) |" in printed
+    with open(out / "reb_table.csv", newline="") as fh:
+        got = {r["agent"]: r for r in csv.DictReader(fh)}
+    assert (got["good"]["agent_wall_time_avg_sec"], got["good"]["agent_tokens_total_sum"],
+            got["good"]["agent_tokens_unknown_jobs"]) == ("200.00", "1000", "1")
+    assert got["bad"]["agent_tokens_total_sum"] == ""  # unknown, never 0
+    page = (out / "reb_table.html").read_text()
+    assert 'id="reb-efficiency-chart"' in page and "data:image/png;base64," in page
