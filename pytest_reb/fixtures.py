@@ -68,5 +68,5 @@ def reb_ctx(request: pytest.FixtureRequest, reb_target_spec: TargetSpec) -> Cont
         repo_dir=opts.repo_dir, compat=opts.compat,
         agent=reb_target_spec.agent, asset_cache=session.asset_cache,
         ext_sweep=opts.ext_sweep,
-        agent_timed_out=opts.compat and agent_timed_out(reb_target_spec.url))
+        agent_timed_out=opts.compat and agent_timed_out(reb_target_spec.image))
     return ctx

@@ -277,18 +277,18 @@ def _append(path: Path, row: Mapping[str, Any]) -> None:
         os.fsync(fh.fileno())
 
 
-def agent_timed_out(url: str) -> bool:
-    """Whether ``image:NAME`` is the commit of an agent run that ran past its budget.
+def agent_timed_out(image: str | None) -> bool:
+    """Whether ``image`` is the commit of an agent run that ran past its budget.
 
-    Read from the image's labels (its metadata, never its files); any other target, or an
-    engine that does not answer, is not.
+    Read from the image's labels (its metadata, never its files); no image (a testinfra
+    target), or an engine that does not answer, is not.
     """
-    if not url.startswith("image:"):
+    if not image:
         return False
     try:
         import docker
 
-        attrs = docker.from_env().api.inspect_image(url[len("image:"):])
+        attrs = docker.from_env().api.inspect_image(image)
     except Exception:
         return False
     found = ((attrs.get("Config") or {}).get("Labels") or {}).get(f"{LABEL_PREFIX}timed-out")
