@@ -3,6 +3,7 @@
 ``reb task build`` makes the starting images of repositories; ``reb agent run`` runs an
 agent CLI in one, commits the result and appends a run-matrix row that ``pytest
 --reb-matrix`` verifies; ``reb table`` sets success rates beside the efficiency metrics.
+
 ``reb gc`` removes containers a run could not remove itself (its pytest was
 SIGKILLed, or the machine lost power).  By default it only takes containers
 whose maker is gone, so it is safe beside a run in progress.  ``reb merge``
