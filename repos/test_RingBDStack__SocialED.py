@@ -67,7 +67,7 @@ repo = Repo(
     commit="660e9d84b114a4084a3972cc00b1451c11c87f67",
     c5_compat=CompatVariant(silent_python_ok=False, torch_needs_version=False,
         version_claim="string", compare_empty_observed=True, torch_import="always",
-        torch_unprobed_counts=True),
+        torch_unprobed_counts=True, gpu_observed_coerce=True, ddp_without_count=True),
     imports_total=54,  # the C0 denominator
     domain="graph/social event detection library",
     assets=[

@@ -95,7 +95,8 @@ FIRST_PT = (
 repo = Repo(
     "alephpi/Texo",
     commit="a462c537a9726545d2bcfb639c9f99224d1e36c2",
-    c5_compat=CompatVariant(version_claim="text", torch_claim="truthy", gpu_count_coerce=True),
+    c5_compat=CompatVariant(version_claim="truthy", compare_empty_observed=True,
+        torch_claim="truthy", gpu_count_coerce=True),
     imports_total=47,  # the C0 denominator
     domain="OCR: LaTeX formula recognition (Lightning + Hydra)",
     assets=[

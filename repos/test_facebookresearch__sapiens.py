@@ -83,8 +83,7 @@ repo = Repo(
     "facebookresearch/sapiens",
     commit="08dce797f7b40f5b41388f518cac85535c3f5d13",
     c5_compat=CompatVariant(missing_report_path=1, invalid_report_path=1, version_claim="truthy",
-        torch_claim="truthy", torch_import="always", gpu_count_coerce=True,
-        gpu_observed_coerce=True),
+        torch_claim="truthy", gpu_count_coerce=True, gpu_observed_coerce=True),
     imports_total=186,  # the C0 denominator
     domain="human-centric vision foundation models (MMSeg surface-normal fine-tune)",
     assets=[

@@ -79,7 +79,7 @@ repo = Repo(
     "huggingface/finetrainers",
     commit="f476c3717da6cbfb1070505a99ee989426b46d9c",
     c5_compat=CompatVariant(version_claim="truthy", torch_claim="truthy", torch_probe="json",
-        gpu_count_coerce=True, gpu_from="stage_or_probe", gpu_observed_coerce=True),
+        gpu_count_coerce=True, gpu_observed_coerce=True),
     imports_total=72,  # the C0 denominator
     domain="video generation: diffusion video-model LoRA fine-tuning",
     assets=[

@@ -91,8 +91,7 @@ repo = Repo(
     commit="d49bffd878dcb96e7cd4d9312e0852b26e34eab8",
     c5_compat=CompatVariant(strip_path=True, missing_path_weight=2, torch_needs_version=False,
         version_claim="text_null", version_strip=True, torch_claim="text_null", torch_strip=True,
-        torch_probe="json", cuda_claim="truthy", gpu_count_coerce=True,
-        gpu_from="stage_or_probe"),
+        torch_probe="json", cuda_claim="truthy", gpu_count_coerce=True, gpu_observed_coerce=True),
     imports_total=44,  # the C0 denominator
     domain="multimodal LLM (vision-language task router on Mipha/LLaVA-style training code)",
     assets=[

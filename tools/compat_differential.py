@@ -546,7 +546,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.dump:
         args.dump.write_text(json.dumps(rows, indent=1))
     if args.table:
-        args.table.write_text(json.dumps(table(rows, 14), indent=1, sort_keys=True) + "\n")
+        args.table.write_text(json.dumps(table(rows, 8), indent=1, sort_keys=True) + "\n")
     return 0
 
 
