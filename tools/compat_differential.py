@@ -16,8 +16,12 @@ bundle and overall.
 It needs the official release, which is never part of this project:
 ``python tools/compat_differential.py --official DIR`` where ``DIR`` is a
 checkout of it (``DIR/scripts/<owner>@<repo>/benchmark_scripts``).  ``--dump``
-writes the cases and the official counts as JSON, which is how the table of
-``tests/test_audit_compat_cases.py`` was made.
+writes every case with both results and our observations, ``--replay`` judges
+a dump again with the current rules (no official run), ``--fit`` proposes per
+bundle the variant that agrees best (a development aid, read against the
+official script before a module states it), and ``--table`` writes the cases
+that agree, and the declared departures, as the table of
+``tests/test_audit_compat_cases.py``.
 """
 
 from __future__ import annotations
