@@ -236,11 +236,12 @@ def make_stages(rng: random.Random) -> dict[str, dict[str, Any]]:
                 count = rng.choice([0, 1, 2, 2, 4]) if ok else rng.choice([0, 0, 1])
                 fields["evidence"] = {"observed": {"framework": "pytorch",
                                                    "cuda_available": ok, "gpu_count": count}}
-            elif shape < 0.85:
+            elif shape < 0.85 or ok:
                 fields["evidence"] = {"observed": {
-                    "cuda_available": rng.choice([ok, "true", None]),
+                    "cuda_available": rng.choice([ok, "true", None]) if not ok else True,
                     "gpu_count": rng.choice(["2", 1.0, None, True])}}
-            # else: no observed block (the probe gave none)
+            # else: a failed probe that gave no observed block (a passed C2 always has one:
+            # compat passes it on the probe's own ``cuda_available: true``)
         stages[tier] = fields
     return stages
 

@@ -46,12 +46,20 @@ def compat_path(data: object, variant: CompatVariant) -> str | None:
     return claim or None
 
 
-def claim_text(value: object, how: ClaimText) -> str | None:
-    """A version claim as the validator reads it, or None when it is no claim."""
-    if how == "text_null":
-        return str(value)
-    if how == "text":
-        return None if value is None else str(value)
+def claim_text(data: Mapping[str, Any], key: str, how: ClaimText) -> str | None:
+    """A version claim as the validator reads it, or None when it is no claim.
+
+    The text modes are ``str(report.get(key, "")).strip()`` and a truthiness
+    test, as those validators write it: an absent key is no claim, ``null``
+    is the claim ``"None"`` only in ``text_null``.
+    """
+    if key not in data:
+        return None
+    value = data[key]
+    if how in ("text", "text_null"):
+        if value is None and how == "text":
+            return None
+        return str(value) if str(value).strip() else None
     if how == "truthy":
         return str(value) if value else None
     if not isinstance(value, str):
@@ -80,7 +88,7 @@ class Compat(Rules):
         if observed is not None or self.probed_without_version():
             self.versions(data, observed)
         elif v.torch_unprobed_counts and (
-                claim_text(data.get("torch_version"), v.torch_claim) is not None):
+                claim_text(data, "torch_version", v.torch_claim) is not None):
             for _ in range(v.torch_import_weight):
                 self.find("version", "torch_version", data.get("torch_version"), None,
                           "torch_import_failed", "this repository's validator counts a torch "
@@ -155,12 +163,12 @@ class Compat(Rules):
     def versions(self, data: dict[str, Any], observed: str | None) -> None:
         py, v = self.py, self.variant
         assert py is not None
-        claim = claim_text(data.get("python_version"), v.version_claim)
+        claim = claim_text(data, "python_version", v.version_claim)
         seen = observed is not None and (bool(observed) or v.compare_empty_observed)
         if claim is not None and seen and _differs(claim, observed or "", v.version_strip):
             self.find("version", "python_version", data.get("python_version"), observed,
                       "python_version_mismatch", f"{py.path} -c {OFFICIAL_VERSION_CODE!r}")
-        claim = claim_text(data.get("torch_version"), v.torch_claim)
+        claim = claim_text(data, "torch_version", v.torch_claim)
         imported, version, said = self.torch()
         if imported is None:
             if claim is not None or v.torch_import == "always":
