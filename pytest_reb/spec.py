@@ -311,22 +311,64 @@ def hf_asset(name: str, repo_id: str, *, dest: str, kind: AssetKind = "model",
 # --------------------------------------------------------------------------- the repository
 
 
+#: How an official validator reads a version claim (see ``CompatVariant``).
+ClaimText = Literal["nonempty", "string", "truthy", "text", "text_null"]
+
+
 @dataclass(frozen=True)
 class CompatVariant:
     """How a repository's official C5 validator departs from the majority algorithm.
 
     The 44 official validators were written one by one (reference §8.2), so
     ``--reb-compat`` must judge each report by its own repository's rules;
-    they are stated here, in the module, not in a table in the package.
-    ``torch_import``: when a failed ``import torch`` counts as a version
-    hallucination: ``if_claimed`` (majority: only when ``torch_version`` is a
-    non-empty string), ``always`` (even for ``torch_version: null``), ``never``.
+    they are stated here, in the module, not in a table in the package.  The
+    defaults are the majority.  ``tools/compat_differential.py`` checks every
+    bundle's statement against its official script.
+
+    A claim is read as: ``nonempty`` (a non-empty string), ``string`` (any
+    string, ``""`` too), ``truthy`` (``str()`` of a value that is not falsy,
+    so ``3`` is ``"3"`` and ``0`` no claim), ``text`` (``str()`` of any
+    non-null value) or ``text_null`` (``str()`` of anything, so ``null`` is
+    the text ``"None"``).  ``torch_import``: when a failed
+    ``import torch`` counts: ``if_claimed`` (the claim as read), ``always``
+    (even for ``torch_version: null``), ``never``.  ``cuda_from``: what says
+    CUDA is unavailable: ``status`` (the cuda stage failed or its observed
+    block says false), ``observed`` (only the observed block),
+    ``observed_if_success`` (only a stage that succeeded).
     """
 
-    missing_report_is_path: bool = False
+    # the report file
+    missing_report_path: int = 0  # path hallucinations counted for no report file
+    invalid_report_path: int = 0  # ... for a report that is not a JSON object
+    non_object_crash: bool = False  # a JSON array, string or number stops the validator
+    empty_report_missing: bool = False  # ``{}`` is taken for no report (``if not report``)
+    # the interpreter
+    strip_path: bool = False
+    directory_crash: bool = False  # a directory as python_path stops the validator
+    missing_path_weight: int = 1  # how many items a python_path that does not exist adds
+    silent_python_ok: bool = True  # exit 0 with nothing printed is a usable interpreter
+    torch_needs_version: bool = True  # torch is probed only after the version probe worked
+    # versions
+    version_claim: ClaimText = "nonempty"
+    compare_empty_observed: bool = False  # a probe that printed nothing is a version, ""
+    version_strip: bool = False
+    torch_claim: ClaimText = "nonempty"
+    torch_strip: bool = False
     torch_import: Literal["if_claimed", "always", "never"] = "if_claimed"
+    torch_import_weight: int = 1  # how many items a failed import adds
+    torch_unprobed_counts: bool = False  # with no usable interpreter, a torch claim is a failure
+    torch_probe: Literal["plain", "json"] = "plain"
+    # capabilities
+    capabilities_need_python: bool = False  # judged only when the interpreter was usable
+    cuda_from: Literal["status", "observed", "observed_if_success"] = "status"
+    cuda_claim: Literal["true", "text", "truthy"] = "true"  # also ``"true"``; or anything truthy
+    gpu_count_coerce: bool = False  # ``int()`` of the claim (``"2"``, ``1.0``)
+    gpu_from: Literal["stage", "stage_or_probe", "probe_or_stage", "probe"] = "stage"
+    gpu_observed_coerce: bool = False  # ``int()`` of the cuda stage's count
+    gpu_needs_cuda_ok: bool = False  # the count is judged only when the cuda stage succeeded
+    ddp_without_count: bool = False  # ddp is judged with no GPU count observed
+    ddp_excuses_setup: bool = False  # a multi_gpu failure of deps/data/missing_report is no verdict
     ddp_underclaim: bool = False
-    gpu_count_coerce: bool = False
 
 
 #: The majority of the official validators; a repository that states no variant is judged so.

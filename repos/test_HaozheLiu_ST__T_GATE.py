@@ -16,7 +16,8 @@ from pytest_reb import Asset, CompatVariant, Repo, Run, Synthetic, hf_asset
 repo = Repo(
     "HaozheLiu-ST/T-GATE",
     commit="ab2a88fa50319cbb0bfcdc2772405573b266fa13",
-    c5_compat=CompatVariant(torch_import="always"),
+    c5_compat=CompatVariant(silent_python_ok=False, torch_import="always", torch_probe="json",
+        capabilities_need_python=True),
     imports_total=16,  # the C0 denominator
     domain="image generation: training-free diffusion acceleration (diffusers pipelines)",
     assets=[

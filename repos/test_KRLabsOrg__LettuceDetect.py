@@ -67,7 +67,9 @@ ARGV = [
 repo = Repo(
     "KRLabsOrg/LettuceDetect",
     commit="b302fdb8568f257615d1c4a9d2d2ee69e11c5b72",
-    c5_compat=CompatVariant(torch_import="always"),
+    c5_compat=CompatVariant(missing_report_path=1, invalid_report_path=1, strip_path=True,
+        version_strip=True, torch_strip=True, torch_import="always", torch_probe="json",
+        cuda_from="observed"),
     imports_total=50,  # the C0 denominator
     domain="NLP: RAG hallucination detection (token-classification fine-tune)",
     assets=[

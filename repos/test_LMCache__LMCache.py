@@ -11,7 +11,7 @@ for 8 s, sends SIGINT and requires exit 0 (stop_after=8; the argv already carrie
 one per GPU, with no collective. The compiled CUDA extension must match the installed torch.
 """
 
-from pytest_reb import Asset, Repo, Run, Synthetic, hf_asset
+from pytest_reb import Asset, CompatVariant, Repo, Run, Synthetic, hf_asset
 
 #: The one-process starter of C1 and C3 up to --device, under the probe's 8 s SIGINT wrapper.
 STANDALONE = [
@@ -33,6 +33,7 @@ KEEPS_WRAPPER = (
 repo = Repo(
     "LMCache/LMCache",
     commit="de25f0f692089b750a4b8c416ab18f8c7c0e5b8e",
+    c5_compat=CompatVariant(torch_probe="json"),
     imports_total=104,  # the C0 denominator
     domain="LLM serving infrastructure (KV-cache offload/sharing layer)",
     assets=[

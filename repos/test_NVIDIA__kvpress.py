@@ -70,7 +70,7 @@ OUTPUT = ["--output_dir", "{out}/eval_output", "--log_level", "INFO", "--data_di
 repo = Repo(
     "NVIDIA/kvpress",
     commit="ef2a1ca5f81bec64a382e5bb66d5a77d4af853f2",
-    c5_compat=CompatVariant(missing_report_is_path=True),
+    c5_compat=CompatVariant(missing_report_path=1, invalid_report_path=1, torch_probe="json"),
     imports_total=41,  # the C0 denominator
     domain="LLM KV-cache compression (transformers pipeline)",
     assets=[

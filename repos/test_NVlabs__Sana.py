@@ -88,7 +88,10 @@ ONE_STEP = [
 repo = Repo(
     "NVlabs/Sana",
     commit="08c656c373ab58991452aa1e3fc912428f32ae9f",
-    c5_compat=CompatVariant(missing_report_is_path=True, torch_import="always"),
+    c5_compat=CompatVariant(missing_report_path=1, invalid_report_path=2, directory_crash=True,
+        torch_needs_version=False, version_claim="truthy", compare_empty_observed=True,
+        torch_claim="truthy", torch_import="always", gpu_count_coerce=True,
+        gpu_observed_coerce=True),
     imports_total=124,  # the C0 denominator
     domain="image generation: text-to-image linear-DiT training",
     assets=[

@@ -25,7 +25,8 @@ SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
 repo = Repo(
     "OpenBMB/VoxCPM",
     commit="6ecc00a5d3b7efcb9179a66dcef393b04f39e2a6",
-    c5_compat=CompatVariant(torch_import="always"),
+    c5_compat=CompatVariant(version_strip=True, torch_strip=True, torch_import="always",
+        ddp_without_count=True),
     imports_total=50,  # the C0 denominator
     domain="audio: tokenizer-free text-to-speech (LoRA fine-tune)",
     assets=[

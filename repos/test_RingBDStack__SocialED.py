@@ -18,7 +18,7 @@ no collective. The repository's requirements.txt is self-conflicting.
 
 from pathlib import Path
 
-from pytest_reb import Asset, Repo, Run, hf_asset
+from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
 
 #: Our rewrites (the driver, the prepare results), mounted read-only at {repo}/benchmark_scripts.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -65,6 +65,9 @@ SMOKETEST = [
 repo = Repo(
     "RingBDStack/SocialED",
     commit="660e9d84b114a4084a3972cc00b1451c11c87f67",
+    c5_compat=CompatVariant(silent_python_ok=False, torch_needs_version=False,
+        version_claim="string", compare_empty_observed=True, torch_import="always",
+        torch_unprobed_counts=True, gpu_observed_coerce=True, ddp_without_count=True),
     imports_total=54,  # the C0 denominator
     domain="graph/social event detection library",
     assets=[

@@ -58,7 +58,8 @@ TINY = [
 repo = Repo(
     "ZhengYinan-AIR/Diffusion-Planner",
     commit="3558eaccee936f177ffbb3fb420540eccd8855e9",
-    c5_compat=CompatVariant(torch_import="always"),
+    c5_compat=CompatVariant(directory_crash=True, silent_python_ok=False, version_strip=True,
+        torch_strip=True, torch_import="always", cuda_from="observed"),
     imports_total=24,  # the C0 denominator
     domain="autonomous driving: diffusion-transformer motion planning (nuPlan)",
     assets=[

@@ -20,7 +20,7 @@ the LaTeX text, and saves that one-sample dataset with save_to_disk as {out}/Uni
 
 from pathlib import Path
 
-from pytest_reb import Asset, Repo, Run, hf_asset, self_launching
+from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset, self_launching
 
 #: Our setup script (save_unimer.py), mounted read-only at {repo}/benchmark_scripts.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -95,6 +95,8 @@ FIRST_PT = (
 repo = Repo(
     "alephpi/Texo",
     commit="a462c537a9726545d2bcfb639c9f99224d1e36c2",
+    c5_compat=CompatVariant(version_claim="truthy", compare_empty_observed=True,
+        torch_claim="truthy", gpu_count_coerce=True),
     imports_total=47,  # the C0 denominator
     domain="OCR: LaTeX formula recognition (Lightning + Hydra)",
     assets=[

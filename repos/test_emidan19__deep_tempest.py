@@ -49,7 +49,8 @@ def make_options(stage: str) -> list[list[str]]:
 repo = Repo(
     "emidan19/deep-tempest",
     commit="096081cc8efeee393561a753b7b5012d130c5757",
-    c5_compat=CompatVariant(torch_import="always"),
+    c5_compat=CompatVariant(compare_empty_observed=True, torch_import="always",
+        cuda_claim="truthy", gpu_observed_coerce=True),
     imports_total=59,  # the C0 denominator
     domain="signal/image restoration (TEMPEST image recovery with DRUNet, KAIR-style training)",
     assets=[

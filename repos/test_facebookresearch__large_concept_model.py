@@ -66,7 +66,7 @@ ONE_STEP = [
 repo = Repo(
     "facebookresearch/large_concept_model",
     commit="fd7db8022113ae2d2ff1219d9a4cb4def897e3ff",
-    c5_compat=CompatVariant(torch_import="always"),
+    c5_compat=CompatVariant(torch_import="always", gpu_observed_coerce=True),
     imports_total=85,  # the C0 denominator
     domain="LLM research: Large Concept Models in SONAR embedding space (fairseq2)",
     assets=[

@@ -20,7 +20,7 @@ that the prepare step always left empty.
 
 from pathlib import Path
 
-from pytest_reb import Asset, Repo, Run, hf_asset
+from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
 
 #: Our setup script that writes the dataset config.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -78,6 +78,8 @@ FAILED = ["An error occurred during training:", "Traceback (most recent call las
 repo = Repo(
     "huggingface/finetrainers",
     commit="f476c3717da6cbfb1070505a99ee989426b46d9c",
+    c5_compat=CompatVariant(version_claim="truthy", torch_claim="truthy", torch_probe="json",
+        gpu_count_coerce=True, gpu_observed_coerce=True),
     imports_total=72,  # the C0 denominator
     domain="video generation: diffusion video-model LoRA fine-tuning",
     assets=[

@@ -10,7 +10,7 @@ in src/yomitoku/configs (the KotaroKinoshita/yomitoku-* asset, network) and the 
 from that cache. C4 does not apply (CSV: repo_not_supported).
 """
 
-from pytest_reb import Asset, Repo, Run, hf_asset
+from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
 
 #: Environment shared by every stage.
 ENV = {
@@ -30,6 +30,9 @@ OCR = [
 repo = Repo(
     "kotaro-kinoshita/yomitoku",
     commit="f68b55702cf5712524ff4a7b4665ebde622132ca",
+    c5_compat=CompatVariant(missing_path_weight=2, torch_needs_version=False,
+        version_claim="string", version_strip=True, torch_claim="string", torch_strip=True,
+        torch_unprobed_counts=True, cuda_from="observed", ddp_without_count=True),
     imports_total=44,  # the C0 denominator
     domain="Japanese document OCR and layout analysis (inference CLI)",
     assets=[

@@ -36,7 +36,8 @@ INFER = [
 repo = Repo(
     "metavoiceio/metavoice-src",
     commit="de3fa211ac4621e03a5f990651aeecc64da418f5",
-    c5_compat=CompatVariant(torch_import="always"),
+    c5_compat=CompatVariant(version_claim="truthy", torch_claim="truthy", torch_import="always",
+        gpu_from="probe_or_stage"),
     imports_total=49,  # the C0 denominator
     domain="audio: text-to-speech (MetaVoice-1B)",
     assets=[

@@ -86,7 +86,8 @@ INFER_CBOX = [
 repo = Repo(
     "microsoft/renderformer",
     commit="c51f87083d0eebb806803fe32a357b8d9aefb085",
-    c5_compat=CompatVariant(missing_report_is_path=True),
+    c5_compat=CompatVariant(missing_report_path=1, invalid_report_path=1, non_object_crash=True,
+        torch_import="always", silent_python_ok=False),
     imports_total=31,  # the C0 denominator
     domain="neural rendering (transformer renderer for triangle-mesh scenes)",
     assets=[

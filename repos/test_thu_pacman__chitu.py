@@ -78,7 +78,8 @@ ONE_REQUEST = [
 repo = Repo(
     "thu-pacman/chitu",
     commit="d2cc0f5a2bdc262e75cc45ee1c4cdf7778279dd0",
-    c5_compat=CompatVariant(ddp_underclaim=True),
+    c5_compat=CompatVariant(version_claim="truthy", torch_claim="truthy", gpu_count_coerce=True,
+        gpu_observed_coerce=True, ddp_underclaim=True),
     imports_total=84,  # the C0 denominator
     domain="LLM inference/serving engine",
     assets=[

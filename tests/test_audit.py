@@ -42,7 +42,10 @@ def healthy(version: str = "3.11.2", torch: str | None = "2.4.0+cu124",
         torch_error=None if torch else "ModuleNotFoundError: No module named 'torch'",
         official_version=Invocation(0, version + "\n", ""),
         official_torch=(Invocation(0, torch + "\n", "") if torch else
-                        Invocation(1, "", "ModuleNotFoundError: No module named 'torch'")))
+                        Invocation(1, "", "ModuleNotFoundError: No module named 'torch'")),
+        official_torch_json=Invocation(0, json.dumps(
+            {"ok": True, "torch_version": torch, "cuda_available": False, "gpu_count": 0}
+            if torch else {"ok": False, "error": "No module named 'torch'"}) + "\n", ""))
 
 
 NO_TORCH = healthy(torch=None)
@@ -141,7 +144,9 @@ CASES = [
     Case("honest-gpu-ddp", g(), healthy(), c2_gpu(), PASS, PASS, c4=C4_OK),
     Case("all-null-claims", r(python_version=None, torch_version=None, cuda_available=None,
                               gpu_count=None), healthy(), None, PASS, PASS),
-    Case("empty-version-is-no-claim", r(python_version="  "), healthy(), c2_cpu(), PASS, PASS),
+    # a blank string is no claim strictly; the official majority compares it as it is
+    Case("blank-version", r(python_version="  "), healthy(), c2_cpu(), PASS,
+         ("version_hallucination", {"python_version_mismatch"})),
     # -- the report itself (step 0 / validation)
     Case("missing", None, None, None, ("missing_report", set()), ("missing_report", set())),
     Case("missing-kvpress-counts-path", None, None, None, ("missing_report", set()),
@@ -164,7 +169,8 @@ CASES = [
     # -- path
     Case("python-path-absent", drop("python_path"), None, c2_cpu(), ("invalid_report", set()),
          ("path_hallucination", {"python_path_missing"})),
-    Case("python-path-relative", r(python_path="python3"), None, c2_cpu(),
+    Case("python-path-relative", r(python_path="python3"),
+         replace(MISSING, path="python3", absolute=False), c2_cpu(),
          ("path_hallucination", {"python_path_not_absolute"}),
          ("path_hallucination", {"python_path_not_found"})),
     Case("python-path-not-found", r(), MISSING, c2_cpu(),
@@ -189,8 +195,9 @@ CASES = [
     Case("python-version-short-form", r(python_version="3.11"), healthy(), c2_cpu(),
          ("version_hallucination", {"python_version_mismatch"}),
          ("version_hallucination", {"python_version_mismatch"})),
-    Case("python-version-whitespace-stripped", r(python_version=" 3.11.2\n"), healthy(),
-         c2_cpu(), PASS, PASS),
+    # strict strips the padding; the official majority does not
+    Case("python-version-padded", r(python_version=" 3.11.2\n"), healthy(),
+         c2_cpu(), PASS, ("version_hallucination", {"python_version_mismatch"})),
     Case("torch-local-tag", r(torch_version="2.4.0"), healthy(), c2_cpu(),
          ("version_hallucination", {"torch_version_mismatch"}),
          ("version_hallucination", {"torch_version_mismatch"})),
@@ -202,8 +209,10 @@ CASES = [
     Case("torch-null-not-importable-variant-a", r(torch_version=None), NO_TORCH, c2_cpu(),
          PASS, ("version_hallucination", {"torch_import_failed"}),
          repo="Auto1111SDK/Auto1111SDK"),
-    Case("torch-claimed-not-importable-interneveo", r(), NO_TORCH, c2_cpu(),
-         ("version_hallucination", {"torch_import_failed"}), PASS, repo="InternLM/InternEvo"),
+    # InternEvo's validator counts a claimed torch that does not import, like the majority
+    Case("torch-claimed-not-importable-internevo", r(), NO_TORCH, c2_cpu(),
+         ("version_hallucination", {"torch_import_failed"}),
+         ("version_hallucination", {"torch_import_failed"}), repo="InternLM/InternEvo"),
     Case("torch-mismatch-internevo-still-counts", r(torch_version="2.5.0"), healthy(), c2_cpu(),
          ("version_hallucination", {"torch_version_mismatch"}),
          ("version_hallucination", {"torch_version_mismatch"}), repo="InternLM/InternEvo"),
@@ -222,7 +231,8 @@ CASES = [
          strict_unsure={"cuda_available", "gpu_count"}),
     Case("cuda-claimed-c2-infra", g(ddp_expected_ok=None), healthy(),
          outcome("c2", "failed", "infra", False, False), PASS,
-         ("capability_hallucination", {"cuda_available_overclaim"}),
+         # officially a failed cuda stage observed 0 GPUs (its default observed block)
+         ("capability_hallucination", {"cuda_available_overclaim", "gpu_count_mismatch"}),
          strict_unsure={"cuda_available", "gpu_count"}),
     # -- capability: gpu_count
     Case("gpu-count-overclaim", g(gpu_count=4, ddp_expected_ok=None), healthy(), c2_gpu(2),
@@ -391,21 +401,32 @@ def _variants() -> dict[str, CompatVariant]:
     return {n: r.c5_compat for n, r in benchmark().items() if r.c5_compat != MAJORITY}
 
 
-def test_variant_table_matches_the_reference() -> None:
-    """§8.2: 5 count a missing report, ~20 penalise a null torch, 1 never, 5 count underclaims."""
+def test_variant_statements_match_the_official_validators() -> None:
+    """What the compat differential found, reading each bundle's validator (issue 16).
+
+    Nine count a missing report as a path hallucination (FunMusic two: the report
+    and its python_path), 21 count a failed torch import even for ``torch_version:
+    null``, none never counts one (InternEvo counts it when claimed), five count a
+    ddp underclaim.
+    """
     variants = _variants()
     values = list(variants.values())
-    assert sum(v.missing_report_is_path for v in values) == 5
-    assert sum(v.torch_import == "always" for v in values) == 20
-    assert [k for k, v in variants.items() if v.torch_import == "never"] == [
-        "InternLM/InternEvo"]
-    assert sum(v.ddp_underclaim for v in values) == 5
+    assert sorted(k for k, v in variants.items() if v.missing_report_path) == [
+        "FunAudioLLM/FunMusic", "KRLabsOrg/LettuceDetect", "NVIDIA/kvpress", "NVlabs/Sana",
+        "facebookresearch/sapiens", "flagos-ai/FlagGems", "kyegomez/VisionMamba",
+        "microsoft/renderformer", "ogkalu2/comic-translate"]
+    assert variants["FunAudioLLM/FunMusic"].missing_report_path == 2
+    assert sum(v.torch_import == "always" for v in values) == 21
+    assert not [k for k, v in variants.items() if v.torch_import == "never"]
+    assert sorted(k for k, v in variants.items() if v.ddp_underclaim) == [
+        "DepthAnything/Depth-Anything-V2", "FunAudioLLM/FunMusic", "apple/ml-mdm",
+        "rllm-team/rllm", "thu-pacman/chitu"]
     assert all(v != MAJORITY for v in values)
     assert all(k.count("/") == 1 for k in variants)
 
 
 def test_a_repository_that_states_no_variant_is_judged_by_the_majority() -> None:
-    assert benchmark()["NVIDIA/kvpress"].c5_compat.missing_report_is_path
+    assert benchmark()["NVIDIA/kvpress"].c5_compat.missing_report_path == 1
     assert Repo("reb/tinynet", commit="0" * 40).c5_compat is MAJORITY
 
 

@@ -2,23 +2,70 @@
 
 The official majority algorithm (reference §8.2) on the raw JSON, with
 Python's ``isinstance`` semantics, and the variant of one repository's
-validator as its ``repos/`` module states it (``Repo.c5_compat``).  A null
-claim is no claim; a missing or skipped observation makes the check
-inconclusive (listed, never counted).
+validator as its ``repos/`` module states it (``Repo.c5_compat``).  The
+stages are read as the official validators read our official layout
+(``official_stage``, the writer's own view), and the interpreter by the
+official questions asked in the checkout.  A null claim is no claim; a
+missing or skipped observation makes the check inconclusive (listed, never
+counted).  ``tools/compat_differential.py`` measures the agreement with the
+official scripts.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from pytest_reb.audit.observe import OFFICIAL_TORCH_CODE, OFFICIAL_VERSION_CODE, PythonObservation
+from pytest_reb.audit.observe import (
+    OFFICIAL_TORCH_CODE,
+    OFFICIAL_VERSION_CODE,
+    Invocation,
+    PythonObservation,
+)
 from pytest_reb.audit.report import ReportLoad, clip
 from pytest_reb.audit.result import AuditResult, Mode, Rules
+from pytest_reb.outcome import official_stage
 
 if TYPE_CHECKING:
     from pytest_reb.outcome import Outcome
-    from pytest_reb.spec import CompatVariant
+    from pytest_reb.spec import ClaimText, CompatVariant
+
+#: multi_gpu failures that say nothing about DDP, for the validators that excuse them.
+SETUP_FAILURES = frozenset({"missing_report", "invalid_json", "entrypoint_not_found",
+                            "args_unknown", "auth_required", "download_failed", "deps", "data"})
+
+
+def compat_path(data: object, variant: CompatVariant) -> str | None:
+    """The ``python_path`` this repository's validator looks at (stripped where it strips)."""
+    claim = data.get("python_path") if isinstance(data, dict) else None
+    if not isinstance(claim, str):
+        return None
+    claim = claim.strip() if variant.strip_path else claim
+    return claim or None
+
+
+def claim_text(data: Mapping[str, Any], key: str, how: ClaimText) -> str | None:
+    """A version claim as the validator reads it, or None when it is no claim.
+
+    The text modes are ``str(report.get(key, "")).strip()`` and a truthiness
+    test, as those validators write it: an absent key is no claim, ``null``
+    is the claim ``"None"`` only in ``text_null``.
+    """
+    if key not in data:
+        return None
+    value = data[key]
+    if how in ("text", "text_null"):
+        if value is None and how == "text":
+            return None
+        return str(value) if str(value).strip() else None
+    if how == "truthy":
+        return str(value) if value else None
+    if not isinstance(value, str):
+        return None
+    return value if how == "string" or value else None
+
 
 class Compat(Rules):
     """The official majority algorithm (§8.2) and one repository's variant of it."""
@@ -31,93 +78,148 @@ class Compat(Rules):
         self.variant = variant
 
     def run(self) -> AuditResult:
-        data = self.load.data
-        if not isinstance(data, dict):  # step 0: missing, unreadable, not an object
-            self.result.report_category = self.load.category or "invalid_report"
-            self.result.report_message = self.load.message
-            if self.variant.missing_report_is_path:
-                self.find("path", "python_path", None, "no usable report", "report_missing",
-                          self.load.message)
+        data, v = self.load.data, self.variant
+        if not isinstance(data, dict) or (v.empty_report_missing and not data):
+            self.no_report()
             return self.result
-        version = self.path(data.get("python_path"))
-        if version is not None:
-            self.versions(data, version)
-        self.capabilities(data)
+        observed = self.path(data)
+        if self.result.report_category:
+            return self.result
+        if observed is not None or self.probed_without_version():
+            self.versions(data, observed)
+        elif v.torch_unprobed_counts and (
+                claim_text(data, "torch_version", v.torch_claim) is not None):
+            for _ in range(v.torch_import_weight):
+                self.find("version", "torch_version", data.get("torch_version"), None,
+                          "torch_import_failed", "this repository's validator counts a torch "
+                          "claim it could not probe (no usable interpreter)")
+        if observed is not None or not v.capabilities_need_python:
+            self.capabilities(data)
         return self.result
 
-    def path(self, claim: object) -> str | None:
+    def no_report(self) -> None:
+        """Step 0: missing, unreadable, not an object (or, where so read, empty)."""
+        v, load = self.variant, self.load
+        self.result.report_category = load.category or "invalid_report"
+        self.result.report_message = load.message
+        if load.category == "missing_report" or isinstance(load.data, dict):
+            count = v.missing_report_path
+        elif load.parsed and load.data is not None and v.non_object_crash:
+            self.crash("a JSON value that is not an object")
+            return
+        else:
+            count = v.invalid_report_path
+        for _ in range(count):
+            self.find("path", "python_path", None, "no usable report", "report_missing",
+                      load.message)
+
+    def crash(self, what: str) -> None:
+        """The validator dies on this input: nothing written, so nothing counted, and failed."""
+        self.result.findings.clear()
+        self.result.report_category = "unknown"
+        self.result.report_message = (f"this repository's official validator stops on {what} "
+                                      "(it writes no counts)")
+
+    def path(self, data: dict[str, Any]) -> str | None:
         """P1-P3; the observed python version when the interpreter is usable."""
         py = self.py
-        if not isinstance(claim, str) or not claim:
-            self.find("path", "python_path", claim, None, "python_path_missing",
-                      "python_path is absent, not a string, or empty")
+        claim = compat_path(data, self.variant)
+        if claim is None:
+            self.find("path", "python_path", data.get("python_path"), None,
+                      "python_path_missing", "python_path is absent, not a string, or empty")
             return None
-        if not claim.startswith("/"):
-            self.find("path", "python_path", claim, "no such file", "python_path_not_found",
-                      "a relative path; the official check resolves it against the checkout")
-            return None
-        if py is None:
+        if py is None or py.exists is None:
             self.unsure("python_path", "python_path_runs", "the interpreter was not observed")
+            return None
+        if py.is_dir and self.variant.directory_crash:
+            self.crash("a directory as python_path")
             return None
         if py.exists is False or py.executable is False:
             rule = "python_path_not_found" if py.exists is False else "python_path_not_executable"
-            self.find("path", "python_path", claim, py.problem or rule, rule,
-                      f"in the target, {claim!r} is {py.problem or rule}")
+            for _ in range(self.variant.missing_path_weight if py.exists is False else 1):
+                self.find("path", "python_path", claim, py.problem or rule, rule,
+                          f"in the target, {claim!r} is {py.problem or rule}")
             return None
         run = py.official_version
         if run is None:
             self.unsure("python_path", "python_invocation_failed", "the interpreter was not run")
             return None
-        if not run.ok:
+        printed = run.stdout.strip()
+        if run.exit_code != 0 or run.timed_out or not (printed or self.variant.silent_python_ok):
             how = ("timed out" if run.timed_out else
                    f"exit {run.exit_code}" if run.exit_code != 0 else "printed nothing")
-            said = (run.stderr.strip() or run.stdout.strip()).splitlines()[-1:] or [""]
+            said = (run.stderr.strip() or printed).splitlines()[-1:] or [""]
             self.find("path", "python_path", claim, how, "python_invocation_failed",
                       f"{claim} -c {OFFICIAL_VERSION_CODE!r}: {how} {clip(said[0], 160)!r}")
             return None
-        return run.stdout.strip()
+        return printed.splitlines()[-1] if printed else ""
 
-    def versions(self, data: dict[str, Any], observed: str) -> None:
+    def probed_without_version(self) -> bool:
+        """Whether this validator probes torch although the version probe failed."""
         py = self.py
+        return (not self.variant.torch_needs_version and py is not None and bool(py.exists)
+                and py.executable is not False and py.official_torch is not None)
+
+    def versions(self, data: dict[str, Any], observed: str | None) -> None:
+        py, v = self.py, self.variant
         assert py is not None
-        claim = data.get("python_version")
-        if isinstance(claim, str) and claim.strip() and claim.strip() != observed:
-            self.find("version", "python_version", claim, observed, "python_version_mismatch",
-                      f"{py.path} -c {OFFICIAL_VERSION_CODE!r}")
-        claim = data.get("torch_version")
-        claimed = isinstance(claim, str) and bool(claim.strip())
-        run = py.official_torch
-        if run is None:
-            if claimed or self.variant.torch_import == "always":
+        claim = claim_text(data, "python_version", v.version_claim)
+        seen = observed is not None and (bool(observed) or v.compare_empty_observed)
+        if claim is not None and seen and _differs(claim, observed or "", v.version_strip):
+            self.find("version", "python_version", data.get("python_version"), observed,
+                      "python_version_mismatch", f"{py.path} -c {OFFICIAL_VERSION_CODE!r}")
+        claim = claim_text(data, "torch_version", v.torch_claim)
+        imported, version, said = self.torch()
+        if imported is None:
+            if claim is not None or v.torch_import == "always":
                 self.unsure("torch_version", "torch_import", "torch was not probed")
             return
-        imported = run.exit_code == 0 and not run.timed_out
         if not imported:
-            counts = {"if_claimed": claimed, "always": True, "never": False}
-            if counts[self.variant.torch_import]:
-                said = run.stderr.strip().splitlines()[-1:] or [f"exit {run.exit_code}"]
-                self.find("version", "torch_version", claim, None, "torch_import_failed",
-                          f"{py.path} -c {OFFICIAL_TORCH_CODE!r}: {clip(said[0], 200)}")
-        elif claimed and isinstance(claim, str) and claim.strip() != run.stdout.strip():
-            self.find("version", "torch_version", claim, run.stdout.strip(),
+            counts = {"if_claimed": claim is not None, "always": True, "never": False}
+            for _ in range(v.torch_import_weight if counts[v.torch_import] else 0):
+                self.find("version", "torch_version", data.get("torch_version"), None,
+                          "torch_import_failed", f"{py.path}: import torch: {clip(said, 200)}")
+        elif claim is not None and (version or v.compare_empty_observed) and \
+                _differs(claim, version, v.torch_strip):
+            self.find("version", "torch_version", data.get("torch_version"), version,
                       "torch_version_mismatch", f"{py.path} -c {OFFICIAL_TORCH_CODE!r}")
 
+    def torch(self) -> tuple[bool | None, str, str]:
+        """Whether torch imported by this validator's probe, the version it gave, what it said."""
+        py = self.py
+        assert py is not None
+        if self.variant.torch_probe == "json":
+            info = _json_probe(py.official_torch_json)
+            if info is None:
+                return None, "", ""
+            ok = bool(info.get("ok"))
+            return ok, str(info.get("torch_version") or "") if ok else "", str(info.get("error"))
+        run = py.official_torch
+        if run is None:
+            return None, "", ""
+        ok = run.exit_code == 0 and not run.timed_out
+        said = (run.stderr.strip().splitlines() or [f"exit {run.exit_code}"])[-1]
+        return ok, run.stdout.strip() if ok else "", said
+
     def capabilities(self, data: dict[str, Any]) -> None:
-        c2, c4 = self.c2, self.c4
-        ran2 = c2 is not None and c2.status != "skipped"
-        observed = c2.evidence.get("observed") if c2 is not None else None
-        count = observed.get("gpu_count") if isinstance(observed, dict) else None
-        count = count if isinstance(count, int) else None  # Python's isinstance: True is 1
-        if data.get("cuda_available") is True:
-            if not ran2:
+        v = self.variant
+        c2, c4 = _as_official(self.c2), _as_official(self.c4)
+        count = self.observed_count(c2)
+        cuda = data.get("cuda_available")
+        if v.cuda_claim == "text" and isinstance(cuda, str):
+            cuda = cuda.strip().lower() == "true"
+        elif v.cuda_claim == "truthy":
+            cuda = bool(cuda)
+        if cuda is True:
+            if c2 is None or c2["status"] == "skipped":
                 self.unsure("cuda_available", "cuda_available_overclaim", "C2 did not run")
-            elif c2 is not None and not c2.compat:
+            elif _cuda_unavailable(c2, v.cuda_from):
                 self.find("capability", "cuda_available", True, False,
                           "cuda_available_overclaim",
-                          f"C2 (official rule: is_available()) failed: {c2.category}: "
-                          f"{c2.message}")
+                          f"the cuda stage (official rule: is_available()) {c2['status']}: "
+                          f"{c2['failure_category']}")
         claim = data.get("gpu_count")
-        if self.variant.gpu_count_coerce and not isinstance(claim, int):
+        if v.gpu_count_coerce and not isinstance(claim, int):
             claim = _coerce_int(claim)
         if isinstance(claim, int):
             if count is None:
@@ -126,27 +228,90 @@ class Compat(Rules):
                 self.find("capability", "gpu_count", claim, count, "gpu_count_mismatch",
                           "torch.cuda.device_count() in the C2 probe")
         ddp = data.get("ddp_expected_ok")
-        ran4 = c4 is not None and c4.status != "skipped"
+        ran4 = c4 is not None and c4["status"] != "skipped"
         if ddp is True:
-            if count is None or count < 2 or not ran4:
+            if (count is None and not v.ddp_without_count) or (count is not None and count < 2) \
+                    or c4 is None or not ran4:
                 self.unsure("ddp_expected_ok", "ddp_expected_ok_but_c4_failed",
                             "fewer than 2 GPUs observed" if ran4 else "C4 did not run")
-            elif c4 is not None and not c4.compat:
+            elif c4["status"] == "failure" and not (
+                    v.ddp_excuses_setup and c4["failure_category"] in SETUP_FAILURES):
                 self.find("capability", "ddp_expected_ok", True, False,
                           "ddp_expected_ok_but_c4_failed",
-                          f"C4 (official rule: exit 0) failed on {count} GPUs: {c4.category}: "
-                          f"{c4.message}")
-        elif ddp is False and self.variant.ddp_underclaim and ran4 and c4 is not None \
-                and c4.compat:
+                          f"the multi_gpu stage (official rule: exit 0) failed: "
+                          f"{c4['failure_category']}")
+        elif ddp is False and v.ddp_underclaim and ran4 and c4 is not None \
+                and c4["status"] == "success":
             self.find("capability", "ddp_expected_ok", False, True, "ddp_expected_ok_underclaim",
-                      "C4 (official rule: exit 0) passed; this repository's validator counts "
-                      "an underclaim")
+                      "the multi_gpu stage (official rule: exit 0) passed; this repository's "
+                      "validator counts an underclaim")
+
+    def observed_count(self, c2: Mapping[str, Any] | None) -> int | None:
+        """The device count this validator compares with (Python's isinstance: True is 1)."""
+        v = self.variant
+        count = None
+        if c2 is not None and v.gpu_from != "probe" and not (
+                v.gpu_needs_cuda_ok and c2["status"] != "success"):
+            observed = c2.get("observed")
+            value = observed.get("gpu_count") if isinstance(observed, dict) else None
+            if v.gpu_observed_coerce and not isinstance(value, int):
+                value = _coerce_int(value)
+            count = value if isinstance(value, int) else None
+        probed = None
+        if v.gpu_from != "stage" and self.py is not None:
+            info = _json_probe(self.py.official_torch_json)
+            value = info.get("gpu_count") if info and info.get("ok") else None
+            probed = value if isinstance(value, int) else None
+        if v.gpu_from == "probe_or_stage":
+            return probed if probed is not None else count
+        return count if count is not None else probed
+
+
+def _as_official(o: Outcome | None) -> dict[str, Any] | None:
+    """A stage as the official harness would have written it: by its compat verdict.
+
+    In a ``--reb-compat`` run that is what our official layout holds; in a
+    strict run the compat audit still judges by the official verdicts.
+    """
+    if o is None:
+        return None
+    if o.status != "skipped" and o.compat is not None:
+        o = replace(o, status="passed" if o.compat else "failed")
+    return official_stage(o)
+
+
+def _differs(claim: str, observed: str, strip: bool) -> bool:
+    return (claim.strip() != observed.strip()) if strip else claim != observed
+
+
+def _cuda_unavailable(c2: Mapping[str, Any], how: str) -> bool:
+    """Whether the cuda stage says CUDA is unavailable, read the way this validator reads it."""
+    observed = c2.get("observed")
+    said_false = isinstance(observed, dict) and observed.get("cuda_available") is False
+    if how == "observed":
+        return said_false
+    if how == "observed_if_success":
+        return c2["status"] == "success" and said_false
+    return c2["status"] == "failure" or c2["exit_code"] != 0 or said_false
+
+
+def _json_probe(run: Invocation | None) -> dict[str, Any] | None:
+    """What the JSON torch probe said (its last line), or None when it did not run."""
+    if run is None:
+        return None
+    if run.exit_code != 0 or run.timed_out:
+        return {"ok": False, "error": f"exit {run.exit_code}" + " (timed out)" * run.timed_out}
+    lines = run.stdout.strip().splitlines()
+    try:
+        info = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        return {"ok": False, "error": "the probe printed no JSON"}
+    return info if isinstance(info, dict) else {"ok": False, "error": "not a JSON object"}
 
 
 def _coerce_int(value: object) -> int | None:
-    """The ``int(gpu_count)`` of the validators that coerce; what ``int()`` refuses is not judged."""
+    """``int(gpu_count)`` of the validators that coerce; what ``int()`` refuses is no claim."""
     try:
         return int(value)  # type: ignore[call-overload, no-any-return]
     except (TypeError, ValueError, OverflowError):
         return None
-

@@ -41,6 +41,16 @@ sys.stdout.flush()
 #: The official validator's two questions, verbatim (compat judges their stdout).
 OFFICIAL_VERSION_CODE = "import platform; print(platform.python_version())"
 OFFICIAL_TORCH_CODE = "import torch; print(torch.__version__)"
+#: The JSON torch probe of the bundles that also read CUDA and the device count from it.
+OFFICIAL_TORCH_JSON_CODE = (
+    "import json\n"
+    "try:\n"
+    "  import torch\n"
+    "  print(json.dumps({'ok': True, 'torch_version': str(torch.__version__),"
+    " 'cuda_available': bool(torch.cuda.is_available()),"
+    " 'gpu_count': int(torch.cuda.device_count())}))\n"
+    "except Exception as e:\n"
+    "  print(json.dumps({'ok': False, 'error': str(e)}))\n")
 PROBE_TIMEOUT = 60.0
 VERSION_TIMEOUT = 30.0
 TEST_TIMEOUT = 15.0
@@ -83,6 +93,7 @@ class PythonObservation:
     torch_error: str | None = None
     official_version: Invocation | None = None
     official_torch: Invocation | None = None
+    official_torch_json: Invocation | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -103,31 +114,38 @@ def _path_problem(path: str) -> str | None:
     return None
 
 
-def observe_python(target: Target, python_path: str, *, cwd: str = "/") -> PythonObservation:
+def observe_python(target: Target, python_path: str, *, cwd: str = "/",
+                   checkout: str | None = None) -> PythonObservation:
     """Ask the target what ``python_path`` is; argv lists only, no shell anywhere.
 
-    ``cwd`` is ``/`` rather than the checkout, so a missing checkout cannot
-    pass for a broken interpreter.
+    ``cwd`` is ``/`` rather than the checkout for the strict questions, so a
+    missing checkout cannot pass for a broken interpreter.  The official
+    questions are asked where the official validators ask them, in the
+    ``checkout`` (when given): there a relative path names a file under it,
+    and every bundle accepts one that runs.
     """
     obs = PythonObservation(path=python_path[:MAX_PATH_CHARS])
     problem = _path_problem(python_path)
+    official_cwd = checkout or cwd
     if problem:
         obs.absolute = python_path.startswith("/")
         obs.exists = False if obs.absolute else None
         obs.runs = False
         obs.problem = problem
+        if not obs.absolute and checkout and _path_problem("/" + python_path) is None:
+            obs.exists = _test(target, "-e", python_path, checkout)
+            obs.executable = _test(target, "-x", python_path, checkout) \
+                if obs.exists else None
+            if obs.exists and obs.executable is not False:
+                _ask_officially(obs, target, python_path, checkout)
         return obs
 
-    def test(flag: str) -> bool | None:
-        res = target.exec(["test", flag, python_path], timeout=TEST_TIMEOUT, cwd=cwd)
-        return {0: True, 1: False}.get(res.exit_code) if not res.timed_out else None
-
-    obs.exists = test("-e")
+    obs.exists = _test(target, "-e", python_path, cwd)
     if obs.exists is False:
         obs.runs, obs.problem = False, "not there (no such file)"
         return obs
-    obs.is_dir = test("-d")
-    obs.executable = test("-x")
+    obs.is_dir = _test(target, "-d", python_path, cwd)
+    obs.executable = _test(target, "-x", python_path, cwd)
     if obs.is_dir:
         obs.runs, obs.problem = False, "a directory, not an interpreter"
     elif obs.executable is False:
@@ -135,12 +153,28 @@ def observe_python(target: Target, python_path: str, *, cwd: str = "/") -> Pytho
     else:
         _run_probe(obs, target, cwd)
     if obs.executable is not False:
-        obs.official_version = _invoke(target, python_path, OFFICIAL_VERSION_CODE,
-                                       VERSION_TIMEOUT, cwd)
-        if obs.official_version.ok:
-            obs.official_torch = _invoke(target, python_path, OFFICIAL_TORCH_CODE,
-                                         PROBE_TIMEOUT, cwd)
+        _ask_officially(obs, target, python_path, official_cwd)
     return obs
+
+
+def _test(target: Target, flag: str, path: str, cwd: str) -> bool | None:
+    """``test FLAG PATH`` in the target: True, False, or None when it could not answer."""
+    res = target.exec(["test", flag, path], timeout=TEST_TIMEOUT, cwd=cwd)
+    return {0: True, 1: False}.get(res.exit_code) if not res.timed_out else None
+
+
+def _ask_officially(obs: PythonObservation, target: Target, python: str, cwd: str) -> None:
+    """The official validators' questions, each asked whatever the other answered.
+
+    Some bundles probe torch even when the version question printed nothing,
+    so the compat rules get both answers and decide by the bundle's variant.
+    """
+    obs.official_version = _invoke(target, python, OFFICIAL_VERSION_CODE,
+                                   VERSION_TIMEOUT, cwd)
+    obs.official_torch = _invoke(target, python, OFFICIAL_TORCH_CODE,
+                                 PROBE_TIMEOUT, cwd)
+    obs.official_torch_json = _invoke(target, python, OFFICIAL_TORCH_JSON_CODE,
+                                      PROBE_TIMEOUT, cwd)
 
 
 def _invoke(target: Target, python: str, code: str, timeout: float, cwd: str) -> Invocation:

@@ -73,6 +73,7 @@ class ReportLoad:
     category: str | None = None  # missing_report | invalid_report
     message: str = ""
     data: Any = None
+    parsed: bool = False  # the bytes were JSON (``data`` may still be null or not an object)
 
     @property
     def python(self) -> str | None:
@@ -122,12 +123,12 @@ def load_report(raw: bytes | None, *, source: str) -> ReportLoad:
         return ReportLoad(source, category="invalid_report",
                           message=f"report at {source} is not JSON: {str(exc)[:200]}")
     if not isinstance(data, dict):
-        return ReportLoad(source, category="invalid_report", data=data,
+        return ReportLoad(source, category="invalid_report", data=data, parsed=True,
                           message=f"report at {source} is a JSON {_json_type(data)}, "
                                   "not an object")
     missing = [k for k in REQUIRED_KEYS if k not in data]
     if missing:
-        return ReportLoad(source, category="invalid_report", data=data,
+        return ReportLoad(source, category="invalid_report", data=data, parsed=True,
                           message=f"report at {source} lacks required key(s): {', '.join(missing)}")
     try:
         report = AgentReport.model_validate(data)
@@ -135,12 +136,12 @@ def load_report(raw: bytes | None, *, source: str) -> ReportLoad:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']} "
             f"(got {show_input(err.get('input'))})" for err in exc.errors()[:5])
-        return ReportLoad(source, category="invalid_report", data=data,
+        return ReportLoad(source, category="invalid_report", data=data, parsed=True,
                           message=f"report at {source} is invalid: {problems}")
     except (RecursionError, OverflowError, ValueError) as exc:
-        return ReportLoad(source, category="invalid_report", data=data,
+        return ReportLoad(source, category="invalid_report", data=data, parsed=True,
                           message=f"report at {source} is invalid: {str(exc)[:200]}")
-    return ReportLoad(source, report=report, data=data)
+    return ReportLoad(source, report=report, data=data, parsed=True)
 
 
 def _json_type(value: object) -> str:

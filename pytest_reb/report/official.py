@@ -12,7 +12,9 @@ not run is not written (the official aggregation then counts it as
 ``missing``, a failure, as it would its own); a C0 without a count writes the
 repository's import total but no missing count (officially that is 0 missing
 over the whole total), and an environment size that was not measured writes
-no size (officially 22 bundles wrote 0).
+no size (officially 22 bundles wrote 0).  The cuda stage always carries its
+``observed`` block, as the official one does, since the official C5
+validators judge ``cuda_available`` and ``gpu_count`` from it.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_reb.outcome import Outcome, mib_of
+from pytest_reb.outcome import Outcome, mib_of, official_stage
 from pytest_reb.report.summary import HALLUCINATIONS, applies, imports_total, missing_count
 
 #: tier -> official stage name.
@@ -81,19 +83,20 @@ def write_layout(root: Path, outcomes: list[Outcome], *, run_id: str, mode: str,
 
 def stage_results(o: Outcome, mode: str) -> dict[str, Any]:
     """One stage's ``results.json``: the official envelope and the stage's own block."""
-    status = {"passed": "success", "skipped": "skipped"}.get(o.status, "failure")
+    view = official_stage(o)
+    status = view["status"]
     na = not applies(o)
     data: dict[str, Any] = {
         "status": status,
         "skip_reason": (o.message or "not_applicable") if na else "not_applicable",
-        "exit_code": 0 if status != "failure" else 1,
+        "exit_code": view["exit_code"],
         "stage": STAGES[o.tier],
         "task": {"c0": "check", "c2": "check", "c5": "validate"}.get(o.tier, "run"),
         "command": shlex.join(o.command) if o.command else "",
         "timeout_sec": None,
         "framework": "unknown",
         "assets": {},
-        "failure_category": o.category if status != "success" else None,
+        "failure_category": view["failure_category"],
         "error_excerpt": (o.stdout_tail + o.stderr_tail)[-EXCERPT_CHARS:],
         "meta": {"decision_reason": f"pytest-reb {mode}: {o.message}"[:2000],
                  "timestamp_utc": _utc(o.started), "duration_sec": o.duration,
@@ -109,10 +112,9 @@ def stage_results(o: Outcome, mode: str) -> dict[str, Any]:
             metrics |= {"missing_packages_count": missing,
                         "missing_package_ratio": f"{missing}/{total}"}
         data.update(metrics, metrics=metrics)
-    elif o.tier == "c2":
-        observed = o.evidence.get("observed")
-        if isinstance(observed, dict):
-            data["observed"] = observed
+    elif "observed" in view:
+        # Where the official cuda stages put it: the majority at the top, one bundle in meta.
+        data["observed"] = data["meta"]["observed"] = view["observed"]
     elif o.tier == "c5":
         counts = o.evidence.get("counts") if isinstance(o.evidence.get("counts"), dict) else {}
         data["hallucinations"] = {

@@ -5,7 +5,9 @@ The probe asks for the tiers it compares against through ``ctx.once``, so
 of running them again.  C4 is asked for only when the report makes a
 ``ddp_expected_ok`` claim a rule can judge.  The claimed interpreter is
 observed here (``observe_python``), never assumed from another tier, because
-the claim being audited is the report's ``python_path``, not ``--reb-python``.
+the claim being audited is the report's ``python_path``, not ``--reb-python``;
+a repository whose official validator strips that path has the stripped one
+observed for compat.
 Both verdicts are recorded; the run's mode picks the status.
 """
 
@@ -15,6 +17,7 @@ import time
 from typing import Any
 
 from pytest_reb import env_size
+from pytest_reb.audit.compat import compat_path
 from pytest_reb.audit.observe import observe_python
 from pytest_reb.audit.report import ReportLoad
 from pytest_reb.audit.result import AuditResult
@@ -53,9 +56,13 @@ def probe(ctx: Context) -> Outcome:
         outcomes["c4"] = ctx.once("c4", tier_probe("c4"))
     start = time.monotonic()
     claimed = load.claimed_python
-    python = observe_python(ctx.target, claimed) if claimed else None
+    variant = ctx.repo.c5_compat
+    python = observe_python(ctx.target, claimed, checkout=ctx.checkout) if claimed else None
+    official = compat_path(load.data, variant)  # a validator that strips sees another path
+    official_python = python if official == claimed else (
+        observe_python(ctx.target, official, checkout=ctx.checkout) if official else None)
     strict = audit(load, python, outcomes, compat=False)
-    compat = audit(load, python, outcomes, compat=True, variant=ctx.repo.c5_compat)
+    compat = audit(load, official_python, outcomes, compat=True, variant=variant)
     chosen = compat if ctx.compat else strict
     o = ctx.outcome("c5", category=chosen.category, message=chosen.message,
                     strict=strict.passed, compat=compat.passed,
