@@ -35,6 +35,9 @@ The classifier is the ordered table ``RULES`` below, read with these rules:
 Outcomes whose failure is not the environment's (no report, too few GPUs,
 an integrity finding, a run that never proved GPU use) are not diagnosed:
 see ``NOT_DIAGNOSED``.
+
+One module, a little over this project's usual size: the ordered table and the
+reader that applies it are one thing, and the order of the table is its meaning.
 """
 
 from __future__ import annotations

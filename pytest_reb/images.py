@@ -13,6 +13,10 @@ still claims the same, which is exactly what the tiers must catch.
 
     python -m pytest_reb.images base    # the base image
     python -m pytest_reb.images demo    # the base image and both demo variants
+
+One module, a little over this project's usual size: the base and the demo images share
+one recipe-hash, lock and prune discipline, and the demo recipe is the base's only user
+besides ``task.py``.
 """
 
 import argparse

@@ -29,6 +29,10 @@ test chose its Python, not us.
 
 What it prints is information for a person, never a verdict: the host
 classifies the failures and compares architectures with the card's.
+
+It is one file, over this project's usual module size, on purpose: it is mounted
+alone and run by an interpreter whose import path the image controls, so it can
+import nothing of ours.
 """
 
 import ast
