@@ -159,7 +159,7 @@ def observe_python(target: Target, python_path: str, *, cwd: str = "/",
 
 def _test(target: Target, flag: str, path: str, cwd: str) -> bool | None:
     """``test FLAG PATH`` in the target: True, False, or None when it could not answer."""
-    res = target.exec(["test", flag, path], timeout=TEST_TIMEOUT, cwd=cwd)
+    res = target.exec([*target.util("test"), flag, path], timeout=TEST_TIMEOUT, cwd=cwd)
     return {0: True, 1: False}.get(res.exit_code) if not res.timed_out else None
 
 

@@ -24,6 +24,8 @@ from typing import Any
 
 import pytest
 
+from pytest_reb.target.ourtools import BUSYBOX
+
 from .conftest import AfterTier, host_processes_with, run_reb
 from .images import module_text
 
@@ -38,12 +40,12 @@ def entry(script: str, *args: str, timeout: int = 60, expect: str | None = None)
 
 
 def only_keepalive(containers: list[Any]) -> list[str]:
-    """Processes other than ``docker-init`` and its ``sleep infinity`` in the containers."""
+    """Processes other than ``docker-init`` and our keep-alive in the containers."""
     left = []
     for ctr in containers:
         for row in ctr.top(ps_args="-o pid,args").get("Processes") or []:
             args = row[-1]
-            if "docker-init" not in args and args != "sleep infinity":
+            if "docker-init" not in args and args != f"{BUSYBOX} sleep 2147483647":
                 left.append(args)
     return left
 
