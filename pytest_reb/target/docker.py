@@ -71,10 +71,18 @@ class Limits:
     #: the most the container's writable layer may hold (``--reb-disk``)
     disk: str = "20g"
 
+    def __post_init__(self) -> None:
+        self.disk_bytes()  # a size the engine's units cannot read is a usage error, at once
+
     def disk_bytes(self) -> int:
+        """``disk`` in bytes (``20g``, ``512m``); ValueError if it is not a size."""
+        from docker.errors import DockerException
         from docker.utils import parse_bytes
 
-        return int(parse_bytes(self.disk))
+        try:
+            return int(parse_bytes(self.disk))
+        except DockerException:
+            raise ValueError(f"--reb-disk: {self.disk!r} is not a size (e.g. 20g)") from None
 
 
 class DockerTarget(Target):
@@ -361,6 +369,8 @@ class DockerTarget(Target):
         exit_code: int | None = None
         with contextlib.suppress(Exception):
             exit_code = api.exec_inspect(exec_id).get("ExitCode")
+        if killed:  # what coreutils ``timeout`` says: 124, or 137 once KILL was needed
+            exit_code = 137 if exit_code in (137, None) else 124
         duration = time.monotonic() - start
         leftovers = 0
         with contextlib.suppress(Exception):
