@@ -24,9 +24,7 @@ from typing import Any
 
 import pytest
 
-from pytest_reb.target.ourtools import BUSYBOX
-
-from .conftest import AfterTier, host_processes_with, run_reb
+from .conftest import AfterTier, host_processes_with, only_keepalive, run_reb
 from .images import module_text
 
 pytestmark = pytest.mark.container
@@ -37,17 +35,6 @@ AFTER = 'Run(["{python}", "-c", "print(\'AFTER_OK\')"], expect_log=["AFTER_OK"],
 def entry(script: str, *args: str, timeout: int = 60, expect: str | None = None) -> str:
     argv = ["{python}", script, *args]
     return f"Run({argv!r}, timeout={timeout}, expect_log={[expect] if expect else []!r})"
-
-
-def only_keepalive(containers: list[Any]) -> list[str]:
-    """Processes other than ``docker-init`` and our keep-alive in the containers."""
-    left = []
-    for ctr in containers:
-        for row in ctr.top(ps_args="-o pid,args").get("Processes") or []:
-            args = row[-1]
-            if "docker-init" not in args and args != f"{BUSYBOX} sleep 2147483647":
-                left.append(args)
-    return left
 
 
 def test_daemon_is_killed_at_the_end_of_the_tier(pytester: pytest.Pytester, docker_client: Any,
