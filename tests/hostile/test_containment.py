@@ -6,8 +6,8 @@
   C1 sees the real command's exit 3, as root; no trace of the image's tools appears and the
   container is still up seconds later.
 - ``fork-hop``: eight chains that fork and exit every millisecond, editing the checkout
-  from 3 s on (the command itself ends at once).  All are gone when the tier ends (the cgroup is frozen, then killed); the
-  checkout is never written.
+  from 3 s on (the command itself ends at once).  All are gone when the tier ends (the
+  cgroup is frozen, then killed); the checkout is never written.
 - ``disk-filler`` (``--reb-disk 200m``): C1 fails ``disk_limit``; the next module passes
   in a fresh container.
 - ``terminal-injection``: the run's last line clears the screen and prints a green
@@ -135,7 +135,7 @@ def test_terminal_injection_is_shown_as_data(pytester: pytest.Pytester,
     assert c1.message.endswith(r"\x07\u202edessap\x9b31m"), c1.message
     assert r"\x1b[2J\x1b[H\x1b[1;32mALL TIERS PASSED\x1b[0m" in c1.stderr_tail
     terminal = run.result.stdout.str() + run.result.stderr.str()
-    assert "ALL TIERS PASSED" in terminal and not RAW_CONTROL.search(terminal)
+    assert r"\u202edessap" in terminal and not RAW_CONTROL.search(terminal)
     assert run.run_dir is not None
     for line in (run.run_dir / "outcomes.jsonl").read_text().splitlines():
         assert not RAW_CONTROL.search(json.dumps(json.loads(line), ensure_ascii=False))
