@@ -9,9 +9,9 @@ same image for every command.  Timed here, N times each, on the demo image:
   command, reading the cgroup, the writable layer's size;
 * **sweep, a daemon left**: a command that leaves a detached ``sleep``:
   the same plus one freeze, kill and thaw;
-* **sweep, fork-hopping chains**: eight chains that fork and exit every
-  millisecond: how long the freeze takes to end them, and whether any is
-  left (the ``docker top`` + SIGKILL of before is tried on the same chains
+* **sweep, fork-hopping chains**: a command that leaves sixteen chains that
+  fork and exit as fast as they can: the same plus ending them all, and
+  whether any is left (the ``docker top`` + SIGKILL of before is tried on the same chains
   for comparison: three rounds, as it did);
 * **fresh container**: ``docker run`` of the same hardened kind, one
   ``exec`` of ``true``, ``rm -f``: what a container per command would cost.
@@ -33,19 +33,9 @@ from common import bench_labels, demo_images, machine, median, table
 
 from pytest_reb.target import DockerTarget, Limits
 
-HOP = ("import os, time\n"
-       "for _ in range(8):\n"
-       "    if os.fork() == 0:\n"
-       "        os.setsid()\n"
-       "        n = os.open(os.devnull, os.O_RDWR)\n"
-       "        [os.dup2(n, fd) for fd in (0, 1, 2)]\n"
-       "        while True:\n"
-       "            try:\n"
-       "                if os.fork() > 0:\n"
-       "                    os._exit(0)\n"
-       "            except OSError:\n"
-       "                pass\n"
-       "            time.sleep(0.001)\n")
+#: Sixteen chains in ``sh``: each generation starts the next and exits (output closed).
+HOP = ("for i in $(seq 16); do setsid sh -c 'hop() { hop </dev/null >/dev/null 2>&1 & exit 0; };"
+       " hop' </dev/null >/dev/null 2>&1 & done")
 DAEMON = "setsid sleep 600 </dev/null >/dev/null 2>&1 &"
 
 
@@ -99,17 +89,15 @@ def main() -> int:
             for _ in range(args.repeat):
                 rows["sweep, nothing left"].append(timed_exec(target, ["true"])[0])
                 rows["sweep, a daemon left"].append(timed_exec(target, ["sh", "-c", DAEMON])[0])
-                target.exec(["python3", "-c", HOP], timeout=60)  # chains running, swept
+                rows["sweep, fork-hopping chains"].append(timed_exec(target, ["sh", "-c", HOP])[0])
                 hop_left["cgroup freeze + kill"] += len(target._run_pids("cpu")) > 0
-                chains = [*target.util("sh"), "-c", f"python3 -c '{HOP}' &"]
+                chains = ["sh", "-c", HOP]
                 ctr = target.container()
                 cmd = client.api.exec_create(ctr.id, chains, user="0:0")["Id"]
                 client.api.exec_start(cmd, detach=True)
                 time.sleep(0.5)
                 hop_left["docker top + SIGKILL x3"] += top_and_kill(target) > 0
-                t0 = time.perf_counter()
-                target._sweep("cpu")
-                rows["sweep, fork-hopping chains"].append(time.perf_counter() - t0)
+                target._sweep("cpu")  # what the old sweep left
                 rows["fresh container"].append(fresh(client, image, label))
         finally:
             target.close()

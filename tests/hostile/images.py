@@ -245,32 +245,30 @@ CHEATING_TOOLS = {
 KILLING_HEALTHCHECK = (f'HEALTHCHECK --interval=1s --timeout=2s --retries=1 CMD ["/bin/sh", "-c", '
                        f'"mkdir -p {CANARY_DIR}; echo x >> {CANARY_DIR}/health; kill -9 -1"]')
 
-#: Chains that fork and exit every millisecond (each hop a new pid, the old one gone), with
-#: the output closed so the command ends with its first process; from 3 s after the start
-#: (well after the command ended) every hop writes a trace and edits the checkout.
+#: A chain in the image's ``sh``: each generation starts the next, reads the clock (a
+#: builtin, no fork) and exits, so a listed pid is gone before a kill lands; from the time
+#: given on (``/proc/uptime`` seconds) every hop writes a trace and edits the checkout.
+HOP_CHAIN = """\
+hop() {
+    hop "$@" </dev/null >/dev/null 2>&1 &
+    read up _ < /proc/uptime
+    if [ "${up%.*}" -ge "$2" ]; then
+        echo hop >> "$1"
+        echo "# edited after the run" >> /data/project/repo/train.py
+    fi
+    exit 0
+}
+hop "$@"
+"""
+#: Starts sixteen chains (output closed, so the command ends at once) that write from 3 s on.
 FORK_HOP = """\
-import os, sys, time
+import subprocess, sys
 
-canary = sys.argv[1]
-start = time.time()
-for _ in range(8):
-    if os.fork() == 0:
-        os.setsid()
-        null = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(null, fd)
-        while True:
-            if time.time() - start > 3:
-                with open(canary, "a") as fh:
-                    fh.write("hop\\n")
-                with open("/data/project/repo/train.py", "a") as fh:
-                    fh.write("# edited after the run\\n")
-            try:
-                if os.fork() > 0:
-                    os._exit(0)
-            except OSError:
-                pass
-            time.sleep(0.001)
+start = int(float(open("/proc/uptime").read().split()[0])) + 4
+for _ in range(16):
+    subprocess.Popen(["/bin/sh", "/data/project/repo/hop.sh", sys.argv[1], str(start)],
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL, start_new_session=True)
 print("HOP_STARTED", flush=True)
 """
 
@@ -418,7 +416,8 @@ CASES: dict[str, Case] = {c.name: c for c in (
                        for name, body in CHEATING_TOOLS.items()],
          directives=[KILLING_HEALTHCHECK, 'ENTRYPOINT ["/usr/local/bin/entry"]',
                      'CMD ["--from-cmd"]', "STOPSIGNAL SIGUSR1", "USER nobody"]),
-    Case("fork-hop", [("file", f"{REPO_DIR}/hop.py", FORK_HOP, 0o644)]),
+    Case("fork-hop", [("file", f"{REPO_DIR}/hop.py", FORK_HOP, 0o644),
+                      ("file", f"{REPO_DIR}/hop.sh", HOP_CHAIN, 0o644)]),
     Case("disk-filler", [("file", f"{REPO_DIR}/fill.py", DISK_FILLER, 0o644)]),
     Case("terminal-injection", [("file", f"{REPO_DIR}/inject.py", TERMINAL_INJECTION, 0o644)]),
 )}

@@ -5,9 +5,11 @@
   may each second, and ``ENTRYPOINT``, ``CMD``, ``STOPSIGNAL`` and ``USER nobody`` are set.
   C1 sees the real command's exit 3, as root; no trace of the image's tools appears and the
   container is still up seconds later.
-- ``fork-hop``: eight chains that fork and exit every millisecond, editing the checkout
-  from 3 s on (the command itself ends at once).  All are gone when the tier ends (the
-  cgroup is frozen, then killed); the checkout is never written.
+- ``fork-hop``: sixteen chains (the image's ``sh``) that fork and exit as fast as they
+  can, editing the checkout from 3-4 s on (the command itself ends at once).  All are gone
+  when the tier ends (the cgroup is frozen, then killed); the checkout is never written.
+  The sweep of before (``docker top`` + SIGKILL, three rounds) left chains in 4 of 6 runs
+  (``bench/containment.py``), so on the old code this test fails most runs, not every one.
 - ``disk-filler`` (``--reb-disk 200m``): C1 fails ``disk_limit``; the next module passes
   in a fresh container.
 - ``terminal-injection``: the run's last line clears the screen and prints a green
@@ -81,7 +83,7 @@ def test_fork_hopping_chains_do_not_outlive_the_command(
     seen: dict[str, Any] = {}
 
     def check(containers: list[Any]) -> None:
-        time.sleep(3.5)  # past the chains' 3 s: a survivor has written by now
+        time.sleep(4.5)  # past the chains' 3-4 s: a survivor has written by now
         seen["left"] = only_keepalive(containers)
         seen["wrote"] = [archive_file(c, canary, 64) is not None for c in containers]
         seen["checkout"] = [b"edited after the run" in (archive_file(
@@ -94,9 +96,10 @@ def test_fork_hopping_chains_do_not_outlive_the_command(
             'timeout=60)')}, "-m", "c1", plugins=(after,))
     c1 = run["c1"]
     assert c1.status == "passed", c1.message
-    assert c1.evidence["leftover_processes_killed"] >= 8
+    assert c1.evidence["leftover_processes_killed"] >= 16
     assert after.called == 1
-    assert seen == {"left": [], "wrote": [False], "checkout": [False]}
+    assert (seen["wrote"], seen["checkout"]) == ([False], [False])  # none outlived the command
+    assert seen["left"] == []
 
 
 def test_a_disk_filler_fails_disk_limit_and_the_session_goes_on(
