@@ -18,7 +18,9 @@ missing=()
 command -v docker >/dev/null 2>&1 || missing+=(docker.io)
 command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
 command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
-[[ -x /bin/busybox ]] || missing+=(busybox-static)
+# Debian's plain busybox is dynamic (it would load the image's libc): the static one.
+dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' ||
+    missing+=(busybox-static)
 
 if ((${#missing[@]})); then
     # docker.io may be listed twice.
