@@ -21,10 +21,13 @@ mount really is at ``/.reb`` (an image whose ``/.reb`` is a symlink would move i
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import struct
+import tempfile
 from pathlib import Path
+from stat import S_ISDIR
 
 #: Where our tools appear in every container (a mount point of its own, read-only).
 TOOLS_MOUNT = "/.reb"
@@ -55,11 +58,13 @@ def is_static(path: Path) -> bool:
                for i in range(phnum))
 
 
-def tools_dir(cache: Path | None = None) -> Path:
+def tools_dir() -> Path:
     """A host folder holding only our static busybox, to mount at ``TOOLS_MOUNT``.
 
-    A copy in the cache (``$XDG_CACHE_HOME/pytest-reb/tools``), named by its
-    size and mtime, so the mount shows nothing else of the host's ``/bin``.
+    A copy named by the source's size and mtime, so the mount shows nothing
+    else of the host's ``/bin``.  It lives in the temporary folder, under a
+    folder of this user's that nobody else may write (checked: not a link,
+    ours, mode 0700), not in the home or the working folder of a run.
     """
     wanted = os.environ.get("REB_BUSYBOX")
     found = [Path(p) for p in ((wanted,) if wanted else CANDIDATES) if Path(p).is_file()]
@@ -72,11 +77,16 @@ def tools_dir(cache: Path | None = None) -> Path:
             "or set REB_BUSYBOX to one")
     source = found[0]
     stat = source.stat()
-    root = cache or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    folder = root / "pytest-reb" / "tools" / f"busybox-{stat.st_size}-{int(stat.st_mtime)}"
+    top = Path(tempfile.gettempdir()) / f"pytest-reb-tools-{os.getuid()}"
+    with contextlib.suppress(FileExistsError):
+        top.mkdir(mode=0o700)
+    mine = top.lstat()
+    if not S_ISDIR(mine.st_mode) or mine.st_uid != os.getuid() or mine.st_mode & 0o077:
+        raise ToolError(f"{top} is not a private folder of this user's; remove it")
+    folder = top / f"busybox-{stat.st_size}-{int(stat.st_mtime)}"
     dest = folder / "busybox"
     if not dest.is_file():
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o755, exist_ok=True)
         tmp = folder / f".busybox.{os.getpid()}"
         shutil.copy2(source, tmp)
         tmp.chmod(0o755)

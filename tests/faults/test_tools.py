@@ -23,10 +23,8 @@ pytestmark = pytest.mark.container
 
 @pytest.mark.parametrize("busybox", ["/nonexistent/busybox", shutil.which("ls") or "/bin/ls"])
 def test_no_static_busybox_is_one_clear_error(demo_image: str, busybox: str,
-                                              monkeypatch: pytest.MonkeyPatch,
-                                              tmp_path: Path) -> None:
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("REB_BUSYBOX", busybox)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     target = DockerTarget(demo_image, run_id="tests-tools", gpus=[])
     try:
         with pytest.raises(TargetError, match=r"statically linked busybox.*busybox-static"):
