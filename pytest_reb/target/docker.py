@@ -249,7 +249,7 @@ class DockerTarget(Target):
 
     def stopping(self, argv: Sequence[str], after: float, sig: str) -> list[str]:
         # busybox's timeout execs the command in place: its exit status is the command's own
-        return [*ourtools.util("timeout"), "-s", sig.removeprefix("SIG"), f"{after:g}", *argv]
+        return [*ourtools.util("timeout"), f"-s{sig.removeprefix('SIG')}", f"{after:g}", *argv]
 
     def _remove(self, key: str) -> None:
         self._cgroups.pop(key, None)
