@@ -384,7 +384,7 @@ class DockerTarget(Target):
             with self._lock:
                 self._remove(key)
         elif not killed:
-            self._check_alive(ctr)
+            self._check_alive(ctr, key)
         res = ExecResult(argv, exit_code, out.text(), err.text(), duration,
                          killed_by_host=killed, stdout_bytes=out.total, stderr_bytes=err.total,
                          oom_killed=(oom_before is not None and oom_after is not None
@@ -449,10 +449,20 @@ class DockerTarget(Target):
         data = archive_file(self.container(devices), path, 1 << 20)
         return data.decode("utf-8", errors="replace") if data else ""
 
-    def _check_alive(self, ctr: Any) -> None:
-        """A container that stopped under a command is an infrastructure failure."""
+    def _check_alive(self, ctr: Any, key: str) -> None:
+        """A container that stopped under a command is an infrastructure failure.
+
+        Its init and keep-alive are looked at first: a container killed from
+        outside ends the command's stream before the engine says it stopped,
+        and the sweep is quick enough to ask the engine in between.
+        """
         from docker.errors import DockerException
         from requests.exceptions import RequestException
+
+        gone = [pid for pid in self._keep.get(key, ()) if not _running(pid)]
+        if gone:
+            raise InfraError(f"container {ctr.name} stopped during the command (its init or "
+                             f"keep-alive died: host pids {sorted(gone)})")
 
         try:
             ctr.reload()
@@ -470,3 +480,12 @@ class DockerTarget(Target):
         import testinfra
 
         return testinfra.get_host(f"docker://{self.container().id}")
+
+
+def _running(pid: int) -> bool:
+    """Whether host process ``pid`` exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[:1] not in (["Z"], ["X"])
