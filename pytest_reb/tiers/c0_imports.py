@@ -288,7 +288,7 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
     missing = official if ctx.compat else strict
     total = ctx.repo.imports_total
     analysed = (data.get("summary") or {}).get("filesAnalyzed")
-    of = "" if files is None else f" of {len(files)} tracked Python files"
+    of = " files" if files is None else f" of {len(files)} tracked Python files"
     short = present is not None and analysed != len(present)
     evidence.update(pyright_version=data.get("version"), files_analyzed=analysed,
                     analysed_of_tracked=None if files is None else f"{analysed}/{len(files)}",
@@ -317,10 +317,10 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
                      f"pyright analysed {analysed}{of}")
     elif not analysed or short:
         o.category = "pyright_failed"
-        o.message = f"pyright analysed {analysed}{of or ' files'} (targets {sel.targets})"
+        o.message = f"pyright analysed {analysed}{of} (targets {sel.targets})"
     else:
         o.message = (f"0 of {total} imports unresolved; pyright {data.get('version')} analysed "
-                     f"{analysed}{of or ' files'} bound to {python}")
+                     f"{analysed}{of} bound to {python}")
     o = ctx.verdict(o)
     if o.status == "failed" and missing and problem is None:
         o.diagnosis = diagnose.missing_packages(sorted(missing), missing, python,
