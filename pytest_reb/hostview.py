@@ -25,12 +25,15 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import IO, Any
 
 #: Symlinks followed in one resolution before giving up (the kernel's own limit).
 MAX_HOPS = 40
+#: Attempts at pausing a container before its read is given up as infra.
+FREEZE_TRIES = 8
 
 
 
@@ -197,11 +200,15 @@ def frozen(target: Any, devices: Sequence[str] = ()) -> Iterator[HostView | None
         return
     ctr = target.container(devices)
     pid = int(found.root.split("/")[2])
-    try:
-        ctr.pause()
-    except Exception as exc:
-        raise InfraError(f"cannot freeze container {ctr.name} for the host-side read: "
-                         f"{str(exc)[:200]}") from None
+    for attempt in range(FREEZE_TRIES):  # the freezer can time out on a busy cgroup: again
+        try:
+            ctr.pause()
+            break
+        except Exception as exc:
+            if attempt == FREEZE_TRIES - 1:
+                raise InfraError(f"cannot freeze container {ctr.name} for the host-side "
+                                 f"read: {str(exc)[:200]}") from None
+            time.sleep(0.2 * (attempt + 1))
     try:
         yield found
     except BaseException:

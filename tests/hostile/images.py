@@ -374,7 +374,7 @@ for op in json.load(open(sys.argv[1])):
         import shutil
         shutil.rmtree(path + "/.git")
         with open(path + "/.git", "w") as fh:
-            fh.write("gitdir: " + op[2] + "\n")
+            fh.write("gitdir: " + op[2] + "\\n")
     elif kind == "append":
         with open(path, "a") as fh:
             fh.write(op[2])
