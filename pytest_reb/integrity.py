@@ -260,7 +260,8 @@ class _Check:
                             os.path.lexists(f"{base}/{rel}/__init__.{x}") for x in ("py", "pyi")):
                         self.found.append(finding("untracked", rel, (
                             "an untracked package at the checkout's top level: it shadows "
-                            f"`import {name}` for every probe run from the checkout")))
+                            f"`import {name}` for every probe run from the checkout"),
+                            shadows=name))
                     pending.append(rel)
                 elif rel not in tree and (name in PROBE_FILES or name.endswith(".pth")):
                     self.found.append(finding("untracked", rel, (
@@ -269,7 +270,8 @@ class _Check:
                     module = name.rsplit(".", 1)[0]
                     self.found.append(finding("untracked", rel, (
                         "an untracked module at the checkout's top level: it shadows "
-                        f"`import {module}` for every probe run from the checkout")))
+                        f"`import {module}` for every probe run from the checkout"),
+                        shadows=module))
 
     def _symlink(self, base: str, rel: str, st: os.stat_result, sha: str,
                  objects: Objects) -> None:

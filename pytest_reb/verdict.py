@@ -16,8 +16,9 @@ mode, whether a tier may judge the target at all:
   ``integrity_unverifiable``: strict fails closed;
 - ``edited`` (tracked files modified, deleted or type-changed; untracked files
   that change what a probe does): the tiers those files reach fail
-  ``integrity``: a run's entrypoint for C1/C3/C4, a tracked Python file or an
-  untracked probe file for C0;
+  ``integrity``: a run's entrypoint or an untracked ``conftest.py``,
+  ``sitecustomize.py``, ``.pth`` or config for C1/C3/C4; a tracked Python file,
+  an untracked config or a top-level module shadowing an import for C0;
 - ``intact``.
 
 Compat mode (the official harness never checked) runs every tier and
@@ -104,11 +105,13 @@ class Verdict:
         return None
 
     def stage_problem(self, run: Any) -> str | None:
-        """Why strict fails a C1/C3/C4 stage: its entrypoint edited, or an untracked probe file."""
+        """Why strict fails a C1/C3/C4 stage: its entrypoint edited, or an untracked file that
+        Python or pytest reads on its own (a module that only shadows an import counts for C0:
+        a stage runs the code it names, untracked or not)."""
         edit = entrypoint_edit(self.findings, run)
         if edit is not None:
             return edit
-        extra = self.of_kind("untracked")
+        extra = [f for f in self.of_kind("untracked") if not f.get("shadows")]
         if extra:
             return (f"untracked {', '.join(f['path'] for f in extra[:5])} in the checkout "
                     f"change(s) what the entrypoint runs ({extra[0]['detail']})")

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -79,8 +80,9 @@ def test_a_run_examines_again_in_a_fresh_container(pytester: pytest.Pytester, de
 def test_c5_says_a_claim_is_unjudged_when_c2_died_of_infra(
         pytester: pytest.Pytester, hostile: Callable[[str], str], image_commit: str,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_reb.tiers import c2_cuda
-
+    # the module the run will import (an earlier in-process run may have left a stale one
+    # on the package, which ``from pytest_reb.tiers import c2_cuda`` would patch instead)
+    c2_cuda = importlib.import_module("pytest_reb.tiers.c2_cuda")
     calls: list[int] = []
 
     def lost(ctx: Any) -> Any:
