@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Make this Debian machine able to build and run pytest-reb's local images:
 # Debian's docker.io (no registry is reachable, so images are made locally),
-# debootstrap (to make the base image), and a dockerd that answers.
+# debootstrap (to make the base image), a static busybox (the tools pytest-reb runs
+# inside a container instead of the image's own), and a dockerd that answers.
 # Idempotent and silent when everything is already in place. Run as root.
 set -euo pipefail
 
@@ -17,6 +18,9 @@ missing=()
 command -v docker >/dev/null 2>&1 || missing+=(docker.io)
 command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
 command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
+# Debian's plain busybox is dynamic (it would load the image's libc): the static one.
+dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' ||
+    missing+=(busybox-static)
 
 if ((${#missing[@]})); then
     # docker.io may be listed twice.

@@ -3,10 +3,11 @@
 pytest-reb starts one hardened container per (target, device profile) and
 removes it when the target's items end.  "Start" is everything the harness
 does before the first probe can run: ``docker run`` with the hardening and
-read-only tool mounts, reading the keep-alive pids, and checking the image
-has ``timeout``.  Beside it, a bare ``docker run -d --network none IMAGE
-sleep infinity`` and ``rm -f`` through the same SDK: the engine's own floor
-on this machine (no network on both sides, as probes run).
+read-only tool mounts (our busybox among them), finding the container's
+cgroup, reading the keep-alive pids and checking our tools' mount.  Beside
+it, a bare ``docker run -d --network none IMAGE sleep infinity`` and
+``rm -f`` through the same SDK: the engine's own floor on this machine (no
+network on both sides, as probes run).
 The two are interleaved, N times each.
 
     python bench/containers.py [--repeat N] [--image TAG]

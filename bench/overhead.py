@@ -11,8 +11,8 @@ timeout, exit code).  Then, interleaved N times (order alternating):
   test-only dependency of this repository and not part of an install);
 * **raw**: ``docker run -d`` of the same image with the same hardening and
   read-only tool mounts (the commands need pyright and the probes), each
-  recorded command through ``docker exec`` in a loop, wrapped in the same
-  ``timeout -k``, then ``docker rm -f``.
+  recorded command through ``docker exec`` in a loop (pytest-reb keeps the
+  time on the host, so neither side wraps a command), then ``docker rm -f``.
 
 Both sides pay one container's creation and removal.  Each side also times
 the commands themselves (pytest-reb from ``exec_create`` to the end of the
@@ -41,7 +41,7 @@ from typing import Any
 
 from common import DEMO_MODULE, bench_labels, demo_images, machine, median, table, timed
 
-from pytest_reb.target import KILL_GRACE, Limits, tool_mounts
+from pytest_reb.target import Limits, tool_mounts
 
 RECORDER = '''
 import json, os
@@ -56,7 +56,6 @@ def _recorded(self, argv, *, timeout, env, cwd, devices):
     with open(os.environ["REB_BENCH_RECORD"], "a") as fh:
         fh.write(json.dumps({"argv": argv, "env": sent, "cwd": cwd, "timeout": timeout,
                              "devices": devices, "exit_code": res.exit_code,
-                             "wrapped": bool(self._has_timeout.get(",".join(devices) or "cpu")),
                              "duration": res.duration}) + "\\n")
     return res
 
@@ -95,8 +94,6 @@ def raw_loop(image: str, commands: list[dict[str, Any]], label: str) -> dict[str
         for c in commands:
             env = {**c["env"], **({} if c["devices"] else {"CUDA_VISIBLE_DEVICES": ""})}
             argv = c["argv"]
-            if c["wrapped"]:
-                argv = ["timeout", "-k", f"{KILL_GRACE:g}", f"{c['timeout']:g}", *argv]
             flags = [f"--env={k}={v}" for k, v in env.items()]
             if c["cwd"]:
                 flags.append(f"--workdir={c['cwd']}")

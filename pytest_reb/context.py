@@ -177,7 +177,8 @@ class Context:
             if done is None and self.compat and self.agent_timed_out \
                     and self.repo.applicable[tier]:
                 done = self._agent_timeout(tier)
-            self.outcomes[tier] = done if done is not None else self._guarded(tier, probe)
+            made = done if done is not None else self._guarded(tier, probe)
+            self.outcomes[tier] = made.as_data()  # nothing the image printed is shown raw
         return self.outcomes[tier]
 
     def _agent_timeout(self, tier: str) -> Outcome:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -72,7 +73,14 @@ class Outcome:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Outcome:
         known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        return cls(**{k: v for k, v in data.items() if k in known}).as_data()
+
+    def as_data(self) -> Outcome:
+        """This outcome with every string in it passed through ``shown``: what the tiers
+        return (``Context.once``) and what is read back, so no output shows raw image text."""
+        for f in fields(self):
+            setattr(self, f.name, _shown_all(getattr(self, f.name)))
+        return self
 
 
 class OutcomeLog:
@@ -117,6 +125,35 @@ class OutcomeLog:
     def latest(self) -> dict[str, Outcome]:
         """The last outcome recorded for each (repository, target, tier)."""
         return {o.key: o for o in self}
+
+
+#: What an image could steer a terminal or a reader with: C0 controls but newline and tab
+#: (ESC, CR, BEL, backspace...), DEL, C1 controls, bidi marks, overrides and isolates, and
+#: the Unicode line separators.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
+                      "\u2028\u2029\u2066-\u2069]")
+
+
+def shown(text: str) -> str:
+    """``text`` as data: each control character written out (``\\x1b``, ``\\u202e``).
+
+    The one escape every output relies on (terminal, HTML, JSON): applied
+    where outcomes are made and read, so an image's output that clears the
+    screen and prints a green "ALL TIERS PASSED" shows as the bytes it is.
+    Idempotent: what it writes is printable.
+    """
+    return _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100
+                        else f"\\u{ord(m[0]):04x}", text)
+
+
+def _shown_all(value: Any) -> Any:
+    if isinstance(value, str):
+        return shown(value)
+    if isinstance(value, list | tuple):
+        return [_shown_all(v) for v in value]
+    if isinstance(value, dict):
+        return {shown(k) if isinstance(k, str) else k: _shown_all(v) for k, v in value.items()}
+    return value
 
 
 def mib_of(evidence: object) -> int | None:

@@ -72,6 +72,7 @@ class RebOptions:
     resume: str | None
     memory: str
     pids: int
+    disk: str = "20g"
     shard: tuple[int, int] | None = None
     assets: Path | None = None
     prepare: bool = False
@@ -87,6 +88,7 @@ class RebOptions:
         if opt("reb_matrix"):
             targets += load_matrix(Path(opt("reb_matrix")))
         gpus = opt("reb_gpus")
+        Limits(disk=opt("reb_disk"))  # ValueError (a usage error) if it is not a size
         return cls(
             targets=targets, agent_report=report, python=opt("reb_python"),
             repo_dir=opt("reb_repo_dir"), repo=opt("reb_repo"), outdir=Path(opt("reb_outdir")),
@@ -94,6 +96,7 @@ class RebOptions:
             gpus=None if gpus is None else [g.strip() for g in gpus.split(",") if g.strip()],
             timeout_scale=opt("reb_timeout_scale"), compat=opt("reb_compat"),
             resume=opt("reb_resume"), memory=opt("reb_memory"), pids=opt("reb_pids"),
+            disk=opt("reb_disk"),
             shard=parse_shard(opt("reb_shard")) if opt("reb_shard") else None,
             assets=Path(opt("reb_assets")) if opt("reb_assets") else None,
             prepare=opt("reb_prepare"), ext_sweep=opt("reb_ext_sweep"),
@@ -276,7 +279,7 @@ class RebSession:
         """The target for ``spec``, made on first use in this process."""
         if spec.url not in self.targets:
             limits = Limits(memory=self.options.memory, pids=self.options.pids,
-                            network=self.options.network)
+                            network=self.options.network, disk=self.options.disk)
             remote = is_remote(spec.url)
             gpus = self.options.gpus if remote else self.leases.pool
             target = make_target(spec.url, run_id=self.run_id, gpus=gpus, limits=limits,

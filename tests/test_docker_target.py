@@ -31,7 +31,8 @@ def target(demo_image: str) -> Any:
 
 def others(target: DockerTarget) -> list[int]:
     """Processes in the CPU container other than its keep-alive."""
-    return target._run_pids(target.container(), "cpu")
+    target.container()
+    return target._run_pids("cpu")
 
 
 def test_missing_image_is_one_clear_error_and_nothing_is_pulled(docker_client: Any) -> None:

@@ -207,6 +207,7 @@ def test_a_program_that_is_not_python(repo: Path) -> None:
     (["/py", "train.py", "--x"], "python file", "/r/train.py", 1),
     (["timeout", "--preserve-status", "--signal=SIGINT", "8s", "/py", "-u", "a/b.py"],
      "python file", "/r/a/b.py", 1),
+    (["/.reb/busybox", "timeout", "-sINT", "8", "/py", "a/b.py"], "python file", "/r/a/b.py", 1),
     (["/py", "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "t/x.py", "--c",
       "y.py"], "launcher workers", "/r/t/x.py", 2),
     (["torchrun", "--nproc_per_node=2", "s.py"], "launcher workers", "/r/s.py", 2),

@@ -159,7 +159,7 @@ def observe_python(target: Target, python_path: str, *, cwd: str = "/",
 
 def _test(target: Target, flag: str, path: str, cwd: str) -> bool | None:
     """``test FLAG PATH`` in the target: True, False, or None when it could not answer."""
-    res = target.exec(["test", flag, path], timeout=TEST_TIMEOUT, cwd=cwd)
+    res = target.exec([*target.util("test"), flag, path], timeout=TEST_TIMEOUT, cwd=cwd)
     return {0: True, 1: False}.get(res.exit_code) if not res.timed_out else None
 
 
@@ -183,7 +183,15 @@ def _invoke(target: Target, python: str, code: str, timeout: float, cwd: str) ->
 
 
 def _run_probe(obs: PythonObservation, target: Target, cwd: str) -> None:
-    """The strict question: run the nonce probe and read its (at most two) answers."""
+    """The strict question: run the nonce probe and read its (at most two) answers.
+
+    The nonce is a challenge, not a secret: it must reach the claimed
+    interpreter, which is the image's, so argv, stdin and environment are all
+    equally open to it.  What must not see it is anything else of the image,
+    and nothing else runs: the timeout is the host's (once a replaced
+    ``timeout`` read the nonce from argv and answered for the interpreter),
+    and no process of an earlier command is alive to read ``/proc/*/cmdline``.
+    """
     nonce = secrets.token_hex(8)
     res = target.exec([obs.path, "-c", PYTHON_PROBE, nonce],
                       timeout=PROBE_TIMEOUT, cwd=cwd)

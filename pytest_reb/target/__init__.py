@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pytest_reb.target.archive import archive_file, image_file
 from pytest_reb.target.base import (
     EXEC_TAG,
     HOST_SLACK,
@@ -44,7 +45,7 @@ from pytest_reb.target.base import (
     tool_mounts,
     wrap_timeout,
 )
-from pytest_reb.target.docker import DockerTarget, Limits, archive_file, image_file
+from pytest_reb.target.docker import DockerTarget, Limits
 from pytest_reb.target.git import checkout_commit, read_git_commit
 from pytest_reb.target.local import LocalTarget
 from pytest_reb.target.testinfra import TestinfraTarget

@@ -8,9 +8,12 @@ containers, the tail buffer, the errors and ``--reb-timeout-scale``, applied
 here once, in ``Target.exec``, so no probe multiplies a timeout by hand.
 
 Neither the Docker SDK nor testinfra has a timeout that holds (the SDK turns
-the socket timeout off for exec streams; testinfra's ``run`` has none), so a
-timeout is three layers: coreutils ``timeout -k`` in the target, a host
-deadline on the reader thread, and killing the process tree or the container.
+the socket timeout off for exec streams; testinfra's ``run`` has none).  In a
+container the timeout is the host's: a deadline on the reader thread, TERM
+then KILL to every process of the container's cgroup, then the container
+(``docker.py``); nothing of the image keeps the time.  Elsewhere it is
+coreutils ``timeout -k`` on that machine (``wrap_timeout``) under the same
+host deadline.
 Evidence that a process held a GPU is read by the host (``evidence.py``),
 never from anything the target prints.
 """
@@ -156,6 +159,10 @@ class ExecResult:
     #: what the GPUs computed over the command (``gpu_compute``), by GPU index
     gpu_compute: dict[str, Any] = field(default_factory=dict)
     leftovers_killed: int = 0
+    #: the command was stopped because the writable layer grew past ``--reb-disk``
+    disk_limited: bool = False
+    #: bytes the writable layer held when it was stopped
+    disk_used: int | None = None
 
     @property
     def output(self) -> str:
@@ -285,6 +292,18 @@ class Target:
     def tool(self, path: str) -> str:
         """Where a probe or tool mounted at ``path`` (under /opt/reb) is, seen from the target."""
         return path
+
+    def util(self, name: str) -> list[str]:
+        """The argv prefix that runs basic utility ``name`` (``sh``, ``test``, ``mkdir``, ``cat``)
+        for a command of ours, never the image's own: the Docker target answers our static
+        busybox; here, a target whose machine is trusted (local) or that cannot be given one
+        (ssh), the utility on its ``PATH``."""
+        return [name]
+
+    def stopping(self, argv: Sequence[str], after: float, sig: str) -> list[str]:
+        """``argv`` sent ``sig`` after ``after`` seconds, its exit status its own (a run's
+        ``stop_after``): coreutils ``timeout --preserve-status`` on this default."""
+        return ["timeout", "--preserve-status", f"--signal={sig}", f"{after:g}s", *argv]
 
     def own_env(self, name: str) -> str | None:
         """The environment's own value of variable ``name`` (an image's ``ENV``, this machine's

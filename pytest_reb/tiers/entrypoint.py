@@ -60,6 +60,8 @@ def categorise(res: ExecResult) -> str:
     A run that hit the pids limit is ``pids_limit`` even when it then timed out:
     a fork bomb never ends by itself, and its cause is the forking, not the clock.
     """
+    if res.disk_limited:
+        return "disk_limit"
     if res.pids_limited:
         return "pids_limit"
     if res.timed_out:
@@ -160,8 +162,7 @@ def _argv(argv: Sequence[str], at: Places) -> list[str]:
 def _command(run: Run, ctx: Context, at: Places) -> list[str]:
     argv = _argv(run.argv, at)
     if run.stop_after is not None and not _stops_itself(argv):
-        argv = ["timeout", "--preserve-status", f"--signal={run.stop_signal}",
-                f"{run.stop_after:g}s", *argv]
+        argv = ctx.target.stopping(argv, run.stop_after, run.stop_signal)
     if run.http is not None:
         fields = {k: getattr(run.http, k) for k in (
             "ready", "ready_within", "request", "json_body", "form_files", "form_fields",
@@ -203,7 +204,8 @@ def _resolve(ctx: Context, at: Places, texts: Sequence[str], env: Mapping[str, s
             token, kind, arg = match.group(0), match.group(1), match.group(2)
             if token in resolved:
                 continue
-            res = ctx.target.exec(["sh", "-c", _RESOLVE_SCRIPT[kind], "sh", arg, at.python],
+            res = ctx.target.exec([*ctx.target.util("sh"), "-c", _RESOLVE_SCRIPT[kind], "sh",
+                                   arg, at.python],
                                   timeout=60, env=env, cwd=cwd, profile=profile, gpus=gpus,
                                   scaled=False)
             value = res.stdout.strip()
@@ -267,7 +269,8 @@ def _exec_run(run: Run, ctx: Context, tier: str, profile: Profile, gpus: list[st
     envs = [_env(r, a, ctx) for r, a in zip(runs, at, strict=True)]
     cwds = [a.fill(r.cwd) for r, a in zip(runs, at, strict=True)]
     # {out} is new for every run, so a working folder inside it must be made too
-    ctx.target.exec(["mkdir", "-p", out, *(c for c in cwds if c.startswith(out + "/"))],
+    inside = [c for c in cwds if c.startswith(out + "/")]
+    ctx.target.exec([*ctx.target.util("mkdir"), "-p", out, *inside],
                     timeout=30, profile=profile, gpus=gpus, scaled=False)
     resolved: Mapping[str, str] = {}
     try:
@@ -431,7 +434,8 @@ def _asset_gate(ctx: Context, tier: str, run: Run) -> tuple[Outcome | None, dict
 def _missing_in_target(ctx: Context, wanted: list[Asset]) -> list[tuple[Asset, str]]:
     """For targets that cannot see the host's cache: which assets are absent at ``{assets}``."""
     paths = {f"{ctx.assets}/{a.dest.rstrip('/')}": a for a in wanted}
-    res = ctx.target.exec(["sh", "-c", 'for p do [ -e "$p" ] || echo "$p"; done', "sh", *paths],
+    res = ctx.target.exec([*ctx.target.util("sh"), "-c",
+                           'for p do [ -e "$p" ] || echo "$p"; done', "sh", *paths],
                           timeout=30, scaled=False)
     absent = set(res.stdout.splitlines()) if res.exit_code == 0 else set(paths)
     return [(a, f"{p} is not in the target") for p, a in paths.items() if p in absent]
@@ -453,10 +457,16 @@ def evidence_of(res: ExecResult) -> dict[str, object]:
         ev["oom_killed"] = True
     if res.pids_limited:
         ev["pids_limit_hit"] = True
+    if res.disk_limited:
+        ev["disk_limit_hit"] = True
+        ev["writable_layer_bytes"] = res.disk_used
     return ev
 
 
 def _failure_message(res: ExecResult, category: str) -> str:
+    if res.disk_limited:
+        return (f"the container's writable layer grew to {(res.disk_used or 0) >> 20} MiB, past "
+                "the --reb-disk limit; the run was killed and its container removed")
     if res.timed_out:
         return f"timed out after {res.duration:.0f}s; the process tree was killed"
     last = [ln for ln in res.output.strip().splitlines() if ln.strip()][-1:] or [""]

@@ -201,9 +201,9 @@ def expect(argv: Sequence[str], *, python: str, entrypoint: str | None, checkout
     (C4's own ranks).  A shell driver gets what the Python it starts shows.
     """
     args = list(argv)
-    while args and (args[0] == "timeout" or args[0].startswith("-") or args[0][:1].isdigit()
-                    or ("=" in args[0] and not args[0].startswith("/"))):
-        args = args[1:]  # timeout's options and duration, env assignments
+    while args and (args[0] in ("timeout", "/.reb/busybox") or args[0].startswith("-")
+                    or args[0][:1].isdigit() or ("=" in args[0] and not args[0].startswith("/"))):
+        args = args[1:]  # (our busybox's) timeout, its options and duration, env assignments
     prog = PurePosixPath(args[0]).name if args else ""
     script: str | None = None
     kind = "python file"

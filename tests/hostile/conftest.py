@@ -12,6 +12,7 @@ import pytest
 
 from pytest_reb.outcome import Outcome, OutcomeLog
 from pytest_reb.target import LABEL_OWNER, owner_label
+from pytest_reb.target.ourtools import BUSYBOX
 
 from .images import ensure
 
@@ -96,3 +97,14 @@ def host_processes_with(token: str) -> list[int]:
         except OSError:
             continue
     return pids
+
+
+def only_keepalive(containers: list[Any]) -> list[str]:
+    """Processes other than ``docker-init`` and our keep-alive in the containers."""
+    left = []
+    for ctr in containers:
+        for row in ctr.top(ps_args="-o pid,args").get("Processes") or []:
+            args = row[-1]
+            if "docker-init" not in args and args != f"{BUSYBOX} sleep 2147483647":
+                left.append(args)
+    return left

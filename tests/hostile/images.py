@@ -6,7 +6,11 @@ hostile thing added the way an agent would add it: a ``sitecustomize`` that
 fakes CUDA, a stub ``flash_attn``, an entrypoint edited to exit early, a
 ``python`` and an ``nvidia-smi`` that are shell scripts, entrypoints that fork
 daemons or bombs, eat memory, print a gigabyte or forge result files, a
-report naming the wrong interpreter, shell metacharacters in every name.
+report naming the wrong interpreter, shell metacharacters in every name;
+and what would make the image part of the harness: its own ``timeout``,
+``sleep`` and ``test`` that cheat, a ``HEALTHCHECK`` that kills, ``USER``,
+``ENTRYPOINT`` and ``STOPSIGNAL`` set; process chains that fork-hop past a
+sweep, a disk filler, an entrypoint whose output steers the terminal.
 
 The files are laid down at build time by the image's own Python from a JSON
 list of operations, so names full of ``$(...)``, quotes and semicolons never
@@ -52,6 +56,8 @@ class Case:
     ops: Sequence[Op] = ()
     report: Mapping[str, Any] = field(default_factory=dict)  # keys replaced in the demo's
     env: Mapping[str, str] = field(default_factory=dict)
+    #: Dockerfile instructions added last (``HEALTHCHECK``, ``USER``...)
+    directives: Sequence[str] = ()
 
 
 # --------------------------------------------------------------------------- what they hold
@@ -223,6 +229,72 @@ print("REB_CUDA_PROBE " + json.dumps({"framework": "pytorch", "cuda_available": 
 sys.exit(1)
 """
 
+#: Where the image's own tools leave a trace when anything runs them.
+CANARY_DIR = "/tmp/reb-canary"
+#: The image's own ``timeout``, ``sleep``, ``test``: each leaves a trace; ``timeout`` and
+#: ``test`` then lie (the command "succeeded", the path "exists"), ``sleep`` goes on sleeping.
+CHEATING_TOOLS = {
+    "timeout": f'#!/bin/sh\nmkdir -p {CANARY_DIR}; echo "$*" >> {CANARY_DIR}/timeout\nexit 0\n',
+    "test": f'#!/bin/sh\nmkdir -p {CANARY_DIR}; echo "$*" >> {CANARY_DIR}/test\nexit 0\n',
+    "sleep": f'#!/bin/sh\nmkdir -p {CANARY_DIR}; echo "$*" >> {CANARY_DIR}/sleep\n'
+             'exec /bin/sleep "$@"\n',
+    "entry": f'#!/bin/sh\nmkdir -p {CANARY_DIR}; echo "$*" >> {CANARY_DIR}/entry\n'
+             'exec /bin/sleep infinity\n',
+}
+#: Run by Docker every second, as the image's user: a trace, then every process it may kill.
+KILLING_HEALTHCHECK = (f'HEALTHCHECK --interval=1s --timeout=2s --retries=1 CMD ["/bin/sh", "-c", '
+                       f'"mkdir -p {CANARY_DIR}; echo x >> {CANARY_DIR}/health; kill -9 -1"]')
+
+#: A chain in the image's ``sh``: each generation starts the next, reads the clock (a
+#: builtin, no fork) and exits, so a listed pid is gone before a kill lands; from the time
+#: given on (``/proc/uptime`` seconds) every hop writes a trace and edits the checkout.
+HOP_CHAIN = """\
+hop() {
+    hop "$@" </dev/null >/dev/null 2>&1 &
+    read up _ < /proc/uptime
+    if [ "${up%.*}" -ge "$2" ]; then
+        echo hop >> "$1"
+        echo "# edited after the run" >> /data/project/repo/train.py
+    fi
+    exit 0
+}
+hop "$@"
+"""
+#: Starts sixteen chains (output closed, so the command ends at once) that write from 3 s on.
+FORK_HOP = """\
+import subprocess, sys
+
+start = int(float(open("/proc/uptime").read().split()[0])) + 4
+for _ in range(16):
+    subprocess.Popen(["/bin/sh", "/data/project/repo/hop.sh", sys.argv[1], str(start)],
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL, start_new_session=True)
+print("HOP_STARTED", flush=True)
+"""
+
+#: Writes 32 MiB every 0.1 s into the writable layer, up to 1 GiB, then waits.
+DISK_FILLER = """\
+import time
+
+block = b"x" * (32 << 20)
+with open("/var/tmp/filler", "wb") as fh:
+    for _ in range(32):
+        fh.write(block)
+        fh.flush()
+        time.sleep(0.1)
+time.sleep(60)
+"""
+
+#: Its last line clears the screen and prints a green verdict, with a bell, a carriage
+#: return and a right-to-left override: the failure message ends with that line.
+TERMINAL_INJECTION = r"""
+import sys
+
+print("working...", flush=True)
+sys.stderr.write("\x1b[2J\x1b[H\x1b[1;32mALL TIERS PASSED\x1b[0m\r\x07\u202edessap\x9b31m\n")
+sys.exit(1)
+"""
+
 METACHAR_PTH = "/tmp/$(touch /tmp/pwned)\n# `touch /tmp/reb-hostile-host-canary`\n"
 
 
@@ -347,6 +419,14 @@ CASES: dict[str, Case] = {c.name: c for c in (
          env={"REB_NOTE": f"$(touch {HOST_CANARY}); touch {TARGET_CANARY}",
               "PATH": f"/opt/$(touch {TARGET_CANARY})/bin:/usr/local/sbin:/usr/local/bin:"
                       "/usr/sbin:/usr/bin:/sbin:/bin"}),
+    Case("own-tools", [("file", f"/usr/local/bin/{name}", body, 0o755)
+                       for name, body in CHEATING_TOOLS.items()],
+         directives=[KILLING_HEALTHCHECK, 'ENTRYPOINT ["/usr/local/bin/entry"]',
+                     'CMD ["--from-cmd"]', "STOPSIGNAL SIGUSR1", "USER nobody"]),
+    Case("fork-hop", [("file", f"{REPO_DIR}/hop.py", FORK_HOP, 0o644),
+                      ("file", f"{REPO_DIR}/hop.sh", HOP_CHAIN, 0o644)]),
+    Case("disk-filler", [("file", f"{REPO_DIR}/fill.py", DISK_FILLER, 0o644)]),
+    Case("terminal-injection", [("file", f"{REPO_DIR}/inject.py", TERMINAL_INJECTION, 0o644)]),
 )}
 
 #: Run by the image's own Python at build time: lays the operations down, no shell anywhere.
@@ -397,6 +477,7 @@ def dockerfile(base_id: str, case: Case) -> str:
     for key, value in case.env.items():
         lines.append(f"ENV {key}={json.dumps(value).replace('$', chr(92) + '$')}")
     lines.append(f"LABEL reb.hostile={case.name}")
+    lines += case.directives
     return "\n".join(lines) + "\n"
 
 
