@@ -13,7 +13,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from pytest_reb.agent.run import agent_timed_out
 from pytest_reb.collect import repo_of
 from pytest_reb.context import Context
 from pytest_reb.matrix import TargetSpec
@@ -69,5 +68,16 @@ def reb_ctx(request: pytest.FixtureRequest, reb_target_spec: TargetSpec) -> Cont
         agent=reb_target_spec.agent, asset_cache=session.asset_cache,
         ext_sweep=opts.ext_sweep, allow_mismatch=opts.allow_mismatch,
         refused=session.refused.get(f"{repo.name}|{reb_target_spec.id}"),
-        agent_timed_out=opts.compat and agent_timed_out(reb_target_spec.image))
+        agent_timed_out=opts.compat and _agent_timed_out(reb_target_spec.image))
     return ctx
+
+
+def _agent_timed_out(image: str | None) -> bool:
+    """The agent-run label of ``image``, read only under ``--reb-compat``.
+
+    Imported here, not at the top: the agent side needs the Docker SDK, which a GPU
+    machine verifying itself through ``local://`` need not have.
+    """
+    from pytest_reb.agent.run import agent_timed_out
+
+    return agent_timed_out(image)

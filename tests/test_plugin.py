@@ -247,3 +247,19 @@ def test_files_the_targets_need_are_package_data() -> None:
               for p in (package / folder).iterdir() if p.is_file()]
     assert needed
     assert [f for f in needed if not any(fnmatch.fnmatch(f, g) for g in globs)] == []
+
+
+def test_a_local_run_needs_no_docker_sdk() -> None:
+    """A GPU machine verifying itself (``local://``) may lack the Docker SDK: the tiers load.
+
+    Found on the H200: the fixtures imported the agent runner, and with it ``docker``.
+    """
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['docker'] = None\n"
+            "import pytest_reb.plugin, pytest_reb.fixtures, pytest_reb.session\n"
+            "from pytest_reb.context import TIER_TESTS, tier_probe\n"
+            "[tier_probe(t) for t in TIER_TESTS]\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
