@@ -178,3 +178,13 @@ def test_a_remote_target_has_the_remote_machines_gpus(docker_client: Any, demo_i
         session.release(spec)
     finally:
         ctr.remove(force=True)
+
+
+@pytest.mark.parametrize("size", ["20g", "512m", "200m", "1024", "1.5g", "10K", "7b"])
+def test_disk_sizes_read_as_the_engine_reads_them(size: str) -> None:
+    """``--reb-disk`` is parsed without the SDK, to the same bytes the SDK's parser gives."""
+    from docker.utils import parse_bytes
+
+    from pytest_reb.target.docker import Limits
+
+    assert Limits(disk=size).disk_bytes() == parse_bytes(size)
