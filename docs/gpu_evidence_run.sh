@@ -14,6 +14,11 @@ out=${OUT:-/tmp/reb-evidence}
 runs=/tmp/reb-evidence-runs
 mkdir -p "$out" "$runs"
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+# The demo's checkout at its pinned commit (the integrity verdict needs a real one; demo/tinynet
+# is only its source). Made where the package's dependencies are installed, then carried:
+#   python -m pytest_reb.images checkout .demo-checkout
+demo=${REB_DEMO_CHECKOUT:-$PWD/.demo-checkout}
+[ -d "$demo/.git" ] || { echo "no demo checkout at $demo: run 'python -m pytest_reb.images checkout .demo-checkout' first" >&2; exit 2; }
 py=$(command -v python3)
 nvidia-smi -L
 common=(-p pytest_reb.plugin -p no:cacheprovider --rootdir "$PWD" --reb-host=local://
@@ -26,7 +31,7 @@ json.dump({"python_path": sys.executable, "python_version": platform.python_vers
            "env_name": None, "notes": "written by docs/gpu_evidence_run.sh"}, open(sys.argv[1], "w"))
 PY
 echo "=== demo: C1-C5 strict"
-"$py" -m pytest "${common[@]}" --reb-repo-dir "$PWD/demo/tinynet" --reb-outdir "$runs/demo" \
+"$py" -m pytest "${common[@]}" --reb-repo-dir "$demo" --reb-outdir "$runs/demo" \
     -m "not c0" --agent-report "$out/report.json" demo/test_demo__tinynet.py 2>&1 | tail -25
 echo "=== long-context-attention: C2 C3 strict"
 "$py" -m pytest "${common[@]}" --reb-repo-dir "$PWD/.realrun/long-context-attention" \
@@ -34,8 +39,8 @@ echo "=== long-context-attention: C2 C3 strict"
     2>&1 | tail -12
 for fake in context elementwise matmul alloc loop100; do
     echo "=== fake: $fake (C3)"
-    REB_GPU_FAKE=$fake "$py" -m pytest "${common[@]}" --noconftest \
-        --reb-repo-dir "$PWD/demo/tinynet" --reb-outdir "$runs/fake-$fake" -m c3 \
+    REB_GPU_FAKE=$fake "$py" -m pytest "${common[@]}" --noconftest --reb-allow-commit-mismatch \
+        --reb-repo-dir "$demo" --reb-outdir "$runs/fake-$fake" -m c3 \
         tests/gpu/fakes_tinynet.py 2>&1 | grep -E "PASSED|FAILED|^C3 "
 done
 echo "=== sampling overhead (production watch and witness vs none)"

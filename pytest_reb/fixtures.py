@@ -78,6 +78,8 @@ def _agent_timed_out(image: str | None) -> bool:
     Imported here, not at the top: the agent side needs the Docker SDK, which a GPU
     machine verifying itself through ``local://`` need not have.
     """
+    if not image:
+        return False
     from pytest_reb.agent.run import agent_timed_out
 
     return agent_timed_out(image)

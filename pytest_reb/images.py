@@ -13,6 +13,7 @@ still claims the same, which is exactly what the tiers must catch.
 
     python -m pytest_reb.images base    # the base image
     python -m pytest_reb.images demo    # the base image and both demo variants
+    python -m pytest_reb.images checkout DEST   # the demo's git checkout alone
 
 One module, a little over this project's usual size: the base and the demo images share
 one recipe-hash, lock and prune discipline, and the demo recipe is the base's only user
@@ -227,9 +228,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m pytest_reb.images",
         description="Build pytest-reb's local images (no registry is used).",
     )
-    parser.add_argument("what", choices=["base", "demo"], help="base image only, or base + demos")
+    parser.add_argument("what", choices=["base", "demo", "checkout"],
+                        help="base image only, base + demos, or the demo's checkout alone")
+    parser.add_argument("dest", nargs="?", type=Path,
+                        help="checkout: the new folder (a GPU machine without Docker verifies "
+                             "it with --reb-host=local:// --reb-repo-dir DEST)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    if args.what == "checkout":
+        if args.dest is None or args.dest.exists():
+            parser.error("checkout needs a DEST folder that does not exist yet")
+        try:
+            print(_make_demo_checkout(args.dest), flush=True)
+        except ImageError as exc:
+            print(f"error: {_one_line(str(exc))}", file=sys.stderr)
+            return 1
+        return 0
     try:
         client = docker.from_env()
         client.ping()
