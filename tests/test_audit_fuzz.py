@@ -153,6 +153,10 @@ class _FakeTarget:
         return ExecResult(argv, d.draw(_maybe(st.integers(-20, 300))), d.draw(st.text()),
                           d.draw(st.text(max_size=50)), 0.1, timed_out=d.draw(st.booleans()))
 
+    def util(self, name: str) -> list[str]:
+        """A utility as a target's contract names it (``Target.util``): here, plainly."""
+        return [name]
+
 
 @FAST
 @given(path=st.text() | st.sampled_from(["/bin/sh", "/a b/'c\"", "/x; touch /tmp/p"]),
