@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from minirepo import git_checkout  # tests/minirepo.py: pytest puts this folder on sys.path
 
 from pytest_reb.tiers.entrypoint import Places
 
@@ -76,9 +77,9 @@ def run_stage(pytester: pytest.Pytester, text: str) -> dict[str, Any]:
     """Run the module's C1 on ``local://`` and return its outcome row."""
     checkout = pytester.path / "checkout"
     (checkout / "ckpt").mkdir(parents=True, exist_ok=True)
-    for name in ("b.pt", "a.pt"):
-        (checkout / "ckpt" / name).write_text("w")
-    pytester.makepyfile(test_values_repo=text)
+    # A real checkout at the module's commit: the integrity verdict fails closed otherwise.
+    commit = git_checkout(checkout, {"ckpt/b.pt": "w", "ckpt/a.pt": "w"})
+    pytester.makepyfile(test_values_repo=text.replace("0" * 40, commit))
     pytester.runpytest_subprocess(
         "--rootdir", str(pytester.path), "--reb-host", "local://", "--reb-python",
         sys.executable, "--reb-repo-dir", str(checkout), "--reb-repo", "me/values",
