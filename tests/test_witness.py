@@ -132,16 +132,22 @@ for rank in range(2):
 """
 
 
-def test_launcher_workers_that_never_reach_the_script(repo: Path) -> None:
-    """torchrun's shape (``-m launcher ... script``): a hook ends only the workers."""
+def _launcher_with_hook(repo: Path, sitecustomize: str) -> Path:
+    """A torchrun-shaped launcher package in ``repo`` and a hooks folder with ``sitecustomize``."""
     pkg = repo / "launch"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
     (pkg / "run.py").write_text(LAUNCHER)
     hooks = repo / "hooks"
     hooks.mkdir()
-    (hooks / "sitecustomize.py").write_text(
-        "import os\nif 'LOCAL_RANK' in os.environ: print('TRAIN_OK', flush=True); os._exit(0)\n")
+    (hooks / "sitecustomize.py").write_text(sitecustomize)
+    return hooks
+
+
+def test_launcher_workers_that_never_reach_the_script(repo: Path) -> None:
+    """torchrun's shape (``-m launcher ... script``): a hook ends only the workers."""
+    hooks = _launcher_with_hook(repo, "import os\nif 'LOCAL_RANK' in os.environ: "
+                                      "print('TRAIN_OK', flush=True); os._exit(0)\n")
     argv = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", "train.py"]
     exp = witness.expect(argv, python=sys.executable, entrypoint=None, checkout=str(repo),
                          cwd=str(repo), nproc=2, ranks=True, server=False, stopped=False)
@@ -156,14 +162,8 @@ def test_launcher_workers_that_never_reach_the_script(repo: Path) -> None:
 
 
 def test_fewer_workers_than_ranks(repo: Path) -> None:
-    pkg = repo / "launch"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "run.py").write_text(LAUNCHER)
-    hooks = repo / "hooks"
-    hooks.mkdir()
-    (hooks / "sitecustomize.py").write_text(
-        "import os\nif os.environ.get('LOCAL_RANK') == '1': os._exit(0)\n")
+    hooks = _launcher_with_hook(
+        repo, "import os\nif os.environ.get('LOCAL_RANK') == '1': os._exit(0)\n")
     argv = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", "train.py"]
     record = repo / "reb-witness.log"
     exp = witness.expect(argv, python=sys.executable, entrypoint=None, checkout=str(repo),
