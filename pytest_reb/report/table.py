@@ -236,14 +236,14 @@ def columns() -> list[str]:
     return cols
 
 
-#: The columns the official aggregation computes the same way (§10.2).
+#: The columns the official aggregation computes the same way (§10.2), as recomputed from the
+#: official layout. The agent columns are not among them: the layout of a verification run
+#: holds no agent run, so they come from ``agent_runs.jsonl`` (``efficiency``) instead.
 OFFICIAL_COLUMNS = ("job_count", "c0_missing_sum", "c0_total_sum", "c0_missing_over_total",
                     *(f"{p}_{k}" for p in PREFIX.values()
                       for k in ("denom", "success", "failed", "skipped", "success_over_all")),
                     "c5_path_sum", "c5_version_sum", "c5_capability_sum", "c5_total_sum",
-                    "env_size_avg_gb", "env_valid_jobs", "agent_wall_time_avg_sec",
-                    "agent_tokens_input_sum", "agent_tokens_output_sum",
-                    "agent_tokens_total_sum")
+                    "env_size_avg_gb", "env_valid_jobs")
 
 
 def record(row: Row) -> dict[str, str]:
