@@ -20,7 +20,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -194,7 +194,8 @@ class RebSession:
         """At exit: close the targets; the controller removes what its run left behind."""
         self.close()
         if self.controller and self.options.targets:
-            sweep(self.run_id)
+            with interrupts_deferred():
+                sweep(self.run_id)
 
     @property
     def run_dir(self) -> Path:
@@ -286,15 +287,17 @@ class RebSession:
         return self.targets[spec.url]
 
     def release(self, spec: TargetSpec) -> None:
-        target = self.targets.pop(spec.url, None)
-        if target is not None:
-            target.close()
+        with interrupts_deferred():
+            target = self.targets.pop(spec.url, None)
+            if target is not None:
+                target.close()
 
     def close(self) -> None:
-        for url in list(self.targets):
-            target = self.targets.pop(url)
-            with contextlib.suppress(Exception):
-                target.close()
+        with interrupts_deferred():
+            for url in list(self.targets):
+                target = self.targets.pop(url)
+                with contextlib.suppress(Exception):
+                    target.close()
 
     def report(self, spec: TargetSpec, connect: Callable[[], Target]) -> ReportLoad:
         """The agent's report for a target: the host file given, else the official path in it.
@@ -331,8 +334,45 @@ def _read_bounded(path: Path, limit: int = MAX_REPORT_BYTES + 1) -> bytes | None
 # --------------------------------------------------------------------------- cleanup
 
 
+@contextlib.contextmanager
+def interrupts_deferred() -> Iterator[None]:
+    """Hold Ctrl-C and SIGTERM until the block is done, then raise KeyboardInterrupt.
+
+    Cleanup interrupted half-way is what leaves a container behind: a
+    ``KeyboardInterrupt`` raised inside a removal skips the rest of the loop, and
+    the engine may still be removing the one it was asked about.  The block is
+    bounded (``sweep`` waits at most ``SWEEP_WAIT`` seconds), so a held signal is
+    late by that much at worst.  Off the main thread signals cannot be handled
+    there, and the block just runs.
+    """
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    previous = {sig: signal.signal(sig, lambda signum, _frame: held.append(signum))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if held:
+        raise KeyboardInterrupt(f"signal {held[0]} (held until cleanup was done)")
+
+
+#: How long ``sweep`` waits for the engine to finish removals it started.
+SWEEP_WAIT = 60.0
+
+
 def sweep(run_id: str | None = None, *, only_orphans: bool = False) -> int:
-    """Remove our containers: those of ``run_id``, or all of ours; returns how many."""
+    """Remove our containers: those of ``run_id``, or all of ours; returns how many.
+
+    Waits until the engine lists none of them any more (at most ``SWEEP_WAIT``
+    seconds): a removal an interrupted client started goes on in the engine,
+    and a second ``remove`` meanwhile is refused as "already in progress".
+    """
     try:
         import docker
 
@@ -341,14 +381,21 @@ def sweep(run_id: str | None = None, *, only_orphans: bool = False) -> int:
         containers = client.containers.list(all=True, filters={"label": label})
     except Exception:  # no daemon: nothing of ours can be running there
         return 0
-    removed = 0
-    for ctr in containers:
-        if only_orphans and _owner_alive(ctr.labels.get(LABEL_OWNER, "")):
-            continue
-        with contextlib.suppress(Exception):
-            ctr.remove(force=True)
-            removed += 1
-    return removed
+    doomed = [ctr for ctr in containers
+              if not (only_orphans and _owner_alive(ctr.labels.get(LABEL_OWNER, "")))]
+    deadline = time.monotonic() + SWEEP_WAIT
+    left = {ctr.id: ctr for ctr in doomed}
+    while left and time.monotonic() < deadline:
+        for ctr in list(left.values()):
+            with contextlib.suppress(Exception):
+                ctr.remove(force=True)
+            with contextlib.suppress(Exception):
+                still = client.containers.list(all=True, filters={"id": ctr.id})
+                if not still:
+                    del left[ctr.id]
+        if left:
+            time.sleep(0.5)
+    return len(doomed) - len(left)
 
 
 def _owner_alive(owner: str) -> bool:

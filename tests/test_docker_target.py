@@ -104,6 +104,31 @@ def test_close_removes_the_containers(demo_image: str, docker_client: Any) -> No
     assert not docker_client.containers.list(all=True, filters={"label": "reb.run=tests-close"})
 
 
+def test_ctrl_c_during_cleanup_is_held_until_every_container_is_gone(
+        demo_image: str, docker_client: Any) -> None:
+    """The interrupt lands inside the first removal; the second container goes too."""
+    import os
+    import signal
+
+    from pytest_reb.session import interrupts_deferred
+
+    targets = [DockerTarget(demo_image, run_id="tests-held", gpus=[]) for _ in range(2)]
+    for t in targets:
+        t.exec(["true"], timeout=10)
+    first = targets[0]._remove
+
+    def interrupted_remove(key: str) -> None:
+        os.kill(os.getpid(), signal.SIGINT)
+        first(key)
+
+    targets[0]._remove = interrupted_remove  # type: ignore[method-assign]
+    with pytest.raises(KeyboardInterrupt, match="held until cleanup was done"), \
+            interrupts_deferred():
+        for t in targets:
+            t.close()
+    assert not docker_client.containers.list(all=True, filters={"label": "reb.run=tests-held"})
+
+
 # --------------------------------------------------------------------------- through pytest
 
 
