@@ -39,7 +39,7 @@ echo "=== long-context-attention: C2 C3 strict"
     2>&1 | tail -12
 for fake in context elementwise matmul alloc loop100; do
     echo "=== fake: $fake (C3)"
-    REB_GPU_FAKE=$fake "$py" -m pytest "${common[@]}" --noconftest \
+    REB_GPU_FAKE=$fake "$py" -m pytest "${common[@]}" --noconftest --reb-allow-commit-mismatch \
         --reb-repo-dir "$demo" --reb-outdir "$runs/fake-$fake" -m c3 \
         tests/gpu/fakes_tinynet.py 2>&1 | grep -E "PASSED|FAILED|^C3 "
 done

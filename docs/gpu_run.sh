@@ -29,9 +29,9 @@ echo "=== demo: C1-C5 on this machine (C0 needs node, which does not travel)"
 "$py" -m pytest "${common[@]}" --reb-outdir "$out/demo" -m "not c0" \
     --agent-report "$out/report.json" demo/test_demo__tinynet.py
 echo "=== negative: a 'GPU' entrypoint that stays on the CPU (strict must fail, compat pass)"
-"$py" -m pytest "${common[@]}" --noconftest --reb-outdir "$out/fallback" -m "c3 or c4" \
+"$py" -m pytest "${common[@]}" --noconftest --reb-allow-commit-mismatch --reb-outdir "$out/fallback" -m "c3 or c4" \
     tests/gpu/fallback_tinynet.py
-"$py" -m pytest "${common[@]}" --noconftest --reb-outdir "$out/fallback-compat" -m "c3 or c4" --reb-compat \
+"$py" -m pytest "${common[@]}" --noconftest --reb-allow-commit-mismatch --reb-outdir "$out/fallback-compat" -m "c3 or c4" --reb-compat \
     tests/gpu/fallback_tinynet.py
 echo "=== evidence"
 for f in "$out"/*/*/outcomes.jsonl; do

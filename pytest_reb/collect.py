@@ -26,6 +26,7 @@ from pytest_reb.distribute import shard_keys
 from pytest_reb.outcome import Outcome
 from pytest_reb.spec import Repo
 from pytest_reb.target import checkout_commit
+from pytest_reb.verdict import misconfigured
 
 if TYPE_CHECKING:
     from pytest_reb.matrix import TargetSpec
@@ -115,16 +116,29 @@ def targets_of(module: Any, targets: Sequence[TargetSpec]) -> list[TargetSpec]:
     return [t for t in targets if not t.repo or _matches(t.repo, repo, module)] or list(targets)
 
 
-def unwanted(items: Sequence[pytest.Item], options: RebOptions) -> list[pytest.Item]:
+def unwanted(items: Sequence[pytest.Item], options: RebOptions,
+             refused: dict[str, dict[str, Any]] | None = None) -> list[pytest.Item]:
     """The items to deselect: a target on a repository module it does not belong to, or a
     (repository, target) pair of another shard.
 
     With several repository modules and nothing naming the repository, the
     target's checkout commit decides (read once per target, nothing started).
+    A pair kept whose checkout is at a commit other than the module's pinned
+    one (a module forced by ``--reb-repo`` or a matrix row, or the only module)
+    goes into ``refused`` (``verdict.misconfigured``, naming the module the
+    commit does match), unless ``--reb-allow-commit-mismatch``.
     """
-    modules = {id(r) for r in (repo_of(getattr(i, "module", None)) for i in items) if r}
+    repos = [r for r in (repo_of(getattr(i, "module", None)) for i in items) if r]
+    modules = {id(r) for r in repos}
+    by_commit = {r.commit.lower(): r.name for r in repos}
     pinned = options.repo or any(t.repo for t in options.targets)
     commits: dict[str, str | None] = {}
+
+    def head(target: TargetSpec, repo: Repo) -> str | None:
+        where = options.repo_dir or repo.repo_dir
+        if f"{target.url}|{where}" not in commits:
+            commits[f"{target.url}|{where}"] = checkout_commit(target.url, where)
+        return commits[f"{target.url}|{where}"]
 
     def belongs(item: pytest.Item, repo: Repo, target: TargetSpec) -> bool:
         wanted = target.repo or options.repo or ""
@@ -132,9 +146,7 @@ def unwanted(items: Sequence[pytest.Item], options: RebOptions) -> list[pytest.I
             return _matches(wanted, repo, item.module)  # type: ignore[attr-defined]
         if len(modules) <= 1:
             return True
-        if target.url not in commits:
-            commits[target.url] = checkout_commit(target.url, options.repo_dir or repo.repo_dir)
-        return commits[target.url] == repo.commit.lower()
+        return head(target, repo) == repo.commit.lower()
 
     pairs: dict[pytest.Item, str] = {}
     drop = []
@@ -148,6 +160,10 @@ def unwanted(items: Sequence[pytest.Item], options: RebOptions) -> list[pytest.I
             drop.append(item)
         else:
             pairs[item] = f"{repo.name}|{target.id}"
+            at = None if options.allow_mismatch or refused is None else head(target, repo)
+            if at is not None and at != repo.commit.lower():
+                refused[pairs[item]] = misconfigured(repo.commit.lower(), at, repo.name,
+                                                     by_commit.get(at))
     if options.shard:
         mine = shard_keys(set(pairs.values()), options.shard)
         drop += [item for item, key in pairs.items() if key not in mine]

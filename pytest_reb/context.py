@@ -26,8 +26,9 @@ from pytest_reb.audit.report import ReportLoad
 from pytest_reb.lease import GpuLeases
 from pytest_reb.outcome import Outcome
 from pytest_reb.spec import Repo
-from pytest_reb.target import Target, TargetError
+from pytest_reb.target import InfraError, Target, TargetError
 from pytest_reb.tiers.shims import mount_first
+from pytest_reb.verdict import Verdict
 
 #: Outcomes made without touching the target: no known-fakes scan for them.
 _NO_TARGET = frozenset({"missing_report", "invalid_report", "infra"})
@@ -73,6 +74,10 @@ class Context:
     ext_sweep: bool = True
     #: the image is an agent run that ran past its budget (``reb agent``'s commit label)
     agent_timed_out: bool = False
+    #: ``--reb-allow-commit-mismatch``: a checkout at another commit is judged, not refused
+    allow_mismatch: bool = False
+    #: the verdict of a pair refused at collection (``verdict.misconfigured``): nothing runs
+    refused: dict[str, Any] | None = None
     outcomes: dict[str, Outcome] = field(default_factory=dict)
 
     @cached_property
@@ -90,12 +95,31 @@ class Context:
         return self.read_report()
 
     @cached_property
-    def integrity(self) -> list[dict[str, Any]]:
-        """The checkout's tracked files against the pinned commit: checked once per target,
-        before the first entrypoint runs (``integrity.py``)."""
+    def checkout_verdict(self) -> Verdict:
+        """The checkout against the pinned commit, examined once per target before any tier.
+
+        A container lost under the check is examined once more in a fresh one;
+        lost twice, the ``InfraError`` is the tier's ``infra``.
+        """
         from pytest_reb import integrity
 
-        return integrity.check(self.target, self.checkout, self.repo.commit)
+        pinned = self.repo.commit.lower()
+        for attempt in (1, 2):
+            try:
+                seen = integrity.examine(self.target, self.checkout, pinned)
+                break
+            except InfraError:
+                if attempt == 2:
+                    raise
+                self.target.close()
+        if self.allow_mismatch and seen.head is not None and seen.head != pinned:
+            seen = integrity.examine(self.target, self.checkout, seen.head, against_head=True)
+        return Verdict(pinned, seen, allowed=self.allow_mismatch)
+
+    @property
+    def integrity(self) -> list[dict[str, Any]]:
+        """The findings of the verdict (``integrity.py``), recorded on the stage outcomes."""
+        return self.checkout_verdict.findings
 
     @cached_property
     def known_fakes(self) -> list[dict[str, Any]]:
@@ -167,16 +191,52 @@ class Context:
                                     "(no probe runs after an agent timeout)")
 
     def _guarded(self, tier: str, probe: Callable[[Context], Outcome]) -> Outcome:
-        """A probe whose target failed under it gets ``infra``, not a traceback."""
+        """The probe, after the integrity verdict allowed it; a target that failed under it
+        gets ``infra``, not a traceback.
+
+        A container lost under a probe (``InfraError``) may be the machine's
+        fault, not the image's: the probe is run once more in a fresh
+        container, and the outcome says so.  Only the second loss is ``infra``.
+        """
         started = time.time()
-        try:
-            outcome = probe(self)
-            outcome.started = started  # made after the probe ran; it began here
-            if outcome.status != "skipped" and outcome.category not in _NO_TARGET:
-                findings.attach(outcome, self.known_fakes, strict=not self.compat)
+        if self.refused is not None:
+            outcome = self.outcome(tier, category="misconfigured", strict=False, compat=False,
+                                   message=self.refused["line"])
+            outcome.integrity = self.refused
             return outcome
-        except TargetError as exc:
-            outcome = self.outcome(tier, category="infra", strict=False, compat=False,
-                                   message=f"not run to the end: {exc}")
-            outcome.started, outcome.duration = started, round(time.time() - started, 3)
-            return outcome
+        lost: str | None = None
+        for attempt in (1, 2):
+            try:
+                blocked = self.checkout_verdict.blocks(tier)
+                if blocked is not None and not self.compat:
+                    outcome = self.outcome(tier, category=blocked[0], message=blocked[1],
+                                           strict=False, compat=None,
+                                           findings=list(self.checkout_verdict.findings))
+                else:
+                    outcome = probe(self)
+                    outcome.started = started  # made after the probe ran; it began here
+                    if blocked is not None:  # compat judged it; strict would not have
+                        outcome.strict = False
+                    if outcome.status != "skipped" and outcome.category not in _NO_TARGET:
+                        findings.attach(outcome, self.known_fakes, strict=not self.compat)
+                break
+            except InfraError as exc:
+                if attempt == 1:
+                    lost = str(exc)
+                    self.target.close()  # the next command gets a fresh container
+                    continue
+                outcome = self._infra(tier, started, exc)
+            except TargetError as exc:
+                outcome = self._infra(tier, started, exc)
+                break
+        if lost is not None:
+            outcome.evidence["rerun"] = f"run again in a fresh container after: {lost[:300]}"
+        if "checkout_verdict" in self.__dict__:
+            outcome.integrity = self.checkout_verdict.to_json()
+        return outcome
+
+    def _infra(self, tier: str, started: float, exc: Exception) -> Outcome:
+        outcome = self.outcome(tier, category="infra", strict=False, compat=False,
+                               message=f"not run to the end: {exc}")
+        outcome.started, outcome.duration = started, round(time.time() - started, 3)
+        return outcome

@@ -66,7 +66,8 @@ def reb_ctx(request: pytest.FixtureRequest, reb_target_spec: TargetSpec) -> Cont
         python_override=opts.python,
         repo_dir=opts.repo_dir, compat=opts.compat,
         agent=reb_target_spec.agent, asset_cache=session.asset_cache,
-        ext_sweep=opts.ext_sweep,
+        ext_sweep=opts.ext_sweep, allow_mismatch=opts.allow_mismatch,
+        refused=session.refused.get(f"{repo.name}|{reb_target_spec.id}"),
         agent_timed_out=opts.compat and _agent_timed_out(reb_target_spec.image))
     return ctx
 

@@ -12,6 +12,12 @@ the kernel ``/proc/<pid>/root`` + a path would resolve an absolute symlink of
 the image (``/opt/x -> /etc``) against the *host's* root, so a hostile image
 could make the host read its own files.  Only regular files are opened, with
 ``O_NOFOLLOW | O_NONBLOCK`` (a FIFO would block, a device never ends).
+
+Resolving one component at a time is only sound if nothing changes in
+between: a process of the image can swap a checked directory for a symlink
+(``renameat2(RENAME_EXCHANGE)``) before the host opens the path.  ``frozen``
+pauses the container (the cgroup freezer) for the whole read, so what the
+host checked is what it opens.
 """
 
 from __future__ import annotations
@@ -19,12 +25,15 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import IO, Any
 
 #: Symlinks followed in one resolution before giving up (the kernel's own limit).
 MAX_HOPS = 40
+#: Attempts at pausing a container before its read is given up as infra.
+FREEZE_TRIES = 8
 
 
 
@@ -172,6 +181,58 @@ def view(target: Any, devices: Sequence[str] = ()) -> HostView | None:
     root = HostView(f"/proc/{pid}/root")
     root.has_gpu_devices = bool(devices) and _gpu_nodes(root)
     return root
+
+
+@contextlib.contextmanager
+def frozen(target: Any, devices: Sequence[str] = ()) -> Iterator[HostView | None]:
+    """``view(target, devices)`` with the container paused for the length of the block.
+
+    Nothing can run in the target meanwhile (no exec either).  A container
+    that is gone afterwards, or whose init is no longer the one read through,
+    was lost under the read: ``InfraError``, whatever the read made of its
+    vanishing files, so a lost container is never taken for an edited one.
+    """
+    from pytest_reb.target import DockerTarget, InfraError
+
+    found = view(target, devices)
+    if found is None or not isinstance(target, DockerTarget):
+        yield found
+        return
+    ctr = target.container(devices)
+    pid = int(found.root.split("/")[2])
+    for attempt in range(FREEZE_TRIES):  # the freezer can time out on a busy cgroup: again
+        try:
+            ctr.pause()
+            break
+        except Exception as exc:
+            if attempt == FREEZE_TRIES - 1:
+                raise InfraError(f"cannot freeze container {ctr.name} for the host-side "
+                                 f"read: {str(exc)[:200]}") from None
+            time.sleep(0.2 * (attempt + 1))
+    try:
+        yield found
+    except BaseException:
+        lost = _thaw(ctr, pid)
+        if lost:
+            raise InfraError(lost) from None
+        raise
+    lost = _thaw(ctr, pid)
+    if lost:
+        raise InfraError(lost)
+
+
+def _thaw(ctr: Any, pid: int) -> str | None:
+    """Unpause ``ctr``; why it was lost under the read, or None when it is still the same."""
+    try:
+        ctr.unpause()
+        ctr.reload()
+    except Exception as exc:
+        return f"container {ctr.name} was lost during the host-side read: {str(exc)[:200]}"
+    state = ctr.attrs.get("State") or {}
+    if ctr.status != "running" or state.get("Pid") != pid:
+        return (f"container {ctr.name} was lost during the host-side read (status "
+                f"{ctr.status}, init pid {state.get('Pid')}, read through {pid})")
+    return None
 
 
 def _gpu_nodes(root: HostView) -> bool:

@@ -5,29 +5,36 @@ The official rules forbid editing the repository and never check it
 Here the host reads the target's files from outside (``hostview.py``), so
 neither ``git`` nor any program of the target is trusted or even needed:
 
-1. the checkout's object store (``.git/objects``: loose objects and packs,
-   regular files only) is copied to a scratch repository on the host; its
-   config, hooks, refs and alternates are not, so nothing the image wrote
-   can steer the host's ``git``;
-2. the pinned commit and every tree under it are read with
-   ``git cat-file --batch`` and each is re-hashed here, so a doctored object
-   store cannot pass a different tree off as the pinned commit;
-3. each tracked file of the working tree is hashed as git hashes a blob
+1. the container is frozen (``hostview.frozen``) for the whole check, so no
+   process of the image can swap a directory for a symlink between the
+   host's check of a path and its open;
+2. the checkout's object store (``.git/objects``: loose objects and packs,
+   regular files only) is copied to a scratch repository on the host under
+   bounds the image cannot move (``gitstore.py``); its config, hooks, refs
+   and alternates are not, so nothing the image wrote can steer the host's ``git``;
+3. the reference commit and every tree under it are read with ``git cat-file``
+   and each is re-hashed here: object ids are content hashes, so an object
+   store that yields them *is* the pinned commit, whatever else the image did;
+4. each tracked file of the working tree is hashed as git hashes a blob
    (``sha1("blob <size>\\0" + content)``) and compared with the tree; a Git LFS
-   pointer is compared by its sha256.
+   pointer is compared by its sha256;
+5. the checkout is walked (bounded) for untracked files that change what a
+   probe does: a config pyright or pytest reads, a ``.pth``, a
+   ``conftest.py``, a top-level module that shadows an import.
 
-Where the host cannot see the target's files (``ssh://`` and other testinfra
-URLs) the target's own ``git diff`` is used, under a timeout, and says so.
+A container that vanished under the check is ``InfraError`` (the tier's
+``infra``), never "every file deleted".  Where the host cannot see the
+target's files (``ssh://`` and other testinfra URLs) the target's own
+``git diff`` is used, under a timeout, and says so.
 
 Findings are ``{"kind", "path", "detail"}`` with kinds ``modified``,
-``deleted``, ``type_changed`` (the edits), ``mode_changed``, ``head_moved``
-(informational) and ``unverifiable``.  Only an edit of a run's entrypoint
-changes a verdict, and only in strict mode (``tiers/entrypoint.py``).
+``deleted``, ``type_changed`` (the edits), ``untracked``, ``mode_changed``,
+``head_moved`` (informational) and ``unverifiable``.  What they do to each
+tier is ``verdict.py``'s.
 """
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import hashlib
 import os
@@ -37,32 +44,32 @@ import shutil
 import stat
 import subprocess
 import tempfile
-import threading
 import time
-from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pytest_reb import hostview
+from pytest_reb.gitstore import HEX40, MAX_BLOB_BYTES, Objects, Unverifiable, copy_objects
 from pytest_reb.target import Target, read_git_commit
 
 #: The kinds that mean "this file is not what the pinned commit holds".
 EDITS = frozenset({"modified", "deleted", "type_changed"})
-#: Bounds: an object store or a working tree larger than this is not copied or hashed.
-MAX_OBJECT_BYTES = 8 << 30
-MAX_TRACKED = 200_000
 DEADLINE = 300.0
 #: Edited files whose diff is kept in the finding, and how much of it.
 MAX_DIFFS = 20
 DIFF_CHARS = 1500
 MAX_FINDINGS = 500
-HEX40 = re.compile(r"[0-9a-f]{40}")
+#: Entries of the checkout walked for untracked files; directories never walked.
+MAX_WALK = 50_000
+SKIP_DIRS = frozenset({".git", "__pycache__", ".mypy_cache", ".pytest_cache", ".venv", "venv",
+                       "node_modules", "build", "dist"})
+#: Untracked files that change what a probe does wherever they are in the checkout.
+PROBE_FILES = frozenset({"conftest.py", "sitecustomize.py", "usercustomize.py",
+                         "pyrightconfig.json", "pyproject.toml", "setup.cfg", "pytest.ini",
+                         "tox.ini"})
 LFS_POINTER = re.compile(rb"version https://git-lfs\.github\.com/spec/v1\n"
                          rb"oid sha256:([0-9a-f]{64})\nsize (\d+)\n?")
-
-
-class Unverifiable(Exception):
-    """The check could not be made; the message says why, in one line."""
 
 
 def finding(kind: str, path: str, detail: str, **extra: Any) -> dict[str, Any]:
@@ -77,110 +84,107 @@ def edited(findings: list[dict[str, Any]], path: str | None) -> dict[str, Any] |
     return next((f for f in findings if f.get("kind") in EDITS and f.get("path") == want), None)
 
 
+@dataclass
+class Examined:
+    """What one check saw: the findings, the checkout's HEAD, and the verified reference tree.
+
+    ``tree`` (path -> (mode, blob sha)) is None when the reference could not be
+    read; when it is set, every tree object under ``tree_id`` hashed to its id.
+    """
+
+    reference: str
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    head: str | None = None
+    tree_id: str | None = None
+    tree: dict[str, tuple[str, str]] | None = None
+
+
 def check(target: Target, checkout: str, commit: str) -> list[dict[str, Any]]:
     """Findings about ``checkout`` in ``target`` against ``commit``; [] when it is intact."""
+    return examine(target, checkout, commit).findings
+
+
+def examine(target: Target, checkout: str, commit: str, *,
+            against_head: bool = False) -> Examined:
+    """The check against ``commit`` (or, ``against_head``, the checkout's own HEAD commit).
+
+    ``InfraError`` when the target's container was lost under the check; any
+    other failure of the check is an ``unverifiable`` finding.
+    """
     commit = commit.lower()
-    view = hostview.view(target)  # a TargetError here is the tier's infra failure
     try:
-        if view is None:
-            return _with_target_git(target, checkout, commit)
-        return _Check(view, checkout, commit).run()
+        with hostview.frozen(target) as view:  # a TargetError here is the tier's infra
+            if view is None:
+                return Examined(commit, _with_target_git(target, checkout, commit))
+            return _Check(view, checkout, commit, against_head).run()
     except Unverifiable as exc:
-        return [finding("unverifiable", checkout, str(exc))]
+        return Examined(commit, [finding("unverifiable", checkout, str(exc))])
     except (OSError, subprocess.SubprocessError, ValueError) as exc:  # never the tier's end
-        return [finding("unverifiable", checkout, f"the check failed: {type(exc).__name__}: "
-                                                  f"{str(exc)[:300]}")]
+        return Examined(commit, [finding("unverifiable", checkout, (
+            f"the check failed: {type(exc).__name__}: {str(exc)[:300]}"))])
 
 
 # --------------------------------------------------------------------------- from the host
 
 
 class _Check:
-    def __init__(self, view: hostview.HostView, checkout: str, commit: str) -> None:
+    def __init__(self, view: hostview.HostView, checkout: str, commit: str,
+                 against_head: bool) -> None:
         self.view = view
         self.checkout = checkout
-        self.commit = commit
+        self.result = Examined(commit)
+        self.against_head = against_head
         self.deadline = time.monotonic() + DEADLINE
-        self.found: list[dict[str, Any]] = []
+        self.found = self.result.findings
 
-    def run(self) -> list[dict[str, Any]]:
-        if not HEX40.fullmatch(self.commit):
-            raise Unverifiable(f"the pinned commit {self.commit!r} is not a SHA-1")
+    def run(self) -> Examined:
+        commit = self.result.reference
+        if not HEX40.fullmatch(commit):
+            raise Unverifiable(f"the pinned commit {commit!r} is not a SHA-1")
         if shutil.which("git") is None:
             raise Unverifiable("git is not installed on the host")
         root = self.view.resolve(self.checkout)
         if root is None or not self.view.is_dir(root):
             raise Unverifiable(f"there is no checkout at {self.checkout}")
         git_dir = self._git_dir(root)
-        head = read_git_commit(self.view.read, root)
-        if head is not None and head != self.commit:
+        head = self.result.head = read_git_commit(self.view.read, root)
+        if self.against_head and head is not None:
+            commit = self.result.reference = head
+        elif head is not None and head != commit:
             self.found.append(finding("head_moved", ".git/HEAD", (
-                f"HEAD is {head}, not the pinned {self.commit}; the working tree is compared "
+                f"HEAD is {head}, not the pinned {commit}; the working tree is compared "
                 "with the pinned commit")))
         try:
             with tempfile.TemporaryDirectory(prefix="reb-integrity-") as scratch:
                 store = Path(scratch)
-                self._copy_objects(git_dir, store)
-                with _Objects(store, self.deadline) as objects:
-                    tree = objects.tree_of(self.commit)
+                copy_objects(self.view, git_dir, store, self.deadline)
+                with Objects(store, self.deadline) as objects:
+                    tree_id, tree = objects.tree_of(commit)
                     self._compare(root, tree, objects)
+                self.result.tree_id, self.result.tree = tree_id, tree
+                self._untracked(root, tree)
         except Unverifiable as exc:
             self.found.append(finding("unverifiable", self.checkout, str(exc)))
-        return self.found[:MAX_FINDINGS]
+        del self.found[MAX_FINDINGS:]
+        return self.result
 
     def _git_dir(self, root: str) -> str:
+        """``.git`` as a directory of the checkout itself, nothing else.
+
+        A ``gitdir:`` file (a worktree or submodule layout) would let the image
+        point the check at any object store it likes; objects are content
+        hashes, so that alone could not fake the pinned tree, but it is no
+        layout the benchmark's task image makes, and strict fails closed on it.
+        """
         st = self.view.lstat(f"{root}/.git")
         if st is not None and stat.S_ISDIR(st.st_mode):
             return f"{root}/.git"
-        text = (self.view.read(f"{root}/.git", 4096) or b"").decode("utf-8", "replace").strip()
-        if text.startswith("gitdir:"):  # a worktree or a submodule's checkout
-            where = text[len("gitdir:"):].strip()
-            where = where if where.startswith("/") else posixpath.join(root, where)
-            real = self.view.resolve(where)
-            if real is not None and self.view.is_dir(real):
-                return real
+        if st is not None and stat.S_ISREG(st.st_mode):
+            raise Unverifiable(f"{self.checkout}/.git is a file (a gitdir: link elsewhere), "
+                               "not the checkout's own object store")
         raise Unverifiable(f"{self.checkout} is not a git checkout (no .git directory)")
 
-    def _copy_objects(self, git_dir: str, store: Path) -> None:
-        """Loose objects and packs only: regular files with the names git gives them."""
-        (store / "refs").mkdir()
-        (store / "HEAD").write_text("ref: refs/heads/main\n")
-        (store / "config").write_text("[core]\n\trepositoryformatversion = 0\n\tbare = true\n")
-        objects = f"{git_dir}/objects"
-        if not self.view.is_dir(objects):
-            raise Unverifiable(f"{git_dir} has no object store")
-        total = 0
-        for sub in self.view.listdir(objects):
-            if re.fullmatch(r"[0-9a-f]{2}", sub):
-                names = [n for n in self.view.listdir(f"{objects}/{sub}")
-                         if re.fullmatch(r"[0-9a-f]{38}", n)]
-            elif sub == "pack":
-                names = [n for n in self.view.listdir(f"{objects}/pack")
-                         if re.fullmatch(r"pack-[0-9a-f]{40,64}\.(pack|idx)", n)]
-            else:
-                continue
-            (store / "objects" / sub).mkdir(parents=True, exist_ok=True)
-            for name in names:
-                total += self._copy(f"{objects}/{sub}/{name}", store / "objects" / sub / name,
-                                    MAX_OBJECT_BYTES - total)
-                if time.monotonic() > self.deadline:
-                    raise Unverifiable(f"copying {git_dir}/objects took over {DEADLINE:.0f}s")
-
-    def _copy(self, src: str, dst: Path, budget: int) -> int:
-        copied = 0
-        try:
-            with self.view.open(src, follow=False) as fh, open(dst, "wb") as out:
-                for chunk in iter(lambda: fh.read(1 << 20), b""):
-                    copied += len(chunk)
-                    if copied > budget:
-                        raise Unverifiable(f"the object store is larger than "
-                                           f"{MAX_OBJECT_BYTES >> 30} GiB")
-                    out.write(chunk)
-        except OSError:
-            return 0  # not a regular file: not an object git would have written
-        return copied
-
-    def _compare(self, root: str, tree: dict[str, tuple[str, str]], objects: _Objects) -> None:
+    def _compare(self, root: str, tree: dict[str, tuple[str, str]], objects: Objects) -> None:
         base = self.view.host_path(root)
         dirs: dict[str, str | None] = {"": None}  # rel dir -> why it is not a real directory
         diffs = 0
@@ -215,7 +219,7 @@ class _Check:
                     extra = {}
                     if diffs < MAX_DIFFS:
                         diffs += 1
-                        extra["diff"] = _diff(objects.blob(sha), f"{base}/{rel}", rel)
+                        extra["diff"] = _diff(objects, sha, f"{base}/{rel}", rel)
                     self.found.append(finding("modified", rel, (
                         f"content differs from the pinned commit (blob {sha[:12]}, working tree "
                         f"{got[:12]}, {st.st_size} bytes)"), **extra))
@@ -224,9 +228,54 @@ class _Check:
                         f"mode {mode} at the pinned commit, now "
                         f"{'100755' if st.st_mode & 0o100 else '100644'}")))
 
+    def _untracked(self, root: str, tree: dict[str, tuple[str, str]]) -> None:
+        """Untracked files that change what a probe does (``PROBE_FILES``, ``*.pth``), and
+        top-level modules or packages that shadow an import from the checkout's root."""
+        base = self.view.host_path(root)
+        tracked_dirs = {p.rsplit("/", 1)[0] for p in tree if "/" in p}
+        tracked_dirs |= {d.split("/", 1)[0] for d in tracked_dirs}
+        pending, seen = [""], 0
+        while pending:
+            rel_dir = pending.pop()
+            try:
+                names = sorted(os.listdir(f"{base}/{rel_dir}" if rel_dir else base))
+            except OSError:
+                continue
+            for name in names:
+                seen += 1
+                if seen > MAX_WALK:
+                    self.found.append(finding("unverifiable", self.checkout, (
+                        f"more than {MAX_WALK} entries in the checkout: untracked files past "
+                        "them were not looked for")))
+                    return
+                rel = f"{rel_dir}/{name}" if rel_dir else name
+                try:
+                    st = os.lstat(f"{base}/{rel}")
+                except OSError:
+                    continue
+                if stat.S_ISDIR(st.st_mode):
+                    if name in SKIP_DIRS:
+                        continue
+                    if not rel_dir and rel not in tracked_dirs and any(
+                            os.path.lexists(f"{base}/{rel}/__init__.{x}") for x in ("py", "pyi")):
+                        self.found.append(finding("untracked", rel, (
+                            "an untracked package at the checkout's top level: it shadows "
+                            f"`import {name}` for every probe run from the checkout"),
+                            shadows=name))
+                    pending.append(rel)
+                elif rel not in tree and (name in PROBE_FILES or name.endswith(".pth")):
+                    self.found.append(finding("untracked", rel, (
+                        "untracked, and read by a probe (pyright, pytest or Python's site)")))
+                elif rel not in tree and not rel_dir and name.endswith((".py", ".pyi")):
+                    module = name.rsplit(".", 1)[0]
+                    self.found.append(finding("untracked", rel, (
+                        "an untracked module at the checkout's top level: it shadows "
+                        f"`import {module}` for every probe run from the checkout"),
+                        shadows=module))
+
     def _symlink(self, base: str, rel: str, st: os.stat_result, sha: str,
-                 objects: _Objects) -> None:
-        want = objects.blob(sha).decode("utf-8", "surrogateescape")
+                 objects: Objects) -> None:
+        want = objects.blob(sha, 4096).decode("utf-8", "surrogateescape")
         if not stat.S_ISLNK(st.st_mode):
             self.found.append(finding("type_changed", rel, (
                 f"a symlink to {want!r} at the pinned commit, now {_kind(st.st_mode)}")))
@@ -284,11 +333,11 @@ def _blob_sha(path: str) -> str | None:
         return None
 
 
-def _lfs_match(objects: _Objects, sha: str, path: str) -> bool:
+def _lfs_match(objects: Objects, sha: str, path: str) -> bool:
     """Whether the tracked blob is a Git LFS pointer to exactly this file's content."""
     if objects.size(sha) > 512:
         return False
-    m = LFS_POINTER.fullmatch(objects.blob(sha))
+    m = LFS_POINTER.fullmatch(objects.blob(sha, 512))
     if m is None:
         return False
     try:
@@ -302,8 +351,14 @@ def _lfs_match(objects: _Objects, sha: str, path: str) -> bool:
     return size == int(m.group(2)) and h.hexdigest() == m.group(1).decode()
 
 
-def _diff(before: bytes, path: str, rel: str) -> str:
-    """The start of a unified diff, for a person reading the finding (text files only)."""
+def _diff(objects: Objects, sha: str, path: str, rel: str) -> str:
+    """The start of a unified diff, for a person reading the finding (text files only).
+
+    A blob over ``MAX_BLOB_BYTES`` is not inflated for it: its size is the image's to declare.
+    """
+    if objects.size(sha) > MAX_BLOB_BYTES:
+        return f"(not shown: the pinned blob is {objects.size(sha)} bytes)"
+    before = objects.blob(sha)
     try:
         with hostview.open_regular(path) as fh:
             after = fh.read(1 << 20)
@@ -316,97 +371,6 @@ def _diff(before: bytes, path: str, rel: str) -> str:
                                  f"a/{rel}", f"b/{rel}", lineterm="", n=1)
     text = "\n".join(lines)
     return text if len(text) <= DIFF_CHARS else text[:DIFF_CHARS] + "\n[...]"
-
-
-class _Objects:
-    """A ``git cat-file --batch`` over the scratch store; every object is re-hashed on read."""
-
-    def __init__(self, store: Path, deadline: float) -> None:
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GIT_DIR": str(store),
-               "HOME": str(store), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
-               "GIT_NO_REPLACE_OBJECTS": "1", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-        self.proc = subprocess.Popen(["git", "cat-file", "--batch"], env=env, cwd=store,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL)
-        self.timer = threading.Timer(max(1.0, deadline - time.monotonic()), self.proc.kill)
-        self.timer.daemon = True
-        self.timer.start()
-        self.sizes: dict[str, int] = {}
-
-    def __enter__(self) -> _Objects:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.timer.cancel()
-        with contextlib.suppress(Exception):
-            assert self.proc.stdin is not None
-            self.proc.stdin.close()
-        self.proc.kill()
-        self.proc.wait(timeout=10)
-
-    def read(self, sha: str) -> tuple[str, bytes]:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        try:
-            self.proc.stdin.write(sha.encode() + b"\n")
-            self.proc.stdin.flush()
-            header = self.proc.stdout.readline().decode("ascii", "replace").split()
-        except (OSError, ValueError):
-            raise Unverifiable("git cat-file stopped (deadline passed?)") from None
-        if len(header) != 3 or header[0] != sha:
-            raise Unverifiable(f"object {sha} is not in the checkout's object store "
-                               "(a shallow clone of another commit?)")
-        kind, size = header[1], int(header[2])
-        body = self.proc.stdout.read(size + 1)[:size]
-        if len(body) != size or hashlib.sha1(f"{kind} {size}\0".encode() + body).hexdigest() != sha:
-            raise Unverifiable(f"object {sha} in the checkout's object store does not hash to "
-                               "its name: the store was tampered with")
-        self.sizes[sha] = size
-        return kind, body
-
-    def blob(self, sha: str) -> bytes:
-        return self.read(sha)[1]
-
-    def size(self, sha: str) -> int:
-        return self.sizes[sha] if sha in self.sizes else len(self.blob(sha))
-
-    def tree_of(self, commit: str) -> dict[str, tuple[str, str]]:
-        """path -> (mode, blob sha) of every file under the commit's tree."""
-        kind, body = self.read(commit)
-        if kind != "commit":
-            raise Unverifiable(f"{commit} is a {kind}, not a commit")
-        first = body.split(b"\n", 1)[0].decode("ascii", "replace")
-        if not first.startswith("tree "):
-            raise Unverifiable(f"commit {commit} names no tree")
-        out: dict[str, tuple[str, str]] = {}
-        pending = [("", first[5:].strip())]
-        while pending:
-            prefix, sha = pending.pop()
-            kind, data = self.read(sha)
-            if kind != "tree":
-                raise Unverifiable(f"{sha} is a {kind}, not a tree")
-            for mode, name, child in _entries(data):
-                path = prefix + name
-                if mode == "40000":
-                    pending.append((path + "/", child))
-                else:
-                    out[path] = (mode, child)
-                if len(out) > MAX_TRACKED:
-                    raise Unverifiable(f"more than {MAX_TRACKED} tracked files")
-        return dict(sorted(out.items()))
-
-
-def _entries(data: bytes) -> Iterator[tuple[str, str, str]]:
-    i = 0
-    while i < len(data):
-        space = data.index(b" ", i)
-        nul = data.index(b"\0", space)
-        mode = data[i:space].decode("ascii")
-        name = data[space + 1:nul].decode("utf-8", "surrogateescape")
-        sha = data[nul + 1:nul + 21].hex()
-        if "/" in name or name in ("", ".", ".."):
-            raise Unverifiable(f"a tree entry has the impossible name {name!r}")
-        yield mode, name, sha
-        i = nul + 21
 
 
 # --------------------------------------------------------------------------- the target's git

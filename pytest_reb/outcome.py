@@ -59,6 +59,8 @@ class Outcome:
     agent: str | None = None
     #: why a failed tier failed: root-cause classes with evidence and a hint (``diagnose.py``)
     diagnosis: list[dict[str, Any]] = field(default_factory=list)
+    #: the target's integrity verdict (``verdict.Verdict.to_json``): the same on all its tiers
+    integrity: dict[str, Any] | None = None
 
     @property
     def key(self) -> str:

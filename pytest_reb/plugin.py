@@ -66,6 +66,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="repository checkout in the target (default /data/project/repo)")
     group.addoption("--reb-repo", metavar="OWNER/NAME",
                     help="which repository module applies to the targets (default: by commit)")
+    group.addoption("--reb-allow-commit-mismatch", action="store_true",
+                    help="judge a target whose checkout is not the module's pinned commit (a "
+                         "fork, a later commit) against its own commit; outcomes carry the "
+                         "mismatch (default: refused, or failed commit_mismatch)")
     group.addoption("--reb-outdir", metavar="DIR", default="reports",
                     help="where runs write outcomes.jsonl and summary.json (default reports/)")
     group.addoption("--reb-network", metavar="MODE", default="none",
@@ -204,7 +208,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         return
     from pytest_reb.collect import unwanted
 
-    drop = unwanted(items, reb.options)
+    drop = unwanted(items, reb.options, refused=reb.refused)
     if drop:
         dropped = set(drop)
         config.hook.pytest_deselected(items=drop)

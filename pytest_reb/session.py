@@ -77,6 +77,7 @@ class RebOptions:
     assets: Path | None = None
     prepare: bool = False
     ext_sweep: bool = True
+    allow_mismatch: bool = False
 
     @classmethod
     def from_config(cls, config: Any) -> RebOptions:
@@ -98,7 +99,8 @@ class RebOptions:
             disk=opt("reb_disk"),
             shard=parse_shard(opt("reb_shard")) if opt("reb_shard") else None,
             assets=Path(opt("reb_assets")) if opt("reb_assets") else None,
-            prepare=opt("reb_prepare"), ext_sweep=opt("reb_ext_sweep"))
+            prepare=opt("reb_prepare"), ext_sweep=opt("reb_ext_sweep"),
+            allow_mismatch=opt("reb_allow_commit_mismatch"))
 
 
 def new_run_id() -> str:
@@ -131,6 +133,8 @@ class RebSession:
     reports: dict[str, ReportLoad] = field(default_factory=dict)
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     resumed: dict[str, Outcome] = field(default_factory=dict)
+    #: "owner/name|target id" -> the verdict of a pair refused at collection (``verdict.py``)
+    refused: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
     def open(cls, config: pytest.Config) -> RebSession:

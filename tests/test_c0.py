@@ -213,14 +213,21 @@ def test_config_paths_are_relative_to_the_scratch_dir_and_rules_are_pinned() -> 
     assert cfg["venv"] == "" and cfg["pythonVersion"] == "3.11"
 
 
-def test_a_repository_config_is_extended_and_its_own_keys_kept() -> None:
+def test_a_repository_config_is_not_extended_nor_can_it_hide_a_file() -> None:
+    """Only its include (the official targets) and extraPaths naming tracked dirs are used."""
     sel = Selection("pyrightconfig.json", ["lib"], "pyrightconfig.json",
                     {"include": ["lib"], "executionEnvironments": [{"root": "lib"}],
+                     "ignore": ["lib"], "exclude": ["lib"], "stubPath": "fake",
+                     "extraPaths": ["vendor", "/etc", "../x"],
                      "reportMissingImports": "none", "venv": "other"}, auto_src=True)
-    cfg = pyright_config(sel, "/work/repo", "/tmp/reb-c0-ab", "3.10")
-    assert cfg["extends"] == "../../work/repo/pyrightconfig.json"
-    assert "include" not in cfg and "executionEnvironments" not in cfg  # theirs apply
+    cfg = pyright_config(sel, "/work/repo", "/tmp/reb-c0-ab", "3.10", tracked_dirs={"vendor"})
+    assert "extends" not in cfg and cfg["include"] == ["../../work/repo/lib"]
+    assert cfg["executionEnvironments"] == [{"root": "../../work/repo",
+                                             "extraPaths": ["../../work/repo/vendor"]}]
     assert {k: cfg[k] for k in PINNED_RULES} == PINNED_RULES
+    assert cfg["ignore"] == [] and "**/lib" not in cfg["exclude"] and cfg["extraPaths"] == []
+    files = pyright_config(sel, "/work/repo", "/tmp/reb-c0-ab", "3.10", files=["lib/a.py"])
+    assert files["include"] == ["../../work/repo/lib/a.py"]
     probe_cfg = pyright_config(sel, "/work/repo", "/tmp/reb-c0-ab", "3.10", include=["b.py"])
     assert probe_cfg["include"] == ["b.py"]
 
@@ -369,7 +376,8 @@ def test_local_strict_lists_missing_and_stub_only_names(tmp_path: Path, bare_pyt
     assert ev["bound"] is True and ev["targets"] == ["pkg", "tests", "train.py"]
     assert ev["files_analyzed"] == 4 and ev["pyright_version"]
     assert ev["missing_where"]["yaml"].endswith("train.py:2")
-    assert o.message == "3 of 6 imports unresolved: definitely_absent_xyz, six, yaml"
+    assert o.message == ("3 of 6 imports unresolved: definitely_absent_xyz, six, yaml; "
+                         "pyright analysed 4 files")
     assert listing(repo) == before  # nothing written into the checkout
     # its own scratch folder is gone (others' may exist: tests run in parallel)
     assert o.evidence["scratch"].startswith("/tmp/reb-c0-")
@@ -412,7 +420,7 @@ def test_the_repository_config_cannot_hide_missing_imports(tmp_path: Path,
     assert o.evidence["missing"] == ["absent_one"] and o.evidence["bound"] is True
 
 
-def test_a_pyproject_pyright_table_is_extended(tmp_path: Path, bare_python: str) -> None:
+def test_a_pyproject_pyright_table_chooses_targets_only(tmp_path: Path, bare_python: str) -> None:
     repo = tree(tmp_path / "repo", {
         "pyproject.toml": "[project]\nname = 'x'\n\n[tool.pyright]\ninclude = ['src']\n"
                           "reportMissingImports = 'none'\n",
@@ -420,7 +428,7 @@ def test_a_pyproject_pyright_table_is_extended(tmp_path: Path, bare_python: str)
     })
     o = probe(local_ctx(repo, bare_python, total=2))
     assert o.evidence["selection"] == "pyproject.toml" and o.evidence["targets"] == ["src"]
-    assert o.evidence["config"]["extends"].endswith("/repo/pyproject.toml")
+    assert "extends" not in o.evidence["config"]
     assert o.evidence["missing"] == ["gone_a"]
 
 
@@ -530,7 +538,8 @@ def test_missing_dep_image_lists_exactly_yaml(pytester: pytest.Pytester, missing
     result.assert_outcomes(failed=1)
     assert (o.category, o.strict, o.compat) == ("deps", False, True)
     assert o.evidence["missing"] == ["yaml"] and o.evidence["missing_count"] == 1
-    assert o.message == f"1 of {imports_total(DEMO_SOURCE)} imports unresolved: yaml"
+    assert o.message == (f"1 of {imports_total(DEMO_SOURCE)} imports unresolved: yaml; "
+                         "pyright analysed 5 of 5 tracked Python files")
     assert o.evidence["bound"] is True and o.evidence["python"] == ENV_PYTHON
     assert "/opt/envs/tinynet/lib/python3.11/site-packages" in o.evidence["search_paths"]
     assert o.evidence["targets"] == ["tinynet", "train.py"]

@@ -147,9 +147,16 @@ def test_modules_are_matched_to_targets_by_commit(pytester: pytest.Pytester,
     result = pytester.runpytest("-m", "c1", *local_args(pytester, repo))
     result.assert_outcomes(passed=1, deselected=11)
     assert [o.repo for o in outcomes(pytester)] == ["me/mini"]
+    # forcing a module onto another module's checkout is refused, naming that module
     forced = pytester.runpytest("-m", "c1", "--reb-repo", "other/repo",
                                 *local_args(pytester, repo))
-    forced.assert_outcomes(passed=1, deselected=11)
+    forced.assert_outcomes(failed=1, deselected=11)
+    forced.stdout.fnmatch_lines([f"*refused: checkout is at commit {commit}, not other/repo's "
+                                 "pinned 0000000000000000000000000000000000000000; it is the "
+                                 "pinned commit of module me/mini*"])
+    allowed = pytester.runpytest("-m", "c1", "--reb-repo", "other/repo",
+                                 "--reb-allow-commit-mismatch", *local_args(pytester, repo))
+    allowed.assert_outcomes(passed=1, deselected=11)
 
 
 def test_resume_reruns_only_what_is_missing(pytester: pytest.Pytester,

@@ -77,7 +77,7 @@ def run_stage(pytester: pytest.Pytester, text: str) -> dict[str, Any]:
     """Run the module's C1 on ``local://`` and return its outcome row."""
     checkout = pytester.path / "checkout"
     (checkout / "ckpt").mkdir(parents=True, exist_ok=True)
-    # A real checkout at the module's commit, as an agent's image holds one.
+    # A real checkout at the module's commit: the integrity verdict fails closed otherwise.
     commit = git_checkout(checkout, {"ckpt/b.pt": "w", "ckpt/a.pt": "w"})
     pytester.makepyfile(test_values_repo=text.replace("0" * 40, commit))
     pytester.runpytest_subprocess(

@@ -64,5 +64,10 @@ class ReportHooks:
         terminalreporter.section("reb pyramid")
         for line in terminal.pyramid(outcomes, titles=TIER_TITLES):
             terminalreporter.write_line(line)
+        lines = summary.integrity_lines(outcomes)
+        if lines:
+            terminalreporter.section("reb integrity")
+            for line in lines:
+                terminalreporter.write_line(line)
         terminalreporter.write_line(f"outcomes: {self.session.log.path}")
         terminalreporter.write_line(f"summary:  {self.session.run_dir / 'summary.json'}")

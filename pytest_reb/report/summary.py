@@ -140,6 +140,7 @@ def build(outcomes: list[Outcome], *, run_id: str, compat: bool) -> dict[str, An
     for (target, repo), mine in sorted(by_target.items()):
         targets.append({
             "target": target, "repo": repo, "agent": mine[0].agent,
+            "integrity": next((o.integrity for o in mine if o.integrity), None),
             "tiers": {o.tier: {"status": o.status, "category": o.category, "message": o.message,
                                "strict": o.strict, "compat": o.compat,
                                "duration": o.duration, "evidence": _short(o),
@@ -160,7 +161,18 @@ def build(outcomes: list[Outcome], *, run_id: str, compat: bool) -> dict[str, An
                         "agents": {a: root_causes_by_environment(os_)
                                    for a, os_ in sorted(agents.items())}},
         "official_denominators": OFFICIAL_DENOMINATORS,
+        "integrity": dict(Counter(str((t["integrity"] or {}).get("status", "unknown"))
+                                  for t in targets)),
     }
+
+
+def integrity_lines(outcomes: list[Outcome]) -> list[str]:
+    """One line per (repository, target) whose checkout is not intact at the pinned commit."""
+    seen: dict[tuple[str, str], str] = {}
+    for o in outcomes:
+        if o.integrity and o.integrity.get("status") != "intact":
+            seen.setdefault((o.repo, o.target), str(o.integrity.get("line")))
+    return [f"{repo} @ {target}: {line}" for (repo, target), line in sorted(seen.items())]
 
 
 def _short(o: Outcome) -> dict[str, Any]:

@@ -34,6 +34,8 @@ written for pyright and read back from it is in ``c0_pyright.py``.
 from __future__ import annotations
 
 import ast
+import base64
+import gzip
 import json
 import secrets
 import subprocess
@@ -43,6 +45,7 @@ from typing import Any
 
 from pytest_reb import diagnose
 from pytest_reb.context import Context
+from pytest_reb.integrity import EDITS
 from pytest_reb.outcome import Outcome
 from pytest_reb.target import NODE_MOUNT, PROBES_DIR, PYRIGHT_MOUNT, ExecResult, marked_json
 from pytest_reb.tiers.c0_pyright import (
@@ -58,6 +61,8 @@ from pytest_reb.tiers.c0_pyright import (
     search_paths,
     select_targets,
     strict_missing,
+    tracked_sources,
+    tree_checkout,
 )
 
 TIMEOUT = 600.0
@@ -210,6 +215,10 @@ def probe(ctx: Context) -> Outcome:
     if not checkout.get("exists"):
         return _fail(ctx, "entrypoint_not_found", f"no checkout at {ctx.checkout} "
                      f"({checkout.get('error')})", evidence, res)
+    tree = ctx.checkout_verdict.tree
+    if tree is not None:  # what is analysed is the pinned tree's, not what is on disk
+        untrusted = {f["path"] for f in ctx.checkout_verdict.of_kind(*EDITS, "untracked")}
+        checkout = tree_checkout(tree, checkout, untrusted)
     sel = select_targets(checkout)
     if sel is None:
         return _fail(ctx, "entrypoint_not_found", f"nothing for pyright in {ctx.checkout}: no "
@@ -227,13 +236,19 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
     version = (f"{version[0]}.{version[1]}" if isinstance(version, list) and len(version) >= 2
                and all(type(v) is int for v in version[:2]) else None)
     scratch = f"/tmp/reb-c0-{secrets.token_hex(6)}"
-    config = pyright_config(sel, ctx.checkout, scratch, version)
+    tree = ctx.checkout_verdict.tree
+    files = tracked_sources(tree, sel) if tree is not None else None
+    problems = _tree_problems(ctx, files or [])
+    gone = {f["path"] for f in ctx.checkout_verdict.of_kind("deleted", "type_changed")}
+    present = [f for f in files if f not in gone] if files is not None else None
+    config = pyright_config(sel, ctx.checkout, scratch, version, files=present,
+                            tracked_dirs={p.rsplit("/", 1)[0] for p in tree or () if "/" in p})
     common = ["--pythonpath", python, "--pythonplatform", "Linux",
               *(["--pythonversion", version] if version else [])]
     main_args = ["-p", "pyrightconfig.json", "--outputjson", "--level", "error", *common]
     res, out = _driver(ctx, "analyse", {
         "scratch": scratch, "pyright": ctx.target.tool(PYRIGHT),
-        "files": {"pyrightconfig.json": json.dumps(config, indent=1), "binding.py": "",
+        "files": {"pyrightconfig.json": _packed(json.dumps(config)), "binding.py": "",
                   "binding.json": json.dumps(pyright_config(
                       sel, ctx.checkout, scratch, version, include=["binding.py"]), indent=1)},
         "main_args": main_args, "binding_args": ["-p", "binding.json", "--verbose", *common],
@@ -242,7 +257,11 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
         "rules": [MISSING_RULE, SOURCE_RULE], "source_rule": SOURCE_RULE,
         "import_pattern": IMPORT_NAME.pattern, "sys_path": import_dirs(info.get("path") or []),
     }, scaled(max(TIMEOUT, BINDING_TIMEOUT)) + SLACK)
-    evidence.update(config=config, pyright_command=["pyright", *main_args], scratch=scratch)
+    shown = config if files is None else {**config, "include": f"<{len(present or [])} tracked "
+                                                                   "Python files>"}
+    evidence.update(config=shown, pyright_command=["pyright", *main_args], scratch=scratch,
+                    tracked_python_files=None if files is None else len(files),
+                    integrity_problems=problems)
     if out is None or "driver_error" in out:
         return _fail(ctx, "timeout" if res.timed_out else "infra",
                      f"the C0 driver failed: exit {res.exit_code}, "
@@ -269,13 +288,17 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
     missing = official if ctx.compat else strict
     total = ctx.repo.imports_total
     analysed = (data.get("summary") or {}).get("filesAnalyzed")
+    of = " files" if files is None else f" of {len(files)} tracked Python files"
+    short = present is not None and analysed != len(present)
     evidence.update(pyright_version=data.get("version"), files_analyzed=analysed,
+                    analysed_of_tracked=None if files is None else f"{analysed}/{len(files)}",
                     diagnostics=data.get("reduced"), bound=problem is None,
                     missing=sorted(missing), missing_count=len(missing), imports_total=total,
                     figure=f"{len(missing)}/{total}", missing_where=strict,
                     missing_official=sorted(official), missing_strict=sorted(strict))
     o = ctx.outcome("c0", **_ran(res), compat=True, evidence=evidence,
-                    strict=problem is None and not strict and bool(analysed))
+                    strict=problem is None and not strict and bool(analysed) and not problems
+                    and not short)
     o.exit_code = main.get("rc")
     if problem is not None:
         o.category = "pyright_wrong_interpreter"
@@ -283,15 +306,21 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
         if not ctx.compat:  # names from another environment are no count of this one
             evidence.update(missing_count=None, figure=None,
                             counted_as="not counted: pyright was not bound to the interpreter")
+    elif problems and not ctx.compat:
+        o.category = "integrity"
+        o.message = (f"the checkout is not the pinned tree: {'; '.join(problems[:10])}"
+                     f"{' ...' if len(problems) > 10 else ''}; {len(missing)} of {total} "
+                     f"imports unresolved; pyright analysed {analysed}{of}")
     elif missing:
         o.category = "deps"
-        o.message = f"{len(missing)} of {total} imports unresolved: {', '.join(missing)}"
-    elif not analysed:
+        o.message = (f"{len(missing)} of {total} imports unresolved: {', '.join(missing)}; "
+                     f"pyright analysed {analysed}{of}")
+    elif not analysed or short:
         o.category = "pyright_failed"
-        o.message = f"pyright analysed no files (targets {sel.targets})"
+        o.message = f"pyright analysed {analysed}{of} (targets {sel.targets})"
     else:
         o.message = (f"0 of {total} imports unresolved; pyright {data.get('version')} analysed "
-                     f"{analysed} files bound to {python}")
+                     f"{analysed}{of} bound to {python}")
     o = ctx.verdict(o)
     if o.status == "failed" and missing and problem is None:
         o.diagnosis = diagnose.missing_packages(sorted(missing), missing, python,
@@ -317,3 +346,20 @@ def _installed_distributions(ctx: Context, python: str) -> dict[str, list[str]]:
         return {}
     return {k: [str(d) for d in v] for k, v in data.items()
             if isinstance(k, str) and isinstance(v, list)}
+
+
+def _tree_problems(ctx: Context, files: list[str]) -> list[str]:
+    """What strict C0 fails on: a tracked Python file it must analyse edited, deleted or
+    type-changed, or an untracked file that changes what pyright or an import resolves."""
+    mine = set(files)
+    out = [f"{f['kind']} {f['path']}" for f in ctx.checkout_verdict.of_kind(*EDITS)
+           if f["path"] in mine]
+    return out + [f"untracked {f['path']}" for f in ctx.checkout_verdict.of_kind("untracked")]
+
+
+def _packed(text: str) -> str | dict[str, str]:
+    """A file for the driver to write: long ones gzipped (the spec travels as one argv string,
+    which the kernel caps at 128 KiB; a pinned tree's file list can be longer)."""
+    if len(text) < 32_000:
+        return text
+    return {"gz": base64.b64encode(gzip.compress(text.encode(), mtime=0)).decode()}

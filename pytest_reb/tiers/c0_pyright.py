@@ -8,6 +8,7 @@ its own; ``c0_imports`` runs the driver and puts the pieces together.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import posixpath
 import re
@@ -33,6 +34,11 @@ PINNED_RULES: dict[str, Any] = {
     SOURCE_RULE: "error",  # a warning by default, which --level error would drop
     "pythonPlatform": "Linux",
     "venv": "",  # a repository's venvPath/venv would override --pythonpath
+    # what could hide a file or resolve a missing import is ours, never the checkout's
+    "ignore": [],
+    "exclude": [f"**/{d}" for d in sorted(EXCLUDE_DIRS)],
+    "extraPaths": [],
+    "stubPath": "reb-no-stubs",  # relative to the scratch directory, which has none
 }
 
 
@@ -43,9 +49,11 @@ PINNED_RULES: dict[str, Any] = {
 class Selection:
     """What pyright analyses, chosen from the checkout's top level the official way.
 
-    ``config_file`` is the repository's own config (extended, never edited);
-    ``settings`` are its pyright keys as far as they could be read (``{}``
-    when unreadable, so we add include and root rather than analyse nothing).
+    ``config_file`` is the repository's own config; ``settings`` are its
+    pyright keys as far as they could be read (``{}`` when unreadable).  Only
+    its ``include`` (which files the official heuristic analyses) and its
+    ``extraPaths`` (where they name a tracked directory) are used; nothing of
+    it is extended, so no setting of it can hide a file.
     """
 
     kind: str  # pyrightconfig.json | pyproject.toml | src | packages
@@ -126,32 +134,78 @@ def select_targets(checkout: Mapping[str, Any]) -> Selection | None:
     return Selection("packages", sorted(targets), auto_src=auto_src) if targets else None
 
 
+def tree_checkout(tree: Mapping[str, tuple[str, str]], survey: Mapping[str, Any],
+                  untrusted: Iterable[str]) -> dict[str, Any]:
+    """The survey's account of the checkout's top level, made from the pinned tree instead.
+
+    What the official heuristic picks must not depend on what the image left
+    on disk: a deleted package would leave the targets, an untracked
+    ``pyrightconfig.json`` would choose them.  The configs' text is the
+    survey's (read from disk) only where the file is tracked and not edited
+    (``untrusted``), so it is the pinned commit's.
+    """
+    entries: dict[str, dict[str, Any]] = {}
+    for path in tree:
+        top, _, rest = path.partition("/")
+        entry = entries.setdefault(top, {"name": top, "dir": bool(rest)})
+        if rest and "/" not in rest:
+            entry["init"] = entry.get("init", False) or rest == "__init__.py"
+            entry["py"] = entry.get("py", False) or rest.endswith(".py")
+    bad = set(untrusted)
+    out: dict[str, Any] = {"exists": True, "entries": [entries[n] for n in sorted(entries)]}
+    for name, key in (("pyrightconfig.json", "pyrightconfig"),
+                      ("pyproject.toml", "pyproject_pyright")):
+        if name in tree and name not in bad:
+            out[key] = survey.get(key)
+    return out
+
+
+def tracked_sources(tree: Mapping[str, tuple[str, str]], sel: Selection) -> list[str]:
+    """The tracked Python files under the selection's targets: what pyright must analyse."""
+    return [path for path, (mode, _) in tree.items()
+            if path.endswith(".py") and mode in ("100644", "100755")
+            and not EXCLUDE_DIRS.intersection(path.split("/")[:-1])
+            and any(_under(path, t) for t in sel.targets)]
+
+
+def _under(path: str, target: str) -> bool:
+    t = posixpath.normpath(target)
+    if t == ".":
+        return True
+    if any(c in t for c in "*?["):
+        return fnmatch.fnmatchcase(path, t) or fnmatch.fnmatchcase(path, t + "/*")
+    return path == t or path.startswith(t + "/")
+
+
 def pyright_config(sel: Selection, checkout: str, scratch: str, python_version: str | None,
-                   include: list[str] | None = None) -> dict[str, Any]:
-    """The config C0 runs with, written to ``scratch``: the repository's, plus our pins.
+                   include: list[str] | None = None, files: list[str] | None = None,
+                   tracked_dirs: Iterable[str] = ()) -> dict[str, Any]:
+    """The config C0 runs with, written to ``scratch``: ours, every setting that can hide a
+    file pinned (``PINNED_RULES``).
 
     Paths are relative to ``scratch`` (pyright ignores absolute ``include``
     entries).  The execution root is the checkout, as when pyright runs from
-    the repository root; ``include`` replaces the analysed files (the binding
-    check analyses one empty file with otherwise the same config).  The
-    Python version is the interpreter's.
+    the repository root.  What is analysed is ``files`` (the pinned tree's
+    Python files) when known, else the selection's targets; ``include``
+    replaces both (the binding check analyses one empty file with otherwise
+    the same config).  The repository config's ``extraPaths`` count only
+    where they name one of ``tracked_dirs``.  The Python version is the
+    interpreter's.
     """
     def rel(p: str) -> str:
         return posixpath.relpath(posixpath.normpath(posixpath.join(checkout, p)), scratch)
 
-    cfg: dict[str, Any] = {}
-    if sel.config_file:
-        cfg["extends"] = rel(sel.config_file)
-    if include is not None:
-        cfg["include"] = include
-    elif "include" not in sel.settings:
-        cfg["include"] = [rel(t) for t in sel.targets]
-    if "executionEnvironments" not in sel.settings:
-        env: dict[str, Any] = {"root": rel(".")}
-        if (sel.auto_src and "extraPaths" not in sel.settings
-                and sel.settings.get("autoSearchPaths", True) is not False):
-            env["extraPaths"] = [rel("src")]
-        cfg["executionEnvironments"] = [env]
+    if include is None:
+        include = [rel(f) for f in files] if files is not None else [
+            rel(t) for t in sel.targets]
+    tracked = set(tracked_dirs)
+    extra = sel.settings.get("extraPaths")
+    paths = [rel(p) for p in extra if isinstance(p, str) and
+             posixpath.normpath(p) in tracked] if isinstance(extra, list) else []
+    if sel.auto_src and not paths and sel.settings.get("autoSearchPaths", True) is not False:
+        paths = [rel("src")]
+    env: dict[str, Any] = {"root": rel("."), **({"extraPaths": paths} if paths else {})}
+    cfg: dict[str, Any] = {"include": include, "executionEnvironments": [env]}
     if python_version:  # else pyright asks the interpreter
         cfg["pythonVersion"] = python_version
     return {**cfg, **PINNED_RULES}

@@ -40,6 +40,21 @@ def _tier_brief(o: Outcome | None) -> dict[str, Any] | None:
             "started": o.started}
 
 
+def _unjudged(strict: AuditResult, outcomes: dict[str, Outcome | None]) -> str | None:
+    """Why strict C5 cannot pass: a claim it could not judge because the tier that observes it
+    died of ``infra`` (already run once more in a fresh container), or None.
+
+    An unobserved claim is no contradiction, but neither is it a pass: the
+    CUDA overclaim of an image whose C2 was killed under it must not pass.
+    """
+    died = {t: o for t, o in outcomes.items() if o is not None and o.category == "infra"}
+    if not died or not strict.inconclusive:
+        return None
+    claims = ", ".join(sorted({i.field for i in strict.inconclusive}))
+    tiers = "; ".join(f"{t.upper()} died of infra ({o.message[:200]})" for t, o in died.items())
+    return f"the claim(s) {claims} are unjudged: {tiers}"
+
+
 def _reported(load: ReportLoad) -> dict[str, Any] | None:
     if load.report is not None:
         return {k: getattr(load.report, k) for k in (
@@ -64,9 +79,12 @@ def probe(ctx: Context) -> Outcome:
     strict = audit(load, python, outcomes, compat=False)
     compat = audit(load, official_python, outcomes, compat=True, variant=variant)
     chosen = compat if ctx.compat else strict
+    unjudged = _unjudged(strict, outcomes)
     o = ctx.outcome("c5", category=chosen.category, message=chosen.message,
-                    strict=strict.passed, compat=compat.passed,
+                    strict=strict.passed and unjudged is None, compat=compat.passed,
                     findings=[f.to_json() for f in chosen.findings])
+    if unjudged is not None and strict.passed and not ctx.compat:
+        o.category, o.message = "unjudged", unjudged
     o.evidence = {
         "counts": chosen.counts,
         "inconclusive": [i.to_json() for i in chosen.inconclusive],

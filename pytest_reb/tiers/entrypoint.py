@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 from typing import Any
 
-from pytest_reb import diagnose, integrity
+from pytest_reb import diagnose
 from pytest_reb.assets import view
 from pytest_reb.assets.fetchers import checkout_copy
 from pytest_reb.context import Context
@@ -344,7 +344,7 @@ def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
     gate, used = _asset_gate(ctx, tier, run)
     if gate is not None:
         return gate
-    tampered = integrity.entrypoint_edit(ctx.integrity, run)  # checked before anything runs
+    tampered = ctx.checkout_verdict.stage_problem(run)  # checked before anything runs
     early: Unrunnable | None = None
     record: dict[str, Any] = {}  # setup steps run and values resolved
     seen = StageWitness.for_target(ctx.target, ctx.checkout, tier)

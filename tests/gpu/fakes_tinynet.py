@@ -19,7 +19,7 @@ FAKE = ["{repo}/../../tests/gpu/fake_entries.py", MODE, "--steps", "5", "--out",
 
 repo = Repo(
     f"reb/tinynet-fake-{MODE}",
-    commit="0" * 40,
+    commit="0" * 40,  # a stand-in: the scripts pass --reb-allow-commit-mismatch (the demo checkout)
     imports_total=8,
     single_gpu=Run(["{python}", *FAKE], env={"CUDA_VISIBLE_DEVICES": "0"}, timeout=300,
                    expect_log=["TRAIN_OK"]),

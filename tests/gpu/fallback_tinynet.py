@@ -13,7 +13,7 @@ TRAIN = ["train.py", "--steps", "3", "--out", "{out}/ckpt", "--device", "cpu"]
 
 repo = Repo(
     "reb/tinynet-cpu-fallback",
-    commit="0" * 40,
+    commit="0" * 40,  # a stand-in: the scripts pass --reb-allow-commit-mismatch (the demo checkout)
     imports_total=8,
     single_gpu=Run(["{python}", *TRAIN], env={"CUDA_VISIBLE_DEVICES": "0"}, timeout=300),
     multi_gpu=torchrun(*TRAIN, nproc=2, env={"CUDA_VISIBLE_DEVICES": "0,1"}, timeout=600),

@@ -408,6 +408,13 @@ CASES: dict[str, Case] = {c.name: c for c in (
          report={"python_path": "/usr/local/bin/python"}),
     Case("available-only", [("file", SYSTEM_SITECUSTOMIZE, AVAILABLE_ONLY, 0o644)],
          report={"cuda_available": True, "gpu_count": 1}),
+    # integrity switched off: the pinned commit's object gone, or .git a link to nowhere
+    Case("commit-object-deleted", [
+        ("remove_head_object", REPO_DIR),
+        ("prepend", f"{REPO_DIR}/train.py", 'import sys; print("TRAIN_OK"); sys.exit(0)\n')]),
+    Case("gitdir-elsewhere", [
+        ("gitdir", REPO_DIR, "/opt/elsewhere/.git"),
+        ("prepend", f"{REPO_DIR}/train.py", 'import sys; print("TRAIN_OK"); sys.exit(0)\n')]),
     Case("metachar", _metachar_ops(), report=_metachar_report(),
          env={"REB_NOTE": f"$(touch {HOST_CANARY}); touch {TARGET_CANARY}",
               "PATH": f"/opt/$(touch {TARGET_CANARY})/bin:/usr/local/sbin:/usr/local/bin:"
@@ -439,6 +446,15 @@ for op in json.load(open(sys.argv[1])):
             body = fh.read()
         with open(path, "w") as fh:
             fh.write(op[2] + body)
+    elif kind == "remove_head_object":  # the loose object of the commit HEAD names
+        ref = open(path + "/.git/HEAD").read().split()[-1]
+        sha = open(path + "/.git/" + ref).read().strip() if "/" in ref else ref
+        os.remove(path + "/.git/objects/" + sha[:2] + "/" + sha[2:])
+    elif kind == "gitdir":  # .git becomes a gitdir: file pointing where nothing is
+        import shutil
+        shutil.rmtree(path + "/.git")
+        with open(path + "/.git", "w") as fh:
+            fh.write("gitdir: " + op[2] + "\\n")
     elif kind == "append":
         with open(path, "a") as fh:
             fh.write(op[2])

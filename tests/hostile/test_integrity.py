@@ -72,7 +72,8 @@ def test_each_kind_of_edit(target: DockerTarget, image_commit: str) -> None:
         got = {f["path"]: f for f in integrity.check(target, REPO, image_commit)}
         assert {p: f["kind"] for p, f in got.items()} == {
             "README.md": "deleted", "configs/tiny.yaml": "mode_changed",
-            "requirements.txt": "type_changed", "tinynet/model.py": "modified"}
+            "requirements.txt": "type_changed", "tinynet/model.py": "modified",
+            "untracked.py": "untracked"}  # a top-level module shadows `import untracked`
         assert got["tinynet/model.py"]["diff"].endswith("+x")
         assert "now a symlink" in got["requirements.txt"]["detail"]
     finally:

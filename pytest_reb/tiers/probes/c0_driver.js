@@ -7,6 +7,7 @@
 // removes the scratch directory.
 'use strict';
 const fs = require('fs'), path = require('path'), cp = require('child_process');
+const zlib = require('zlib');
 const [mode, raw] = process.argv.slice(1);
 const spec = JSON.parse(raw);
 const name = (d) => new RegExp(spec.import_pattern).exec(String(d.message));
@@ -129,7 +130,9 @@ async function analyse() {
   fs.mkdirSync(spec.scratch, {mode: 0o700});
   try {
     for (const [name, text] of Object.entries(spec.files)) {
-      fs.writeFileSync(path.join(spec.scratch, name), text);
+      // a long file comes gzipped ({gz: base64}): the spec is one argv string
+      fs.writeFileSync(path.join(spec.scratch, name), typeof text === 'string' ? text
+        : zlib.gunzipSync(Buffer.from(text.gz, 'base64')));
     }
     const opts = (t) => ({cwd: spec.scratch, timeout: t});
     const [probe, main] = await Promise.all([
