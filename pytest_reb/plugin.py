@@ -66,7 +66,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="repository checkout in the target (default /data/project/repo)")
     group.addoption("--reb-repo", metavar="OWNER/NAME",
                     help="which repository module applies to the targets (default: by commit)")
-    group.addoption("--reb-allow-commit-mismatch", action="store_true",
+    group.addoption("--reb-allow-commit-mismatch", action="store_true", default=False,
                     help="judge a target whose checkout is not the module's pinned commit (a "
                          "fork, a later commit) against its own commit; outcomes carry the "
                          "mismatch (default: refused, or failed commit_mismatch)")

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from minirepo import git_checkout
 
 import pytest_reb
 from pytest_reb.assets import fetchers
@@ -326,14 +327,24 @@ def test_ingest_a_stand_in(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- the tiers (pytester)
 
 
-def stage_module(url: str, *, shim_dir: str | None = None) -> str:
+def checkout(pytester: pytest.Pytester) -> str:
+    """The run's checkout (a real git one: the integrity verdict fails closed on a plain
+    folder), made on first use; returns its commit, which the module pins."""
+    root = pytester.path / "checkout"
+    if not (root / ".git").is_dir():
+        return git_checkout(root, {"README": "assets\n"})
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def stage_module(pytester: pytest.Pytester, url: str, *, shim_dir: str | None = None) -> str:
     """A repository module whose CPU stage lists what it finds at {assets}."""
     shim = f", shim_dir={shim_dir!r}" if shim_dir else ""
     return f"""
 from pytest_reb import Asset, Repo, Run, hf_asset
 
 repo = Repo(
-    "me/assets", commit="{'0' * 40}", imports_total=1,
+    "me/assets", commit="{checkout(pytester)}", imports_total=1,
     assets=[
         Asset("table", "dataset", "url", url="{url}", dest="dataset/t.csv",
               note="saved as {{assets}}/dataset/t.csv"),
@@ -350,11 +361,11 @@ repo = Repo(
 
 
 def run_local(pytester: pytest.Pytester, cache: Path, *extra: str) -> pytest.RunResult:
-    checkout = pytester.path / "checkout"
-    checkout.mkdir(exist_ok=True)
+    checkout(pytester)
     return pytester.runpytest_subprocess(
         "--rootdir", str(pytester.path), "--reb-host", "local://", "--reb-python",
-        sys.executable, "--reb-repo-dir", str(checkout), "--reb-repo", "me/assets",
+        sys.executable, "--reb-repo-dir", str(pytester.path / "checkout"),
+        "--reb-repo", "me/assets",
         "--reb-outdir", str(pytester.path / "reports"), "--reb-assets", str(cache),
         "-p", "no:cacheprovider", "-m", "c1", "-rA", *extra)
 
@@ -367,7 +378,7 @@ def c1_outcome(pytester: pytest.Pytester) -> dict[str, Any]:
 
 def test_missing_assets_fail_the_tier_without_running(pytester: pytest.Pytester,
                                                      tmp_path: Path) -> None:
-    pytester.makepyfile(test_assets_repo=stage_module("http://127.0.0.1:9/t.csv"))
+    pytester.makepyfile(test_assets_repo=stage_module(pytester, "http://127.0.0.1:9/t.csv"))
     result = run_local(pytester, tmp_path / "cache")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*C1 data: missing asset(s) in the asset cache*"
@@ -386,7 +397,7 @@ def test_missing_model_gives_the_model_category(pytester: pytest.Pytester, tmp_p
                                                 served: tuple[str, Path]) -> None:
     base, www = served
     (www / "t.csv").write_text("a,b\n")
-    pytester.makepyfile(test_assets_repo=stage_module(f"{base}/t.csv"))
+    pytester.makepyfile(test_assets_repo=stage_module(pytester, f"{base}/t.csv"))
     result = run_local(pytester, tmp_path / "cache", "--reb-prepare")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*reb prepare*", "me/assets: ready  dataset   table: 1 file(s)*",
@@ -401,7 +412,7 @@ def test_prepared_assets_are_seen_at_assets(pytester: pytest.Pytester, tmp_path:
     """--reb-prepare fetches the url asset; the model comes from a cache filled elsewhere."""
     base, www = served
     (www / "t.csv").write_text("a,b\n1,2\n")
-    module = stage_module(f"{base}/t.csv")
+    module = stage_module(pytester, f"{base}/t.csv")
     pytester.makepyfile(test_assets_repo=module)
     namespace: dict[str, Any] = {}
     exec(compile(module, "m", "exec"), namespace)
@@ -432,9 +443,10 @@ def test_shim_folder_comes_first_on_pythonpath(pytester: pytest.Pytester, tmp_pa
     (www / "t.csv").write_text("x\n")
     shim = tmp_path / "shim"
     shim.mkdir()
-    pytester.makepyfile(test_assets_repo=stage_module(f"{base}/t.csv", shim_dir=str(shim)))
+    pytester.makepyfile(test_assets_repo=stage_module(pytester, f"{base}/t.csv",
+                                                      shim_dir=str(shim)))
     namespace: dict[str, Any] = {}
-    exec(compile(stage_module(f"{base}/t.csv"), "m", "exec"), namespace)
+    exec(compile(stage_module(pytester, f"{base}/t.csv"), "m", "exec"), namespace)
     cache = AssetCache(tmp_path / "cache")
     (tmp_path / "w.bin").write_bytes(b"w")
     cache.ingest(namespace["repo"], "net", tmp_path / "w.bin", origin="stand-in")

@@ -37,10 +37,10 @@ pytestmark = pytest.mark.container
 
 NO_DAEMON = "unix:///nonexistent/reb-no-docker.sock"
 BASE = "reb-base:bookworm"
-#: The commit a tiny image's checkout claims, so that two modules can share it as a target.
-COMMIT = "1" * 40
+#: The tiny image: the base with a one-file git checkout, committed on the host at a fixed
+#: date, so its commit (which two modules share as their target) is the same every time.
 TINY = f"""FROM {BASE}
-RUN mkdir -p /data/project/repo/.git && echo {COMMIT} > /data/project/repo/.git/HEAD
+COPY repo /data/project/repo
 """
 
 
@@ -216,19 +216,34 @@ def _kill(pids: set[int]) -> None:
 
 
 @pytest.fixture(scope="session")
-def tiny_image(docker_client: Any) -> str:
-    """The base image with a checkout that is only ``.git/HEAD`` (no Python deps, 133 MB)."""
+def tiny(docker_client: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """(tag, commit): the base image with a real one-file checkout (no Python deps, 133 MB).
+
+    A real git checkout, since the integrity verdict fails closed on a ``.git`` that holds
+    no object store."""
     import hashlib
-    import io
+
+    from minirepo import GIT_ENV, git_checkout
 
     from pytest_reb.images import ensure_base_image
 
     ensure_base_image(docker_client)
-    tag = f"reb-fault-tiny:{hashlib.sha256(TINY.encode()).hexdigest()[:12]}"
+    context = tmp_path_factory.mktemp("tiny")
+    (context / "Dockerfile").write_text(TINY)
+    with pytest.MonkeyPatch.context() as mp:
+        for when in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
+            mp.setitem(GIT_ENV, when, "2026-01-01T00:00:00Z")
+        commit = git_checkout(context / "repo", {"README": "tiny\n"})
+    tag = f"reb-fault-tiny:{hashlib.sha256((TINY + commit).encode()).hexdigest()[:12]}"
     if not docker_client.images.list(name=tag):
-        docker_client.images.build(fileobj=io.BytesIO(TINY.encode()), tag=tag, rm=True,
-                                   forcerm=True, pull=False, network_mode="none")
-    return tag
+        docker_client.images.build(path=str(context), tag=tag, rm=True, forcerm=True,
+                                   pull=False, network_mode="none")
+    return tag, commit
+
+
+@pytest.fixture(scope="session")
+def tiny_image(tiny: tuple[str, str]) -> str:
+    return tiny[0]
 
 
 @pytest.fixture
@@ -265,9 +280,10 @@ def test_private_daemon_leaves_the_host_as_it_found_it(docker_client: Any) -> No
 
 
 def test_daemon_stopped_mid_tier(tmp_path: Path, private_daemon: PrivateDaemon,
-                              tiny_image: str) -> None:
-    tmp_path.joinpath("test_a_hang.py").write_text(module_text("reb/hang", COMMIT, cpu=HANG))
-    tmp_path.joinpath("test_b_after.py").write_text(module_text("reb/after", COMMIT, cpu=AFTER))
+                              tiny: tuple[str, str]) -> None:
+    tiny_image, commit = tiny
+    tmp_path.joinpath("test_a_hang.py").write_text(module_text("reb/hang", commit, cpu=HANG))
+    tmp_path.joinpath("test_b_after.py").write_text(module_text("reb/after", commit, cpu=AFTER))
     run = Spawned(tmp_path, ["--reb-image", tiny_image, "--reb-python", "/usr/bin/python3",
                              "-m", "c1 or c2", "--reb-outdir", str(tmp_path / "reports")],
                   env={"DOCKER_HOST": private_daemon.url})
