@@ -180,7 +180,7 @@ def demo_commit() -> str:
     and the tests pin it the way the official harness pins a repository's commit.
     """
     with tempfile.TemporaryDirectory(prefix="reb-demo-repo-") as scratch:
-        return _make_demo_checkout(Path(scratch) / "repo")
+        return make_demo_checkout(Path(scratch) / "repo")
 
 
 def ensure_demo_image(client: docker.DockerClient, variant: str = "good") -> str:
@@ -203,7 +203,7 @@ def ensure_demo_image(client: docker.DockerClient, variant: str = "good") -> str
         tempfile.TemporaryDirectory(prefix="reb-demo-build-", dir=CACHE_DIR) as scratch,
     ):
         context = Path(scratch)
-        commit = _make_demo_checkout(context / "repo")
+        commit = make_demo_checkout(context / "repo")
         recipe = _digest("demo", variant, dockerfile, commit, [w.name for w in wheels], report)
         tag = f"{DEMO_REPOSITORY}:{variant}-{recipe}"
         if not _image_exists(client, tag):
@@ -239,7 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.dest is None or args.dest.exists():
             parser.error("checkout needs a DEST folder that does not exist yet")
         try:
-            print(_make_demo_checkout(args.dest), flush=True)
+            print(make_demo_checkout(args.dest), flush=True)
         except ImageError as exc:
             print(f"error: {_one_line(str(exc))}", file=sys.stderr)
             return 1
@@ -414,7 +414,7 @@ def _build_demo(
         raise ImageError(f"building {tag} failed: {_one_line(exc.msg)} ({tail})") from None
 
 
-def _make_demo_checkout(dest: Path) -> str:
+def make_demo_checkout(dest: Path) -> str:
     """Copy ``demo/tinynet`` to ``dest`` as a one-commit git repository; return the hash.
 
     Modes are normalised and ignored files (``demo/tinynet/.gitignore``) removed, so the

@@ -271,7 +271,7 @@ def mirror_of(task: Task, mirror: Path) -> Path:
 def _checkout(task: Task, dest: Path, *, checkout: Path | None, mirror: Path | None) -> None:
     """Clone ``task``'s source to ``dest`` and detach at its commit; its ``.git`` is kept."""
     if task.repo == DEMO_REPO and checkout is None and mirror is None:
-        commit = images._make_demo_checkout(dest)
+        commit = images.make_demo_checkout(dest)
         if commit != task.commit:
             raise TaskError(f"demo/tinynet is at {commit}, its module pins {task.commit}")
         return

@@ -22,6 +22,7 @@ the image by its own pip, offline.  Images are tagged
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import io
 import json
@@ -245,32 +246,60 @@ def dockerfile(base: str, fault: Fault) -> str:
         lines.append(fault.steps)
     if fault.parts:
         lines.append("RUN rm -rf /tmp/wheels")
-    lines.append(f"COPY tools/ {REPO}/tools/")
-    lines.append(f"COPY entry.py {REPO}/entry.py")
+    lines.append(f"RUN rm -rf {REPO}")
+    lines.append(f"COPY repo/ {REPO}/")
+    lines.append(f"COPY fault {FAULT_FILE}")
     return "\n".join(lines) + "\n"
 
 
-def entry_script(fault: Fault) -> str:
-    """``entry.py``: the same entrypoint name in every fault image, running that fault's tool.
+#: Where a fault image names the tool its ``entry.py`` runs (outside the checkout).
+FAULT_FILE = "/etc/reb-fault"
+#: ``entry.py``: the same entrypoint, the same file, in every fault image.
+ENTRY = ('"""The entrypoint of every fault image: the tool its image names."""\n'
+         f"import runpy\n\nrunpy.run_path(open({FAULT_FILE!r}).read().strip(), "
+         "run_name='__main__')\n")
 
-    One repository module can then run every image of a run, as one of the
-    44 modules runs every agent's image.
+
+@functools.cache
+def checkout() -> tuple[tuple[tuple[str, bytes], ...], str]:
+    """The fault images' checkout, as (path, bytes) pairs under ``repo/``, and its commit.
+
+    The demo's checkout with the tools and ``entry.py`` committed on top (the demo's fixed
+    identity and dates): one commit in every fault image, so one repository module, pinned
+    at it, runs every image of a run as one of the 44 modules runs every agent's image, and
+    the integrity verdict finds the checkout at its pinned commit.
     """
-    return (f'"""The entrypoint of this image: {fault.name}."""\n'
-            f"import runpy\n\nrunpy.run_path({fault.argv[1]!r}, run_name='__main__')\n")
+    from pytest_reb.images import DEMO_GIT_ENV, make_demo_checkout
+
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch) / "repo"
+        make_demo_checkout(root)
+        for path, text in {**SCRIPTS, "entry.py": ENTRY}.items():
+            (root / path).parent.mkdir(parents=True, exist_ok=True)
+            (root / path).write_text(text)
+        env = {"PATH": "/usr/bin:/bin", "HOME": scratch, "GIT_CONFIG_NOSYSTEM": "1",
+               "GIT_CONFIG_GLOBAL": "/dev/null", **DEMO_GIT_ENV}
+        for args in (["add", "--all"], ["commit", "-qm", "tools of the fault images"]):
+            subprocess.run(["git", "-C", str(root), *args], check=True, env=env)
+        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], check=True,
+                                env=env, capture_output=True, text=True).stdout.strip()
+        files = tuple((f"repo/{p.relative_to(root)}", p.read_bytes())
+                      for p in sorted(root.rglob("*")) if p.is_file())
+    return files, commit
 
 
 def ensure_fault_image(client: Any, base: str, fault: Fault) -> str:
     """The tag of ``fault``'s image on top of ``base`` (the demo image), built if missing."""
     docker_file = dockerfile(base, fault)
-    recipe = json.dumps([client.images.get(base).id, docker_file, entry_script(fault), SCRIPTS,
+    files_in_repo, commit = checkout()
+    recipe = json.dumps([client.images.get(base).id, docker_file, commit, fault.argv[1],
                          TINYBLAS_V1,
                          TINYBLAS_V2, DOT_EXTENSION, fault.parts, pure_wheels_recipe()])
     tag = f"reb-test-{fault.name}:{hashlib.sha256(recipe.encode()).hexdigest()[:12]}"
 
     def files() -> dict[str, bytes]:
-        made = {"Dockerfile": docker_file.encode(), "entry.py": entry_script(fault).encode(),
-                **{path: text.encode() for path, text in SCRIPTS.items()}}
+        made = {"Dockerfile": docker_file.encode(), "fault": fault.argv[1].encode(),
+                **dict(files_in_repo)}
         if fault.parts == "native":
             problem = compiler_problem()
             if problem:

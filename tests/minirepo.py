@@ -25,6 +25,11 @@ def git_checkout(root: Path, files: Mapping[str, str]) -> str:
     root.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         (root / name).write_text(text)
+    return commit_all(root)
+
+
+def commit_all(root: Path) -> str:
+    """Make the folder ``root`` a git checkout of all it holds, in one commit; its commit."""
     for cmd in (["git", "init", "-q"], ["git", "add", "."], ["git", "commit", "-qm", "x"]):
         subprocess.run(cmd, cwd=root, check=True, env=GIT_ENV)
     return subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, check=True, env=GIT_ENV,

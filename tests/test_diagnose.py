@@ -18,6 +18,7 @@ import breakage  # tests/breakage.py: pytest puts this folder on sys.path
 import pytest
 
 from pytest_reb import diagnose
+from pytest_reb.images import demo_commit
 from pytest_reb.outcome import TIER_TITLES, Outcome, OutcomeLog
 from pytest_reb.report import summary, terminal
 from pytest_reb.tiers.ext_sweep import summarise
@@ -132,12 +133,15 @@ def test_sweep_summary_classifies_conflicts_and_archs() -> None:
 
 
 def run_fault(pytester: pytest.Pytester, images: list[str], argv: list[str], tiers: str,
-              *extra: str) -> dict[str, dict[str, Outcome]]:
-    """Run the fault's entrypoint as a repository module through pytest; outcomes by target."""
+              *extra: str, commit: str | None = None) -> dict[str, dict[str, Outcome]]:
+    """Run the fault's entrypoint as a repository module through pytest; outcomes by target.
+
+    The module pins the fault images' commit (``breakage.checkout``), or ``commit``."""
     cpu = json.dumps(argv)
     pytester.makepyfile(test_breakage=(
         "from pytest_reb import Repo, Run\n"
-        f"repo = Repo('reb/breakage', commit='{'0' * 40}', imports_total=3,\n"
+        f"repo = Repo('reb/breakage', commit='{commit or breakage.checkout()[1]}', "
+        "imports_total=3,\n"
         f"            cpu=Run({cpu}, timeout=120))\n"))
     args = [a for image in images for a in ("--reb-image", image)]
     result = pytester.runpytest(*args, "--reb-repo", "reb/breakage", "-m", tiers,
@@ -236,7 +240,7 @@ def test_timeout_is_the_hosts_observation(pytester: pytest.Pytester, demo_image:
     argv = ["{python}", "-c", "import time; time.sleep(120)"]
     pytester.makepyfile(test_breakage=(
         "from pytest_reb import Repo, Run\n"
-        f"repo = Repo('reb/breakage', commit='{'0' * 40}', imports_total=3,\n"
+        f"repo = Repo('reb/breakage', commit='{demo_commit()}', imports_total=3,\n"
         f"            cpu=Run({json.dumps(argv)}, timeout=3))\n"))
     result = pytester.runpytest("--reb-image", demo_image, "--reb-repo", "reb/breakage",
                                 "-m", "c1", "--reb-outdir", str(pytester.path / "reports"),
@@ -250,7 +254,8 @@ def test_timeout_is_the_hosts_observation(pytester: pytest.Pytester, demo_image:
 def test_missing_package_on_c1(pytester: pytest.Pytester, missing_dep_image: str) -> None:
     """The demo image without PyYAML: the demo's own training entrypoint fails to import yaml."""
     argv = ["{python}", "train.py", "--steps", "1", "--out", "{out}/ckpt", "--device", "cpu"]
-    [tiers] = run_fault(pytester, [missing_dep_image], argv, "c1").values()
+    [tiers] = run_fault(pytester, [missing_dep_image], argv, "c1",
+                        commit=demo_commit()).values()
     check_run(tiers["c1"], "missing_package")
     assert "PyYAML" in tiers["c1"].diagnosis[0]["hint"]
 

@@ -22,6 +22,7 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+from minirepo import commit_all
 
 from pytest_reb.outcome import Outcome, OutcomeLog
 
@@ -111,9 +112,10 @@ def outcomes(pytester: pytest.Pytester, tmp_path: Path) -> dict[str, Outcome]:
     build(checkout, "new_arch", CARD_ARCH)
     (checkout / "main.py").write_text(MAIN)
     (checkout / "check_new.py").write_text("from new_arch import _k\n\n_k.run()\n")
+    commit = commit_all(checkout)  # a real checkout: the integrity verdict fails closed on a folder
     pytester.makepyfile(test_archcheck=(
         "from pytest_reb import Repo, Run\n"
-        f"repo = Repo('reb/archcheck', commit='{'0' * 40}', imports_total=3,\n"
+        f"repo = Repo('reb/archcheck', commit='{commit}', imports_total=3,\n"
         "            single_gpu=Run(['{python}', 'main.py'], timeout=300,\n"
         "                           env={'CUDA_VISIBLE_DEVICES': '0'}))\n"))
     result = pytester.runpytest(*_plugin_args(), "--rootdir", str(pytester.path),

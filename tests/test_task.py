@@ -38,10 +38,10 @@ def test_the_44_are_selected_by_name_or_all() -> None:
 
 def _bare_mirror(tmp_path: Path) -> Path:
     """A bare mirror of the demo repository (its deterministic commit)."""
-    from pytest_reb.images import _make_demo_checkout
+    from pytest_reb.images import make_demo_checkout
 
     work = tmp_path / "work"
-    _make_demo_checkout(work)
+    make_demo_checkout(work)
     mirror = tmp_path / "mirrors" / "reb+tinynet" / "repo"
     mirror.mkdir(parents=True)
     # a push this small arrives as loose objects, one file each, so a test can remove one

@@ -21,7 +21,7 @@ from typing import Any
 
 from imagebuild import ensure_image  # tests/imagebuild.py: tests/ is on sys.path
 
-from pytest_reb.images import CACHE_DIR, DEMO_GIT_ENV, REPO_DIR, _make_demo_checkout
+from pytest_reb.images import CACHE_DIR, DEMO_GIT_ENV, REPO_DIR, make_demo_checkout
 
 LOCKS = CACHE_DIR / "locks"
 
@@ -47,7 +47,7 @@ def checkout_image(client: Any, base_image: str, name: str, change: Callable[[Pa
     """``base_image`` with its checkout replaced by the demo + ``change`` committed + ``after``."""
     with tempfile.TemporaryDirectory(prefix="reb-checkout-") as scratch:
         repo = Path(scratch) / "repo"
-        base_commit = _make_demo_checkout(repo)
+        base_commit = make_demo_checkout(repo)
         change(repo)
         _git(repo, "add", "--all")
         _git(repo, "commit", "--quiet", "--no-verify", "--no-gpg-sign", "-m", name)
