@@ -73,7 +73,7 @@ def target(demo_image: str) -> Iterator[DockerTarget]:
 def _python(target: DockerTarget, script: str, *args: str, detach: bool = False) -> str:
     ctr = target.container()
     res = ctr.exec_run(["/usr/bin/python3", "-c", script, *args], detach=detach,
-                       user="0:0")  # the image's own tampering, as root; our commands run as nobody
+                       user="0:0")  # as root, as commands run (the container's user is nobody)
     if detach:
         return ""
     assert res.exit_code == 0, res.output
