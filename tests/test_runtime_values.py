@@ -31,10 +31,12 @@ SHIM_FILES = {
     ),
 }
 
-#: The stage prints every value it was given, one per line.
-SHOW = ("import os, sys; print('ARGS', *sys.argv[1:]); "
-        "print('LIGHTHOUSE', os.environ.get('LIGHTHOUSE')); print('PORT', os.environ['PORT']); "
-        "print('CWD', os.getcwd())")
+#: The stage prints every value it was given, one per line, in one write: two runs
+#: ``together`` share the output pipe, and print's separate writes interleaved there
+#: ("ARGSARGS 0.125 ...").
+SHOW = ("import os, sys; sys.stdout.write(''.join(f'{k} {v}\\n' for k, v in ["
+        "('ARGS', ' '.join(sys.argv[1:])), ('LIGHTHOUSE', os.environ.get('LIGHTHOUSE')), "
+        "('PORT', os.environ['PORT']), ('CWD', os.getcwd())]))")
 
 
 def module(shims: Path, *, glob: str = "{repo}/ckpt/*.pt", mod: str = "json",
