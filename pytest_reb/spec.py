@@ -334,7 +334,10 @@ class CompatVariant:
     (even for ``torch_version: null``), ``never``.  ``cuda_from``: what says
     CUDA is unavailable: ``status`` (the cuda stage failed or its observed
     block says false), ``observed`` (only the observed block),
-    ``observed_if_success`` (only a stage that succeeded).
+    ``observed_if_success`` (only a stage that succeeded).  ``probe_garbage``:
+what a JSON torch probe that exits 0 without printing a JSON object means:
+``failed`` (a failed import), ``item`` (an item of its own, and the torch
+version is ``""``), ``ignored`` (torch imported, its version unknown).
     """
 
     # the report file
@@ -358,13 +361,16 @@ class CompatVariant:
     torch_import_weight: int = 1  # how many items a failed import adds
     torch_unprobed_counts: bool = False  # with no usable interpreter, a torch claim is a failure
     torch_probe: Literal["plain", "json"] = "plain"
+    probe_garbage: Literal["failed", "item", "ignored"] = "failed"  # exit 0, no JSON printed
     # capabilities
     capabilities_need_python: bool = False  # judged only when the interpreter was usable
     cuda_from: Literal["status", "observed", "observed_if_success"] = "status"
     cuda_claim: Literal["true", "text", "truthy"] = "true"  # also ``"true"``; or anything truthy
     gpu_count_coerce: bool = False  # ``int()`` of the claim (``"2"``, ``1.0``)
+    gpu_coerce_crash: bool = False  # a claim ``int()`` refuses, beside a count, stops it
     gpu_from: Literal["stage", "stage_or_probe", "probe_or_stage", "probe"] = "stage"
     gpu_observed_coerce: bool = False  # ``int()`` of the cuda stage's count
+    gpu_default: int | None = None  # the count taken when none was observed (a dict default)
     gpu_needs_cuda_ok: bool = False  # the count is judged only when the cuda stage succeeded
     ddp_without_count: bool = False  # ddp is judged with no GPU count observed
     ddp_excuses_setup: bool = False  # a multi_gpu failure of deps/data/missing_report is no verdict

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from pytest_reb.outcome import Outcome
     from pytest_reb.spec import ClaimText, CompatVariant
 
+#: What the JSON torch probe said when it exited 0 and printed no JSON object.
+GARBAGE = "the probe printed no JSON"
 #: multi_gpu failures that say nothing about DDP, for the validators that excuse them.
 SETUP_FAILURES = frozenset({"missing_report", "invalid_json", "entrypoint_not_found",
                             "args_unknown", "auth_required", "download_failed", "deps", "data"})
@@ -170,6 +172,9 @@ class Compat(Rules):
                       "python_version_mismatch", f"{py.path} -c {OFFICIAL_VERSION_CODE!r}")
         claim = claim_text(data, "torch_version", v.torch_claim)
         imported, version, said = self.torch()
+        if imported and said == GARBAGE and v.probe_garbage == "item":
+            self.find("version", "torch_version", data.get("torch_version"), None,
+                      "torch_probe_invalid_json", f"{py.path}: the torch probe printed no JSON")
         if imported is None:
             if claim is not None or v.torch_import == "always":
                 self.unsure("torch_version", "torch_import", "torch was not probed")
@@ -192,6 +197,8 @@ class Compat(Rules):
             info = _json_probe(py.official_torch_json)
             if info is None:
                 return None, "", ""
+            if info.get("error") == GARBAGE and self.variant.probe_garbage != "failed":
+                return True, "", GARBAGE
             ok = bool(info.get("ok"))
             return ok, str(info.get("torch_version") or "") if ok else "", str(info.get("error"))
         run = py.official_torch
@@ -220,6 +227,9 @@ class Compat(Rules):
                           f"{c2['failure_category']}")
         claim = data.get("gpu_count")
         if v.gpu_count_coerce and not isinstance(claim, int):
+            if v.gpu_coerce_crash and None not in (claim, count) and _coerce_int(claim) is None:
+                self.crash("a gpu_count that int() refuses")
+                return
             claim = _coerce_int(claim)
         if isinstance(claim, int):
             if count is None:
@@ -263,8 +273,8 @@ class Compat(Rules):
             value = info.get("gpu_count") if info and info.get("ok") else None
             probed = value if isinstance(value, int) else None
         if v.gpu_from == "probe_or_stage":
-            return probed if probed is not None else count
-        return count if count is not None else probed
+            count, probed = probed, count
+        return count if count is not None else probed if probed is not None else v.gpu_default
 
 
 def _as_official(o: Outcome | None) -> dict[str, Any] | None:
@@ -305,8 +315,8 @@ def _json_probe(run: Invocation | None) -> dict[str, Any] | None:
     try:
         info = json.loads(lines[-1]) if lines else None
     except ValueError:
-        return {"ok": False, "error": "the probe printed no JSON"}
-    return info if isinstance(info, dict) else {"ok": False, "error": "not a JSON object"}
+        info = None
+    return info if isinstance(info, dict) else {"ok": False, "error": GARBAGE}
 
 
 def _coerce_int(value: object) -> int | None:
