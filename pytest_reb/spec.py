@@ -331,7 +331,8 @@ class CompatVariant:
     non-null value) or ``text_null`` (``str()`` of anything, so ``null`` is
     the text ``"None"``).  ``torch_import``: when a failed
     ``import torch`` counts: ``if_claimed`` (the claim as read), ``always``
-    (even for ``torch_version: null``), ``never``.  ``cuda_from``: what says
+    (even for ``torch_version: null``), ``if_not_null`` (any value but
+``null``, ``""`` too), ``never``.  ``cuda_from``: what says
     CUDA is unavailable: ``status`` (the cuda stage failed or its observed
     block says false), ``observed`` (only the observed block),
     ``observed_if_success`` (only a stage that succeeded).  ``probe_garbage``:
@@ -357,9 +358,12 @@ version is ``""``), ``ignored`` (torch imported, its version unknown).
     version_strip: bool = False
     torch_claim: ClaimText = "nonempty"
     torch_strip: bool = False
-    torch_import: Literal["if_claimed", "always", "never"] = "if_claimed"
+    torch_import: Literal["if_claimed", "if_not_null", "always", "never"] = "if_claimed"
     torch_import_weight: int = 1  # how many items a failed import adds
-    torch_unprobed_counts: bool = False  # with no usable interpreter, a torch claim is a failure
+    # a torch claim with no interpreter to probe is a failure: never, always, or with_path
+    # (only when python_path was a non-empty string: the probe ran and failed)
+    torch_unprobed: Literal["never", "always", "with_path"] = "never"
+    silent_torch_ok: bool = True  # a torch probe that exits 0 printing nothing imported torch
     torch_probe: Literal["plain", "json"] = "plain"
     probe_garbage: Literal["failed", "item", "ignored"] = "failed"  # exit 0, no JSON printed
     # capabilities
@@ -370,6 +374,7 @@ version is ``""``), ``ignored`` (torch imported, its version unknown).
     gpu_coerce_crash: bool = False  # a claim ``int()`` refuses, beside a count, stops it
     gpu_from: Literal["stage", "stage_or_probe", "probe_or_stage", "probe"] = "stage"
     gpu_observed_coerce: bool = False  # ``int()`` of the cuda stage's count
+    c2_meta_unobserved: bool = False  # a cuda stage failed on its report observed nothing
     gpu_default: int | None = None  # the count taken when none was observed (a dict default)
     gpu_needs_cuda_ok: bool = False  # the count is judged only when the cuda stage succeeded
     ddp_without_count: bool = False  # ddp is judged with no GPU count observed

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
 #: What the JSON torch probe said when it exited 0 and printed no JSON object.
 GARBAGE = "the probe printed no JSON"
+#: Stage failures of the harness, not the probe, for the validators that read no observation.
+META_FAILURES = frozenset({"missing_report", "invalid_json", "missing_stage_results"})
 #: multi_gpu failures that say nothing about DDP, for the validators that excuse them.
 SETUP_FAILURES = frozenset({"missing_report", "invalid_json", "entrypoint_not_found",
                             "args_unknown", "auth_required", "download_failed", "deps", "data"})
@@ -89,8 +91,10 @@ class Compat(Rules):
             return self.result
         if observed is not None or self.probed_without_version():
             self.versions(data, observed)
-        elif v.torch_unprobed_counts and (
-                claim_text(data, "torch_version", v.torch_claim) is not None):
+        elif v.torch_unprobed != "never" and (
+                v.torch_unprobed == "always" or compat_path(data, v) is not None) and (
+                claim_text(data, "torch_version", v.torch_claim) is not None
+                if v.torch_import != "if_not_null" else data.get("torch_version") is not None):
             for _ in range(v.torch_import_weight):
                 self.find("version", "torch_version", data.get("torch_version"), None,
                           "torch_import_failed", "this repository's validator counts a torch "
@@ -176,11 +180,12 @@ class Compat(Rules):
             self.find("version", "torch_version", data.get("torch_version"), None,
                       "torch_probe_invalid_json", f"{py.path}: the torch probe printed no JSON")
         if imported is None:
-            if claim is not None or v.torch_import == "always":
+            if claim is not None or v.torch_import in ("always", "if_not_null"):
                 self.unsure("torch_version", "torch_import", "torch was not probed")
             return
         if not imported:
-            counts = {"if_claimed": claim is not None, "always": True, "never": False}
+            counts = {"if_claimed": claim is not None, "always": True, "never": False,
+                      "if_not_null": data.get("torch_version") is not None}
             for _ in range(v.torch_import_weight if counts[v.torch_import] else 0):
                 self.find("version", "torch_version", data.get("torch_version"), None,
                           "torch_import_failed", f"{py.path}: import torch: {clip(said, 200)}")
@@ -204,13 +209,16 @@ class Compat(Rules):
         run = py.official_torch
         if run is None:
             return None, "", ""
-        ok = run.exit_code == 0 and not run.timed_out
+        ok = run.exit_code == 0 and not run.timed_out and bool(
+            run.stdout.strip() or self.variant.silent_torch_ok)
         said = (run.stderr.strip().splitlines() or [f"exit {run.exit_code}"])[-1]
         return ok, run.stdout.strip() if ok else "", said
 
     def capabilities(self, data: dict[str, Any]) -> None:
         v = self.variant
         c2, c4 = _as_official(self.c2), _as_official(self.c4)
+        if v.c2_meta_unobserved and c2 is not None and c2["failure_category"] in META_FAILURES:
+            c2 = None
         count = self.observed_count(c2)
         cuda = data.get("cuda_available")
         if v.cuda_claim == "text" and isinstance(cuda, str):
