@@ -374,6 +374,7 @@ version is ``""``), ``ignored`` (torch imported, its version unknown).
     gpu_coerce_crash: bool = False  # a claim ``int()`` refuses, beside a count, stops it
     gpu_from: Literal["stage", "stage_or_probe", "probe_or_stage", "probe"] = "stage"
     gpu_observed_coerce: bool = False  # ``int()`` of the cuda stage's count
+    gpu_null_zero: bool = False  # ``int(count or 0)``: a null count the stage wrote is 0
     c2_meta_unobserved: bool = False  # a cuda stage failed on its report observed nothing
     gpu_default: int | None = None  # the count taken when none was observed (a dict default)
     gpu_needs_cuda_ok: bool = False  # the count is judged only when the cuda stage succeeded

@@ -78,8 +78,11 @@ FAILED = ["An error occurred during training:", "Traceback (most recent call las
 repo = Repo(
     "huggingface/finetrainers",
     commit="f476c3717da6cbfb1070505a99ee989426b46d9c",
-    c5_compat=CompatVariant(version_claim="truthy", torch_claim="truthy", torch_probe="json",
-        gpu_count_coerce=True, gpu_observed_coerce=True),
+    # any failed import counts; int(gpu_count) raises on "two"; int(observed or 0) makes a
+    # null count 0
+    c5_compat=CompatVariant(version_claim="truthy", torch_claim="truthy", torch_import="always",
+        gpu_count_coerce=True, gpu_coerce_crash=True, gpu_observed_coerce=True,
+        gpu_null_zero=True),
     imports_total=72,  # the C0 denominator
     domain="video generation: diffusion video-model LoRA fine-tuning",
     assets=[

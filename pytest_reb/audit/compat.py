@@ -272,6 +272,8 @@ class Compat(Rules):
                 v.gpu_needs_cuda_ok and c2["status"] != "success"):
             observed = c2.get("observed")
             value = observed.get("gpu_count") if isinstance(observed, dict) else None
+            if v.gpu_null_zero and isinstance(observed, dict) and "gpu_count" in observed:
+                value = value or 0
             if v.gpu_observed_coerce and not isinstance(value, int):
                 value = _coerce_int(value)
             count = value if isinstance(value, int) else None
