@@ -331,8 +331,8 @@ class CompatVariant:
     non-null value) or ``text_null`` (``str()`` of anything, so ``null`` is
     the text ``"None"``).  ``torch_import``: when a failed
     ``import torch`` counts: ``if_claimed`` (the claim as read), ``always``
-    (even for ``torch_version: null``), ``if_not_null`` (any value but
-``null``, ``""`` too), ``never``.  ``cuda_from``: what says
+    (even for ``torch_version: null``), ``if_nonblank`` (a string that is
+not blank), ``if_not_null`` (any value but ``null``, ``""`` too), ``never``.  ``cuda_from``: what says
     CUDA is unavailable: ``status`` (the cuda stage failed or its observed
     block says false), ``observed`` (only the observed block),
     ``observed_if_success`` (only a stage that succeeded).  ``probe_garbage``:
@@ -350,6 +350,8 @@ version is ``""``), ``ignored`` (torch imported, its version unknown).
     strip_path: bool = False
     directory_crash: bool = False  # a directory as python_path stops the validator
     missing_path_weight: int = 1  # how many items a python_path that does not exist adds
+    noexec_path_weight: int = 1  # ... one that is not executable
+    missing_path_stops: bool = False  # no python_path: that item alone, nothing else judged
     silent_python_ok: bool = True  # exit 0 with nothing printed is a usable interpreter
     torch_needs_version: bool = True  # torch is probed only after the version probe worked
     # versions
@@ -358,7 +360,8 @@ version is ``""``), ``ignored`` (torch imported, its version unknown).
     version_strip: bool = False
     torch_claim: ClaimText = "nonempty"
     torch_strip: bool = False
-    torch_import: Literal["if_claimed", "if_not_null", "always", "never"] = "if_claimed"
+    torch_import: Literal["if_claimed", "if_nonblank", "if_not_null", "always", "never"] = \
+        "if_claimed"
     torch_import_weight: int = 1  # how many items a failed import adds
     # a torch claim with no interpreter to probe is a failure: never, always, or with_path
     # (only when python_path was a non-empty string: the probe ran and failed)

@@ -87,14 +87,14 @@ class Compat(Rules):
             self.no_report()
             return self.result
         observed = self.path(data)
-        if self.result.report_category:
+        if self.result.report_category or (
+                v.missing_path_stops and compat_path(data, v) is None):
             return self.result
         if observed is not None or self.probed_without_version():
             self.versions(data, observed)
         elif v.torch_unprobed != "never" and (
                 v.torch_unprobed == "always" or compat_path(data, v) is not None) and (
-                claim_text(data, "torch_version", v.torch_claim) is not None
-                if v.torch_import != "if_not_null" else data.get("torch_version") is not None):
+                self.import_failure_counts(data, probed=False)):
             for _ in range(v.torch_import_weight):
                 self.find("version", "torch_version", data.get("torch_version"), None,
                           "torch_import_failed", "this repository's validator counts a torch "
@@ -142,7 +142,8 @@ class Compat(Rules):
             return None
         if py.exists is False or py.executable is False:
             rule = "python_path_not_found" if py.exists is False else "python_path_not_executable"
-            for _ in range(self.variant.missing_path_weight if py.exists is False else 1):
+            v = self.variant
+            for _ in range(v.missing_path_weight if py.exists is False else v.noexec_path_weight):
                 self.find("path", "python_path", claim, py.problem or rule, rule,
                           f"in the target, {claim!r} is {py.problem or rule}")
             return None
@@ -184,15 +185,24 @@ class Compat(Rules):
                 self.unsure("torch_version", "torch_import", "torch was not probed")
             return
         if not imported:
-            counts = {"if_claimed": claim is not None, "always": True, "never": False,
-                      "if_not_null": data.get("torch_version") is not None}
-            for _ in range(v.torch_import_weight if counts[v.torch_import] else 0):
+            for _ in range(v.torch_import_weight if self.import_failure_counts(data) else 0):
                 self.find("version", "torch_version", data.get("torch_version"), None,
                           "torch_import_failed", f"{py.path}: import torch: {clip(said, 200)}")
         elif claim is not None and (version or v.compare_empty_observed) and \
                 _differs(claim, version, v.torch_strip):
             self.find("version", "torch_version", data.get("torch_version"), version,
                       "torch_version_mismatch", f"{py.path} -c {OFFICIAL_TORCH_CODE!r}")
+
+    def import_failure_counts(self, data: dict[str, Any], probed: bool = True) -> bool:
+        """Whether this validator counts a failed ``import torch`` against this report.
+
+        With no interpreter to probe (``probed=False``), ``always`` still needs a claim.
+        """
+        v = self.variant
+        claim = claim_text(data, "torch_version", v.torch_claim)
+        return {"if_claimed": claim is not None, "if_nonblank": bool(claim and claim.strip()),
+                "if_not_null": data.get("torch_version") is not None,
+                "always": probed or claim is not None, "never": False}[v.torch_import]
 
     def torch(self) -> tuple[bool | None, str, str]:
         """Whether torch imported by this validator's probe, the version it gave, what it said."""
