@@ -348,6 +348,7 @@ version is ``""``), ``ignored`` (torch imported, its version unknown).
     empty_report_missing: bool = False  # ``{}`` is taken for no report (``if not report``)
     # the interpreter
     strip_path: bool = False
+    path_text: bool = False  # ``str()`` of any python_path value: ``3`` is the path "3"
     directory_crash: bool = False  # a directory as python_path stops the validator
     missing_path_weight: int = 1  # how many items a python_path that does not exist adds
     noexec_path_weight: int = 1  # ... one that is not executable

@@ -128,8 +128,9 @@ def build_interpreters(root: Path) -> dict[str, str]:
     return paths
 
 
-#: A variant that strips the path: which other interpreter path a case needs observed.
+#: Variants that read the path otherwise: which other interpreter paths a case needs observed.
 STRIP = CompatVariant(strip_path=True)
+TEXT = CompatVariant(strip_path=True, path_text=True)
 MAJORITY = CompatVariant()
 #: The values ``--fit`` tries for each field of ``CompatVariant``.
 CHOICES: dict[str, tuple[Any, ...]] = {
@@ -300,7 +301,7 @@ _OBSERVED: dict[tuple[str, str], PythonObservation] = {}
 def observations(case: Case, checkout: Path) -> dict[str, PythonObservation]:
     """The interpreter as claimed and as stripped, observed here (each path once per run)."""
     load = load_report(case.report.encode() if case.report is not None else None, source="r")
-    paths = {compat_path(load.data, v) for v in (STRIP, MAJORITY)} - {None}
+    paths = {compat_path(load.data, v) for v in (STRIP, TEXT, MAJORITY)} - {None}
     found = {}
     for path in sorted(p for p in paths if p is not None):
         key = (path, str(checkout))

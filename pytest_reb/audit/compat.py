@@ -43,7 +43,9 @@ SETUP_FAILURES = frozenset({"missing_report", "invalid_json", "entrypoint_not_fo
 
 def compat_path(data: object, variant: CompatVariant) -> str | None:
     """The ``python_path`` this repository's validator looks at (stripped where it strips)."""
-    claim = data.get("python_path") if isinstance(data, dict) else None
+    claim = data.get("python_path", "") if isinstance(data, dict) else None
+    if variant.path_text and isinstance(data, dict):
+        claim = str(claim)
     if not isinstance(claim, str):
         return None
     claim = claim.strip() if variant.strip_path else claim
