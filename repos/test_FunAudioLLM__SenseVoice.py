@@ -70,7 +70,7 @@ repo = Repo(
     commit="1a90d46cb933ef9e213b7d90292b9301b3e20f40",
     c5_compat=CompatVariant(empty_report_missing=True, version_claim="string",
         torch_claim="string", torch_import="always", torch_unprobed="always",
-        cuda_from="observed", gpu_observed_coerce=True),
+        gpu_observed_coerce=True),
     imports_total=33,  # the C0 denominator
     domain="audio: speech recognition (FunASR-based ASR)",
     assets=[

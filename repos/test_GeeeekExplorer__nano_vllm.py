@@ -55,7 +55,8 @@ ENV = {
 repo = Repo(
     "GeeeekExplorer/nano-vllm",
     commit="2f214426530e2841e7d24c73ee0dfa914d62df56",
-    c5_compat=CompatVariant(directory_crash=True, torch_import="always", ddp_without_count=True),
+    c5_compat=CompatVariant(directory_crash=True, compare_empty_observed=True,
+        torch_import="always", ddp_without_count=True),
     imports_total=22,  # the C0 denominator
     domain="LLM inference engine (minimal vLLM)",
     assets=[

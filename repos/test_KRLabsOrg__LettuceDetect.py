@@ -69,7 +69,7 @@ repo = Repo(
     commit="b302fdb8568f257615d1c4a9d2d2ee69e11c5b72",
     c5_compat=CompatVariant(missing_report_path=1, invalid_report_path=1, strip_path=True,
         version_strip=True, torch_strip=True, torch_import="always", torch_probe="json",
-        cuda_from="observed"),
+        cuda_from="observed", c2_meta_unobserved=True),
     imports_total=50,  # the C0 denominator
     domain="NLP: RAG hallucination detection (token-classification fine-tune)",
     assets=[

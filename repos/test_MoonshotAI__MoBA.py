@@ -33,10 +33,10 @@ ARGV = [
 repo = Repo(
     "MoonshotAI/MoBA",
     commit="b5d58363311d3ca946f1ec444182727c15e338b5",
-    c5_compat=CompatVariant(torch_needs_version=False, version_claim="string", version_strip=True,
-        torch_claim="string", torch_strip=True, torch_unprobed="always", torch_probe="json",
-        cuda_from="observed_if_success", gpu_observed_coerce=True, gpu_needs_cuda_ok=True,
-        ddp_excuses_setup=True),
+    c5_compat=CompatVariant(torch_needs_version=False, version_claim="string",
+        version_strip=True, torch_claim="string", torch_strip=True, torch_unprobed="always",
+        torch_probe="json", cuda_from="observed_if_success", gpu_observed_coerce=True,
+        gpu_null_zero=True, gpu_needs_cuda_ok=True, ddp_excuses_setup=True),
     imports_total=13,  # the C0 denominator
     domain="LLM sparse-attention kernel (Mixture of Block Attention)",
     assets=[

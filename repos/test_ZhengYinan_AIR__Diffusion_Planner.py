@@ -59,7 +59,8 @@ repo = Repo(
     "ZhengYinan-AIR/Diffusion-Planner",
     commit="3558eaccee936f177ffbb3fb420540eccd8855e9",
     c5_compat=CompatVariant(directory_crash=True, silent_python_ok=False, version_strip=True,
-        torch_strip=True, torch_import="always", cuda_from="observed"),
+        torch_strip=True, torch_import="always", cuda_from="observed",
+        gpu_observed_coerce=True),
     imports_total=24,  # the C0 denominator
     domain="autonomous driving: diffusion-transformer motion planning (nuPlan)",
     assets=[

@@ -47,7 +47,7 @@ repo = Repo(
     "apple/ml-aim",
     commit="bd9e06893f3ad68bda56b34ac2158fda2680b7fc",
     c5_compat=CompatVariant(version_claim="string", version_strip=True, torch_strip=True,
-        torch_probe="json"),
+        torch_probe="json", cuda_from="observed"),
     imports_total=24,  # the C0 denominator
     domain="vision backbone (AIM) attentive-probe evaluation",
     assets=[

@@ -72,9 +72,9 @@ ONE_STEP = [
 repo = Repo(
     "apple/ml-mdm",
     commit="dfa4718be3e327d8f7b46a2ab9f6c1c28e2f3ce0",
-    c5_compat=CompatVariant(strip_path=True, version_claim="truthy", version_strip=True,
-        torch_claim="text", torch_strip=True, torch_probe="json", gpu_count_coerce=True,
-        gpu_observed_coerce=True, ddp_underclaim=True),
+    c5_compat=CompatVariant(strip_path=True, version_claim="truthy", torch_claim="truthy",
+        torch_strip=True, torch_import="if_not_null", silent_torch_ok=False,
+        gpu_count_coerce=True, gpu_observed_coerce=True, ddp_underclaim=True),
     imports_total=50,  # the C0 denominator
     domain="image generation: text-to-image diffusion training (Matryoshka Diffusion Models)",
     assets=[

@@ -63,7 +63,7 @@ repo = Repo(
     "hustvl/Vim",
     commit="dd0358ad1e42701f22afbefa0717cc8825cf9f45",
     c5_compat=CompatVariant(version_claim="truthy", torch_claim="truthy",
-        gpu_observed_coerce=True),
+        gpu_from="stage_or_probe", gpu_observed_coerce=True, gpu_null_zero=True),
     imports_total=132,  # the C0 denominator
     domain="vision backbone (Vision Mamba); probe exercises the vendored Detectron2 under det/",
     assets=[

@@ -42,7 +42,7 @@ repo = Repo(
     commit="c88e09a52240910e08c4af754d340ad946112487",
     c5_compat=CompatVariant(missing_report_path=1, directory_crash=True,
         torch_needs_version=False, version_claim="truthy", torch_claim="truthy",
-        torch_import="always", gpu_observed_coerce=True),
+        torch_import="always", gpu_observed_coerce=True, gpu_null_zero=True),
     imports_total=4,  # the C0 denominator
     domain="vision Mamba model code, random-init forward pass",
     assets=[

@@ -136,6 +136,7 @@ MAJORITY = CompatVariant()
 CHOICES: dict[str, tuple[Any, ...]] = {
     f.name: ((1, 2) if f.name.endswith("_weight") else
              (0, 1, 2) if f.type == "int" else
+             (None, 0) if f.type == "int | None" else
              (False, True) if f.type == "bool" else
              tuple(typing.get_args(typing.get_type_hints(CompatVariant)[f.name])))
     for f in dataclasses.fields(CompatVariant)}
