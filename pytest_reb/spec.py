@@ -312,7 +312,7 @@ def hf_asset(name: str, repo_id: str, *, dest: str, kind: AssetKind = "model",
 
 
 #: How an official validator reads a version claim (see ``CompatVariant``).
-ClaimText = Literal["nonempty", "string", "truthy", "text", "text_null"]
+ClaimText = Literal["nonempty", "string", "truthy", "text", "text_any", "text_null"]
 
 
 @dataclass(frozen=True)
@@ -328,7 +328,8 @@ class CompatVariant:
     A claim is read as: ``nonempty`` (a non-empty string), ``string`` (any
     string, ``""`` too), ``truthy`` (``str()`` of a value that is not falsy,
     so ``3`` is ``"3"`` and ``0`` no claim), ``text`` (``str()`` of any
-    non-null value) or ``text_null`` (``str()`` of anything, so ``null`` is
+    non-null value that is not blank), ``text_any`` (``str()`` of any non-null
+    value, ``""`` too) or ``text_null`` (``str()`` of anything, so ``null`` is
     the text ``"None"``).  ``torch_import``: when a failed
     ``import torch`` counts: ``if_claimed`` (the claim as read), ``always``
     (even for ``torch_version: null``), ``if_nonblank`` (a string that is
@@ -364,6 +365,8 @@ version is ``""``), ``ignored`` (torch imported, its version unknown).
     torch_import: Literal["if_claimed", "if_nonblank", "if_not_null", "always", "never"] = \
         "if_claimed"
     torch_import_weight: int = 1  # how many items a failed import adds
+    torch_failed_claim_item: bool = False  # ... and one more when torch_version is claimed
+    torch_compare_empty: bool = False  # a torch version probed as "" is compared too
     # a torch claim with no interpreter to probe is a failure: never, always, or with_path
     # (only when python_path was a non-empty string: the probe ran and failed)
     torch_unprobed: Literal["never", "always", "with_path"] = "never"

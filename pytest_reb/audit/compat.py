@@ -62,10 +62,10 @@ def claim_text(data: Mapping[str, Any], key: str, how: ClaimText) -> str | None:
     if key not in data:
         return None
     value = data[key]
-    if how in ("text", "text_null"):
-        if value is None and how == "text":
+    if how in ("text", "text_any", "text_null"):
+        if value is None and how != "text_null":
             return None
-        return str(value) if str(value).strip() else None
+        return str(value) if str(value).strip() or how == "text_any" else None
     if how == "truthy":
         return str(value) if value else None
     if not isinstance(value, str):
@@ -187,10 +187,12 @@ class Compat(Rules):
                 self.unsure("torch_version", "torch_import", "torch was not probed")
             return
         if not imported:
-            for _ in range(v.torch_import_weight if self.import_failure_counts(data) else 0):
+            weight = v.torch_import_weight if self.import_failure_counts(data) else 0
+            for _ in range(weight + (v.torch_failed_claim_item and claim is not None)):
                 self.find("version", "torch_version", data.get("torch_version"), None,
                           "torch_import_failed", f"{py.path}: import torch: {clip(said, 200)}")
-        elif claim is not None and (version or v.compare_empty_observed) and \
+        elif claim is not None and (
+                version or v.compare_empty_observed or v.torch_compare_empty) and \
                 _differs(claim, version, v.torch_strip):
             self.find("version", "torch_version", data.get("torch_version"), version,
                       "torch_version_mismatch", f"{py.path} -c {OFFICIAL_TORCH_CODE!r}")
