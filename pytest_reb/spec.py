@@ -330,16 +330,17 @@ class CompatVariant:
     so ``3`` is ``"3"`` and ``0`` no claim), ``text`` (``str()`` of any
     non-null value that is not blank), ``text_any`` (``str()`` of any non-null
     value, ``""`` too) or ``text_null`` (``str()`` of anything, so ``null`` is
-    the text ``"None"``).  ``torch_import``: when a failed
-    ``import torch`` counts: ``if_claimed`` (the claim as read), ``always``
-    (even for ``torch_version: null``), ``if_nonblank`` (a string that is
-not blank), ``if_not_null`` (any value but ``null``, ``""`` too), ``never``.  ``cuda_from``: what says
-    CUDA is unavailable: ``status`` (the cuda stage failed or its observed
-    block says false), ``observed`` (only the observed block),
-    ``observed_if_success`` (only a stage that succeeded).  ``probe_garbage``:
-what a JSON torch probe that exits 0 without printing a JSON object means:
-``failed`` (a failed import), ``item`` (an item of its own, and the torch
-version is ``""``), ``ignored`` (torch imported, its version unknown).
+    the text ``"None"``).  ``torch_import``: when a failed ``import torch``
+    counts: ``if_claimed`` (the claim as read), ``always`` (even for
+    ``torch_version: null``), ``if_nonblank`` (a string that is not blank),
+    ``if_not_null`` (any value but ``null``, ``""`` too), ``never``.
+    ``cuda_from``: what says CUDA is unavailable: ``status`` (the cuda stage
+    failed or its observed block says false), ``observed`` (only the observed
+    block), ``observed_if_success`` (only a stage that succeeded).
+    ``probe_garbage``: what a JSON torch probe that exits 0 without printing a
+    JSON object means: ``failed`` (a failed import), ``item`` (an item of its
+    own, and the torch version is ``""``), ``ignored`` (torch imported, its
+    version unknown).
     """
 
     # the report file
@@ -356,6 +357,8 @@ version is ``""``), ``ignored`` (torch imported, its version unknown).
     missing_path_stops: bool = False  # no python_path: that item alone, nothing else judged
     silent_python_ok: bool = True  # exit 0 with nothing printed is a usable interpreter
     torch_needs_version: bool = True  # torch is probed only after the version probe worked
+    torch_needs_file: bool = False  # ... or, where it need not, only for a file (no directory)
+    torch_path_as_written: bool = False  # the torch probe runs python_path unstripped
     # versions
     version_claim: ClaimText = "nonempty"
     compare_empty_observed: bool = False  # a probe that printed nothing is a version, ""

@@ -35,7 +35,8 @@ ONE_STEP = [
 repo = Repo(
     "Auto1111SDK/Auto1111SDK",
     commit="4f3cd1504d0afa344fd322df0c4ac3e9eec7a129",
-    c5_compat=CompatVariant(strip_path=True, torch_needs_version=False,
+    # the version probe runs python_path stripped, the torch probe as written
+    c5_compat=CompatVariant(strip_path=True, torch_needs_version=False, torch_path_as_written=True,
         compare_empty_observed=True, version_strip=True, torch_strip=True, torch_import="always"),
     imports_total=213,  # the C0 denominator
     domain="image generation (Stable Diffusion SDK; bundled sgm/Lightning toy trainer)",

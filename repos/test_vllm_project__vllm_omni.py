@@ -38,7 +38,10 @@ TEXT_TO_IMAGE = [
 repo = Repo(
     "vllm-project/vllm-omni",
     commit="8c1259383c0bdffe7e856b6809163d8385e657de",
-    c5_compat=CompatVariant(gpu_observed_coerce=True, ddp_excuses_setup=True),
+    # torch is probed whenever the path is an executable file, even if the version probe failed
+    c5_compat=CompatVariant(torch_needs_version=False, torch_needs_file=True,
+        gpu_observed_coerce=True,
+        ddp_excuses_setup=True),
     imports_total=103,  # the C0 denominator
     domain="omni-modal inference serving on vLLM (here the diffusion text-to-image path)",
     assets=[

@@ -167,7 +167,8 @@ class Compat(Rules):
         """Whether this validator probes torch although the version probe failed."""
         py = self.py
         return (not self.variant.torch_needs_version and py is not None and bool(py.exists)
-                and py.executable is not False and py.official_torch is not None)
+                and not (py.is_dir and self.variant.torch_needs_file) and py.executable is not False
+                and py.official_torch is not None)
 
     def versions(self, data: dict[str, Any], observed: str | None) -> None:
         py, v = self.py, self.variant
@@ -178,7 +179,11 @@ class Compat(Rules):
             self.find("version", "python_version", data.get("python_version"), observed,
                       "python_version_mismatch", f"{py.path} -c {OFFICIAL_VERSION_CODE!r}")
         claim = claim_text(data, "torch_version", v.torch_claim)
-        imported, version, said = self.torch()
+        raw = data.get("python_path")
+        if v.torch_path_as_written and isinstance(raw, str) and raw != raw.strip():
+            imported, version, said = False, "", f"{raw!r}, unstripped, is no file"
+        else:
+            imported, version, said = self.torch()
         if imported and said == GARBAGE and v.probe_garbage == "item":
             self.find("version", "torch_version", data.get("torch_version"), None,
                       "torch_probe_invalid_json", f"{py.path}: the torch probe printed no JSON")
