@@ -336,7 +336,8 @@ class CompatVariant:
     ``if_not_null`` (any value but ``null``, ``""`` too), ``never``.
     ``cuda_from``: what says CUDA is unavailable: ``status`` (the cuda stage
     failed or its observed block says false), ``observed`` (only the observed
-    block), ``observed_if_success`` (only a stage that succeeded).
+    block), ``observed_bool`` (``bool()`` of the block's value: null is false),
+    ``observed_if_success`` (only a stage that succeeded).
     ``probe_garbage``: what a JSON torch probe that exits 0 without printing a
     JSON object means: ``failed`` (a failed import), ``item`` (an item of its
     own, and the torch version is ``""``), ``ignored`` (torch imported, its
@@ -378,7 +379,7 @@ class CompatVariant:
     probe_garbage: Literal["failed", "item", "ignored"] = "failed"  # exit 0, no JSON printed
     # capabilities
     capabilities_need_python: bool = False  # judged only when the interpreter was usable
-    cuda_from: Literal["status", "observed", "observed_if_success"] = "status"
+    cuda_from: Literal["status", "observed", "observed_bool", "observed_if_success"] = "status"
     cuda_claim: Literal["true", "text", "truthy"] = "true"  # also ``"true"``; or anything truthy
     gpu_count_coerce: bool = False  # ``int()`` of the claim (``"2"``, ``1.0``)
     gpu_coerce_crash: bool = False  # a claim ``int()`` refuses, beside a count, stops it

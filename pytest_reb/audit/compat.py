@@ -327,6 +327,9 @@ def _cuda_unavailable(c2: Mapping[str, Any], how: str) -> bool:
     """Whether the cuda stage says CUDA is unavailable, read the way this validator reads it."""
     observed = c2.get("observed")
     said_false = isinstance(observed, dict) and observed.get("cuda_available") is False
+    if how == "observed_bool":  # bool() of what the block holds, both keys there
+        return isinstance(observed, dict) and {"cuda_available", "gpu_count"} <= observed.keys() \
+            and not observed["cuda_available"]
     if how == "observed":
         return said_false
     if how == "observed_if_success":
