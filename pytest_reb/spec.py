@@ -384,7 +384,9 @@ class CompatVariant:
     gpu_count_coerce: bool = False  # ``int()`` of the claim (``"2"``, ``1.0``)
     gpu_coerce_crash: bool = False  # a claim ``int()`` refuses, beside a count, stops it
     gpu_from: Literal["stage", "stage_or_probe", "probe_or_stage", "probe"] = "stage"
-    gpu_observed_coerce: bool = False  # ``int()`` of the cuda stage's count
+    # the cuda stage's count: as is (an int), ``int()`` of it (True), of a float only
+    # ("numbers"), of a string of digits only ("digits")
+    gpu_observed_coerce: Literal[False, True, "numbers", "digits"] = False
     gpu_null_zero: bool = False  # ``int(count or 0)``: a null count the stage wrote is 0
     c2_meta_unobserved: bool = False  # a cuda stage failed on its report observed nothing
     gpu_default: int | None = None  # the count taken when none was observed (a dict default)

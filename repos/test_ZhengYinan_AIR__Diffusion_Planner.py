@@ -60,7 +60,7 @@ repo = Repo(
     commit="3558eaccee936f177ffbb3fb420540eccd8855e9",
     c5_compat=CompatVariant(directory_crash=True, silent_python_ok=False, version_strip=True,
         torch_strip=True, torch_import="always", cuda_from="observed",
-        gpu_observed_coerce=True),
+        gpu_observed_coerce="numbers"),  # an int, or int() of a float
     imports_total=24,  # the C0 denominator
     domain="autonomous driving: diffusion-transformer motion planning (nuPlan)",
     assets=[

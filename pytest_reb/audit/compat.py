@@ -294,7 +294,10 @@ class Compat(Rules):
             if v.gpu_null_zero and isinstance(observed, dict) and "gpu_count" in observed:
                 value = value or 0
             if v.gpu_observed_coerce and not isinstance(value, int):
-                value = _coerce_int(value)
+                how = v.gpu_observed_coerce
+                value = _coerce_int(value) if how is True or (
+                    how == "numbers" and isinstance(value, float)) or (
+                    how == "digits" and isinstance(value, str) and value.isdigit()) else None
             count = value if isinstance(value, int) else None
         probed = None
         if v.gpu_from != "stage" and self.py is not None:
