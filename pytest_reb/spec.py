@@ -357,6 +357,7 @@ class CompatVariant:
     noexec_path_weight: int = 1  # ... one that is not executable
     missing_path_stops: bool = False  # no python_path: that item alone, nothing else judged
     silent_python_ok: bool = True  # exit 0 with nothing printed is a usable interpreter
+    silent_python_crash: bool = False  # ... or it stops the validator (an IndexError)
     torch_needs_version: bool = True  # torch is probed only after the version probe worked
     torch_needs_file: bool = False  # ... or, where it need not, only for a file (no directory)
     torch_path_as_written: bool = False  # the torch probe runs python_path unstripped

@@ -72,7 +72,9 @@ MULTI_ENV = {
 repo = Repo(
     "meta-pytorch/torchft",
     commit="86c42910df9140bdfee68fbba29233c3cab84288",
-    c5_compat=CompatVariant(strip_path=True, directory_crash=True, version_claim="text_null",
+    # a version probe that exits 0 printing nothing stops it (stdout.splitlines()[-1])
+    c5_compat=CompatVariant(strip_path=True, directory_crash=True, silent_python_crash=True,
+        version_claim="text_null",
         version_strip=True, torch_claim="text_null", torch_strip=True, gpu_from="stage_or_probe",
         gpu_observed_coerce=True, gpu_null_zero=True),  # int(count or 0)
     imports_total=58,  # the C0 denominator

@@ -154,6 +154,10 @@ class Compat(Rules):
             self.unsure("python_path", "python_invocation_failed", "the interpreter was not run")
             return None
         printed = run.stdout.strip()
+        if self.variant.silent_python_crash and run.exit_code == 0 and not run.timed_out \
+                and not printed:
+            self.crash("a version probe that printed nothing (splitlines()[-1])")
+            return None
         if run.exit_code != 0 or run.timed_out or not (printed or self.variant.silent_python_ok):
             how = ("timed out" if run.timed_out else
                    f"exit {run.exit_code}" if run.exit_code != 0 else "printed nothing")
