@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Any, Literal
 
+from pytest_reb.compat_c2 import C2_MAJORITY, C2Variant
+
 #: Where the official harness put the checkout and the agent's report.
 OFFICIAL_REPO_DIR = "/data/project/repo"
 OFFICIAL_REPORT_PATH = "/opt/scimlopsbench/report.json"
@@ -420,6 +422,7 @@ class Repo:
     domain: str = ""
     repo_dir: str = OFFICIAL_REPO_DIR
     c5_compat: CompatVariant = MAJORITY  # its official C5 validator's rules
+    c2_compat: C2Variant = C2_MAJORITY  # its official cuda check's rules
 
     def stage(self, tier: str) -> Run | None:
         """The run of tier c1, c3 or c4."""

@@ -36,8 +36,11 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 from compat_cases import SCRIPTS, VENVS, Torch, build_interpreters  # noqa: E402
+from compat_differential import load_repo  # noqa: E402
 
-from pytest_reb.outcome import Outcome, official_stage  # noqa: E402
+from pytest_reb.compat_c2 import C2Variant, official_c2  # noqa: E402
+from pytest_reb.outcome import Outcome  # noqa: E402
+from pytest_reb.report.official import stage_results  # noqa: E402
 from pytest_reb.tiers.c2_cuda import parse  # noqa: E402
 
 #: The C5 stand-ins and two more: success printed, then the process failed.
@@ -76,7 +79,11 @@ def official(checkout: Path, python: str) -> dict[str, Any]:
 
 
 def view(data: object) -> dict[str, Any]:
-    """Verdict (``read_stage_outcome`` of ``run_all.sh``) and the observed pair."""
+    """Verdict (``read_stage_outcome`` of ``run_all.sh``) and the observed pair.
+
+    The block is read where the bundle's check puts it: at the top, or (one
+    bundle) under ``meta``; our writer puts it in both.
+    """
     if not isinstance(data, dict):
         return {"verdict": "failure", "cuda_available": None, "gpu_count": None}
     status = str(data.get("status", "failure"))
@@ -86,26 +93,32 @@ def view(data: object) -> dict[str, Any]:
         exit_code = 1
     verdict = ("skipped" if status == "skipped" else
                "failure" if status == "failure" or exit_code == 1 else "success")
-    observed = data.get("observed")
+    meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
+    observed = data.get("observed", meta.get("observed"))
     observed = observed if isinstance(observed, dict) else {}
     return {"verdict": verdict, "cuda_available": observed.get("cuda_available"),
             "gpu_count": observed.get("gpu_count")}
 
 
-def ours(python: str) -> dict[str, Any]:
-    """pytest-reb's C2 probe under the same interpreter, judged and written as compat does."""
+def probe(python: str) -> tuple[dict[str, Any] | None, int | None]:
+    """pytest-reb's C2 probe under an interpreter: its JSON line and exit status."""
     try:
         res = subprocess.run([python, str(PROBE)], env=env_without_ours(), capture_output=True,
                              text=True, timeout=120)
-        stdout = res.stdout
     except (OSError, subprocess.SubprocessError):
-        stdout = ""
-    obs = parse(stdout)
-    passed = bool(obs and obs.get("cuda_available") is True)  # tiers/c2_cuda.py's compat verdict
+        return None, None
+    return parse(res.stdout), res.returncode
+
+
+def ours(seen: tuple[dict[str, Any] | None, int | None], variant: C2Variant) -> dict[str, Any]:
+    """The probe's evidence judged by the bundle's ``c2_compat`` and written as compat does."""
+    obs, exit_code = seen
+    official = official_c2(obs, exit_code, variant)
     o = Outcome(repo="diff/case", target="local://", tier="c2",
-                status="passed" if passed else "failed", compat=passed,
-                evidence={"observed": obs})
-    return view(official_stage(o))
+                status="passed" if official.passed else "failed", compat=official.passed,
+                evidence={"observed": obs, "official_cuda": {
+                    "written": official.written, "observed": official.observed}})
+    return view(stage_results(o, "compat"))
 
 
 def run(official_dir: Path) -> list[dict[str, Any]]:
@@ -113,14 +126,16 @@ def run(official_dir: Path) -> list[dict[str, Any]]:
     rows = []
     with tempfile.TemporaryDirectory(prefix="reb-c2-diff-") as tmp:
         interp = build_interpreters(Path(tmp), C2_VENVS)
-        mine = {name: ours(path) for name, path in interp.items()}
+        seen = {name: probe(path) for name, path in interp.items()}
         for script in sorted((official_dir / "scripts").glob("*/benchmark_scripts")):
             bundle = script.parent.name
             checkout = Path(tmp) / "checkouts" / bundle
             shutil.copytree(script, checkout / "benchmark_scripts")
+            variant = load_repo(bundle).c2_compat
             for name, path in interp.items():
                 rows.append({"bundle": bundle, "python": name,
-                             "official": official(checkout, path), "ours": mine[name]})
+                             "official": official(checkout, path),
+                             "ours": ours(seen[name], variant)})
     return rows
 
 

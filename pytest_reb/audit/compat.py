@@ -317,13 +317,15 @@ def _as_official(o: Outcome | None) -> dict[str, Any] | None:
     """A stage as the official harness would have written it: by its compat verdict.
 
     In a ``--reb-compat`` run that is what our official layout holds; in a
-    strict run the compat audit still judges by the official verdicts.
+    strict run the compat audit still judges by the official verdicts.  None
+    where the official cuda stage would have written no file, which the
+    majority validator reads as no observation.
     """
     if o is None:
         return None
     if o.status != "skipped" and o.compat is not None:
         o = replace(o, status="passed" if o.compat else "failed")
-    return official_stage(o)
+    return official_stage(o, official=True)
 
 
 def _differs(claim: str, observed: str, strip: bool) -> bool:
