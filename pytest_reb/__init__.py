@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pytest_reb.spec import (
         Asset,
+        C2Variant,
         CompatVariant,
         Helper,
         Http,
@@ -27,8 +28,9 @@ if TYPE_CHECKING:
         torchrun,
     )
 
-__all__ = ["Asset", "CompatVariant", "Helper", "Http", "Repo", "Retry", "Run", "Synthetic",
-           "accelerate", "deepspeed", "hf_asset", "pytest_node", "self_launching", "torchrun"]
+__all__ = ["Asset", "C2Variant", "CompatVariant", "Helper", "Http", "Repo", "Retry", "Run",
+           "Synthetic", "accelerate", "deepspeed", "hf_asset", "pytest_node", "self_launching",
+           "torchrun"]
 
 
 def __getattr__(name: str) -> Any:

@@ -183,19 +183,26 @@ OFFICIAL_C2_DEFAULT: dict[str, Any] = {"framework": "unknown", "cuda_available":
                                        "gpu_count": 0}
 
 
-def official_stage(o: Outcome) -> dict[str, Any]:
+def official_stage(o: Outcome, *, official: bool = False) -> dict[str, Any] | None:
     """The fields of a stage's official ``results.json`` that the official C5 validators read.
 
     One function for the official-layout writer and for the compat audit, so
     the audit judges exactly what the official validators would read from our
-    layout.  The cuda stage always has an ``observed`` block, as the official
-    one does: a failed probe that gave none writes the official default.
+    layout.  ``official`` (compat) writes the cuda stage as the repository's
+    own check would have (``evidence["official_cuda"]``, ``compat_c2``): its
+    block, or None where it could not have run and so wrote no file.
+    Otherwise the cuda stage has our probe's ``observed`` block, and a failed
+    probe that gave none the official default.
     """
+    cuda = o.evidence.get("official_cuda") if o.tier == "c2" else None
+    if official and isinstance(cuda, dict) and not cuda.get("written", True):
+        return None
     status = {"passed": "success", "skipped": "skipped"}.get(o.status, "failure")
     view: dict[str, Any] = {"status": status, "exit_code": 0 if status != "failure" else 1,
                             "failure_category": o.category if status != "success" else None}
     if o.tier == "c2":
-        observed = o.evidence.get("observed")
+        observed = cuda.get("observed") if official and isinstance(cuda, dict) \
+            else o.evidence.get("observed")
         if isinstance(observed, dict):
             view["observed"] = observed
         elif status == "failure":

@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Any, Literal
 
+from pytest_reb.compat_c2 import C2_MAJORITY, C2Variant
+
 #: Where the official harness put the checkout and the agent's report.
 OFFICIAL_REPO_DIR = "/data/project/repo"
 OFFICIAL_REPORT_PATH = "/opt/scimlopsbench/report.json"
@@ -312,7 +314,7 @@ def hf_asset(name: str, repo_id: str, *, dest: str, kind: AssetKind = "model",
 
 
 #: How an official validator reads a version claim (see ``CompatVariant``).
-ClaimText = Literal["nonempty", "string", "truthy", "text", "text_null"]
+ClaimText = Literal["nonempty", "string", "truthy", "text", "text_any", "text_null"]
 
 
 @dataclass(frozen=True)
@@ -328,13 +330,20 @@ class CompatVariant:
     A claim is read as: ``nonempty`` (a non-empty string), ``string`` (any
     string, ``""`` too), ``truthy`` (``str()`` of a value that is not falsy,
     so ``3`` is ``"3"`` and ``0`` no claim), ``text`` (``str()`` of any
-    non-null value) or ``text_null`` (``str()`` of anything, so ``null`` is
-    the text ``"None"``).  ``torch_import``: when a failed
-    ``import torch`` counts: ``if_claimed`` (the claim as read), ``always``
-    (even for ``torch_version: null``), ``never``.  ``cuda_from``: what says
-    CUDA is unavailable: ``status`` (the cuda stage failed or its observed
-    block says false), ``observed`` (only the observed block),
+    non-null value that is not blank), ``text_any`` (``str()`` of any non-null
+    value, ``""`` too) or ``text_null`` (``str()`` of anything, so ``null`` is
+    the text ``"None"``).  ``torch_import``: when a failed ``import torch``
+    counts: ``if_claimed`` (the claim as read), ``always`` (even for
+    ``torch_version: null``), ``if_nonblank`` (a string that is not blank),
+    ``if_not_null`` (any value but ``null``, ``""`` too), ``never``.
+    ``cuda_from``: what says CUDA is unavailable: ``status`` (the cuda stage
+    failed or its observed block says false), ``observed`` (only the observed
+    block), ``observed_bool`` (``bool()`` of the block's value: null is false),
     ``observed_if_success`` (only a stage that succeeded).
+    ``probe_garbage``: what a JSON torch probe that exits 0 without printing a
+    JSON object means: ``failed`` (a failed import), ``item`` (an item of its
+    own, and the torch version is ``""``), ``ignored`` (torch imported, its
+    version unknown).
     """
 
     # the report file
@@ -344,27 +353,46 @@ class CompatVariant:
     empty_report_missing: bool = False  # ``{}`` is taken for no report (``if not report``)
     # the interpreter
     strip_path: bool = False
+    path_text: bool = False  # ``str()`` of any python_path value: ``3`` is the path "3"
     directory_crash: bool = False  # a directory as python_path stops the validator
     missing_path_weight: int = 1  # how many items a python_path that does not exist adds
+    noexec_path_weight: int = 1  # ... one that is not executable
+    missing_path_stops: bool = False  # no python_path: that item alone, nothing else judged
     silent_python_ok: bool = True  # exit 0 with nothing printed is a usable interpreter
+    silent_python_crash: bool = False  # ... or it stops the validator (an IndexError)
     torch_needs_version: bool = True  # torch is probed only after the version probe worked
+    torch_needs_file: bool = False  # ... or, where it need not, only for a file (no directory)
+    torch_path_as_written: bool = False  # the torch probe runs python_path unstripped
     # versions
     version_claim: ClaimText = "nonempty"
     compare_empty_observed: bool = False  # a probe that printed nothing is a version, ""
     version_strip: bool = False
     torch_claim: ClaimText = "nonempty"
     torch_strip: bool = False
-    torch_import: Literal["if_claimed", "always", "never"] = "if_claimed"
+    torch_import: Literal["if_claimed", "if_nonblank", "if_not_null", "always", "never"] = \
+        "if_claimed"
     torch_import_weight: int = 1  # how many items a failed import adds
-    torch_unprobed_counts: bool = False  # with no usable interpreter, a torch claim is a failure
+    torch_failed_claim_item: bool = False  # ... and one more when torch_version is claimed
+    torch_compare_empty: bool = False  # a torch version probed as "" is compared too
+    # a torch claim with no interpreter to probe is a failure: never, always, or with_path
+    # (only when python_path was a non-empty string: the probe ran and failed)
+    torch_unprobed: Literal["never", "always", "with_path"] = "never"
+    silent_torch_ok: bool = True  # a torch probe that exits 0 printing nothing imported torch
     torch_probe: Literal["plain", "json"] = "plain"
+    probe_garbage: Literal["failed", "item", "ignored"] = "failed"  # exit 0, no JSON printed
     # capabilities
     capabilities_need_python: bool = False  # judged only when the interpreter was usable
-    cuda_from: Literal["status", "observed", "observed_if_success"] = "status"
+    cuda_from: Literal["status", "observed", "observed_bool", "observed_if_success"] = "status"
     cuda_claim: Literal["true", "text", "truthy"] = "true"  # also ``"true"``; or anything truthy
     gpu_count_coerce: bool = False  # ``int()`` of the claim (``"2"``, ``1.0``)
+    gpu_coerce_crash: bool = False  # a claim ``int()`` refuses, beside a count, stops it
     gpu_from: Literal["stage", "stage_or_probe", "probe_or_stage", "probe"] = "stage"
-    gpu_observed_coerce: bool = False  # ``int()`` of the cuda stage's count
+    # the cuda stage's count: as is (an int), ``int()`` of it (True), of a float only
+    # ("numbers"), of a string of digits only ("digits")
+    gpu_observed_coerce: Literal[False, True, "numbers", "digits"] = False
+    gpu_null_zero: bool = False  # ``int(count or 0)``: a null count the stage wrote is 0
+    c2_meta_unobserved: bool = False  # a cuda stage failed on its report observed nothing
+    gpu_default: int | None = None  # the count taken when none was observed (a dict default)
     gpu_needs_cuda_ok: bool = False  # the count is judged only when the cuda stage succeeded
     ddp_without_count: bool = False  # ddp is judged with no GPU count observed
     ddp_excuses_setup: bool = False  # a multi_gpu failure of deps/data/missing_report is no verdict
@@ -394,6 +422,7 @@ class Repo:
     domain: str = ""
     repo_dir: str = OFFICIAL_REPO_DIR
     c5_compat: CompatVariant = MAJORITY  # its official C5 validator's rules
+    c2_compat: C2Variant = C2_MAJORITY  # its official cuda check's rules
 
     def stage(self, tier: str) -> Run | None:
         """The run of tier c1, c3 or c4."""

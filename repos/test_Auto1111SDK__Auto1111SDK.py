@@ -11,7 +11,7 @@ downloaded from the CVDF mirror (network) and every stage runs with the prepared
 cwd. C4 lets Lightning's own DDP strategy spawn the two ranks (no torchrun).
 """
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, self_launching
+from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, self_launching
 
 #: main.py and its options before the accelerator, in every stage.
 MAIN = [
@@ -35,7 +35,9 @@ ONE_STEP = [
 repo = Repo(
     "Auto1111SDK/Auto1111SDK",
     commit="4f3cd1504d0afa344fd322df0c4ac3e9eec7a129",
-    c5_compat=CompatVariant(strip_path=True, torch_needs_version=False,
+    # the version probe runs python_path stripped, the torch probe as written
+    c2_compat=C2Variant(failed_exit="unavailable"),
+    c5_compat=CompatVariant(strip_path=True, torch_needs_version=False, torch_path_as_written=True,
         compare_empty_observed=True, version_strip=True, torch_strip=True, torch_import="always"),
     imports_total=213,  # the C0 denominator
     domain="image generation (Stable Diffusion SDK; bundled sgm/Lightning toy trainer)",

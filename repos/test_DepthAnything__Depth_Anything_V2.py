@@ -25,9 +25,9 @@ ARGV = [
 repo = Repo(
     "DepthAnything/Depth-Anything-V2",
     commit="e5a2732d3ea2cddc081d7bfd708fc0bf09f812f1",
-    c5_compat=CompatVariant(silent_python_ok=False, version_claim="truthy", torch_claim="truthy",
-        gpu_from="stage_or_probe", gpu_observed_coerce=True, ddp_without_count=True,
-        ddp_underclaim=True),
+    c5_compat=CompatVariant(silent_python_ok=False, version_claim="truthy",
+        torch_claim="truthy", gpu_from="stage_or_probe", gpu_observed_coerce=True,
+        gpu_null_zero=True, ddp_without_count=True, ddp_underclaim=True),
     imports_total=27,  # the C0 denominator
     domain="vision: monocular metric depth estimation (inference)",
     assets=[

@@ -51,8 +51,11 @@ repo = Repo(
     "FunAudioLLM/FunMusic",
     commit="0aefb55b58b8df91accdc4aed20c99e44741e0a7",
     c5_compat=CompatVariant(missing_report_path=2, invalid_report_path=2, non_object_crash=True,
-        version_claim="truthy", torch_claim="truthy", torch_import="always",
-        torch_import_weight=2, gpu_count_coerce=True, gpu_from="probe_or_stage",
+        # a failed import is an item, and a torch_version claim beside it another
+        torch_needs_version=False, torch_needs_file=True,
+        version_claim="truthy", torch_claim="truthy",
+        torch_import="always",
+        torch_failed_claim_item=True, gpu_count_coerce=True, gpu_from="probe_or_stage",
         gpu_observed_coerce=True, ddp_underclaim=True),
     imports_total=74,  # the C0 denominator
     domain="audio: text-to-music generation (InspireMusic code)",

@@ -69,8 +69,11 @@ repo = Repo(
     "FunAudioLLM/SenseVoice",
     commit="1a90d46cb933ef9e213b7d90292b9301b3e20f40",
     c5_compat=CompatVariant(empty_report_missing=True, version_claim="string",
-        torch_claim="string", torch_import="always", torch_unprobed_counts=True,
-        cuda_from="observed", gpu_observed_coerce=True),
+        # a failed import is an item, and a string torch_version beside it another (that one
+        # alone when the interpreter was unusable)
+        torch_claim="string", torch_import="always", torch_failed_claim_item=True,
+        torch_unprobed="always",
+        gpu_observed_coerce=True),
     imports_total=33,  # the C0 denominator
     domain="audio: speech recognition (FunASR-based ASR)",
     assets=[

@@ -16,7 +16,16 @@ so the runs declare no entrypoint.
 
 from pathlib import Path
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, Synthetic, hf_asset, self_launching
+from pytest_reb import (
+    Asset,
+    C2Variant,
+    CompatVariant,
+    Repo,
+    Run,
+    Synthetic,
+    hf_asset,
+    self_launching,
+)
 
 #: Our rewrite of the official inline driver, mounted read-only at {repo}/benchmark_scripts.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -55,7 +64,9 @@ ENV = {
 repo = Repo(
     "GeeeekExplorer/nano-vllm",
     commit="2f214426530e2841e7d24c73ee0dfa914d62df56",
-    c5_compat=CompatVariant(directory_crash=True, torch_import="always", ddp_without_count=True),
+    c2_compat=C2Variant(failed_exit="fails"),
+    c5_compat=CompatVariant(directory_crash=True, compare_empty_observed=True,
+        torch_import="always", ddp_without_count=True),
     imports_total=22,  # the C0 denominator
     domain="LLM inference engine (minimal vLLM)",
     assets=[

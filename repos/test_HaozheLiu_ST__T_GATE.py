@@ -17,7 +17,7 @@ repo = Repo(
     "HaozheLiu-ST/T-GATE",
     commit="ab2a88fa50319cbb0bfcdc2772405573b266fa13",
     c5_compat=CompatVariant(silent_python_ok=False, torch_import="always", torch_probe="json",
-        capabilities_need_python=True),
+        capabilities_need_python=True, gpu_from="stage_or_probe", gpu_null_zero=True),
     imports_total=16,  # the C0 denominator
     domain="image generation: training-free diffusion acceleration (diffusers pipelines)",
     assets=[

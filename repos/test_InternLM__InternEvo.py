@@ -54,8 +54,10 @@ TRAIN = ["train.py", "--config", "{out}/minimal_config.py", "--launcher", "torch
 repo = Repo(
     "InternLM/InternEvo",
     commit="a5b3972be7cc3448563b4ddfbb0cee736bdea7ef",
-    c5_compat=CompatVariant(torch_needs_version=False, version_claim="string", version_strip=True,
-        torch_strip=True, torch_probe="json", cuda_from="observed", gpu_from="stage_or_probe",
+    # torch is probed whenever the path is an executable file, even if the version probe failed
+    c5_compat=CompatVariant(torch_needs_version=False, torch_needs_file=True,
+        version_claim="string", version_strip=True, torch_strip=True,
+        torch_probe="json", cuda_from="observed", gpu_from="stage_or_probe",
         gpu_observed_coerce=True),
     imports_total=105,  # the C0 denominator
     domain="LLM pre-training framework (InternLM2)",

@@ -19,7 +19,7 @@ prepare, keeps the first two train samples as one train and one dev sample marke
 
 from pathlib import Path
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
+from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
 #: Our setup script that turns the raw RAGTruth files into the two files the stages read.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -67,9 +67,10 @@ ARGV = [
 repo = Repo(
     "KRLabsOrg/LettuceDetect",
     commit="b302fdb8568f257615d1c4a9d2d2ee69e11c5b72",
+    c2_compat=C2Variant(no_device="unavailable", no_framework="absent"),
     c5_compat=CompatVariant(missing_report_path=1, invalid_report_path=1, strip_path=True,
         version_strip=True, torch_strip=True, torch_import="always", torch_probe="json",
-        cuda_from="observed"),
+        cuda_from="observed", c2_meta_unobserved=True),
     imports_total=50,  # the C0 denominator
     domain="NLP: RAG hallucination detection (token-classification fine-tune)",
     assets=[

@@ -11,7 +11,7 @@ two GPUs visible, with no launcher and no GPU-count gate, so its Run keeps the r
 'none', nproc 1 and min_gpus 0.
 """
 
-from pytest_reb import CompatVariant, Repo, Run, hf_asset
+from pytest_reb import C2Variant, CompatVariant, Repo, Run, hf_asset
 
 #: Environment shared by every stage.
 ENV = {
@@ -33,10 +33,11 @@ ARGV = [
 repo = Repo(
     "MoonshotAI/MoBA",
     commit="b5d58363311d3ca946f1ec444182727c15e338b5",
-    c5_compat=CompatVariant(torch_needs_version=False, version_claim="string", version_strip=True,
-        torch_claim="string", torch_strip=True, torch_unprobed_counts=True, torch_probe="json",
-        cuda_from="observed_if_success", gpu_observed_coerce=True, gpu_needs_cuda_ok=True,
-        ddp_excuses_setup=True),
+    c2_compat=C2Variant(failed_exit="unavailable"),
+    c5_compat=CompatVariant(torch_needs_version=False, version_claim="string",
+        version_strip=True, torch_claim="string", torch_strip=True, torch_unprobed="always",
+        torch_probe="json", cuda_from="observed_if_success", gpu_observed_coerce=True,
+        gpu_null_zero=True, gpu_needs_cuda_ok=True, ddp_excuses_setup=True),
     imports_total=13,  # the C0 denominator
     domain="LLM sparse-attention kernel (Mixture of Block Attention)",
     assets=[

@@ -18,7 +18,7 @@ no collective. The repository's requirements.txt is self-conflicting.
 
 from pathlib import Path
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
+from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
 #: Our rewrites (the driver, the prepare results), mounted read-only at {repo}/benchmark_scripts.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -65,9 +65,14 @@ SMOKETEST = [
 repo = Repo(
     "RingBDStack/SocialED",
     commit="660e9d84b114a4084a3972cc00b1451c11c87f67",
+    # torch is probed for any non-empty path string; a probe printing nothing failed, and
+    # it counts for any torch_version but null; a cuda stage that failed on its report
+    # (missing_report, invalid_json) observed nothing
+    c2_compat=C2Variant(failed_exit="fails"),
     c5_compat=CompatVariant(silent_python_ok=False, torch_needs_version=False,
-        version_claim="string", compare_empty_observed=True, torch_import="always",
-        torch_unprobed_counts=True, gpu_observed_coerce=True, ddp_without_count=True),
+        version_claim="string", compare_empty_observed=True, torch_import="if_not_null",
+        torch_unprobed="with_path", silent_torch_ok=False, c2_meta_unobserved=True,
+        gpu_observed_coerce=True, ddp_without_count=True),
     imports_total=54,  # the C0 denominator
     domain="graph/social event detection library",
     assets=[

@@ -18,7 +18,7 @@ shims/test_ZhengYinan_AIR__Diffusion_Planner/make_sample.py, writes the same two
 
 from pathlib import Path
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, Synthetic, hf_asset
+from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, Synthetic, hf_asset
 
 #: Our setup script (make_sample.py), mounted read-only at {repo}/benchmark_scripts.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -58,8 +58,10 @@ TINY = [
 repo = Repo(
     "ZhengYinan-AIR/Diffusion-Planner",
     commit="3558eaccee936f177ffbb3fb420540eccd8855e9",
+    c2_compat=C2Variant(no_device="fails", failed_exit="nulls"),
     c5_compat=CompatVariant(directory_crash=True, silent_python_ok=False, version_strip=True,
-        torch_strip=True, torch_import="always", cuda_from="observed"),
+        torch_strip=True, torch_import="always", cuda_from="observed",
+        gpu_observed_coerce="numbers"),  # an int, or int() of a float
     imports_total=24,  # the C0 denominator
     domain="autonomous driving: diffusion-transformer motion planning (nuPlan)",
     assets=[

@@ -96,7 +96,8 @@ repo = Repo(
     "alephpi/Texo",
     commit="a462c537a9726545d2bcfb639c9f99224d1e36c2",
     c5_compat=CompatVariant(version_claim="truthy", compare_empty_observed=True,
-        torch_claim="truthy", gpu_count_coerce=True),
+        torch_claim="truthy", cuda_from="observed", gpu_count_coerce=True,
+        gpu_observed_coerce=True),
     imports_total=47,  # the C0 denominator
     domain="OCR: LaTeX formula recognition (Lightning + Hydra)",
     assets=[

@@ -13,7 +13,7 @@ return a pair, because main_attnprobe.py unpacks two values at this commit.
 
 from pathlib import Path
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
+from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
 #: Our rewrite of the official shim (sitecustomize.py: the forward-return patch),
 #: mounted read-only at {repo}/benchmark_scripts.
@@ -46,8 +46,9 @@ ATTNPROBE = [
 repo = Repo(
     "apple/ml-aim",
     commit="bd9e06893f3ad68bda56b34ac2158fda2680b7fc",
+    c2_compat=C2Variant(failed_exit="fails"),
     c5_compat=CompatVariant(version_claim="string", version_strip=True, torch_strip=True,
-        torch_probe="json"),
+        torch_probe="json", cuda_from="observed"),
     imports_total=24,  # the C0 denominator
     domain="vision backbone (AIM) attentive-probe evaluation",
     assets=[

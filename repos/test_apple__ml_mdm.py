@@ -72,9 +72,12 @@ ONE_STEP = [
 repo = Repo(
     "apple/ml-mdm",
     commit="dfa4718be3e327d8f7b46a2ab9f6c1c28e2f3ce0",
+    # str(python_version or "").strip(); torch from a JSON probe (unreadable output: version
+    # ""), any non-null torch_version is compared, stripped, even with ""
     c5_compat=CompatVariant(strip_path=True, version_claim="truthy", version_strip=True,
-        torch_claim="text", torch_strip=True, torch_probe="json", gpu_count_coerce=True,
-        gpu_observed_coerce=True, ddp_underclaim=True),
+        torch_claim="text_any", torch_strip=True, torch_import="if_not_null",
+        torch_compare_empty=True, torch_probe="json", probe_garbage="ignored",
+        gpu_count_coerce=True, gpu_observed_coerce=True, ddp_underclaim=True),
     imports_total=50,  # the C0 denominator
     domain="image generation: text-to-image diffusion training (Matryoshka Diffusion Models)",
     assets=[

@@ -19,7 +19,7 @@ partitions, 8 + 4 rows of 4 sentences, 1024-dim embeddings of std 0.006) into
 
 from pathlib import Path
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, Synthetic
+from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, Synthetic
 
 #: Our setup script (make_parquet.py), mounted read-only at {repo}/benchmark_scripts.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -66,6 +66,7 @@ ONE_STEP = [
 repo = Repo(
     "facebookresearch/large_concept_model",
     commit="fd7db8022113ae2d2ff1219d9a4cb4def897e3ff",
+    c2_compat=C2Variant(no_device="unavailable"),
     c5_compat=CompatVariant(torch_import="always", gpu_observed_coerce=True),
     imports_total=85,  # the C0 denominator
     domain="LLM research: Large Concept Models in SONAR embedding space (fairseq2)",

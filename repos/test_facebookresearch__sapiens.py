@@ -19,7 +19,7 @@ the download's images/, masks/, normals/ folders or its zip archives), in
 
 from pathlib import Path
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
+from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
 #: Our setup script that cuts the downloaded toy dataset down to its one-sample copy.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -82,6 +82,7 @@ CFG_OPTIONS = [
 repo = Repo(
     "facebookresearch/sapiens",
     commit="08dce797f7b40f5b41388f518cac85535c3f5d13",
+    c2_compat=C2Variant(failed_exit="unavailable"),
     c5_compat=CompatVariant(missing_report_path=1, invalid_report_path=1, version_claim="truthy",
         torch_claim="truthy", gpu_count_coerce=True, gpu_observed_coerce=True),
     imports_total=186,  # the C0 denominator

@@ -13,7 +13,7 @@ needed.
 
 from pathlib import Path
 
-from pytest_reb import CompatVariant, Repo, Run
+from pytest_reb import C2Variant, CompatVariant, Repo, Run
 
 #: Our rewrite of the official shim (sitecustomize.py: the AttnType alias),
 #: mounted read-only at {repo}/benchmark_scripts.
@@ -48,9 +48,13 @@ BENCHMARK = [
 repo = Repo(
     "feifeibear/long-context-attention",
     commit="a52d85007ced2065dd71c498be65a02d62b51cac",
+    # torch is probed (plainly) for any executable path, directories too; any failed import
+    # counts; a truthy claim is compared even with a version probed as ""
+    c2_compat=C2Variant(no_device="unavailable"),
     c5_compat=CompatVariant(torch_needs_version=False, version_claim="truthy",
-        torch_claim="truthy", torch_import="always", torch_probe="json", gpu_count_coerce=True,
-        gpu_observed_coerce=True),
+        torch_claim="truthy", torch_import="always", torch_compare_empty=True,
+        cuda_from="observed_bool", gpu_count_coerce=True, gpu_observed_coerce=True,
+        gpu_null_zero=True),
     imports_total=21,  # the C0 denominator
     domain="sequence-parallel attention for long-context LLM training (yunchang: Ulysses + Ring)",
     cpu=None,  # C1 does not apply: repo_not_supported

@@ -18,7 +18,7 @@ the official prepare made of it, its first row as a csv with the single column '
 
 from pathlib import Path
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
+from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
 #: Our setup script that writes the one-prompt csv.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -56,6 +56,7 @@ WEIGHTS = [
 repo = Repo(
     "hpcaitech/Open-Sora",
     commit="d0cd5ac50da79e9a9d2285a952d4dcd806e6c8fc",
+    c2_compat=C2Variant(no_device="fails"),
     c5_compat=CompatVariant(strip_path=True, version_claim="truthy", version_strip=True,
         torch_claim="truthy", torch_strip=True, cuda_from="observed", gpu_from="stage_or_probe",
         gpu_observed_coerce=True),

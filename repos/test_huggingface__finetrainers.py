@@ -20,7 +20,7 @@ that the prepare step always left empty.
 
 from pathlib import Path
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
+from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
 #: Our setup script that writes the dataset config.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -78,8 +78,12 @@ FAILED = ["An error occurred during training:", "Traceback (most recent call las
 repo = Repo(
     "huggingface/finetrainers",
     commit="f476c3717da6cbfb1070505a99ee989426b46d9c",
-    c5_compat=CompatVariant(version_claim="truthy", torch_claim="truthy", torch_probe="json",
-        gpu_count_coerce=True, gpu_observed_coerce=True),
+    # any failed import counts; int(gpu_count) raises on "two"; int(observed or 0) makes a
+    # null count 0
+    c2_compat=C2Variant(no_device="fails", failed_exit="fails"),
+    c5_compat=CompatVariant(version_claim="truthy", torch_claim="truthy", torch_import="always",
+        gpu_count_coerce=True, gpu_coerce_crash=True, gpu_observed_coerce=True,
+        gpu_null_zero=True),
     imports_total=72,  # the C0 denominator
     domain="video generation: diffusion video-model LoRA fine-tuning",
     assets=[

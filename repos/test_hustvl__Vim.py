@@ -19,7 +19,7 @@ run's DETECTRON2_DATASETS is {out}/datasets.
 
 from pathlib import Path
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, self_launching
+from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, self_launching
 
 #: Our setup script that lays the prepared COCO files out for Detectron2.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -62,8 +62,9 @@ OUTPUT = ["OUTPUT_DIR", "{out}/detectron2_output"]
 repo = Repo(
     "hustvl/Vim",
     commit="dd0358ad1e42701f22afbefa0717cc8825cf9f45",
+    c2_compat=C2Variant(no_device="fails"),
     c5_compat=CompatVariant(version_claim="truthy", torch_claim="truthy",
-        gpu_observed_coerce=True),
+        gpu_from="stage_or_probe", gpu_observed_coerce=True, gpu_null_zero=True),
     imports_total=132,  # the C0 denominator
     domain="vision backbone (Vision Mamba); probe exercises the vendored Detectron2 under det/",
     assets=[

@@ -40,8 +40,8 @@ WRAPPER = [
 repo = Repo(
     "kyegomez/MultiModalMamba",
     commit="58db40bcbd2e957c7981b6eed6de165b6a5ccd42",
-    c5_compat=CompatVariant(invalid_report_path=1, strip_path=True, version_claim="string",
-        version_strip=True, torch_strip=True, torch_import="always"),
+    c5_compat=CompatVariant(strip_path=True, version_claim="string", version_strip=True,
+        torch_strip=True, torch_import="always"),
     imports_total=16,  # the C0 denominator
     domain="multimodal (vision + text) Mamba model code, random-init example",
     assets=[

@@ -16,7 +16,7 @@ network: the assets are a repository image and a generated config, and no stage 
 
 from pathlib import Path
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, Synthetic
+from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, Synthetic
 
 #: Our rewrites of the official drivers, mounted read-only at {repo}/benchmark_scripts.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -40,9 +40,10 @@ TOKENS = {
 repo = Repo(
     "kyegomez/VisionMamba",
     commit="c88e09a52240910e08c4af754d340ad946112487",
+    c2_compat=C2Variant(failed_exit="fails"),
     c5_compat=CompatVariant(missing_report_path=1, directory_crash=True,
         torch_needs_version=False, version_claim="truthy", torch_claim="truthy",
-        torch_import="always", gpu_observed_coerce=True),
+        torch_import="always", gpu_observed_coerce=True, gpu_null_zero=True),
     imports_total=4,  # the C0 denominator
     domain="vision Mamba model code, random-init forward pass",
     assets=[

@@ -10,7 +10,7 @@ DINOv3 ViT-T/16 checkpoint, both downloaded by URL. The probe prefers a 'lightly
 script next to the report python when there is one. C4 lets Lightning spawn the DDP ranks.
 """
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, self_launching
+from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, self_launching
 
 #: Environment shared by every stage.
 ENV = {
@@ -44,8 +44,9 @@ ONE_STEP = ["trainer_args.max_steps=1", "trainer_args.limit_train_batches=1"]
 repo = Repo(
     "lightly-ai/lightly-train",
     commit="9716e64a7043c1a4857ece3b3436d831e9d97722",
+    c2_compat=C2Variant(failed_exit="unavailable"),
     c5_compat=CompatVariant(compare_empty_observed=True, torch_import="always",
-        gpu_from="stage_or_probe", ddp_without_count=True),
+        gpu_from="stage_or_probe", gpu_observed_coerce=True, ddp_without_count=True),
     imports_total=81,  # the C0 denominator
     domain="vision: self-supervised pretraining / distillation library (Lightning-based CLI)",
     assets=[

@@ -18,7 +18,7 @@ that one lighthouse; both must exit 0. The Rust extension is built with maturin.
 
 from pathlib import Path
 
-from pytest_reb import Asset, CompatVariant, Helper, Repo, Run
+from pytest_reb import Asset, C2Variant, CompatVariant, Helper, Repo, Run
 
 #: Our rewrite of the official shims (sitecustomize.py: the budget; lighthouse.py: the helper),
 #: mounted read-only at {repo}/benchmark_scripts.
@@ -72,9 +72,12 @@ MULTI_ENV = {
 repo = Repo(
     "meta-pytorch/torchft",
     commit="86c42910df9140bdfee68fbba29233c3cab84288",
-    c5_compat=CompatVariant(strip_path=True, directory_crash=True, version_claim="text_null",
+    # a version probe that exits 0 printing nothing stops it (stdout.splitlines()[-1])
+    c2_compat=C2Variant(failed_exit="unavailable"),
+    c5_compat=CompatVariant(strip_path=True, directory_crash=True, silent_python_crash=True,
+        version_claim="text_null",
         version_strip=True, torch_claim="text_null", torch_strip=True, gpu_from="stage_or_probe",
-        gpu_observed_coerce=True),
+        gpu_observed_coerce=True, gpu_null_zero=True),  # int(count or 0)
     imports_total=58,  # the C0 denominator
     domain=(
         "distributed-training infrastructure (per-step "

@@ -36,8 +36,11 @@ INFER = [
 repo = Repo(
     "metavoiceio/metavoice-src",
     commit="de3fa211ac4621e03a5f990651aeecc64da418f5",
-    c5_compat=CompatVariant(version_claim="truthy", torch_claim="truthy", torch_import="always",
-        gpu_from="probe_or_stage"),
+    # its one probe is JSON; output that is not JSON is an item and torch "" (then compared);
+    # gpu_count and ddp read only that probe's count, 0 when it gave none
+    c5_compat=CompatVariant(version_claim="truthy", compare_empty_observed=True,
+        torch_claim="truthy", torch_import="always", torch_probe="json",
+        probe_garbage="item", gpu_from="probe", gpu_default=0),
     imports_total=49,  # the C0 denominator
     domain="audio: text-to-speech (MetaVoice-1B)",
     assets=[

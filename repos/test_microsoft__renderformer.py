@@ -20,7 +20,7 @@ shader-ball.h5 on rank 1), then executes '{python} infer.py ...' into {out}/outp
 
 from pathlib import Path
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
+from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
 #: Our rewrite of the official per-rank bash script (infer_rank.py).
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -86,6 +86,7 @@ INFER_CBOX = [
 repo = Repo(
     "microsoft/renderformer",
     commit="c51f87083d0eebb806803fe32a357b8d9aefb085",
+    c2_compat=C2Variant(failed_exit="unavailable"),
     c5_compat=CompatVariant(missing_report_path=1, invalid_report_path=1, non_object_crash=True,
         torch_import="always", silent_python_ok=False),
     imports_total=31,  # the C0 denominator

@@ -20,7 +20,7 @@ lists the official prepare wrote beside it are written by every stage's setup (m
 
 from pathlib import Path
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
+from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
 #: Our rewrite of the official wrapper and of the probe's generated inputs.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -94,6 +94,7 @@ PREPARED_CHECKPOINT = (
 repo = Repo(
     "modelscope/ClearerVoice-Studio",
     commit="6b3774dc79c46ae8bed2a4fa5f706f0ac8c75c61",
+    c2_compat=C2Variant(no_device="fails", failed_exit="unavailable"),
     c5_compat=CompatVariant(strip_path=True, silent_python_ok=False, version_claim="truthy",
         version_strip=True, torch_claim="truthy", torch_strip=True, torch_import="always",
         gpu_count_coerce=True, gpu_from="probe"),

@@ -59,7 +59,7 @@ repo = Repo(
     "remsky/Kokoro-FastAPI",
     commit="3af45719940c915b53ad2a63f9cdb6f22680d276",
     c5_compat=CompatVariant(compare_empty_observed=True, version_strip=True, torch_strip=True,
-        torch_import="always", gpu_observed_coerce=True),
+        torch_import="always", gpu_observed_coerce=True, gpu_null_zero=True),
     imports_total=75,  # the C0 denominator
     domain="audio: TTS inference server (Kokoro-82M behind an OpenAI-compatible FastAPI)",
     assets=[

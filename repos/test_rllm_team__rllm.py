@@ -63,9 +63,10 @@ ARGV = [
 repo = Repo(
     "rllm-team/rllm",
     commit="0c0e4ec9b158318d72a09d810c060e0c9529c074",
-    c5_compat=CompatVariant(strip_path=True, version_claim="text_null",
+    # str(python_path).strip(); the count is the cuda stage's int or string of digits
+    c5_compat=CompatVariant(strip_path=True, path_text=True, version_claim="text_null",
         compare_empty_observed=True, version_strip=True, torch_claim="text_null",
-        torch_strip=True, ddp_underclaim=True),
+        torch_strip=True, gpu_observed_coerce="digits", ddp_underclaim=True),
     imports_total=67,  # the C0 denominator
     domain="relational/graph learning with LLMs (PyG-like library, RelBench-style RDL)",
     assets=[

@@ -83,7 +83,8 @@ EAGLE3 = [
 repo = Repo(
     "sgl-project/SpecForge",
     commit="077f286269a7e10ca7b18f7a33e49e8c6cbeac4f",
-    c5_compat=CompatVariant(torch_needs_version=False, version_claim="string", torch_probe="json",
+    c5_compat=CompatVariant(torch_needs_version=False, torch_needs_file=True,
+        version_claim="string", torch_probe="json",
         cuda_from="observed", gpu_observed_coerce=True),
     imports_total=52,  # the C0 denominator
     domain="LLM speculative-decoding draft-model training (EAGLE-3 for SGLang)",

@@ -17,7 +17,7 @@ tinyshakespeare_sharegpt.json in {out}, which benchmark.dataset_path then names.
 
 from pathlib import Path
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
+from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
 #: Our setup script (sharegpt_from_text.py), mounted read-only at {repo}/benchmark_scripts.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -78,8 +78,13 @@ ONE_REQUEST = [
 repo = Repo(
     "thu-pacman/chitu",
     commit="d2cc0f5a2bdc262e75cc45ee1c4cdf7778279dd0",
-    c5_compat=CompatVariant(version_claim="truthy", torch_claim="truthy", gpu_count_coerce=True,
-        gpu_observed_coerce=True, ddp_underclaim=True),
+    # torch from a JSON probe whose unreadable output is no version; int(gpu_count) raises on
+    # "two"; ddp is judged whenever no count says < 2 GPUs
+    c2_compat=C2Variant(no_device="fails", no_framework="null"),
+    c5_compat=CompatVariant(version_claim="truthy", torch_claim="truthy", torch_probe="json",
+        probe_garbage="ignored", cuda_from="observed", gpu_count_coerce=True,
+        gpu_coerce_crash=True, gpu_observed_coerce=True, ddp_without_count=True,
+        ddp_underclaim=True),
     imports_total=84,  # the C0 denominator
     domain="LLM inference/serving engine",
     assets=[

@@ -12,7 +12,16 @@ change the environment under test, and a missing vllm is exactly what C3/C4 must
 failure). C4 is Ulysses sequence parallelism: the engine spawns its own workers.
 """
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, Synthetic, hf_asset, self_launching
+from pytest_reb import (
+    Asset,
+    C2Variant,
+    CompatVariant,
+    Repo,
+    Run,
+    Synthetic,
+    hf_asset,
+    self_launching,
+)
 
 #: Environment shared by every stage.
 ENV = {
@@ -38,7 +47,11 @@ TEXT_TO_IMAGE = [
 repo = Repo(
     "vllm-project/vllm-omni",
     commit="8c1259383c0bdffe7e856b6809163d8385e657de",
-    c5_compat=CompatVariant(gpu_observed_coerce=True, ddp_excuses_setup=True),
+    # torch is probed whenever the path is an executable file, even if the version probe failed
+    c2_compat=C2Variant(no_device="fails"),
+    c5_compat=CompatVariant(torch_needs_version=False, torch_needs_file=True,
+        gpu_observed_coerce=True,
+        ddp_excuses_setup=True),
     imports_total=103,  # the C0 denominator
     domain="omni-modal inference serving on vLLM (here the diffusion text-to-image path)",
     assets=[

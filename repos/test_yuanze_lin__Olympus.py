@@ -17,7 +17,7 @@ Prepare downloads Olympus.json raw (to {assets}/dataset/Olympus.json); a setup s
 
 from pathlib import Path
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, deepspeed, hf_asset
+from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, deepspeed, hf_asset
 
 #: Our setup script (minimal_train.py), mounted read-only at {repo}/benchmark_scripts.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -89,7 +89,11 @@ ONE_STEP = [
 repo = Repo(
     "yuanze-lin/Olympus",
     commit="d49bffd878dcb96e7cd4d9312e0852b26e34eab8",
-    c5_compat=CompatVariant(strip_path=True, missing_path_weight=2, torch_needs_version=False,
+    # str(python_path).strip(): 3 is the path "3"; a path that is missing or not executable
+    # also fails the version probe (two items)
+    c2_compat=C2Variant(no_device="unavailable"),
+    c5_compat=CompatVariant(strip_path=True, path_text=True, missing_path_weight=2,
+        noexec_path_weight=2, torch_needs_version=False,
         version_claim="text_null", version_strip=True, torch_claim="text_null", torch_strip=True,
         torch_probe="json", cuda_claim="truthy", gpu_count_coerce=True, gpu_observed_coerce=True),
     imports_total=44,  # the C0 denominator

@@ -31,16 +31,14 @@ import dataclasses
 import importlib.util
 import json
 import os
-import random
 import shutil
 import subprocess
 import sys
 import tempfile
 import typing
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -56,204 +54,24 @@ from pytest_reb.report.official import STAGES, stage_results  # noqa: E402
 from pytest_reb.spec import CompatVariant, Repo  # noqa: E402
 from pytest_reb.target import LocalTarget  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "tools"))
+from compat_cases import BASE_PYTHON, WORK, Case, build_interpreters, cases  # noqa: E402
+
 KINDS = ("path", "version", "capability")
 #: What a case is compared on: the three counts and the verdict.
 MEASURES = (*KINDS, "passed")
-#: The interpreter every stand-in is made from (the one running this tool, not a pyenv shim).
-BASE_PYTHON = sys.executable
-
-# --------------------------------------------------------------------------- interpreters
-
-
-@dataclass(frozen=True)
-class Torch:
-    """A stand-in ``torch``: a version string and what ``torch.cuda`` answers."""
-
-    version: str
-    available: bool
-    count: int
-    broken: bool = False  # ``import torch`` raises
-
-
-#: name -> stand-in torch (None: no torch installed).
-VENVS: dict[str, Torch | None] = {
-    "cu2": Torch("2.4.0+cu124", True, 2),
-    "cu1": Torch("2.5.1", True, 1),
-    "cpu": Torch("2.4.0", False, 0),
-    "spoof": Torch("2.4.0+cu124", True, 0),  # is_available() says yes, no device
-    "notorch": None,
-    "broken": Torch("0", False, 0, broken=True),
-}
-#: Executables that are not Python: name -> shell body.
-SCRIPTS = {
-    "silent": "exit 0",  # exit 0, prints nothing
-    "echo": "echo 3.11.7",  # prints a version whatever it is asked
-    "fails": "echo nope >&2; exit 3",
-}
-
-
-def torch_source(t: Torch) -> str:
-    """``torch/__init__.py`` of a stand-in: only what the probes ask."""
-    if t.broken:
-        return "raise ImportError('libtorch_cuda.so: cannot open shared object file')\n"
-    return (f"__version__ = {t.version!r}\n"
-            "class cuda:\n"
-            f"    @staticmethod\n    def is_available():\n        return {t.available!r}\n"
-            f"    @staticmethod\n    def device_count():\n        return {t.count!r}\n")
-
-
-def build_interpreters(root: Path) -> dict[str, str]:
-    """Make the interpreters under ``root``; returns name -> absolute path."""
-    paths: dict[str, str] = {}
-    for name, t in VENVS.items():
-        venv = root / "venv" / name
-        subprocess.run([BASE_PYTHON, "-m", "venv", "--without-pip", str(venv)], check=True)
-        if t is not None:
-            site = next((venv / "lib").glob("python3*")) / "site-packages" / "torch"
-            site.mkdir(parents=True)
-            (site / "__init__.py").write_text(torch_source(t))
-        paths[name] = str(venv / "bin" / "python")
-    for name, body in SCRIPTS.items():
-        script = root / "bin" / name
-        script.parent.mkdir(parents=True, exist_ok=True)
-        script.write_text(f"#!/bin/sh\n{body}\n")
-        script.chmod(0o755)
-        paths[name] = str(script)
-    noexec = root / "bin" / "noexec"
-    noexec.write_text("print('3.11.7')\n")
-    noexec.chmod(0o644)
-    paths["noexec"] = str(noexec)
-    paths["dir"] = str(root / "venv" / "cu2" / "bin")
-    paths["missing"] = str(root / "venv" / "gone" / "bin" / "python")
-    return paths
-
-
-#: A variant that strips the path: which other interpreter path a case needs observed.
+#: Variants that read the path otherwise: which other interpreter paths a case needs observed.
 STRIP = CompatVariant(strip_path=True)
+TEXT = CompatVariant(strip_path=True, path_text=True)
 MAJORITY = CompatVariant()
 #: The values ``--fit`` tries for each field of ``CompatVariant``.
 CHOICES: dict[str, tuple[Any, ...]] = {
     f.name: ((1, 2) if f.name.endswith("_weight") else
              (0, 1, 2) if f.type == "int" else
+             (None, 0) if f.type == "int | None" else
              (False, True) if f.type == "bool" else
              tuple(typing.get_args(typing.get_type_hints(CompatVariant)[f.name])))
     for f in dataclasses.fields(CompatVariant)}
-
-#: How the interpreters' folder is named in dumps and in the test table.
-WORK = "/opt/reb-diff"
-#: The relative interpreter every checkout holds (a link to the ``cu2`` venv).
-RELATIVE = ".venv/bin/python"
-
-
-# --------------------------------------------------------------------------- cases
-
-
-@dataclass
-class Case:
-    """One input: the bundle, the report (bytes, or None for no file), and the C1-C4 outcomes."""
-
-    bundle: str
-    report: str | None
-    stages: dict[str, dict[str, Any]] = field(default_factory=dict)  # tier -> outcome fields
-    label: str = ""
-
-
-def python_version() -> str:
-    out = subprocess.run([BASE_PYTHON, "-c", "import platform; print(platform.python_version())"],
-                         capture_output=True, text=True, check=True)
-    return out.stdout.strip()
-
-
-def report_value(rng: random.Random, key: str, py: str, interp: dict[str, str],
-                 torch: Torch | None) -> Any:
-    """A value of ``key`` as agents write them: right, padded, short, wrong, typed wrong."""
-    tv = torch.version if torch and not torch.broken else "2.4.0+cu124"
-    pools: dict[str, list[Any]] = {
-        "python_version": [py, py, f" {py}\n", py.rsplit(".", 1)[0], "3.10.14", None, "",
-                           float(py.rsplit(".", 1)[0]), 3, True, [py]],
-        "torch_version": [tv, tv, f"{tv} ", tv.split("+")[0], "2.3.1", None, "", 2.4, 0,
-                          {"v": tv}],
-        "cuda_available": [True, True, False, None, "true", "false", 1, 0],
-        "gpu_count": [0, 1, 2, 2, None, "2", 1.0, 2.0, True, -1, "two"],
-        "ddp_expected_ok": [True, False, None, "true", 1],
-        "env_tool": ["venv", "conda", "docker", None],
-        "env_name": ["x", None, ""],
-        "notes": ["", None, "made by the differential"],
-    }
-    return rng.choice(pools[key])
-
-
-def make_report(rng: random.Random, interp: dict[str, str], py: str) -> tuple[str | None, str]:
-    """A report text (None: no file) and a label saying what kind it is."""
-    shape = rng.random()
-    if shape < 0.05:
-        return None, "no report"
-    if shape < 0.12:
-        text, label = rng.choice([("", "empty file"), ("{python_path: nope", "broken JSON"),
-                                  ("[1, 2]", "array"), ("null", "null"), ('"x"', "string"),
-                                  ("{}", "empty object"), ("42", "number")])
-        return text, label
-    name = rng.choice([*interp, "cu2", "cu2", "cpu", "cu1", "relative", "padded", "rel_missing",
-                       "empty", "number", "absent"])
-    torch = VENVS.get(name) if name in VENVS else (VENVS["cu2"] if name in ("relative",
-                                                                            "padded") else None)
-    path: Any = {"relative": RELATIVE, "padded": f" {interp['cu2']}\n",
-                 "rel_missing": "venv/bin/python", "empty": "", "number": 3}.get(
-                     name, interp.get(name))
-    data: dict[str, Any] = {"python_path": path}
-    for key in ("python_version", "torch_version", "cuda_available", "gpu_count",
-                "ddp_expected_ok", "env_tool", "env_name", "notes"):
-        data[key] = report_value(rng, key, py, interp, torch)
-    if name == "absent":
-        del data["python_path"]
-    for key in list(data):
-        if key != "python_path" and rng.random() < 0.04:
-            del data[key]
-    return json.dumps(data), f"python {name}"
-
-
-def make_stages(rng: random.Random) -> dict[str, dict[str, Any]]:
-    """C1-C4 outcomes (fields of ``Outcome``) as a compat run records them; some did not run."""
-    stages: dict[str, dict[str, Any]] = {}
-    for tier in ("c1", "c2", "c3", "c4"):
-        roll = rng.random()
-        if tier != "c2" and roll < 0.15:
-            continue  # not run: no stage file
-        if tier != "c2" and roll < 0.35:
-            stages[tier] = {"status": "skipped", "category": "not_applicable",
-                            "message": "repo_not_supported", "compat": None}
-            continue
-        ok = rng.random() < 0.55
-        fields: dict[str, Any] = {"status": "passed" if ok else "failed",
-                                  "category": None if ok else rng.choice(
-                                      ["runtime", "deps", "timeout", "cuda_unavailable",
-                                       "infra", "data", "missing_report",
-                                       "entrypoint_not_found", "insufficient_hardware"]),
-                                  "compat": ok, "message": "differential"}
-        if tier == "c2":
-            shape = rng.random()
-            if shape < 0.75:
-                count = rng.choice([0, 1, 2, 2, 4]) if ok else rng.choice([0, 0, 1])
-                fields["evidence"] = {"observed": {"framework": "pytorch",
-                                                   "cuda_available": ok, "gpu_count": count}}
-            elif shape < 0.85 or ok:
-                fields["evidence"] = {"observed": {
-                    "cuda_available": rng.choice([ok, "true", None]) if not ok else True,
-                    "gpu_count": rng.choice(["2", 1.0, None, True])}}
-            # else: a failed probe that gave no observed block (a passed C2 always has one:
-            # compat passes it on the probe's own ``cuda_available: true``)
-        stages[tier] = fields
-    return stages
-
-
-def cases(bundles: list[str], count: int, seed: int, interp: dict[str, str]) -> Iterator[Case]:
-    """``count`` cases spread evenly over ``bundles``."""
-    rng = random.Random(seed)
-    py = python_version()
-    for i in range(count):
-        text, label = make_report(rng, interp, py)
-        yield Case(bundles[i % len(bundles)], text, make_stages(rng), label)
-
 
 # --------------------------------------------------------------------------- running
 
@@ -300,7 +118,7 @@ _OBSERVED: dict[tuple[str, str], PythonObservation] = {}
 def observations(case: Case, checkout: Path) -> dict[str, PythonObservation]:
     """The interpreter as claimed and as stripped, observed here (each path once per run)."""
     load = load_report(case.report.encode() if case.report is not None else None, source="r")
-    paths = {compat_path(load.data, v) for v in (STRIP, MAJORITY)} - {None}
+    paths = {compat_path(load.data, v) for v in (STRIP, TEXT, MAJORITY)} - {None}
     found = {}
     for path in sorted(p for p in paths if p is not None):
         key = (path, str(checkout))
@@ -319,7 +137,8 @@ def judge(report: str | None, stages: Mapping[str, Mapping[str, Any]], variant: 
     outcomes = {t: outcome(t, f) for t, f in stages.items()}
     result = audit(load, python, outcomes, compat=True, variant=variant)
     return {**result.counts, "passed": result.passed,
-            "rules": sorted(f.rule for f in result.findings)}
+            "rules": sorted(f.rule for f in result.findings) + (  # and where it stops, why
+                [str(result.report_message)] if result.report_category == "unknown" else [])}
 
 
 def observation_of(data: Mapping[str, Any]) -> PythonObservation:
@@ -452,20 +271,32 @@ def departure(row: Mapping[str, Any]) -> str | None:
 
 
 def table(rows: list[dict[str, Any]], per_bundle: int) -> dict[str, Any]:
-    """The test table: per bundle, up to ``per_bundle`` cases of distinct kinds, departures too."""
+    """The test table: per bundle, up to ``per_bundle`` agreeing cases, departures too.
+
+    A bundle's cases are taken greedily by what they add (a rule the audit
+    applied or where it stops first; then an interpreter, a count not yet pinned),
+    so a rule that fires seldom is pinned too.  A disagreement is a figure,
+    not a test: the table pins what agrees.
+    """
     picked: list[dict[str, Any]] = []
     for bundle in sorted({r["case"]["bundle"] for r in rows}):
-        kinds: set[str] = set()
         repo = load_repo(bundle).name
-        for i, row in enumerate(r for r in rows if r["case"]["bundle"] == bundle):
+        mine = [(i, r, departure(r)) for i, r in
+                enumerate(r for r in rows if r["case"]["bundle"] == bundle)]
+        chosen = [e for e in mine if e[2] is not None]
+        left = [e for e in mine if e[2] is None and
+                all(e[1]["official"][m] == e[1]["ours"][m] for m in MEASURES)]
+        covered: set[str] = set()
+        for _ in range(per_bundle):
+            best = max(left, key=lambda e: tuple(len(part - covered)
+                                                  for part in _behaviour(e[1])), default=None)
+            if best is None:
+                break
+            chosen.append(best)
+            left.remove(best)
+            covered |= set().union(*_behaviour(best[1]))
+        for i, row, why in sorted(chosen, key=lambda e: e[0]):
             case, theirs = row["case"], row["official"]
-            kind = json.dumps([case["label"], [theirs[m] for m in MEASURES],
-                               sorted(case["stages"])])
-            why = departure(row)
-            agrees = all(theirs[m] == row["ours"][m] for m in MEASURES)
-            if why is None and (not agrees or kind in kinds or len(kinds) >= per_bundle):
-                continue  # a disagreement is a figure, not a test: the table pins what agrees
-            kinds.add(kind)
             picked.append({"bundle": bundle, "repo": repo, "id": i, "label": case["label"],
                            "report": case["report"], "stages": case["stages"],
                            "observations": row["observations"],
@@ -474,6 +305,14 @@ def table(rows: list[dict[str, Any]], per_bundle: int) -> dict[str, Any]:
     return {"source": "tools/compat_differential.py --table against the official "
                       "validate_agent_report.py of each bundle (No-518/ResearchEnvBench 7db4ca7)",
             "cases": picked}
+
+
+def _behaviour(row: Mapping[str, Any]) -> tuple[set[str], set[str]]:
+    """What a case exercised: first the audit's rules (and why it stops), then the rest."""
+    theirs = row["official"]
+    return set(row["ours"]["rules"]), {f"stopped={theirs['crashed']}", row["case"]["label"],
+                                       *(f"{m}={theirs[m]}" for m in MEASURES),
+                                       *row["case"]["stages"]}
 
 
 def figures(rows: list[dict[str, Any]]) -> str:

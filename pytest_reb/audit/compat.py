@@ -32,6 +32,10 @@ if TYPE_CHECKING:
     from pytest_reb.outcome import Outcome
     from pytest_reb.spec import ClaimText, CompatVariant
 
+#: What the JSON torch probe said when it exited 0 and printed no JSON object.
+GARBAGE = "the probe printed no JSON"
+#: Stage failures of the harness, not the probe, for the validators that read no observation.
+META_FAILURES = frozenset({"missing_report", "invalid_json", "missing_stage_results"})
 #: multi_gpu failures that say nothing about DDP, for the validators that excuse them.
 SETUP_FAILURES = frozenset({"missing_report", "invalid_json", "entrypoint_not_found",
                             "args_unknown", "auth_required", "download_failed", "deps", "data"})
@@ -39,7 +43,9 @@ SETUP_FAILURES = frozenset({"missing_report", "invalid_json", "entrypoint_not_fo
 
 def compat_path(data: object, variant: CompatVariant) -> str | None:
     """The ``python_path`` this repository's validator looks at (stripped where it strips)."""
-    claim = data.get("python_path") if isinstance(data, dict) else None
+    claim = data.get("python_path", "") if isinstance(data, dict) else None
+    if variant.path_text and isinstance(data, dict):
+        claim = str(claim)
     if not isinstance(claim, str):
         return None
     claim = claim.strip() if variant.strip_path else claim
@@ -56,10 +62,10 @@ def claim_text(data: Mapping[str, Any], key: str, how: ClaimText) -> str | None:
     if key not in data:
         return None
     value = data[key]
-    if how in ("text", "text_null"):
-        if value is None and how == "text":
+    if how in ("text", "text_any", "text_null"):
+        if value is None and how != "text_null":
             return None
-        return str(value) if str(value).strip() else None
+        return str(value) if str(value).strip() or how == "text_any" else None
     if how == "truthy":
         return str(value) if value else None
     if not isinstance(value, str):
@@ -83,12 +89,14 @@ class Compat(Rules):
             self.no_report()
             return self.result
         observed = self.path(data)
-        if self.result.report_category:
+        if self.result.report_category or (
+                v.missing_path_stops and compat_path(data, v) is None):
             return self.result
         if observed is not None or self.probed_without_version():
             self.versions(data, observed)
-        elif v.torch_unprobed_counts and (
-                claim_text(data, "torch_version", v.torch_claim) is not None):
+        elif v.torch_unprobed != "never" and (
+                v.torch_unprobed == "always" or compat_path(data, v) is not None) and (
+                self.import_failure_counts(data, probed=False)):
             for _ in range(v.torch_import_weight):
                 self.find("version", "torch_version", data.get("torch_version"), None,
                           "torch_import_failed", "this repository's validator counts a torch "
@@ -136,7 +144,8 @@ class Compat(Rules):
             return None
         if py.exists is False or py.executable is False:
             rule = "python_path_not_found" if py.exists is False else "python_path_not_executable"
-            for _ in range(self.variant.missing_path_weight if py.exists is False else 1):
+            v = self.variant
+            for _ in range(v.missing_path_weight if py.exists is False else v.noexec_path_weight):
                 self.find("path", "python_path", claim, py.problem or rule, rule,
                           f"in the target, {claim!r} is {py.problem or rule}")
             return None
@@ -145,6 +154,10 @@ class Compat(Rules):
             self.unsure("python_path", "python_invocation_failed", "the interpreter was not run")
             return None
         printed = run.stdout.strip()
+        if self.variant.silent_python_crash and run.exit_code == 0 and not run.timed_out \
+                and not printed:
+            self.crash("a version probe that printed nothing (splitlines()[-1])")
+            return None
         if run.exit_code != 0 or run.timed_out or not (printed or self.variant.silent_python_ok):
             how = ("timed out" if run.timed_out else
                    f"exit {run.exit_code}" if run.exit_code != 0 else "printed nothing")
@@ -158,7 +171,8 @@ class Compat(Rules):
         """Whether this validator probes torch although the version probe failed."""
         py = self.py
         return (not self.variant.torch_needs_version and py is not None and bool(py.exists)
-                and py.executable is not False and py.official_torch is not None)
+                and not (py.is_dir and self.variant.torch_needs_file) and py.executable is not False
+                and py.official_torch is not None)
 
     def versions(self, data: dict[str, Any], observed: str | None) -> None:
         py, v = self.py, self.variant
@@ -169,20 +183,39 @@ class Compat(Rules):
             self.find("version", "python_version", data.get("python_version"), observed,
                       "python_version_mismatch", f"{py.path} -c {OFFICIAL_VERSION_CODE!r}")
         claim = claim_text(data, "torch_version", v.torch_claim)
-        imported, version, said = self.torch()
+        raw = data.get("python_path")
+        if v.torch_path_as_written and isinstance(raw, str) and raw != raw.strip():
+            imported, version, said = False, "", f"{raw!r}, unstripped, is no file"
+        else:
+            imported, version, said = self.torch()
+        if imported and said == GARBAGE and v.probe_garbage == "item":
+            self.find("version", "torch_version", data.get("torch_version"), None,
+                      "torch_probe_invalid_json", f"{py.path}: the torch probe printed no JSON")
         if imported is None:
-            if claim is not None or v.torch_import == "always":
+            if claim is not None or v.torch_import in ("always", "if_not_null"):
                 self.unsure("torch_version", "torch_import", "torch was not probed")
             return
         if not imported:
-            counts = {"if_claimed": claim is not None, "always": True, "never": False}
-            for _ in range(v.torch_import_weight if counts[v.torch_import] else 0):
+            weight = v.torch_import_weight if self.import_failure_counts(data) else 0
+            for _ in range(weight + (v.torch_failed_claim_item and claim is not None)):
                 self.find("version", "torch_version", data.get("torch_version"), None,
                           "torch_import_failed", f"{py.path}: import torch: {clip(said, 200)}")
-        elif claim is not None and (version or v.compare_empty_observed) and \
+        elif claim is not None and (
+                version or v.compare_empty_observed or v.torch_compare_empty) and \
                 _differs(claim, version, v.torch_strip):
             self.find("version", "torch_version", data.get("torch_version"), version,
                       "torch_version_mismatch", f"{py.path} -c {OFFICIAL_TORCH_CODE!r}")
+
+    def import_failure_counts(self, data: dict[str, Any], probed: bool = True) -> bool:
+        """Whether this validator counts a failed ``import torch`` against this report.
+
+        With no interpreter to probe (``probed=False``), ``always`` still needs a claim.
+        """
+        v = self.variant
+        claim = claim_text(data, "torch_version", v.torch_claim)
+        return {"if_claimed": claim is not None, "if_nonblank": bool(claim and claim.strip()),
+                "if_not_null": data.get("torch_version") is not None,
+                "always": probed or claim is not None, "never": False}[v.torch_import]
 
     def torch(self) -> tuple[bool | None, str, str]:
         """Whether torch imported by this validator's probe, the version it gave, what it said."""
@@ -192,18 +225,23 @@ class Compat(Rules):
             info = _json_probe(py.official_torch_json)
             if info is None:
                 return None, "", ""
+            if info.get("error") == GARBAGE and self.variant.probe_garbage != "failed":
+                return True, "", GARBAGE
             ok = bool(info.get("ok"))
             return ok, str(info.get("torch_version") or "") if ok else "", str(info.get("error"))
         run = py.official_torch
         if run is None:
             return None, "", ""
-        ok = run.exit_code == 0 and not run.timed_out
+        ok = run.exit_code == 0 and not run.timed_out and bool(
+            run.stdout.strip() or self.variant.silent_torch_ok)
         said = (run.stderr.strip().splitlines() or [f"exit {run.exit_code}"])[-1]
         return ok, run.stdout.strip() if ok else "", said
 
     def capabilities(self, data: dict[str, Any]) -> None:
         v = self.variant
         c2, c4 = _as_official(self.c2), _as_official(self.c4)
+        if v.c2_meta_unobserved and c2 is not None and c2["failure_category"] in META_FAILURES:
+            c2 = None
         count = self.observed_count(c2)
         cuda = data.get("cuda_available")
         if v.cuda_claim == "text" and isinstance(cuda, str):
@@ -220,6 +258,9 @@ class Compat(Rules):
                           f"{c2['failure_category']}")
         claim = data.get("gpu_count")
         if v.gpu_count_coerce and not isinstance(claim, int):
+            if v.gpu_coerce_crash and None not in (claim, count) and _coerce_int(claim) is None:
+                self.crash("a gpu_count that int() refuses")
+                return
             claim = _coerce_int(claim)
         if isinstance(claim, int):
             if count is None:
@@ -254,8 +295,13 @@ class Compat(Rules):
                 v.gpu_needs_cuda_ok and c2["status"] != "success"):
             observed = c2.get("observed")
             value = observed.get("gpu_count") if isinstance(observed, dict) else None
+            if v.gpu_null_zero and isinstance(observed, dict) and "gpu_count" in observed:
+                value = value or 0
             if v.gpu_observed_coerce and not isinstance(value, int):
-                value = _coerce_int(value)
+                how = v.gpu_observed_coerce
+                value = _coerce_int(value) if how is True or (
+                    how == "numbers" and isinstance(value, float)) or (
+                    how == "digits" and isinstance(value, str) and value.isdigit()) else None
             count = value if isinstance(value, int) else None
         probed = None
         if v.gpu_from != "stage" and self.py is not None:
@@ -263,21 +309,23 @@ class Compat(Rules):
             value = info.get("gpu_count") if info and info.get("ok") else None
             probed = value if isinstance(value, int) else None
         if v.gpu_from == "probe_or_stage":
-            return probed if probed is not None else count
-        return count if count is not None else probed
+            count, probed = probed, count
+        return count if count is not None else probed if probed is not None else v.gpu_default
 
 
 def _as_official(o: Outcome | None) -> dict[str, Any] | None:
     """A stage as the official harness would have written it: by its compat verdict.
 
     In a ``--reb-compat`` run that is what our official layout holds; in a
-    strict run the compat audit still judges by the official verdicts.
+    strict run the compat audit still judges by the official verdicts.  None
+    where the official cuda stage would have written no file, which the
+    majority validator reads as no observation.
     """
     if o is None:
         return None
     if o.status != "skipped" and o.compat is not None:
         o = replace(o, status="passed" if o.compat else "failed")
-    return official_stage(o)
+    return official_stage(o, official=True)
 
 
 def _differs(claim: str, observed: str, strip: bool) -> bool:
@@ -288,6 +336,9 @@ def _cuda_unavailable(c2: Mapping[str, Any], how: str) -> bool:
     """Whether the cuda stage says CUDA is unavailable, read the way this validator reads it."""
     observed = c2.get("observed")
     said_false = isinstance(observed, dict) and observed.get("cuda_available") is False
+    if how == "observed_bool":  # bool() of what the block holds, both keys there
+        return isinstance(observed, dict) and {"cuda_available", "gpu_count"} <= observed.keys() \
+            and not observed["cuda_available"]
     if how == "observed":
         return said_false
     if how == "observed_if_success":
@@ -305,8 +356,8 @@ def _json_probe(run: Invocation | None) -> dict[str, Any] | None:
     try:
         info = json.loads(lines[-1]) if lines else None
     except ValueError:
-        return {"ok": False, "error": "the probe printed no JSON"}
-    return info if isinstance(info, dict) else {"ok": False, "error": "not a JSON object"}
+        info = None
+    return info if isinstance(info, dict) else {"ok": False, "error": GARBAGE}
 
 
 def _coerce_int(value: object) -> int | None:

@@ -64,26 +64,35 @@ def write_layout(root: Path, outcomes: list[Outcome], *, run_id: str, mode: str,
     jobs: dict[tuple[str, str, str], dict[str, Outcome]] = defaultdict(dict)
     for o in outcomes:
         jobs[(o.repo, o.target, baseline_of(o, run_id))][o.tier] = o
-    written = []
+    folders = []
     for (repo, target, baseline), tiers in sorted(jobs.items()):
         commit = commits.get(repo, "")
         folder = root / "jobs" / job_id(run_id, repo, commit, baseline, target)
-        stages = {STAGES[t]: stage_results(o, mode) for t, o in tiers.items() if t in STAGES}
+        written = {STAGES[t]: stage_results(o, mode) for t, o in tiers.items() if t in STAGES}
+        stages = {stage: data for stage, data in written.items() if data is not None}
         if "c5" in tiers:
             stages["env_size"] = env_size_results(tiers["c5"])
         for stage, data in stages.items():
             _write_json(folder / "benchmark" / "build_output" / stage / "results.json", data)
+        # run_all.sh reads a stage that wrote no results.json as failed
+        unwritten = {stage: {"status": "failure"} for stage, d in written.items() if d is None}
         _write_json(folder / "job_summary.json", job_summary(
             run_id=run_id, job=folder.name, repo=repo, commit=commit, baseline=baseline,
-            target=target, tiers=tiers, stages=stages))
-        written.append(folder)
+            target=target, tiers=tiers, stages={**stages, **unwritten}))
+        folders.append(folder)
     _merge_categories(root / CATEGORIES_CSV, jobs, commits)
-    return written
+    return folders
 
 
-def stage_results(o: Outcome, mode: str) -> dict[str, Any]:
-    """One stage's ``results.json``: the official envelope and the stage's own block."""
-    view = official_stage(o)
+def stage_results(o: Outcome, mode: str) -> dict[str, Any] | None:
+    """One stage's ``results.json``: the official envelope and the stage's own block.
+
+    None in compat where the official stage writes no file: a cuda check the
+    interpreter could not run at all (``compat_c2``).
+    """
+    view = official_stage(o, official=mode == "compat")
+    if view is None:
+        return None
     status = view["status"]
     na = not applies(o)
     data: dict[str, Any] = {

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_reb import diagnose
+from pytest_reb.compat_c2 import official_c2
 from pytest_reb.context import Context
 from pytest_reb.outcome import Outcome
 from pytest_reb.target import PROBES_MOUNT, marked_json
@@ -50,7 +51,7 @@ def judge(obs: dict[str, Any] | None, holder_problem: str | None) -> tuple[bool,
             f"torch.cuda.is_available() returned True, but {'; '.join(obs['spoof'])}: "
             f"is_available() was patched (a sitecustomize, .pth or usercustomize hook?). "
             f"The GPU kernel ({kernel.get('op', 'matmul')}) {outcome}. The official probe "
-            "trusts is_available(), so compat passes it")
+            "trusts is_available(), so compat passes it where this repository's check does")
     if not kernel.get("ok"):
         return False, "kernel_mismatch", (
             f"CUDA is reported, but the GPU kernel failed or disagreed with the CPU: "
@@ -79,11 +80,13 @@ def probe(ctx: Context) -> Outcome:
     obs = parse(res.stdout)
     holder_problem = held_any_gpu(res)
     strict, category, message = judge(obs, holder_problem)
+    official = official_c2(obs, res.exit_code, ctx.repo.c2_compat)  # the repository's own check
     o = ctx.outcome("c2", command=res.argv, exit_code=res.exit_code, timed_out=res.timed_out,
                     duration=round(res.duration, 3), stdout_tail=res.stdout[-4000:],
                     stderr_tail=res.stderr[-4000:], strict=strict,
-                    compat=bool(obs and obs.get("cuda_available") is True))
-    o.evidence = {"observed": obs, "gpus_on_target": len(ctx.target.gpus), **evidence_of(res)}
+                    compat=official.passed)
+    o.evidence = {"observed": obs, "gpus_on_target": len(ctx.target.gpus), **evidence_of(res),
+                  "official_cuda": {"written": official.written, "observed": official.observed}}
     if res.timed_out or (obs is None and res.exit_code != 0):
         category = categorise(res)
         message = f"the probe failed: exit {res.exit_code}, {res.stderr.strip()[-300:]}"
