@@ -9,6 +9,7 @@ and C3/C4 ``insufficient_hardware``.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -213,3 +214,22 @@ def test_disk_sizes_read_as_the_engine_reads_them(size: str) -> None:
     from pytest_reb.target.docker import Limits
 
     assert Limits(disk=size).disk_bytes() == parse_bytes(size)
+
+
+def test_a_zombie_or_a_gone_process_is_not_alive() -> None:
+    """What ``_check_alive`` asks of a container's init: a killed one that is not yet
+    reaped (or still in ``exit``) must read as stopped."""
+    import os
+    import subprocess
+
+    from pytest_reb.target.cgroup import alive
+
+    child = subprocess.Popen(["true"])
+    for _ in range(200):  # exited, not reaped: a zombie
+        with open(f"/proc/{child.pid}/stat") as fh:
+            if fh.read().rsplit(")", 1)[-1].split()[0] == "Z":
+                break
+        time.sleep(0.01)
+    assert alive(os.getpid()) and not alive(child.pid)
+    child.wait()
+    assert not alive(child.pid)

@@ -122,3 +122,25 @@ class Cgroup:
             killed |= self.signal_all(signal.SIGKILL, keep)
             time.sleep(0.005)
         return len(killed)
+
+
+#: ``PF_EXITING`` in ``/proc/<pid>/stat``'s flags: the process is inside ``exit``.
+PF_EXITING = 0x4
+
+
+def alive(pid: int) -> bool:
+    """Whether host process ``pid`` exists, is not a zombie, and is not exiting.
+
+    A container's init killed from outside stays in ``exit`` (not yet a zombie) until
+    every other process of its namespace is gone; the command's stream ends meanwhile,
+    so "not yet a zombie" is not "alive" (under load the check came in that window and
+    a killed container read as the command's own exit 137).
+    """
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    fields = stat.rsplit(")", 1)[-1].split()
+    if fields[:1] in (["Z"], ["X"]):
+        return False
+    return not (len(fields) > 6 and fields[6].isdigit() and int(fields[6]) & PF_EXITING)

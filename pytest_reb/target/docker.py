@@ -51,7 +51,7 @@ from pytest_reb.target.base import (
     labels,
     tool_mounts,
 )
-from pytest_reb.target.cgroup import Cgroup, CgroupError
+from pytest_reb.target.cgroup import Cgroup, CgroupError, alive
 
 #: Who runs what: our keep-alive as nobody, commands as root (no capabilities either way).
 KEEPALIVE_USER = "65534:65534"
@@ -469,7 +469,7 @@ class DockerTarget(Target):
         from docker.errors import DockerException
         from requests.exceptions import RequestException
 
-        gone = [pid for pid in self._keep.get(key, ()) if not _running(pid)]
+        gone = [pid for pid in self._keep.get(key, ()) if not alive(pid)]
         if gone:
             raise InfraError(f"container {ctr.name} stopped during the command (its init or "
                              f"keep-alive died: host pids {sorted(gone)})")
@@ -490,25 +490,3 @@ class DockerTarget(Target):
         import testinfra
 
         return testinfra.get_host(f"docker://{self.container().id}")
-
-
-#: ``PF_EXITING`` in ``/proc/<pid>/stat``'s flags: the process is inside ``exit``.
-PF_EXITING = 0x4
-
-
-def _running(pid: int) -> bool:
-    """Whether host process ``pid`` exists, is not a zombie, and is not exiting.
-
-    A container's init killed from outside stays in ``exit`` (not yet a zombie) until
-    every other process of its namespace is gone; the command's stream ends meanwhile,
-    so "not yet a zombie" is not "alive" (under load the check came in that window and
-    a killed container read as the command's own exit 137).
-    """
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    fields = stat.rsplit(")", 1)[-1].split()
-    if fields[:1] in (["Z"], ["X"]):
-        return False
-    return not (len(fields) > 6 and fields[6].isdigit() and int(fields[6]) & PF_EXITING)
