@@ -15,11 +15,11 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from hostile.conftest import hostile, run_reb
+from hostile.conftest import demo_target, hostile, run_reb
 from hostile.images import demo_module
 
 from pytest_reb import integrity
-from pytest_reb.target import DockerTarget, InfraError, Limits
+from pytest_reb.target import DockerTarget, InfraError
 
 pytestmark = pytest.mark.container
 __all__ = ["hostile"]  # the hostile-image fixture, used here
@@ -49,10 +49,7 @@ def _losing(monkeypatch: pytest.MonkeyPatch, times: int) -> list[str]:
 
 @pytest.fixture
 def target(demo_image: str) -> Iterator[DockerTarget]:
-    t = DockerTarget(demo_image, run_id="tests-infra", gpus=[],
-                     limits=Limits(memory="1g", pids=128))
-    yield t
-    t.close()
+    yield from demo_target(demo_image, "tests-infra")
 
 
 def test_a_container_lost_mid_check_is_infra_not_every_file_deleted(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pytest_reb.outcome import Outcome, OutcomeLog
-from pytest_reb.target import LABEL_OWNER, owner_label
+from pytest_reb.target import LABEL_OWNER, DockerTarget, Limits, owner_label
 from pytest_reb.target.ourtools import BUSYBOX
 
 from .images import ensure
@@ -28,6 +28,15 @@ def hostile(docker_client: Any, demo_image: str) -> Callable[[str], str]:
         return made[name]
 
     return get
+
+
+def demo_target(demo_image: str, run_id: str, *, memory: str = "1g") -> Iterator[DockerTarget]:
+    """A bare target of the demo image for a fixture to yield (128 pids), closed after."""
+    t = DockerTarget(demo_image, run_id=run_id, gpus=[], limits=Limits(memory=memory, pids=128))
+    try:
+        yield t
+    finally:
+        t.close()
 
 
 @pytest.fixture(scope="session")

@@ -27,7 +27,9 @@ from pathlib import Path
 import pytest
 
 from pytest_reb import integrity
-from pytest_reb.target import DockerTarget, Limits
+from pytest_reb.target import DockerTarget
+
+from .conftest import demo_target
 
 pytestmark = pytest.mark.container
 
@@ -64,10 +66,7 @@ BOMB = textwrap.dedent("""\
 
 @pytest.fixture
 def target(demo_image: str) -> Iterator[DockerTarget]:
-    t = DockerTarget(demo_image, run_id="tests-hostread", gpus=[],
-                     limits=Limits(memory="2g", pids=128))
-    yield t
-    t.close()
+    yield from demo_target(demo_image, "tests-hostread", memory="2g")
 
 
 def _python(target: DockerTarget, script: str, *args: str, detach: bool = False) -> str:

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from pytest_reb import integrity
-from pytest_reb.target import DockerTarget, Limits
+from pytest_reb.target import DockerTarget
 
-from .conftest import run_reb
+from .conftest import demo_target, run_reb
 from .images import demo_module
 
 pytestmark = pytest.mark.container
@@ -51,10 +51,7 @@ def test_entrypoint_edited_to_exit_early(pytester: pytest.Pytester, mode: str,
 
 @pytest.fixture(scope="module")
 def target(demo_image: str) -> Iterator[DockerTarget]:
-    t = DockerTarget(demo_image, run_id="tests-integrity", gpus=[],
-                     limits=Limits(memory="1g", pids=128))
-    yield t
-    t.close()
+    yield from demo_target(demo_image, "tests-integrity")
 
 
 def test_intact_checkout_has_no_finding_and_git_is_not_needed(target: DockerTarget,
