@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from minirepo import git_checkout  # tests/minirepo.py: pytest puts this folder on sys.path
 
+from pytest_reb.target.cgroup import alive as process_alive
 from pytest_reb.tiers.entrypoint import Places
 
 #: Our support files: a setup step that writes a value, a helper that prints an address late.
@@ -92,12 +93,9 @@ def run_stage(pytester: pytest.Pytester, text: str) -> dict[str, Any]:
 
 
 def alive(pid_file: Path) -> bool:
-    """Whether the process is still running (a zombie waiting for its reaper is not)."""
-    try:
-        stat = Path(f"/proc/{int(pid_file.read_text())}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return stat[stat.rfind(")") + 2] != "Z"
+    """Whether the process the file names is still running (``cgroup.alive``: a zombie
+    waiting for its reaper, or one inside ``exit``, is not)."""
+    return process_alive(int(pid_file.read_text()))
 
 
 def test_every_value_is_resolved_before_the_run(pytester: pytest.Pytester, shims: Path) -> None:

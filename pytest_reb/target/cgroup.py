@@ -128,6 +128,19 @@ class Cgroup:
 PF_EXITING = 0x4
 
 
+def stat_fields(pid: int | str) -> list[str] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name (the state first, then
+    ppid, pgrp, session, tty, tpgid, flags ...), or None when the process is gone.
+
+    Split after the last ``)``: the command name in parentheses may hold spaces and
+    parentheses of its own."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[-1].split()
+
+
 def alive(pid: int) -> bool:
     """Whether host process ``pid`` exists, is not a zombie, and is not exiting.
 
@@ -136,11 +149,7 @@ def alive(pid: int) -> bool:
     so "not yet a zombie" is not "alive" (under load the check came in that window and
     a killed container read as the command's own exit 137).
     """
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    fields = stat.rsplit(")", 1)[-1].split()
-    if fields[:1] in (["Z"], ["X"]):
+    fields = stat_fields(pid)
+    if not fields or fields[0] in ("Z", "X"):
         return False
     return not (len(fields) > 6 and fields[6].isdigit() and int(fields[6]) & PF_EXITING)

@@ -32,6 +32,7 @@ from pytest_reb.target.base import (
     tool_mounts,
     wrap_timeout,
 )
+from pytest_reb.target.cgroup import stat_fields
 
 
 class LocalTarget(Target):
@@ -136,11 +137,9 @@ def _session_pids(sid: int, tag: str) -> list[int]:
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
+        rest = stat_fields(entry)
+        if rest is None:
             continue
-        rest = stat[stat.rfind(")") + 2:].split()
         pid, ppid, session = int(entry), int(rest[1]), int(rest[3])
         parents[pid] = ppid
         if session == sid or pid == sid or _has_tag(pid, tag):
