@@ -390,13 +390,12 @@ def sweep(run_id: str | None = None, *, only_orphans: bool = False) -> int:
     deadline = time.monotonic() + SWEEP_WAIT
     left = {ctr.id: ctr for ctr in doomed}
     while left and time.monotonic() < deadline:
-        for ctr in list(left.values()):
+        for ctr in left.values():
             with contextlib.suppress(Exception):
                 ctr.remove(force=True)
-            with contextlib.suppress(Exception):
-                still = client.containers.list(all=True, filters={"id": ctr.id})
-                if not still:
-                    del left[ctr.id]
+        with contextlib.suppress(Exception):  # one look per round, at all of them
+            listed = {c.id for c in client.containers.list(all=True, filters={"label": label})}
+            left = {cid: ctr for cid, ctr in left.items() if cid in listed}
         if left:
             time.sleep(0.5)
     return len(doomed) - len(left)
