@@ -264,28 +264,20 @@ ENTRY = ('"""The entrypoint of every fault image: the tool its image names."""\n
 def checkout() -> tuple[tuple[tuple[str, bytes], ...], str]:
     """The fault images' checkout, as (path, bytes) pairs under ``repo/``, and its commit.
 
-    The demo's checkout with the tools and ``entry.py`` committed on top (the demo's fixed
-    identity and dates): one commit in every fault image, so one repository module, pinned
-    at it, runs every image of a run as one of the 44 modules runs every agent's image, and
-    the integrity verdict finds the checkout at its pinned commit.
+    The demo's checkout with the tools and ``entry.py`` committed on top: one commit in
+    every fault image, so one repository module, pinned at it, runs every image of a run
+    as one of the 44 modules runs every agent's image, and the integrity verdict finds
+    the checkout at its pinned commit.
     """
-    from pytest_reb.images import DEMO_GIT_ENV, make_demo_checkout
+    from hostile.checkouts import committed_demo
 
-    with tempfile.TemporaryDirectory() as scratch:
-        root = Path(scratch) / "repo"
-        make_demo_checkout(root)
+    def add_tools(root: Path) -> None:
         for path, text in {**SCRIPTS, "entry.py": ENTRY}.items():
             (root / path).parent.mkdir(parents=True, exist_ok=True)
             (root / path).write_text(text)
-        env = {"PATH": "/usr/bin:/bin", "HOME": scratch, "GIT_CONFIG_NOSYSTEM": "1",
-               "GIT_CONFIG_GLOBAL": "/dev/null", **DEMO_GIT_ENV}
-        for args in (["add", "--all"], ["commit", "-qm", "tools of the fault images"]):
-            subprocess.run(["git", "-C", str(root), *args], check=True, env=env)
-        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], check=True,
-                                env=env, capture_output=True, text=True).stdout.strip()
-        files = tuple((f"repo/{p.relative_to(root)}", p.read_bytes())
-                      for p in sorted(root.rglob("*")) if p.is_file())
-    return files, commit
+
+    files, _, commit = committed_demo("tools of the fault images", add_tools)
+    return tuple(files.items()), commit
 
 
 def ensure_fault_image(client: Any, base: str, fault: Fault) -> str:

@@ -42,9 +42,12 @@ def _git(repo: Path, *args: str) -> str:
                           capture_output=True, text=True).stdout.strip()
 
 
-def checkout_image(client: Any, base_image: str, name: str, change: Callable[[Path], None],
-                   after: Callable[[Path], None] = lambda repo: None) -> Checkout:
-    """``base_image`` with its checkout replaced by the demo + ``change`` committed + ``after``."""
+def committed_demo(name: str, change: Callable[[Path], None],
+                   after: Callable[[Path], None] = lambda repo: None,
+                   ) -> tuple[dict[str, bytes], str, str]:
+    """The demo's checkout with ``change`` committed on top (as ``name``, with the demo's
+    fixed identity and dates, so the same every time) and then ``after`` done: its files
+    as a build context's ``repo/...``, the demo's commit, and the new head."""
     with tempfile.TemporaryDirectory(prefix="reb-checkout-") as scratch:
         repo = Path(scratch) / "repo"
         base_commit = make_demo_checkout(repo)
@@ -57,6 +60,13 @@ def checkout_image(client: Any, base_image: str, name: str, change: Callable[[Pa
         files = {f"repo/{p.relative_to(repo)}": p.read_bytes()
                  for p in sorted(repo.rglob("*")) if p.is_file() and not p.is_symlink()
                  and p != repo / ".git" / "index"}
+    return files, base_commit, head
+
+
+def checkout_image(client: Any, base_image: str, name: str, change: Callable[[Path], None],
+                   after: Callable[[Path], None] = lambda repo: None) -> Checkout:
+    """``base_image`` with its checkout replaced by the demo + ``change`` committed + ``after``."""
+    files, base_commit, head = committed_demo(name, change, after)
     base = client.images.get(base_image)
     files["Dockerfile"] = (
         f"FROM {base.id}\n"
