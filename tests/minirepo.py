@@ -15,9 +15,11 @@ from pathlib import Path
 
 import pytest
 
-#: A fixed identity, and no user configuration, for the test commits.
+#: A fixed identity and date, and no user configuration, for the test commits: the same
+#: files give the same commit every run (an image built from a checkout is reused by it).
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"}
+           "GIT_COMMITTER_EMAIL": "t@t", "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+           "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z", "PATH": "/usr/bin:/bin"}
 
 
 def git_checkout(root: Path, files: Mapping[str, str]) -> str:

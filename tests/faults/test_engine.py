@@ -37,8 +37,8 @@ pytestmark = pytest.mark.container
 
 NO_DAEMON = "unix:///nonexistent/reb-no-docker.sock"
 BASE = "reb-base:bookworm"
-#: The tiny image: the base with a one-file git checkout, committed on the host at a fixed
-#: date, so its commit (which two modules share as their target) is the same every time.
+#: The tiny image: the base with a one-file git checkout (``minirepo``: a fixed date, so its
+#: commit, which two modules share as their target, is the same every time).
 TINY = f"""FROM {BASE}
 COPY repo /data/project/repo
 """
@@ -223,17 +223,14 @@ def tiny(docker_client: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[
     no object store."""
     import hashlib
 
-    from minirepo import GIT_ENV, git_checkout
+    from minirepo import git_checkout
 
     from pytest_reb.images import ensure_base_image
 
     ensure_base_image(docker_client)
     context = tmp_path_factory.mktemp("tiny")
     (context / "Dockerfile").write_text(TINY)
-    with pytest.MonkeyPatch.context() as mp:
-        for when in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
-            mp.setitem(GIT_ENV, when, "2026-01-01T00:00:00Z")
-        commit = git_checkout(context / "repo", {"README": "tiny\n"})
+    commit = git_checkout(context / "repo", {"README": "tiny\n"})  # the same every run
     tag = f"reb-fault-tiny:{hashlib.sha256((TINY + commit).encode()).hexdigest()[:12]}"
     if not docker_client.images.list(name=tag):
         docker_client.images.build(path=str(context), tag=tag, rm=True, forcerm=True,
