@@ -34,6 +34,11 @@ def commit_all(root: Path) -> str:
     """Make the folder ``root`` a git checkout of all it holds, in one commit; its commit."""
     for cmd in (["git", "init", "-q"], ["git", "add", "."], ["git", "commit", "-qm", "x"]):
         subprocess.run(cmd, cwd=root, check=True, env=GIT_ENV)
+    return head(root)
+
+
+def head(root: Path) -> str:
+    """The commit the checkout at ``root`` is at."""
     return subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, check=True, env=GIT_ENV,
                           capture_output=True, text=True).stdout.strip()
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from minirepo import git_checkout
+from minirepo import git_checkout, head
 
 import pytest_reb
 from pytest_reb.assets import fetchers
@@ -333,8 +333,7 @@ def checkout(pytester: pytest.Pytester) -> str:
     root = pytester.path / "checkout"
     if not (root / ".git").is_dir():
         return git_checkout(root, {"README": "assets\n"})
-    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, check=True,
-                          capture_output=True, text=True).stdout.strip()
+    return head(root)
 
 
 def stage_module(pytester: pytest.Pytester, url: str, *, shim_dir: str | None = None) -> str:
