@@ -164,7 +164,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    from pytest_reb.agent.cli import joined_args
+
+    args = build_parser().parse_args(joined_args(sys.argv[1:] if argv is None else argv))
     return int(args.func(args))
 
 

@@ -373,6 +373,9 @@ SWEEP_WAIT = 60.0
 def sweep(run_id: str | None = None, *, only_orphans: bool = False) -> int:
     """Remove our containers: those of ``run_id``, or all of ours; returns how many.
 
+    Ours are those whose ``reb.run`` label names a run; with ``only_orphans``, only those
+    whose maker (``reb.owner``: this host and a pid) is gone.
+
     Waits until the engine lists none of them any more (at most ``SWEEP_WAIT``
     seconds): a removal an interrupted client started goes on in the engine,
     and a second ``remove`` meanwhile is refused as "already in progress".
@@ -385,8 +388,10 @@ def sweep(run_id: str | None = None, *, only_orphans: bool = False) -> int:
         containers = client.containers.list(all=True, filters={"label": label})
     except Exception:  # no daemon: nothing of ours can be running there
         return 0
-    doomed = [ctr for ctr in containers
-              if not (only_orphans and _owner_alive(ctr.labels.get(LABEL_OWNER, "")))]
+    # an empty run label is a kept image's (``agent.commit``): a container a user started
+    # from it is nobody's orphan
+    doomed = [ctr for ctr in containers if ctr.labels.get(LABEL_RUN)
+              and not (only_orphans and _owner_alive(ctr.labels.get(LABEL_OWNER, "")))]
     deadline = time.monotonic() + SWEEP_WAIT
     left = {ctr.id: ctr for ctr in doomed}
     while left and time.monotonic() < deadline:

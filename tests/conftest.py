@@ -12,6 +12,7 @@ other than the suite's and mounts with what they were at the start
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import os
@@ -71,6 +72,16 @@ def demo_image(docker_client: Any) -> str:
     from pytest_reb.images import ensure_demo_image
 
     return ensure_demo_image(docker_client, "good")
+
+
+@pytest.fixture
+def agent_images(docker_client: Any) -> Iterator[list[str]]:
+    """Images the test's agent runs committed; removed afterwards."""
+    made: list[str] = []
+    yield made
+    for image in made:
+        with contextlib.suppress(Exception):
+            docker_client.images.remove(image, force=True)
 
 
 @pytest.fixture(scope="session")

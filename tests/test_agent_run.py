@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from agentruns import agent  # tests/agentruns.py: tests/ is on sys.path
 
 from pytest_reb.agent import backends
-from pytest_reb.agent.run import AgentRun, run_agent
+from pytest_reb.agent.run import run_agent
 from pytest_reb.outcome import Outcome, OutcomeLog
 from pytest_reb.target import DockerTarget, image_file
 from pytest_reb.task import select
@@ -32,28 +32,6 @@ PLAIN_REPORT = ("python3 -c 'import json, sys; json.dump(dict(python_path=\"/usr
                 "notes=\"test\"), open(\"{report_path}\", \"w\"))'")
 
 
-@pytest.fixture
-def images(docker_client: Any) -> Iterator[list[str]]:
-    """Committed images the test made; removed afterwards."""
-    made: list[str] = []
-    yield made
-    for image in made:
-        docker_client.images.remove(image, force=True)
-
-
-def agent(docker_client: Any, task_image: str, tmp_path: Path, images: list[str],
-          command: str, **kw: Any) -> AgentRun:
-    mounts = kw.pop("mounts", {})
-    backend = backends.resolve(kw.pop("name", "scripted"), command=command, mounts=mounts)
-    rec = run_agent(docker_client, backend, select(["reb/tinynet"])[0],
-                    out_root=tmp_path / "runs", gpus="none", task_image=task_image,
-                    budget=kw.pop("budget", 600), **kw)
-    if rec.image:
-        images.append(rec.image)
-    assert not docker_client.containers.list(all=True, filters={"label": f"reb.run={rec.run}"})
-    return rec
-
-
 def verify(pytester: pytest.Pytester, tmp_path: Path, *args: str) -> dict[str, Outcome]:
     """``pytest --reb-matrix`` on the matrix the runs appended to, as a user runs it."""
     pytester.makepyfile(test_demo__tinynet=DEMO_MODULE.read_text())
@@ -66,11 +44,11 @@ def verify(pytester: pytest.Pytester, tmp_path: Path, *args: str) -> dict[str, O
 
 def test_scripted_agent_image_passes_c1_and_c5(pytester: pytest.Pytester, docker_client: Any,
                                                tinynet_task: str, tmp_path: Path,
-                                               images: list[str]) -> None:
+                                               agent_images: list[str]) -> None:
     from pytest_reb.images import ensure_wheelhouse
 
     ensure_wheelhouse()
-    rec = agent(docker_client, tinynet_task, tmp_path, images,
+    rec = agent(docker_client, tinynet_task, tmp_path, agent_images,
                 "bash /opt/reb-agent/agents/setup-tinynet.sh {repo} {report_path}",
                 mounts={str(ROOT / "demo" / "agents"): "/opt/reb-agent/agents",
                         str(WHEELS): "/opt/reb-agent/wheels"})
@@ -79,8 +57,9 @@ def test_scripted_agent_image_passes_c1_and_c5(pytester: pytest.Pytester, docker
     row = json.loads((tmp_path / "runs" / "matrix.jsonl").read_text())
     assert row == {"repo": "reb/tinynet", "agent": "scripted", "image": rec.image}
     labels_ = docker_client.images.get(rec.image).labels
-    assert labels_["reb.agent.repo"] == "reb/tinynet" and labels_["reb.agent.name"] == "scripted"
-    assert labels_["reb.agent.task-image"] == rec.task_image_id
+    assert labels_["reb.agent-env.repo"] == "reb/tinynet"
+    assert labels_["reb.agent-env.agent"] == "scripted"
+    assert labels_["reb.agent-env.task-image"] == rec.task_image_id
     got = verify(pytester, tmp_path, "-m", "c1 or c5")
     assert got["c1"].status == "passed" and "TRAIN_OK" in got["c1"].stdout_tail
     assert got["c5"].status == "passed", got["c5"].message
@@ -89,14 +68,14 @@ def test_scripted_agent_image_passes_c1_and_c5(pytester: pytest.Pytester, docker
 
 def test_an_agent_past_its_budget_is_killed_and_recorded_as_timed_out(
         pytester: pytest.Pytester, docker_client: Any, tinynet_task: str, tmp_path: Path,
-        images: list[str]) -> None:
+        agent_images: list[str]) -> None:
     start = time.monotonic()
-    rec = agent(docker_client, tinynet_task, tmp_path, images,
+    rec = agent(docker_client, tinynet_task, tmp_path, agent_images,
                 "sh -c 'sleep 600 & echo started; sleep 600'", budget=4)
     assert time.monotonic() - start < 120
     assert rec.timed_out and rec.exit_code is None and 4 <= (rec.wall_s or 0) < 20
     assert "started" in Path(rec.log).read_text()
-    assert docker_client.images.get(rec.image).labels["reb.agent.timed-out"] == "true"
+    assert docker_client.images.get(rec.image).labels["reb.agent-env.timed-out"] == "true"
     # still committed and verified strictly; compat scores it as officially: timeout, no probe
     got = verify(pytester, tmp_path, "-m", "c1", "--reb-compat")
     assert (got["c1"].status, got["c1"].category) == ("failed", "timeout")
@@ -105,8 +84,8 @@ def test_an_agent_past_its_budget_is_killed_and_recorded_as_timed_out(
 
 def test_an_agent_that_writes_no_report_fails_c5_missing_report(
         pytester: pytest.Pytester, docker_client: Any, tinynet_task: str, tmp_path: Path,
-        images: list[str]) -> None:
-    rec = agent(docker_client, tinynet_task, tmp_path, images, "true")
+        agent_images: list[str]) -> None:
+    rec = agent(docker_client, tinynet_task, tmp_path, agent_images, "true")
     assert rec.exit_code == 0
     got = verify(pytester, tmp_path, "-m", "c5")
     assert (got["c5"].status, got["c5"].category) == ("failed", "missing_report")
@@ -114,8 +93,8 @@ def test_an_agent_that_writes_no_report_fails_c5_missing_report(
 
 def test_an_agent_that_edits_a_tracked_file_is_an_integrity_finding(
         pytester: pytest.Pytester, docker_client: Any, tinynet_task: str, tmp_path: Path,
-        images: list[str]) -> None:
-    agent(docker_client, tinynet_task, tmp_path, images,
+        agent_images: list[str]) -> None:
+    agent(docker_client, tinynet_task, tmp_path, agent_images,
           "sh -c 'echo \"print(1)\" >> {repo}/train.py'")
     got = verify(pytester, tmp_path, "-m", "c1", "--reb-python", "/usr/bin/python3")
     assert any(f["kind"] == "modified" and f["path"] == "train.py" for f in got["c1"].findings)
@@ -123,10 +102,10 @@ def test_an_agent_that_edits_a_tracked_file_is_an_integrity_finding(
 
 def test_a_daemon_the_agent_leaves_is_not_alive_afterwards(docker_client: Any,
                                                            tinynet_task: str, tmp_path: Path,
-                                                           images: list[str]) -> None:
+                                                           agent_images: list[str]) -> None:
     """The agent returns at once although its daemon holds the output open; the daemon dies
     with the container, and a verification container of the image has no trace of it."""
-    rec = agent(docker_client, tinynet_task, tmp_path, images,
+    rec = agent(docker_client, tinynet_task, tmp_path, agent_images,
                 "sh -c 'nohup sh -c \"while :; do date >> /tmp/beat; sleep 0.2; done\" & "
                 "sleep 1; echo left'", budget=120)
     assert not rec.timed_out and rec.exit_code == 0 and (rec.wall_s or 99) < 30
@@ -142,15 +121,15 @@ def test_a_daemon_the_agent_leaves_is_not_alive_afterwards(docker_client: Any,
 
 
 def test_a_secret_is_in_no_output_and_not_in_the_committed_image(
-        docker_client: Any, tinynet_task: str, tmp_path: Path, images: list[str]) -> None:
+        docker_client: Any, tinynet_task: str, tmp_path: Path, agent_images: list[str]) -> None:
     secret = "sk-reb-test-0123456789abcdef"
     env_file = tmp_path / "keys.env"
     env_file.write_text(f"REB_TEST_API_KEY={secret}\n")
-    from pytest_reb.agent.run import secrets_for
+    from pytest_reb.agent.leaks import secrets_for
 
     backend = backends.resolve("leaky", command="true")
     secrets = secrets_for(backend, env_file, [])
-    rec = agent(docker_client, tinynet_task, tmp_path, images,
+    rec = agent(docker_client, tinynet_task, tmp_path, agent_images,
                 "sh -c 'echo key=$REB_TEST_API_KEY; echo $REB_TEST_API_KEY >&2; "
                 "echo $REB_TEST_API_KEY > {out}/leak.txt; test -n \"$REB_TEST_API_KEY\"'",
                 name="leaky", secrets=secrets)
@@ -163,11 +142,11 @@ def test_a_secret_is_in_no_output_and_not_in_the_committed_image(
     assert "key=<redacted>" in Path(rec.log).read_text()
     inspected = json.dumps(docker_client.api.inspect_image(rec.image))
     assert secret not in inspected and "REB_TEST_API_KEY" not in inspected
-    assert docker_client.images.get(rec.image).labels["reb.agent.name"] == "leaky"
+    assert docker_client.images.get(rec.image).labels["reb.agent-env.agent"] == "leaky"
 
 
 def test_mini_swe_agent_drives_its_real_loop_with_its_deterministic_model(
-        docker_client: Any, tinynet_task: str, tmp_path: Path, images: list[str]) -> None:
+        docker_client: Any, tinynet_task: str, tmp_path: Path, agent_images: list[str]) -> None:
     """mini-swe-agent's own agent loop and local environment, its test model in place of an
     LLM: the model's scripted actions run as shell commands in the container, and the last
     one writes the report; the trajectory comes back through ``{out}``."""
@@ -192,7 +171,7 @@ def test_mini_swe_agent_drives_its_real_loop_with_its_deterministic_model(
                     budget=300, tool_dir=folder,
                     extra_args=["--model-class", "deterministic", "--model", "deterministic",
                                 "-c", "/opt/reb-agent/config/model.yaml"])
-    images.append(rec.image or "")
+    agent_images.append(rec.image or "")
     assert rec.exit_code == 0, Path(rec.log).read_text()[-2000:]
     trajectory = json.loads((Path(rec.out) / "trajectory.json").read_text())
     assert trajectory["info"]["model_stats"]["api_calls"] == 3

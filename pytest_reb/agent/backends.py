@@ -39,6 +39,9 @@ from pytest_reb.task import PROMPT_PATH, SCHEMA_PATH
 TOOL_MOUNT = "/opt/reb-agent/tool"
 #: The one host folder the agent may write to; never part of the committed image.
 OUT_MOUNT = "/opt/reb-agent/out"
+#: A tmpfs where the built-in CLIs keep their own state (config, sessions, shell snapshots,
+#: caches): a mount, so never part of the commit, and gone with the container.
+STATE_MOUNT = "/opt/reb-agent/state"
 PLACEHOLDERS = ("prompt_file", "prompt", "repo", "report_path", "schema", "out", "tool")
 USAGE_PARSERS = ("claude-json", "codex-jsonl", "mini-trajectory", "none")
 #: Host env names that are never secret; every other one a backend takes is treated as one.
@@ -84,6 +87,11 @@ class Backend:
     #: host folder -> container folder, read-only (the CLI folder, wheel folders, scripts)
     mounts: Mapping[str, str] = field(default_factory=dict)
     description: str = ""
+    #: the model service the preflight checks (``pytest_reb.agent.health.SERVICES``), None
+    #: for none, "by-model" where the model name says (mini-swe-agent)
+    service: str | None = None
+    #: a custom CLI's own words for a connection or authentication failure
+    error_regex: str | None = None
 
     def values(self, prompt: str) -> dict[str, str]:
         return {"prompt_file": PROMPT_PATH, "prompt": prompt, "repo": OFFICIAL_REPO_DIR,
@@ -134,7 +142,9 @@ BUILTIN: dict[str, Backend] = {
          "/opt/scimlopsbench"),
         usage="claude-json", package=("npm", "@anthropic-ai/claude-code"),
         # IS_SANDBOX: Claude Code refuses to skip permissions as root unless told it is sandboxed
-        env={"PATH": f"{_NPM_BIN}:$PATH", "IS_SANDBOX": "1", "DISABLE_AUTOUPDATER": "1"},
+        env={"PATH": f"{_NPM_BIN}:$PATH", "IS_SANDBOX": "1", "DISABLE_AUTOUPDATER": "1",
+             "CLAUDE_CONFIG_DIR": STATE_MOUNT},
+        service="anthropic",
         passes=("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL",
                 "CLAUDE_MODEL"),
         # the npm package installs a native binary: no node in the container
@@ -143,9 +153,14 @@ BUILTIN: dict[str, Backend] = {
         "codex",
         ("codex", "exec", "--json", "--skip-git-repo-check",
          "--dangerously-bypass-approvals-and-sandbox", "--cd", "{repo}", "--output-schema",
-         "{schema}", "--output-last-message", "{out}/last_message.json", "{prompt}"),
-        usage="codex-jsonl", package=("npm", "@openai/codex"),
-        env={"PATH": f"{_NPM_BIN}:$PATH"},
+         "{schema}", "--output-last-message", "{out}/last_message.json",
+         # no `declare -x OPENAI_API_KEY=…` snapshot of its shell, and the shells it spawns
+         # do not get its own key (other secrets, an HF_TOKEN say, they do get), so the
+         # agent's commands cannot write that key anywhere
+         "--disable", "shell_snapshot", "-c",
+         'shell_environment_policy.exclude=["OPENAI_API_KEY","CODEX_API_KEY"]', "{prompt}"),
+        usage="codex-jsonl", package=("npm", "@openai/codex"), service="openai",
+        env={"PATH": f"{_NPM_BIN}:$PATH", "CODEX_HOME": STATE_MOUNT},
         passes=("OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL", "CODEX_MODEL"),
         needs_node=True, description="Codex exec mode; JSON events, turn.completed has usage"),
     "mini-swe-agent": Backend(
@@ -158,16 +173,24 @@ BUILTIN: dict[str, Backend] = {
         # its own packages for its own process only: the shell commands it runs get an empty
         # PYTHONPATH (the -c above), so the environment the agent builds sees no trace of them
         env={"PYTHONPATH": TOOL_MOUNT, "MSWEA_CONFIGURED": "1", "MSWEA_SILENT_STARTUP": "1",
-             "MSWEA_GLOBAL_CONFIG_DIR": "/tmp/mini-swe-agent", "PYTHONDONTWRITEBYTECODE": "1"},
+             "MSWEA_GLOBAL_CONFIG_DIR": f"{STATE_MOUNT}/mini-swe-agent",
+             "PYTHONDONTWRITEBYTECODE": "1"},
+        service="by-model",
         passes=("MSWEA_MODEL_NAME", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY"),
         description="mini-swe-agent's bash-only loop; tokens from the trajectory's responses"),
 }
 
 
-def custom(name: str, command: str, *, usage: str = "none") -> Backend:
+def custom(name: str, command: str, *, usage: str = "none", service: str | None = None,
+           error_regex: str | None = None) -> Backend:
     """A backend from the user's command line (split as a POSIX shell would)."""
     import shlex
 
+    if error_regex is not None:
+        try:
+            re.compile(error_regex)
+        except re.error as exc:
+            raise BackendError(f"--error-regex {error_regex!r}: {exc}") from None
     if usage not in USAGE_PARSERS:
         raise BackendError(f"unknown usage parser {usage!r}; known: {', '.join(USAGE_PARSERS)}")
     argv = tuple(shlex.split(command))
@@ -175,14 +198,17 @@ def custom(name: str, command: str, *, usage: str = "none") -> Backend:
         raise BackendError("--command is empty")
     for part in argv:
         render(part, dict.fromkeys(PLACEHOLDERS, ""))
-    return Backend(name, argv, usage=usage, description="user command line")
+    return Backend(name, argv, usage=usage, description="user command line", service=service,
+                   error_regex=error_regex)
 
 
 def resolve(name: str, *, command: str | None = None, usage: str | None = None,
-            mounts: Mapping[str, str] | None = None) -> Backend:
+            mounts: Mapping[str, str] | None = None, service: str | None = None,
+            error_regex: str | None = None) -> Backend:
     """The backend named (built in), or the user's ``--command`` under that name."""
     if command is not None:
-        backend = custom(name, command, usage=usage or "none")
+        backend = custom(name, command, usage=usage or "none", service=service,
+                         error_regex=error_regex)
     elif name in BUILTIN:
         backend = BUILTIN[name] if usage is None else replace(BUILTIN[name], usage=usage)
     else:

@@ -4,6 +4,10 @@
     reb agent install claude-code                       # npm, into ~/.cache/pytest-reb/agents/
     reb agent run --agent codex --repo owner/name       # one run; or several --repo, or --all
     reb agent run --agent mine --command 'mine {prompt_file}' --mount ./mine:/opt/mine --repo x/y
+
+Exit status: 0 when every run was kept (finished or timed out, committed, in the matrix);
+1 when one was not (the agent could not reach its service, stopped on its own service error,
+leaked a secret, or its commit failed); 2 for a command line that cannot run.
 """
 
 from __future__ import annotations
@@ -11,10 +15,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pytest_reb.agent import backends
+from pytest_reb.agent.health import SERVICES
 from pytest_reb.agent.run import DEFAULT_BUDGET
 
 
@@ -51,12 +57,15 @@ def _run(args: argparse.Namespace) -> int:
     from docker.errors import DockerException
 
     from pytest_reb import task
-    from pytest_reb.agent.run import AgentRunError, run_agent, secrets_for
+    from pytest_reb.agent import health
+    from pytest_reb.agent.leaks import scrub, secrets_for
+    from pytest_reb.agent.run import KEPT, AgentRunError, run_agent
 
     try:
         mounts = dict(backends.parse_mount(m) for m in args.mount)
         backend = backends.resolve(args.agent, command=args.command, usage=args.usage,
-                                   mounts=mounts)
+                                   mounts=mounts, service=args.service,
+                                   error_regex=args.error_regex)
         tool_dir = _tool_dir(args, backend)
         tasks = task.select(args.repo, every=args.all)
         if not tasks:
@@ -67,23 +76,50 @@ def _run(args: argparse.Namespace) -> int:
     except (backends.BackendError, task.TaskError, OSError, DockerException) as exc:
         print(f"reb agent run: {exc}", file=sys.stderr)
         return 2
-    failed = 0
+    # once for every repository: a key that does not work fails them all in seconds
+    check = health.preflight(backend, secrets, args.arg, os.environ) if args.preflight \
+        else health.SKIPPED
+    print(f"reb agent run: preflight: {check.checked}", file=sys.stderr)
+    failed = kept = recorded = 0
     for t in tasks:
         try:
             rec = run_agent(client, backend, t, out_root=Path(args.out), budget=args.budget,
                             network=args.network, gpus=args.gpus, secrets=secrets,
                             tool_dir=tool_dir, extra_args=args.arg,
                             task_image=args.task_image,
-                            matrix=Path(args.matrix) if args.matrix else None)
-        except (AgentRunError, DockerException) as exc:
+                            matrix=Path(args.matrix) if args.matrix else None,
+                            preflight=check, scrub_secrets=args.scrub_secrets)
+        except AgentRunError as exc:  # nothing was started
             print(f"reb agent run: {t.repo}: {exc}", file=sys.stderr)
             failed += 1
             continue
+        except Exception as exc:  # recorded as failed; the next repository still runs
+            print(f"reb agent run: {t.repo}: failed: {type(exc).__name__}: "
+                  f"{scrub(str(exc), secrets)}", file=sys.stderr)
+            failed += 1
+            recorded += 1
+            continue
+        recorded += 1
         tokens = rec.tokens if isinstance(rec.tokens, str) else f"{rec.tokens['total']} tokens"
-        state = "timed out" if rec.timed_out else f"exit {rec.exit_code}"
-        print(f"{t.repo}\t{rec.agent}\t{state}\t{rec.wall_s:.1f} s\t{tokens}\t{rec.image}")
-    print(f"reb agent run: matrix {args.matrix or Path(args.out) / 'matrix.jsonl'}, "
-          f"records {Path(args.out) / 'agent_runs.jsonl'}")
+        state = {"timed_out": "timed out", "finished": f"exit {rec.exit_code}"}.get(
+            rec.status, rec.status)
+        wall = "-" if rec.wall_s is None else f"{rec.wall_s:.1f} s"
+        print(f"{t.repo}\t{rec.agent}\t{state}\t{wall}\t{tokens}\t{rec.image or '-'}")
+        for path in rec.scrubbed:
+            print(f"  scrubbed (taken out of the layer): {path}")
+        if rec.status in KEPT:
+            kept += 1
+        else:
+            failed += 1
+            print(f"reb agent run: {t.repo}: {rec.status}: {rec.error}", file=sys.stderr)
+            for path in rec.leaks:
+                print(f"  secret in {path}", file=sys.stderr)
+    wrote = [f"records {Path(args.out) / 'agent_runs.jsonl'} (+{recorded})"] if recorded \
+        else ["nothing written"]
+    if kept:
+        wrote.insert(0, f"matrix {args.matrix or Path(args.out) / 'matrix.jsonl'} "
+                        f"(+{kept} row{'s' if kept > 1 else ''})")
+    print(f"reb agent run: {', '.join(wrote)}; {kept} kept, {failed} not")
     return 1 if failed else 0
 
 
@@ -142,4 +178,28 @@ def add_parser(sub: Any) -> None:
                      help="run folders, agent_runs.jsonl, matrix.jsonl (default "
                           "reports/agent-runs)")
     run.add_argument("--matrix", metavar="FILE", help="the run matrix to append to")
+    run.add_argument("--no-preflight", dest="preflight", action="store_false",
+                     help="start the budget without checking that the agent reaches its model")
+    run.add_argument("--scrub-secrets", action="store_true",
+                     help="where a secret is found in the agent's layer, take those paths out "
+                          "of it and commit (default: commit nothing, status secret_leaked)")
+    run.add_argument("--service", choices=sorted(SERVICES),
+                     help="the model service a --command agent uses, for its preflight")
+    run.add_argument("--error-regex", metavar="REGEX",
+                     help="a --command agent's words for a connection or authentication "
+                          "failure, read from the end of its log (status agent_error)")
     run.set_defaults(func=_run)
+
+
+def joined_args(argv: Sequence[str]) -> list[str]:
+    """``--arg --model`` as ``--arg=--model``: argparse takes a value that starts with a dash
+    for an option of its own, and an agent's arguments mostly do."""
+    out: list[str] = []
+    it = iter(argv)
+    for part in it:
+        if part == "--arg":
+            value = next(it, None)
+            out.append("--arg" if value is None else f"--arg={value}")
+        else:
+            out.append(part)
+    return out

@@ -1,21 +1,30 @@
-"""One agent run: a container of the task image, the agent inside within a budget, a commit.
+"""One agent run: a preflight, a container of the task image, the agent inside within a
+budget, a secret scan of what it left, a commit.
 
 Unlike the official harness, the agent and the verifier never share a live container: the
 agent's container is committed to an image, removed, and the image is verified later in
 containers of its own without network. So the environment can be handed on, verified
 again, or kept as evidence.
 
+* A run that cannot work is not scored: the preflight (``health``) checks in seconds that
+  the agent can reach its model before the budget starts, and a run that ended on the
+  agent's own connection or authentication error is ``agent_error``. Neither is committed
+  nor written to the matrix.
 * Network (this phase and ``--reb-prepare`` are the only ones that have any) and the GPUs
   asked for; no Docker socket, no host path writable but the run's own ``out`` folder,
-  which is a bind mount and so never part of the commit.
+  which is a bind mount and so never part of the commit; the built-in CLIs keep their
+  state on a tmpfs (``STATE_MOUNT``), which is not part of it either.
 * The budget holds: the host waits at most ``budget`` seconds for the agent's process, then
   SIGKILLs the container's init, which takes every process of its pid namespace with it.
   A run that ends in time is killed the same way, so a daemon it left is not alive later.
-* Secrets reach the agent's process only: they are given to the ``exec``, never to the
-  container, whose configuration (with its ``Env``) is what ``docker commit`` keeps. Logs
-  and records are scrubbed of their values, and the committed image's metadata is checked.
-* Recorded: wall time (the paper's preparation time), exit code, timed out, the bounded
-  log, and token usage where the CLI reports it, else ``unknown``.
+* No secret is kept: keys reach the agent's process only (the ``exec``, never the
+  container's ``Env``); before the commit the host reads the layer the container added for
+  every key in its common encodings (``leaks``): a hit is ``secret_leaked``, nothing is
+  committed, and the record names the paths, never the value (``--scrub-secrets`` takes
+  those paths out of the layer instead, and says so). Everything that comes back to the
+  host is scrubbed, file names included, and the image's metadata is checked.
+* Recorded: wall time (the paper's preparation time), exit code, timed out, the status,
+  the bounded log, and token usage where the CLI reports it, else ``unknown``.
 """
 
 from __future__ import annotations
@@ -24,7 +33,6 @@ import contextlib
 import fcntl
 import json
 import os
-import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -32,7 +40,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_reb.agent.backends import NOT_SECRET, OUT_MOUNT, Backend, parse_usage
+from pytest_reb.agent import commit, health, leaks
+from pytest_reb.agent.backends import OUT_MOUNT, STATE_MOUNT, Backend, parse_usage
 from pytest_reb.evidence import host_gpus
 from pytest_reb.session import new_run_id
 from pytest_reb.spec import OFFICIAL_REPO_DIR
@@ -40,13 +49,14 @@ from pytest_reb.target import TailBuffer, image_file, labels
 from pytest_reb.task import PROMPT_PATH, TASK_REPOSITORY, Task
 
 DEFAULT_BUDGET = 3600.0
-ENV_REPOSITORY = "reb-agent-env"
 #: How much of the agent's stdout is kept on the host to read its usage from.
 STDOUT_LIMIT = 64 << 20
 #: Once the agent's process has exited, how long its output may still drain.
 DRAIN_S = 3.0
-LABEL_PREFIX = "reb.agent."
-REDACTED = "<redacted>"
+#: The label the agent's container carries beside the run's own (``target.labels``).
+AGENT_LABEL = "reb.agent.name"
+#: Statuses of a run. Only ``finished`` and ``timed_out`` are committed and in the matrix.
+KEPT = ("finished", "timed_out")
 
 
 class AgentRunError(RuntimeError):
@@ -63,6 +73,9 @@ class AgentRun:
     task_image: str
     task_image_id: str
     image: str | None = None
+    #: finished, timed_out (both kept), agent_unreachable, agent_error, secret_leaked,
+    #: commit_failed, interrupted (Ctrl-C), failed (the engine or the host, one line)
+    status: str = "finished"
     budget_s: float = DEFAULT_BUDGET
     network: str = ""
     gpus: list[str] = field(default_factory=list)
@@ -75,6 +88,16 @@ class AgentRun:
     log: str = ""
     out: str = ""
     error: str | None = None
+    #: what the preflight checked, one line
+    preflight: str = ""
+    #: what the secret scan read, one line; the paths it found (no value), and those
+    #: ``--scrub-secrets`` took out of the layer
+    secret_scan: str = ""
+    leaks: list[str] = field(default_factory=list)
+    scrubbed: list[str] = field(default_factory=list)
+    #: the tag of the commit, named before it starts; the commit's seconds
+    image_tag: str | None = None
+    commit_s: float | None = None
 
 
 def network_mode(asked: str) -> str:
@@ -93,27 +116,6 @@ def gpu_devices(asked: str) -> list[str]:
     return [g.strip() for g in asked.split(",") if g.strip()]
 
 
-def secrets_for(backend: Backend, env_file: Path | None, names: Sequence[str],
-                environ: Mapping[str, str] = os.environ) -> dict[str, str]:
-    """What the agent's process is given: its backend's variables that are set, ``--secret``
-    names from the environment, then an env file's ``KEY=VALUE`` lines (which win)."""
-    found = {n: environ[n] for n in (*backend.passes, *names) if environ.get(n)}
-    if env_file is not None:
-        for line in env_file.read_text().splitlines():
-            key, sep, value = line.strip().removeprefix("export ").partition("=")
-            if sep and key and not key.startswith("#"):
-                found[key.strip()] = value.strip().strip("'\"")
-    return found
-
-
-def scrub(text: str, secrets: Mapping[str, str]) -> str:
-    """Replace every secret value (four characters or more) in ``text``."""
-    for name, value in secrets.items():
-        if name not in NOT_SECRET and len(value) >= 4:
-            text = text.replace(value, REDACTED)
-    return text
-
-
 def task_image_of(client: Any, task: Task, image: str | None) -> tuple[str, str]:
     """(tag, id) of the starting image: the one given, else ``reb-task:<owner>__<name>``."""
     from docker.errors import ImageNotFound
@@ -130,8 +132,13 @@ def run_agent(client: Any, backend: Backend, task: Task, *, out_root: Path,
               budget: float = DEFAULT_BUDGET, network: str = "auto", gpus: str = "all",
               secrets: Mapping[str, str] | None = None, tool_dir: Path | None = None,
               extra_args: Sequence[str] = (), task_image: str | None = None,
-              matrix: Path | None = None) -> AgentRun:
-    """Run ``backend`` on ``task`` once; commit, record, and append the matrix row."""
+              matrix: Path | None = None, preflight: health.Preflight | None = None,
+              scrub_secrets: bool = False) -> AgentRun:
+    """Run ``backend`` on ``task`` once; commit what is clean, record, append the matrix row.
+
+    ``preflight`` is one made already (a run over many repositories checks once), else it is
+    made now; ``health.SKIPPED`` starts the budget unchecked.
+    """
     from docker.errors import APIError
     from docker.types import DeviceRequest, Mount
 
@@ -148,17 +155,24 @@ def run_agent(client: Any, backend: Backend, task: Task, *, out_root: Path,
         raise AgentRunError(f"{tag} has no {PROMPT_PATH}: not a task image (reb task build)")
     prompt = text.decode(errors="replace")
     argv = backend.command(prompt, extra_args)
-    record.argv = [scrub("<the task text>" if a == prompt else a, secrets) for a in argv]
+    record.argv = [leaks.scrub("<the task text>" if a == prompt else a, secrets) for a in argv]
+    check = preflight or health.preflight(backend, secrets, extra_args, os.environ)
+    record.preflight = check.checked
+    if not check.ok:
+        record.status, record.error = "agent_unreachable", check.checked
+        _finish(record, backend, folder, secrets, out_root, matrix)
+        return record
     mounts = [Mount(dst, src, type="bind", read_only=True)
               for dst, src in backend.all_mounts(tool_dir).items()]
     mounts.append(Mount(OUT_MOUNT, str((folder / "out").resolve()), type="bind"))
+    mounts.append(Mount(STATE_MOUNT, None, type="tmpfs"))
     config = client.images.get(tag).attrs.get("Config") or {}
     # the keep-alive is the command; an image's own entrypoint (a CUDA image's) wraps it, as
     # it will wrap whatever runs in the committed image, which gets the image's CMD back
     kwargs: dict[str, Any] = dict(
         command=["sleep", "infinity"], detach=True, init=True,
         network_mode=record.network, shm_size="16g", mounts=mounts,
-        labels=labels(run_id, **{f"{LABEL_PREFIX}name": backend.name}))
+        labels=labels(run_id, **{AGENT_LABEL: backend.name}))
     if record.gpus:
         kwargs["device_requests"] = [DeviceRequest(device_ids=record.gpus,
                                                    capabilities=[["gpu"]])]
@@ -166,6 +180,7 @@ def run_agent(client: Any, backend: Backend, task: Task, *, out_root: Path,
         ctr = client.containers.run(tag, **kwargs)
     except APIError as exc:
         raise AgentRunError(f"cannot start a container of {tag}: {exc.explanation}") from None
+    layer: int | None = None
     try:
         path = next((e[5:] for e in config.get("Env") or [] if e.startswith("PATH=")),
                     "/usr/bin:/bin")
@@ -174,15 +189,70 @@ def run_agent(client: Any, backend: Backend, task: Task, *, out_root: Path,
         with contextlib.suppress(APIError):
             ctr.kill()  # every process the agent left, daemons included
         ctr.wait(timeout=60)
-        record.image = _commit(client, ctr, record, task, secrets, config.get("Cmd"))
+        _classify(record, backend, folder)
+        if record.status in KEPT:
+            layer = _keep(client, ctr, record, task, secrets, config.get("Cmd"),
+                          scrub_secrets)
+    except KeyboardInterrupt:
+        record.status = "interrupted"
+        raise
     except Exception as exc:
-        record.error = f"{type(exc).__name__}: {scrub(str(exc), secrets)[:500]}"
+        record.status, record.error = "failed", f"{type(exc).__name__}: {str(exc)[:500]}"
         raise
     finally:
         with contextlib.suppress(Exception):
-            ctr.remove(force=True)
+            commit.remove_container(client, ctr, commit.commit_timeout(layer))
         _finish(record, backend, folder, secrets, out_root, matrix)
     return record
+
+
+def _classify(record: AgentRun, backend: Backend, folder: Path) -> None:
+    """Finished, timed out, or ended on the agent's own service error (not a run)."""
+    record.status = "timed_out" if record.timed_out else "finished"
+    if record.timed_out or record.exit_code != 0:
+        stdout = (folder / "stdout").read_text(errors="replace")
+        said = health.agent_error(backend, stdout, Path(record.log).read_text(errors="replace"),
+                                  folder / "out")
+        if said is not None:
+            record.status, record.error = "agent_error", f"the agent stopped on: {said}"
+
+
+def _keep(client: Any, ctr: Any, record: AgentRun, task: Task, secrets: Mapping[str, str],
+          cmd: list[str] | None, scrub_secrets: bool) -> int | None:
+    """Scan the container's layer for secrets; commit it when clean. The layer's size."""
+    found = leaks.scan_layer(ctr, secrets)
+    if found and scrub_secrets:
+        record.scrubbed = leaks.revert(ctr, found)
+        found = leaks.scan_layer(ctr, secrets)
+    record.secret_scan = found.summary()
+    if found:
+        record.status, record.leaks = "secret_leaked", found.paths
+        record.error = (f"a secret is in {len(found.paths)} path(s) of the agent's layer: "
+                        "not committed (--scrub-secrets takes them out and commits)")
+        return found.layer_bytes
+    values = {"repo": task.repo, "agent": record.agent, "run": record.run,
+              "task-image": record.task_image_id, "timed-out": str(record.timed_out).lower(),
+              "exit-code": "" if record.exit_code is None else str(record.exit_code),
+              "wall-s": str(record.wall_s)}
+    record.image_tag = commit.image_tag(task.slug, record.run)
+    start = time.monotonic()
+    try:
+        image_id = commit.commit(client, ctr, record.image_tag, record.run,
+                                 commit.changes(values, ctr.labels, cmd),
+                                 timeout=commit.commit_timeout(found.layer_bytes))
+    except commit.CommitError as exc:
+        record.status, record.error = "commit_failed", str(exc)
+        return found.layer_bytes
+    finally:
+        record.commit_s = round(time.monotonic() - start, 3)
+    metadata = json.dumps(client.api.inspect_image(image_id))
+    if leaks.scrub(metadata, secrets) != metadata:
+        client.images.remove(image_id, force=True)
+        record.status, record.image_tag = "secret_leaked", None
+        record.error = "a secret reached the committed image's metadata; image removed"
+        return found.layer_bytes
+    record.image = record.image_tag
+    return found.layer_bytes
 
 
 def _exec(client: Any, ctr: Any, argv: list[str], env: dict[str, str], folder: Path,
@@ -229,39 +299,19 @@ def _exec(client: Any, ctr: Any, argv: list[str], env: dict[str, str], folder: P
     (folder / "agent.log").write_bytes(tail.text().encode())
 
 
-def _commit(client: Any, ctr: Any, record: AgentRun, task: Task,
-            secrets: Mapping[str, str], cmd: list[str] | None) -> str:
-    """Commit the stopped container; its labels say what made it; no secret may be in it."""
-    values = {"repo": task.repo, "name": record.agent, "run": record.run,
-              "task-image": record.task_image_id, "timed-out": str(record.timed_out).lower(),
-              "exit-code": "" if record.exit_code is None else str(record.exit_code),
-              "wall-s": str(record.wall_s)}
-    changes = [f"CMD {json.dumps(cmd or ['/bin/bash'])}",
-               *(f"LABEL {LABEL_PREFIX}{k}={json.dumps(v)}" for k, v in values.items())]
-    name = re.sub(r"[^A-Za-z0-9_.-]", "-", f"{task.slug}-{record.run}")[:128]
-    image = ctr.commit(repository=ENV_REPOSITORY, tag=name, changes=changes)
-    metadata = json.dumps(client.api.inspect_image(image.id))
-    if scrub(metadata, secrets) != metadata:
-        client.images.remove(image.id, force=True)
-        raise AgentRunError("a secret reached the committed image's metadata; image removed")
-    return f"{ENV_REPOSITORY}:{name}"
-
-
 def _finish(record: AgentRun, backend: Backend, folder: Path, secrets: Mapping[str, str],
             out_root: Path, matrix: Path | None) -> None:
-    """Scrub what came back, read the usage, append the record and the matrix row."""
-    for path in [folder / "agent.log", folder / "stdout", *(folder / "out").rglob("*")]:
-        if path.is_file() and not path.is_symlink() and path.stat().st_size <= STDOUT_LIMIT:
-            data = path.read_bytes().decode(errors="replace")
-            clean = scrub(data, secrets)
-            if clean != data:
-                path.write_text(clean)
+    """Scrub what came back, read the usage, append the record and (when kept) the matrix row."""
+    leaks.scrub_folder(folder, secrets)
     stdout = (folder / "stdout").read_text(errors="replace") if (folder / "stdout").is_file() \
         else ""
     tokens = parse_usage(backend.usage, stdout, folder / "out")
     record.tokens = tokens.record() if tokens is not None else "unknown"
+    record.error = None if record.error is None else leaks.scrub(record.error, secrets)
+    record.leaks = [leaks.scrub(p, secrets) for p in record.leaks]
+    record.scrubbed = [leaks.scrub(p, secrets) for p in record.scrubbed]
     _append(out_root / "agent_runs.jsonl", asdict(record))
-    if record.image is not None:
+    if record.image is not None and record.status in KEPT:
         _append(matrix or out_root / "matrix.jsonl",
                 {"repo": record.repo, "agent": record.agent, "image": record.image})
     (folder / "run.json").write_text(json.dumps(asdict(record), indent=2) + "\n")
@@ -291,7 +341,8 @@ def agent_timed_out(image: str | None) -> bool:
         attrs = docker.from_env().api.inspect_image(image)
     except Exception:
         return False
-    found = ((attrs.get("Config") or {}).get("Labels") or {}).get(f"{LABEL_PREFIX}timed-out")
+    found = ((attrs.get("Config") or {}).get("Labels") or {}).get(
+        f"{commit.ENV_LABEL}timed-out")
     return found == "true"
 
 

@@ -6,6 +6,11 @@ hold success and environment size. Preparation time is the agent's wall time (of
 lot; a timed-out run counts with the time it was given. Tokens are summed over the runs
 whose CLI reported them, and the runs that did not are counted as unknown, never as 0
 (the official export summed a Langfuse window over all jobs, or wrote a stub).
+
+A run that never got to work (the agent could not reach its model, or stopped on its own
+connection or authentication error) is no preparation time and no tokens: it is left out
+of both and counted in a column of its own. It was never committed, so it is in no
+verification denominator either.
 """
 
 from __future__ import annotations
@@ -15,6 +20,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+#: Statuses of runs that never got to work (``pytest_reb.agent.run``).
+NOT_STARTED = ("agent_unreachable", "agent_error")
 
 
 class AgentRun(Protocol):
@@ -27,6 +35,7 @@ class AgentRun(Protocol):
     wall_s: float | None
     timed_out: bool
     tokens: dict[str, Any] | str
+    status: str
 
 
 @dataclass
@@ -41,6 +50,7 @@ class Efficiency:
     tokens_out: int | None
     tokens_known: int
     tokens_unknown: int
+    not_started: int = 0
 
     @property
     def tokens_total(self) -> int | None:
@@ -67,7 +77,8 @@ def summarise(runs: Iterable[AgentRun]) -> dict[str, Efficiency]:
     return {agent: _of(items) for agent, items in by_agent.items()}
 
 
-def _of(runs: Sequence[AgentRun]) -> Efficiency:
+def _of(every: Sequence[AgentRun]) -> Efficiency:
+    runs = [r for r in every if r.status not in NOT_STARTED]
     times = [r.wall_s for r in runs if r.wall_s is not None]
     usage = [r.tokens for r in runs if isinstance(r.tokens, dict)]
     return Efficiency(
@@ -76,14 +87,16 @@ def _of(runs: Sequence[AgentRun]) -> Efficiency:
         prep_median_s=round(statistics.median(times), 2) if times else None,
         tokens_in=sum(int(u["input"]) for u in usage) if usage else None,
         tokens_out=sum(int(u["output"]) for u in usage) if usage else None,
-        tokens_known=len(usage), tokens_unknown=len(runs) - len(usage))
+        tokens_known=len(usage), tokens_unknown=len(runs) - len(usage),
+        not_started=len(every) - len(runs))
 
 
 def columns() -> list[str]:
     """CSV columns: the official names where the official table has them (§10.2)."""
     return ["agent_wall_time_avg_sec", "agent_wall_time_median_sec", "agent_time_valid_jobs",
             "agent_timed_out_jobs", "agent_tokens_input_sum", "agent_tokens_output_sum",
-            "agent_tokens_total_sum", "agent_tokens_total_avg", "agent_tokens_unknown_jobs"]
+            "agent_tokens_total_sum", "agent_tokens_total_avg", "agent_tokens_unknown_jobs",
+            "agent_not_started_jobs"]
 
 
 def record(eff: Efficiency | None, *, published: bool) -> dict[str, Any]:
@@ -99,6 +112,7 @@ def record(eff: Efficiency | None, *, published: bool) -> dict[str, Any]:
         "agent_tokens_total_sum": eff.tokens_total,
         "agent_tokens_total_avg": None if avg is None else f"{avg:.1f}",
         "agent_tokens_unknown_jobs": eff.tokens_unknown,
+        "agent_not_started_jobs": eff.not_started,
     }
 
 
@@ -109,10 +123,11 @@ def _fixed(value: float | None) -> str | None:
 def time_cell(eff: Efficiency | None) -> str:
     if eff is None:
         return "-"
-    if eff.prep_mean_s is None:
-        return "unknown"
-    text = f"{eff.prep_mean_s:.1f} / {eff.prep_median_s:.1f} s"
-    return text + (f" ({eff.timed_out} timed out)" if eff.timed_out else "")
+    notes = [f"{n} {what}" for n, what in ((eff.timed_out, "timed out"),
+                                           (eff.not_started, "not started")) if n]
+    text = "unknown" if eff.prep_mean_s is None else \
+        f"{eff.prep_mean_s:.1f} / {eff.prep_median_s:.1f} s"
+    return text + (f" ({', '.join(notes)})" if notes else "")
 
 
 def tokens_cell(eff: Efficiency | None) -> str:

@@ -1,0 +1,88 @@
+"""Committing an agent's environment: any size, looked up when the answer is lost, and an
+image of its own, not a container of the run.
+
+On the real engine: a 2 GB layer committed by a client whose HTTP timeout (2 s) is far
+shorter than the engine's work, as a 60 s timeout is for a 7 GB venv; a commit whose answer
+the client gave up on is found by its labels; a user's ``docker run`` of a kept image
+survives ``reb gc``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from pathlib import Path
+from typing import Any
+
+import docker
+import pytest
+from agentruns import agent  # tests/agentruns.py
+
+from pytest_reb.agent import commit
+from pytest_reb.session import sweep
+from pytest_reb.target import labels
+
+pytestmark = pytest.mark.container
+
+BIG_MIB = 2048
+
+
+def test_a_multi_gb_layer_is_committed_whatever_the_clients_timeout(
+        docker_client: Any, tinynet_task: str, tmp_path: Path, agent_images: list[str]) -> None:
+    impatient = docker.from_env(timeout=2)
+    rec = agent(impatient, tinynet_task, tmp_path, agent_images,
+                f"sh -c 'head -c {BIG_MIB}M /dev/zero > /root/env.bin; echo wrote'",
+                budget=300)
+    assert (rec.status, rec.exit_code) == ("finished", 0), rec.error
+    image = docker_client.images.get(rec.image)
+    assert image.attrs["Size"] > BIG_MIB << 20
+    assert rec.commit_s is not None and rec.commit_s > 2  # longer than the client would wait
+    assert (tmp_path / "runs" / "matrix.jsonl").read_text().count(rec.image or "") == 1
+
+
+def test_a_commit_whose_answer_was_lost_is_found_by_its_labels(
+        docker_client: Any, tinynet_task: str) -> None:
+    ctr = docker_client.containers.run(
+        tinynet_task, ["sh", "-c", "head -c 300M /dev/zero > /root/x.bin"], detach=True,
+        network_mode="none", labels=labels("tests-commit-lost"))
+    tag = commit.image_tag("reb__tinynet", "tests-commit-lost")
+    try:
+        ctr.wait(timeout=120)
+        changes = commit.changes({"run": "tests-commit-lost"}, ctr.labels, None)
+        image_id = commit.commit(docker_client, ctr, tag, "tests-commit-lost", changes,
+                                 timeout=0.05, lookup_wait=120)
+        assert docker_client.images.get(tag).id == image_id
+    finally:
+        ctr.remove(force=True)
+        with contextlib.suppress(Exception):
+            docker_client.images.remove(tag, force=True)
+
+
+def test_a_commit_the_engine_refuses_is_one_line(docker_client: Any, tinynet_task: str) -> None:
+    ctr = docker_client.containers.create(tinynet_task, ["true"], network_mode="none",
+                                          labels=labels("tests-commit-refused"))
+    try:
+        with pytest.raises(commit.CommitError, match="refused the commit"):
+            commit.commit(docker_client, ctr, "reb-agent-env:Bad Tag!", "x", [], timeout=30)
+    finally:
+        ctr.remove(force=True)
+
+
+def test_a_users_container_of_a_kept_image_is_nobodys_orphan(
+        docker_client: Any, tinynet_task: str, tmp_path: Path, agent_images: list[str]) -> None:
+    rec = agent(docker_client, tinynet_task, tmp_path, agent_images, "true")
+    labels = docker_client.images.get(rec.image).labels
+    assert labels["reb.run"] == "" and labels["reb.owner"] == ""
+    assert labels["reb.agent.name"] == ""  # the agent container's own label, emptied too
+    assert (labels["reb.agent-env.run"], labels["reb.agent-env.agent"]) == (rec.run, "scripted")
+    mine = docker_client.containers.run(rec.image, ["sleep", "300"], detach=True,
+                                        network_mode="none")  # as a user: plain docker run
+    try:
+        sweep(only_orphans=True)  # `reb gc`
+        sweep()  # `reb gc --all`
+        time.sleep(0.5)
+        mine.reload()
+        assert mine.status == "running"
+    finally:
+        mine.remove(force=True)
+
