@@ -70,8 +70,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="judge a target whose checkout is not the module's pinned commit (a "
                          "fork, a later commit) against its own commit; outcomes carry the "
                          "mismatch (default: refused, or failed commit_mismatch)")
-    group.addoption("--reb-outdir", metavar="DIR", default="reports",
-                    help="where runs write outcomes.jsonl and summary.json (default reports/)")
+    group.addoption("--reb-outdir", metavar="DIR", default=None,
+                    help="where runs write outcomes.jsonl and summary.json (default reports/ "
+                         "in the working directory; a checkout's own reports/ in a checkout)")
     group.addoption("--reb-network", metavar="MODE", default="none",
                     help="Docker network mode for probe containers (default none)")
     group.addoption("--reb-gpus", metavar="IDS",

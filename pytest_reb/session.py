@@ -88,10 +88,13 @@ class RebOptions:
         if opt("reb_matrix"):
             targets += load_matrix(Path(opt("reb_matrix")))
         gpus = opt("reb_gpus")
+        outdir = opt("reb_outdir")
+        if outdir is None:  # a checkout's root conftest names its own reports/ (hookspecs.py)
+            outdir = config.hook.pytest_reb_default_outdir(config=config) or "reports"
         Limits(disk=opt("reb_disk"))  # ValueError (a usage error) if it is not a size
         return cls(
             targets=targets, agent_report=report, python=opt("reb_python"),
-            repo_dir=opt("reb_repo_dir"), repo=opt("reb_repo"), outdir=Path(opt("reb_outdir")),
+            repo_dir=opt("reb_repo_dir"), repo=opt("reb_repo"), outdir=Path(outdir),
             network=opt("reb_network"),
             gpus=None if gpus is None else [g.strip() for g in gpus.split(",") if g.strip()],
             timeout_scale=opt("reb_timeout_scale"), compat=opt("reb_compat"),
