@@ -85,10 +85,12 @@ def demo_repo() -> Repo:
 
 def run_tiers(target: DockerTarget, report: dict[str, Any] | bytes | None, *tiers: str,
               compat: bool = False) -> dict[str, Outcome]:
-    """Run ``tiers`` through their real probes, in one Context as the fixtures make it."""
+    """Run ``tiers`` through their real probes, in one Context as the fixtures make it (C2
+    sweeps the extensions only when it is one of ``tiers``)."""
     raw = json.dumps(report).encode() if isinstance(report, dict) else report
     ctx = Context(repo=demo_repo(), target_name="hostile", connect=lambda: target,
-                  read_report=lambda: load_report(raw, source="hostile.json"), compat=compat)
+                  read_report=lambda: load_report(raw, source="hostile.json"), compat=compat,
+                  ext_sweep="c2" in tiers)
     return {tier: ctx.once(tier, tier_probe(tier)) for tier in tiers}
 
 
