@@ -165,39 +165,46 @@ def test_the_exception_line_is_the_first_unindented_line_after_the_frames() -> N
                           "the program's own words, not an exception\n") is None
 
 
-DEMO = "/data/project/repo/train.py"
+REPO = "/data/project/repo"
+DEMO = f"{REPO}/train.py"
+PYTHON = "/opt/venv/bin/python"
 
 
-def ok(argv: list[str], duration: float = 3.21, **kw: Any) -> ExecResult:
-    return ExecResult(argv, 0, "TRAIN_OK\n", "", duration, **kw)
+def ok(argv: list[str], **kw: Any) -> ExecResult:
+    return ExecResult(argv, 0, "TRAIN_OK\n", "", 3.21, **kw)
 
 
 def test_a_passed_cpu_run_says_what_was_checked() -> None:
     run = Run(["{python}", "train.py", "--epochs", "1"], timeout=600, expect_log=["TRAIN_OK"])
-    message = passed(ok(["/opt/venv/bin/python", "train.py", "--epochs", "1"]), run,
-                     timeout=600, profile="cpu", expect=Expect((DEMO, "train.py"), "python file"),
-                     gpu_checked=False, setup_steps=1)
-    assert message == ("`/opt/venv/bin/python train.py --epochs 1`: exit 0 in 3.2 s (timeout "
-                       "600 s) after 1 setup step(s); its log met the run's rules; no GPU "
-                       f"visible; the witness saw {DEMO} run to its end")
+    message = passed(ok([PYTHON, "train.py", "--epochs", "1"]), run, python=PYTHON,
+                     checkout=REPO, timeout=600, profile="cpu",
+                     expect=Expect((DEMO, "train.py"), "python file"), gpu_checked=False,
+                     setup_steps=1)
+    assert message == (f"`{PYTHON} train.py --epochs 1`: exit 0 within 600 s after 1 setup "
+                       "step(s); its log met the run's rules; no GPU visible; the witness saw "
+                       f"{DEMO} run to its end")
 
 
 def test_a_passed_multi_gpu_run_names_the_gpus_that_computed_and_the_ranks() -> None:
     compute = {"0": {"gpm": {"sm_active_ms": 0.4}}, "1": {"gpm": {"sm_active_ms": 0.3}}}
-    res = ok(["/opt/venv/bin/python", "-m", "torch.distributed.run", "train.py"], 12.0,
+    res = ok([PYTHON, "-m", "torch.distributed.run", "train.py"],
              gpu_holders={431: [0], 432: [1]}, gpu_compute=compute)
-    message = passed(res, Run(["x"], timeout=900), timeout=1800, profile="gpu",
+    run = Run(["{python}", "-m", "torch.distributed.run", "{repo}/train.py"], timeout=900)
+    message = passed(res, run, python=PYTHON, checkout=REPO, timeout=1800, profile="gpu",
                      expect=Expect((DEMO,), "launcher workers", workers=2), gpu_checked=True)
-    assert message.endswith("exit 0 in 12.0 s (timeout 1800 s); GPU(s) 0, 1 held a CUDA "
-                            f"context of the run and computed; the witness saw {DEMO} run to "
-                            "its end in 2 processes")
+    assert message == (f"`{PYTHON} -m torch.distributed.run {DEMO}`: exit 0 within 1800 s; "
+                       "GPU(s) 0, 1 held a CUDA context of the run and computed; the witness "
+                       f"saw {DEMO} run to its end in 2 processes")
 
 
-def test_a_passed_server_run_says_it_was_stopped_and_answered() -> None:
-    run = Run(["x"], stop_after=8, http=Http(request="POST /predict"))
-    message = passed(ok(["/opt/venv/bin/python", "serve.py"], 8.4), run, timeout=600,
-                     profile="cpu", expect=Expect((), "python file", needs_finish=False),
-                     gpu_checked=False)
-    assert message == ("`/opt/venv/bin/python serve.py`: stopped with SIGINT after 8 s, then "
-                       "exit 0 in 8.4 s (timeout 600 s); the server answered POST /predict; "
-                       "no GPU visible; the witness saw a main program run")
+def test_a_passed_server_run_says_it_was_stopped_and_answered_and_nothing_volatile() -> None:
+    """The port and the {out} folder are new every run, the duration too: none is in the line,
+    so two runs of the same work have the same summary (``reb merge``)."""
+    run = Run(["{python}", "serve.py", "--port", "{port}", "--log", "{out}/log"],
+              stop_after=8, http=Http(request="POST /predict"))
+    message = passed(ok([PYTHON, "/opt/reb/probes/http_probe.py", '{"port": 23817}']), run,
+                     python=PYTHON, checkout=REPO, timeout=600, profile="cpu",
+                     expect=Expect((), "python file", needs_finish=False), gpu_checked=False)
+    assert message == (f"`{PYTHON} serve.py --port '{{port}}' --log '{{out}}/log'`: stopped "
+                       "with SIGINT after 8 s, then exit 0 within 600 s; the server answered "
+                       "POST /predict; no GPU visible; the witness saw a main program run")

@@ -363,7 +363,8 @@ def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
                        else stage_messages.diagnosis_of(res, o.category, tier))
     elif not o.message:  # passed strict: say what was checked
         o.message = stage_messages.passed(
-            res, ran, timeout=ctx.target.scaled(ran.timeout), profile=profile,
+            res, ran, python=ctx.python or "python", checkout=ctx.checkout,
+            timeout=ctx.target.scaled(ran.timeout), profile=profile,
             expect=seen.expect, gpu_checked=evidence_rule is not None,
             setup_steps=len(record.get("setup", [])))
     return o

@@ -144,18 +144,25 @@ def failed(res: ExecResult, category: str, diagnosis: Sequence[Mapping[str, Any]
     return f"{head}{_clip(cause, CAUSE_MAX)}; last line: {_clip(last, DETAIL_MAX)}"
 
 
-def passed(res: ExecResult, run: Run, *, timeout: float, profile: Profile,
-           expect: Expect | None, gpu_checked: bool, setup_steps: int = 0) -> str:
+def passed(res: ExecResult, run: Run, *, python: str, checkout: str, timeout: float,
+           profile: Profile, expect: Expect | None, gpu_checked: bool,
+           setup_steps: int = 0) -> str:
     """What a stage that passed strict was seen to do, from its outcome's own evidence.
 
-    ``timeout`` is the run's scaled timeout; ``expect`` what the witness
-    required (and, the stage having passed, saw); ``gpu_checked``: the GPU
-    rule of C3/C4 passed, so the GPUs that held a context and computed are named.
+    The line is the same for two runs of the same work (``reb merge`` and the
+    shard tests compare summaries): the command is the run's own argv with
+    only ``{python}`` and ``{repo}`` filled (a port or an ``{out}`` folder is
+    new every run; ``Outcome.command`` holds what really ran), and the
+    duration is left to ``Outcome.duration``.  ``timeout`` is the run's scaled
+    timeout; ``expect`` what the witness required (and, the stage having
+    passed, saw); ``gpu_checked``: the GPU rule of C3/C4 passed, so the GPUs
+    that held a context and computed are named.
     """
-    command = _clip(shlex.join(res.argv), COMMAND_MAX)
+    argv = [a.replace("{python}", python).replace("{repo}", checkout) for a in run.argv]
+    command = _clip(shlex.join(argv), COMMAND_MAX)
     ran = (f"stopped with {run.stop_signal} after {run.stop_after:g} s, then exit 0"
            if run.stop_after is not None else "exit 0")
-    parts = [f"`{command}`: {ran} in {res.duration:.1f} s (timeout {timeout:.0f} s)"]
+    parts = [f"`{command}`: {ran} within {timeout:.0f} s"]
     if setup_steps:
         parts[0] += f" after {setup_steps} setup step(s)"
     if run.http is not None:
