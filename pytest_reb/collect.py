@@ -102,6 +102,26 @@ def tier_items(collector: pytest.Module) -> list[pytest.Item]:
     return items
 
 
+def selected(items: Iterable[pytest.Item], module: Any, target_id: str, tier: str) -> bool:
+    """Whether ``tier``'s own item for this module and target is among the session's items.
+
+    A tier another one asks for (C5 asks for C2's observation) runs its probe
+    whether or not it was selected, but what only its own item reports (C2's
+    native-extension sweep, minutes on a multi-GB environment) is wasted when
+    that item was deselected: nothing records it.  Read after deselection
+    (``-m``, ``-k``, shards), so it is the run's own choice; under xdist every
+    worker holds the whole selection, and a pair's items all go to one worker.
+    """
+    name = TIER_TESTS[tier][0]
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        spec = callspec.params.get("reb_target_spec") if callspec else None
+        if (getattr(item, "module", None) is module and spec is not None
+                and spec.id == target_id and getattr(item, "originalname", None) == name):
+            return True
+    return False
+
+
 def _matches(wanted: str, repo: Repo, module: Any) -> bool:
     """A repository named by owner/name or by its module's name, case aside."""
     return wanted.lower() in (repo.name.lower(), module.__name__.lower())

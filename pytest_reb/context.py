@@ -70,7 +70,9 @@ class Context:
     agent: str | None = None
     #: the host's asset cache: its view of this repository is mounted at ``{assets}``
     asset_cache: AssetCache | None = None
-    #: C2 sweeps the native extensions (``--reb-no-ext-sweep`` turns it off)
+    #: C2 sweeps the native extensions: only when C2's own item is selected (C5 asking for
+    #: C2's observation needs no sweep, and would record none), and not under
+    #: ``--reb-no-ext-sweep``
     ext_sweep: bool = True
     #: the image is an agent run that ran past its budget (``reb agent``'s commit label)
     agent_timed_out: bool = False

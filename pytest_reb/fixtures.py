@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from pytest_reb.collect import repo_of
+from pytest_reb.collect import repo_of, selected
 from pytest_reb.context import Context
 from pytest_reb.matrix import TargetSpec
 from pytest_reb.plugin import SESSION_KEY
@@ -66,7 +66,9 @@ def reb_ctx(request: pytest.FixtureRequest, reb_target_spec: TargetSpec) -> Cont
         python_override=opts.python,
         repo_dir=opts.repo_dir, compat=opts.compat,
         agent=reb_target_spec.agent, asset_cache=session.asset_cache,
-        ext_sweep=opts.ext_sweep, allow_mismatch=opts.allow_mismatch,
+        ext_sweep=opts.ext_sweep and selected(request.session.items, request.module,
+                                              reb_target_spec.id, "c2"),
+        allow_mismatch=opts.allow_mismatch,
         refused=session.refused.get(f"{repo.name}|{reb_target_spec.id}"),
         agent_timed_out=opts.compat and _agent_timed_out(reb_target_spec.image))
     return ctx

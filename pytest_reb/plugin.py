@@ -103,7 +103,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--reb-no-ext-sweep", dest="reb_ext_sweep", action="store_false",
                     default=True,
                     help="skip C2's native-extension sweep (informational diagnosis of every "
-                         "compiled extension; 5-10 s per target)")
+                         "compiled extension, run only when C2 itself is selected; seconds "
+                         "per target on a small environment, minutes on a multi-GB one, 240 s "
+                         "at most)")
     group.addoption("--reb-prepare", action="store_true", default=False,
                     help="fetch and make the assets of the collected repositories into the "
                          "asset cache before the tiers run (the only step that uses the network)")

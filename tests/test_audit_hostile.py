@@ -28,6 +28,7 @@ from pytest_reb.context import Context, tier_probe
 from pytest_reb.outcome import Outcome, OutcomeLog
 from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo
 from pytest_reb.target import DockerTarget, Limits
+from pytest_reb.target.base import LABEL_RUN
 
 pytestmark = pytest.mark.container
 
@@ -84,10 +85,12 @@ def demo_repo() -> Repo:
 
 def run_tiers(target: DockerTarget, report: dict[str, Any] | bytes | None, *tiers: str,
               compat: bool = False) -> dict[str, Outcome]:
-    """Run ``tiers`` through their real probes, in one Context as the fixtures make it."""
+    """Run ``tiers`` through their real probes, in one Context as the fixtures make it (C2
+    sweeps the extensions only when it is one of ``tiers``)."""
     raw = json.dumps(report).encode() if isinstance(report, dict) else report
     ctx = Context(repo=demo_repo(), target_name="hostile", connect=lambda: target,
-                  read_report=lambda: load_report(raw, source="hostile.json"), compat=compat)
+                  read_report=lambda: load_report(raw, source="hostile.json"), compat=compat,
+                  ext_sweep="c2" in tiers)
     return {tier: ctx.once(tier, tier_probe(tier)) for tier in tiers}
 
 
@@ -262,11 +265,29 @@ def summary_of(pytester: pytest.Pytester) -> dict[str, Any]:
     return json.loads(next((pytester.path / "reports").glob("*/summary.json")).read_text())
 
 
-def test_c5_alone_runs_c2_for_itself(pytester: pytest.Pytester, demo_image: str) -> None:
-    """``-m c5``: one item, the report from the image, C2 run inside it and not recorded."""
+def probes_started(docker_client: Any, pytester: pytest.Pytester, since: float) -> list[str]:
+    """The probe files the run's containers were told to execute, in order: read from the
+    engine's own events (``exec_create`` of the containers labelled with the run's id), not
+    from what the run chose to record."""
+    [run_dir] = (pytester.path / "reports").iterdir()
+    events = docker_client.events(since=int(since) - 1, until=int(time.time()) + 1, decode=True,
+                                  filters={"type": "container", "event": "exec_create",
+                                           "label": f"{LABEL_RUN}={run_dir.name}"})
+    return [word.rsplit("/", 1)[-1] for e in events
+            for word in str(e.get("Action", "")).split() if word.endswith("_probe.py")]
+
+
+def test_c5_alone_runs_c2_for_itself(pytester: pytest.Pytester, demo_image: str,
+                                     docker_client: Any) -> None:
+    """``-m c5``: one item, the report from the image, C2 run inside it and not recorded; so
+    C2's extension sweep, which only C2's own outcome would record, does not run (issue 32:
+    minutes of a multi-GB environment for nothing)."""
+    start = time.time()
     result, got = run_demo(pytester, demo_image, "-m", "c5")
     result.assert_outcomes(passed=1, deselected=5)
     assert list(got) == ["c5"]
+    probes = probes_started(docker_client, pytester, start)
+    assert "cuda_probe.py" in probes and "ext_probe.py" not in probes, probes
     assert got["c5"].evidence["tiers"]["c2"]["category"] == "cuda_unavailable"
     assert got["c5"].evidence["report_source"].endswith(OFFICIAL_REPORT_PATH)
     totals = summary_of(pytester)["totals"]["c5"]
@@ -275,11 +296,17 @@ def test_c5_alone_runs_c2_for_itself(pytester: pytest.Pytester, demo_image: str)
                                  "C5 hallucinations: path 0, version 0, capability 0"])
 
 
-def test_c2_runs_once_when_c5_asks_for_it_too(pytester: pytest.Pytester,
-                                              demo_image: str) -> None:
+def test_c2_runs_once_when_c5_asks_for_it_too(pytester: pytest.Pytester, demo_image: str,
+                                              docker_client: Any) -> None:
+    """C2 selected: its outcome records the sweep, run once, whoever asked for C2 first."""
+    start = time.time()
     result, got = run_demo(pytester, demo_image, "-m", "c2 or c5")
     result.assert_outcomes(passed=1, failed=1, deselected=4)
     assert got["c5"].evidence["tiers"]["c2"]["started"] == got["c2"].started
+    sweep = got["c2"].evidence["native_extensions"]
+    assert sweep["ran"] and sweep["checked"] > 0, sweep
+    probes = probes_started(docker_client, pytester, start)
+    assert probes.count("cuda_probe.py") == 1 and probes.count("ext_probe.py") == 1, probes
 
 
 def test_hallucinations_in_the_terminal_and_the_summary(pytester: pytest.Pytester,

@@ -35,6 +35,7 @@ from pytest_reb.cluster.plan import PlanError, make_plan, run_seconds
 from pytest_reb.outcome import Outcome, OutcomeLog
 from pytest_reb.report.merge import summary_differences
 from pytest_reb.spec import Run
+from pytest_reb.tiers import ext_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_MODULE = ROOT / "demo" / "test_demo__tinynet.py"
@@ -93,6 +94,10 @@ def test_time_limits_come_from_the_stage_timeouts(tmp_path: Path, modules: Path)
     c1_c4 = make_plan(m, [modules], tiers=["c1", "c4"]).tasks[1]
     assert c1_c4.seconds == 720  # 120 + 180 + 100 + 300, to the minute
     assert make_plan(m, [modules], tiers=["c1", "c4"], timeout_scale=2).tasks[1].seconds == 1440
+    # C2 run for C5 alone sweeps no extensions (issue 32), so it costs the sweep less
+    c5 = make_plan(m, [modules], tiers=["c5"]).tasks[0].seconds
+    c2_c5 = make_plan(m, [modules], tiers=["c2", "c5"]).tasks[0].seconds
+    assert c2_c5 - c5 == ext_sweep.TIMEOUT
     retried = Run(["a"], timeout=10, setup=[["s"], ["t"]], retry=None)
     assert run_seconds(retried) == 30
 

@@ -172,6 +172,8 @@ def check_run(o: Outcome, expect: str) -> None:
     text = o.stdout_tail + "\n" + o.stderr_tail
     assert first["evidence"]
     assert all(line.startswith("host: ") or line in text for line in first["evidence"])
+    # the headline names that cause, not whatever line the run printed last (issue 32)
+    assert f"({o.category}): {first['class']}: " in o.message, o.message
 
 
 @pytest.mark.container

@@ -7,6 +7,7 @@ so no Docker is needed.  Container behaviour is in test_docker_target.py.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -81,6 +82,10 @@ def test_marker_selects_one_tier(pytester: pytest.Pytester, checkout: tuple[Path
     [o] = outcomes(pytester)
     assert (o.tier, o.status, o.exit_code) == ("c1", "passed", 0)
     assert "hello from main" in o.stdout_tail
+    # a pass says what was checked, from its own evidence (this host's known fakes may follow)
+    assert re.match(rf"`{re.escape(sys.executable)} main.py`: exit 0 within 30 s; no GPU "
+                    rf"visible; the witness saw {re.escape(str(repo))}/main.py run to its end",
+                    o.message), o.message
 
 
 def test_without_target_items_skip_with_a_reason(pytester: pytest.Pytester,
@@ -109,7 +114,9 @@ def test_missing_dependency_fails_c1_as_deps(pytester: pytest.Pytester,
     pytester.makepyfile(test_mini=module(commit, cpu='Run(["{python}", "broken.py"])'))
     result = pytester.runpytest("-m", "c1", *local_args(pytester, repo))
     result.assert_outcomes(failed=1, deselected=5)
-    result.stdout.fnmatch_lines(["*C1 deps: exit 1 (deps): ModuleNotFoundError*"])
+    # the headline names the cause the diagnosis found, with its class
+    result.stdout.fnmatch_lines(["*C1 deps: exit 1 (deps): missing_package: "
+                                 "ModuleNotFoundError: No module named 'not_a_real_module_xyz'*"])
 
 
 def test_hanging_entrypoint_times_out_and_leaves_nothing(pytester: pytest.Pytester,

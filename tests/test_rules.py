@@ -12,9 +12,9 @@ import pytest
 from pytest_reb.spec import Retry, Run, torchrun
 from pytest_reb.target import ExecResult, TailBuffer, cuda_visible
 from pytest_reb.tiers.c2_cuda import judge, parse
-from pytest_reb.tiers.entrypoint import categorise
 from pytest_reb.tiers.ext_sweep import arch_supported
 from pytest_reb.tiers.gpu_rules import distinct_ranks, gpu_work, held_any_gpu
+from pytest_reb.tiers.stage_messages import categorise
 
 CHANNEL = "host NVML compute contexts"
 

@@ -145,8 +145,12 @@ def run_seconds(run: Run) -> float:
     return seconds + (run_seconds(run.retry.run) if run.retry is not None else 0.0)
 
 
-def tier_seconds(repo: Repo, tier: str) -> float:
-    """Upper bound of one tier's probes on one target, unscaled."""
+def tier_seconds(repo: Repo, tier: str, *, sweep: bool = True) -> float:
+    """Upper bound of one tier's probes on one target, unscaled.
+
+    ``sweep``: C2's native-extension sweep runs, which it does only when C2
+    itself is selected; C2 run for C5 alone costs its probe.
+    """
     from pytest_reb import env_size
     from pytest_reb.audit import observe
     from pytest_reb.tiers import c0_imports, c2_cuda, ext_sweep
@@ -154,7 +158,7 @@ def tier_seconds(repo: Repo, tier: str) -> float:
     if tier == "c0":
         return c0_imports.SURVEY_TIMEOUT + c0_imports.TIMEOUT + c0_imports.BINDING_TIMEOUT
     if tier == "c2":
-        return c2_cuda.TIMEOUT + ext_sweep.TIMEOUT
+        return c2_cuda.TIMEOUT + (ext_sweep.TIMEOUT if sweep else 0.0)
     if tier == "c5":  # the environment's size, and the claimed interpreter observed
         return (env_size.TIMEOUT + 2 * observe.TEST_TIMEOUT + 2 * observe.PROBE_TIMEOUT
                 + observe.VERSION_TIMEOUT)
@@ -175,7 +179,8 @@ def pair_needs(pair: Pair, tiers: Sequence[str]) -> tuple[int, float]:
     """(GPUs, unscaled seconds) of one pair over the tiers that will run."""
     ran = closure(tiers)
     gpus = max((tier_gpus(pair.repo, t) for t in ran), default=0)
-    return gpus, PAIR_OVERHEAD + sum(tier_seconds(pair.repo, t) for t in ran)
+    return gpus, PAIR_OVERHEAD + sum(tier_seconds(pair.repo, t, sweep="c2" in tiers)
+                                     for t in ran)
 
 
 def make_plan(matrix: Path, modules: Sequence[Path], *, tiers: Sequence[str] = TIERS,

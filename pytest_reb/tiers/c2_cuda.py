@@ -17,9 +17,10 @@ from pytest_reb.context import Context
 from pytest_reb.outcome import Outcome
 from pytest_reb.target import PROBES_MOUNT, marked_json
 from pytest_reb.tiers import ext_sweep
-from pytest_reb.tiers.entrypoint import categorise, evidence_of
+from pytest_reb.tiers.entrypoint import evidence_of
 from pytest_reb.tiers.ext_sweep import arch_supported
 from pytest_reb.tiers.gpu_rules import held_any_gpu
+from pytest_reb.tiers.stage_messages import categorise
 
 PROBE = f"{PROBES_MOUNT}/cuda_probe.py"
 MARKER = "REB_CUDA_PROBE"

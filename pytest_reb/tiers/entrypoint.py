@@ -6,7 +6,9 @@ returns an ``Outcome`` with the official exit-code verdict (compat) beside the
 evidence-based one (strict).  Strict needs, for every tier, the witness's
 proof that the entrypoint's own code ran and finished (``witnessing``); what
 C3 and C4 add is passed in as ``evidence_rule`` (``gpu_rules``), so the three
-tiers differ only in what they require.
+tiers differ only in what they require.  What the outcome is called (its
+category, its one-line message: a failure's cause, or what a pass was seen to
+do) is ``stage_messages``.
 """
 
 from __future__ import annotations
@@ -28,55 +30,15 @@ from pytest_reb.context import Context
 from pytest_reb.outcome import Outcome
 from pytest_reb.spec import Asset, Run
 from pytest_reb.target import PROBES_MOUNT, SHIMLIB_MOUNT, ExecResult, Profile
+from pytest_reb.tiers import stage_messages
 from pytest_reb.tiers.gpu_rules import EvidenceRule, figures
 from pytest_reb.tiers.shims import shim_path, with_shim
 from pytest_reb.tiers.witnessing import StageWitness
-
-#: (category, pattern) in order: the first match names a failed run's category.
-#: Only the official coarse vocabulary; the diagnosis of *why* is richer and separate.
-FAILURE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (cat, re.compile(rx, re.MULTILINE)) for cat, rx in (
-        ("pids_limit", r"Resource temporarily unavailable|can't start new thread|"
-                       r"fork: retry|BlockingIOError: \[Errno 11\]"),
-        ("oom", r"MemoryError|CUDA out of memory|OutOfMemoryError|std::bad_alloc"),
-        ("deps", r"ModuleNotFoundError|ImportError|undefined symbol|"
-                 r"cannot open shared object file|No module named"),
-        ("arch_unsupported", r"no kernel image is available"),
-        ("cuda_unavailable", r"Torch not compiled with CUDA|no CUDA GPUs are available|"
-                             r"Found no NVIDIA driver|CUDA driver initialization failed"),
-        ("entrypoint_not_found", r"can't open file .* No such file or directory|"
-                                 r"executable file not found"),
-    ))
 
 #: The client that judges ``server_http`` runs, shipped read-only into the target.
 HTTP_PROBE = f"{PROBES_MOUNT}/http_probe.py"
 #: The runner of stages with ``helpers`` (torchft's lighthouse), shipped the same way.
 HELPERS_PROBE = f"{PROBES_MOUNT}/helpers_probe.py"
-
-
-def categorise(res: ExecResult) -> str:
-    """The official failure category of a failed run, from what the host saw.
-
-    A run that hit the pids limit is ``pids_limit`` even when it then timed out:
-    a fork bomb never ends by itself, and its cause is the forking, not the clock.
-    """
-    if res.disk_limited:
-        return "disk_limit"
-    if res.pids_limited:
-        return "pids_limit"
-    if res.timed_out:
-        return "timeout"
-    if res.oom_killed:
-        return "oom"
-    if res.exit_code == 127 and "cannot start" in res.stderr:
-        return "entrypoint_not_found"
-    text = res.output[-20000:]
-    for category, pattern in FAILURE_PATTERNS:
-        if pattern.search(text):
-            return category
-    if res.exit_code in (137, -9):
-        return "oom"
-    return "runtime"
 
 
 #: Run-time values the official probes computed, resolved in the target (see ``Run``).
@@ -233,8 +195,8 @@ def _resolver_category(ctx: Context, at: Places, kind: str, arg: str) -> str:
     return "runtime"
 
 
-def _setup(run: Run, ctx: Context, at: Places, env: dict[str, str], cwd: str, timeout: float,
-           profile: Profile, gpus: list[str], record: dict[str, Any]) -> Places:
+def _setup(run: Run, ctx: Context, tier: str, at: Places, env: dict[str, str], cwd: str,
+           timeout: float, profile: Profile, gpus: list[str], record: dict[str, Any]) -> Places:
     """Run ``run.setup`` in order, each step recorded; the first failing step makes the stage
     ``Unrunnable``."""
     for step in run.setup:
@@ -245,9 +207,11 @@ def _setup(run: Run, ctx: Context, at: Places, env: dict[str, str], cwd: str, ti
         record.setdefault("setup", []).append(
             {"command": argv, "exit_code": res.exit_code, "duration": round(res.duration, 3)})
         if res.exit_code != 0 or res.timed_out:
-            category = categorise(res)
-            raise Unrunnable(category, f"setup step `{shlex.join(argv)}` failed: "
-                                       f"{_failure_message(res, category)}", res)
+            category = stage_messages.categorise(res)
+            headline = stage_messages.failed(res, category,
+                                             stage_messages.diagnosis_of(res, category, tier))
+            raise Unrunnable(category, f"setup step `{shlex.join(argv)}` failed: {headline}",
+                             res)
     return at
 
 
@@ -274,7 +238,7 @@ def _exec_run(run: Run, ctx: Context, tier: str, profile: Profile, gpus: list[st
                     timeout=30, profile=profile, gpus=gpus, scaled=False)
     resolved: Mapping[str, str] = {}
     try:
-        at[0] = _setup(run, ctx, at[0], envs[0], cwds[0], timeout, profile, gpus, record)
+        at[0] = _setup(run, ctx, tier, at[0], envs[0], cwds[0], timeout, profile, gpus, record)
         resolved = at[0].resolved
         for i, r in enumerate(runs):  # values the runs share are resolved once
             at[i] = _resolve(ctx, replace(at[i], resolved=resolved), r.texts(), envs[i],
@@ -348,6 +312,7 @@ def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
     early: Unrunnable | None = None
     record: dict[str, Any] = {}  # setup steps run and values resolved
     seen = StageWitness.for_target(ctx.target, ctx.checkout, tier)
+    ran = run  # the run judged: the retry, when the first attempt asked for it
     with ctx.leases.hold(gpus_needed) as gpus:
         try:
             command, res = _exec_run(run, ctx, tier, profile, gpus, record, seen)
@@ -355,7 +320,7 @@ def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
             if res.exit_code != 0 and not res.timed_out:
                 retry = run.retry_for(res.output)
                 if retry is not None:
-                    seen = StageWitness.for_target(ctx.target, ctx.checkout, tier)
+                    ran, seen = retry, StageWitness.for_target(ctx.target, ctx.checkout, tier)
                     command, res = _exec_run(retry, ctx, tier, profile, gpus, record, seen)
                     log_problem = retry.judge_log(res.output) if res.exit_code == 0 else None
         except Unrunnable as exc:
@@ -377,11 +342,13 @@ def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
     evidence_problem = evidence_rule(res) if (o.compat and evidence_rule) else None
     o.strict = (o.compat and witness_problem is None and evidence_problem is None
                 and tampered is None)
+    diagnosis: list[dict[str, Any]] | None = None
     if early is not None:
         o.category, o.message = early.category, early.message
     elif not o.compat:
-        o.category = "runtime" if log_problem else categorise(res)
-        o.message = log_problem or _failure_message(res, o.category)
+        o.category = "runtime" if log_problem else stage_messages.categorise(res)
+        diagnosis = stage_messages.diagnosis_of(res, o.category, tier)
+        o.message = log_problem or stage_messages.failed(res, o.category, diagnosis)
         if tampered:
             o.message += f"; also, {tampered}"
     elif tampered:
@@ -392,9 +359,14 @@ def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
         o.category, o.message = evidence_problem
     o = ctx.verdict(o)
     if o.status == "failed":
-        o.diagnosis = diagnose.for_run(o.category, res.output, exit_code=res.exit_code,
-                                       timed_out=res.timed_out, oom_killed=res.oom_killed,
-                                       tier=tier)
+        o.diagnosis = (diagnosis if diagnosis is not None
+                       else stage_messages.diagnosis_of(res, o.category, tier))
+    elif not o.message:  # passed strict: say what was checked
+        o.message = stage_messages.passed(
+            res, ran, python=ctx.python or "python", checkout=ctx.checkout,
+            timeout=ctx.target.scaled(ran.timeout), profile=profile,
+            expect=seen.expect, gpu_checked=evidence_rule is not None,
+            setup_steps=len(record.get("setup", [])))
     return o
 
 
@@ -461,16 +433,6 @@ def evidence_of(res: ExecResult) -> dict[str, object]:
         ev["disk_limit_hit"] = True
         ev["writable_layer_bytes"] = res.disk_used
     return ev
-
-
-def _failure_message(res: ExecResult, category: str) -> str:
-    if res.disk_limited:
-        return (f"the container's writable layer grew to {(res.disk_used or 0) >> 20} MiB, past "
-                "the --reb-disk limit; the run was killed and its container removed")
-    if res.timed_out:
-        return f"timed out after {res.duration:.0f}s; the process tree was killed"
-    last = [ln for ln in res.output.strip().splitlines() if ln.strip()][-1:] or [""]
-    return f"exit {res.exit_code} ({category}): {last[0][:300]}"
 
 
 def _tail(text: str, lines: int = 60) -> str:

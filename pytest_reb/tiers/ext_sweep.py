@@ -9,6 +9,10 @@ gets a root-cause class from the same table as every tier (``diagnose.py``),
 ``pip check`` conflicts become ``version_conflict`` lines, and the GPU
 architectures cuobjdump found in each module are set against the card's
 (``arch_supported``, which C2 uses for the framework's own build too).
+
+It runs only when C2's own item is selected (``Context.ext_sweep``): C5 asks
+for C2's observation, never for the sweep, and a sweep nothing records is
+minutes of a multi-GB environment spent for nothing.
 """
 
 from __future__ import annotations
