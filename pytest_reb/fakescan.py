@@ -6,8 +6,8 @@ or ``.pth`` hook that makes ``torch.cuda.is_available()`` true, an importable
 shell script printing what a checker wants to read.  None of them can pass a
 strict tier (the host watches the GPU, the nonce probe asks the interpreter),
 but a person reading a failed C2 wants to know they are there, so they are
-looked for and recorded on the C2 outcome as ``findings``: informational, no
-verdict changes because of them.
+looked for and recorded on the C2 outcome as ``findings``: informational, but for
+one: a startup hook that no installed distribution owns (``findings``).
 
 The rules live in the probe (``probes/fakes_probe.py``) and run twice:
 
@@ -33,6 +33,7 @@ from types import ModuleType
 from typing import Any
 
 from pytest_reb import hostview
+from pytest_reb.findings import HOOK_KINDS
 from pytest_reb.target import PROBES_DIR, PROBES_MOUNT, Target, marked_json
 
 PROBE = f"{PROBES_MOUNT}/fakes_probe.py"
@@ -81,12 +82,26 @@ def scan(target: Target, python: str, checkout: str | None = None) -> list[dict[
         if (f["kind"], f["path"]) in known:
             continue
         known.add((f["kind"], f["path"]))
-        found.append({"kind": f["kind"][:60], "path": f["path"][:500],
-                      "detail": f["detail"][:500], "seen_from": "target"})
+        item = {"kind": f["kind"][:60], "path": f["path"][:500], "detail": f["detail"][:500],
+                "seen_from": "target"}
+        if f["kind"] in HOOK_KINDS:  # who owns it is the host's reading, never the target's
+            item["owner"] = _owner(view, f["path"])
+        found.append(item)
     if inside.get("error"):
         found.append({"kind": "scan_incomplete", "path": python, "detail": inside["error"],
                       "seen_from": "host"})
     return found
+
+
+def _owner(view: hostview.HostView | None, path: str) -> str | None:
+    """The distribution that lists ``path`` with its hash, read from the host; None when the
+    host cannot read the target's files or nobody owns it."""
+    if view is None or not path.startswith("/"):
+        return None
+    try:
+        return rules().owner(view, path)
+    except (OSError, ValueError):
+        return None
 
 
 def _inside(target: Target, python: str, checkout: str | None) -> dict[str, Any]:

@@ -7,8 +7,14 @@ hook runs before every entrypoint and probe, so it could have produced any
 run tier's verdict (a pass it faked, or the failure it caused); a fake
 ``nvidia-smi`` cannot touch a verdict the host reads through NVML, only a
 report written from its output (C5).  Strict says so on the verdict's message;
-the verdict itself still comes from the positive evidence.  C5's ``findings``
-are its audit rules, so there the fakes go under ``evidence["known_fakes"]``.
+the verdict itself still comes from the positive evidence, with one exception: a
+startup hook (a ``.pth`` with code, a ``sitecustomize``/``usercustomize``, an import
+hook installed at start-up) that no installed distribution owns (listed with a matching
+hash in its ``RECORD``, or in a Debian package's ``md5sums``: the host's reading) and
+that could have produced a pass fails strict with ``startup_hook``: it runs before the
+entrypoint and can do the GPU work, or any other, in its place.  The hooks pip installs
+for ordinary packages are owned and keep passing.  C5's ``findings`` are its audit
+rules, so there the fakes go under ``evidence["known_fakes"]``.
 """
 
 from __future__ import annotations
@@ -22,6 +28,9 @@ RUN_TIERS = frozenset({"c1", "c2", "c3", "c4"})
 ALL_TIERS = frozenset({"c0", *RUN_TIERS, "c5"})
 #: Verdicts reached before anything of the environment ran: no finding produced them.
 DECIDED_BEFORE_RUNNING = frozenset({"insufficient_hardware", "data", "model", "not_applicable"})
+
+#: Findings that are code run at every interpreter start.
+HOOK_KINDS = frozenset({"startup_hook", "cuda_hook"})
 
 #: Kind of finding -> the tiers whose verdict it could have produced.
 COULD_PRODUCE: Mapping[str, frozenset[str]] = {
@@ -53,8 +62,20 @@ def attach(outcome: Outcome, found: Iterable[Mapping[str, Any]], *, strict: bool
         into.append({**f, "could_produce": yes})
         if yes:
             could.append(f"{kind} ({f.get('path')})")
+    unowned = [f"{f.get('path')}" for f in into if f.get("could_produce")
+               and f.get("kind") in HOOK_KINDS and not f.get("owner")]
+    passed = outcome.status == "passed"
+    if unowned and outcome.strict:
+        outcome.strict = False  # recorded in compat runs too; compat keeps its own verdict
+        if strict and passed:
+            outcome.status, outcome.category = "failed", "startup_hook"
+            outcome.message = (
+                "a startup hook that no installed distribution owns runs before the "
+                f"entrypoint and could have produced this pass: {', '.join(unowned[:3])} "
+                f"(was: {outcome.message or 'passed'})")
+            return
     if strict and could and outcome.status != "skipped":
-        verdict = "pass" if outcome.status == "passed" else "failure"
+        verdict = "pass" if passed else "failure"
         note = (f"known fakes in the target that could have produced this {verdict}: "
                 f"{', '.join(dict.fromkeys(could))}")
         outcome.message = f"{outcome.message}; {note}" if outcome.message else note

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pytest_reb.findings import attach
 from pytest_reb.outcome import Outcome
 
@@ -46,3 +48,53 @@ def test_a_verdict_reached_before_running_is_no_findings_doing() -> None:
     attach(o, [HOOK], strict=True)
     assert o.findings[0]["could_produce"] is False
     assert o.message == "needs 2 GPU(s), the target has 1"
+
+
+def judged(tier: str, status: str = "passed") -> Outcome:
+    o = outcome(tier, status, "exit 0 within 9 s")
+    o.strict, o.compat = status == "passed", True
+    if status == "failed":
+        o.category = "deps"
+    return o
+
+
+def test_an_unowned_startup_hook_fails_a_strict_pass_and_names_itself() -> None:
+    o = judged("c3")
+    attach(o, [HOOK], strict=True)
+    assert (o.status, o.category, o.strict, o.compat) == ("failed", "startup_hook", False, True)
+    assert "/venv/site-packages/zz.pth" in o.message and "exit 0 within 9 s" in o.message
+
+
+def test_an_owned_hook_keeps_the_pass_and_compat_keeps_its_verdict() -> None:
+    owned = judged("c1")
+    attach(owned, [{**HOOK, "owner": "setuptools-69.0.0"}], strict=True)
+    assert (owned.status, owned.strict) == ("passed", True)
+    compat = judged("c1")
+    attach(compat, [HOOK], strict=False)
+    assert (compat.status, compat.strict, compat.category) == ("passed", False, None)
+
+
+def test_a_failure_keeps_its_own_category_beside_an_unowned_hook() -> None:
+    o = judged("c1", "failed")
+    attach(o, [HOOK], strict=True)
+    assert (o.status, o.category) == ("failed", "deps") and "this failure" in o.message
+
+
+def test_the_owner_is_read_from_record_hashes_and_dpkg_lists(tmp_path: Path) -> None:
+    import base64
+    import hashlib
+
+    from pytest_reb.fakescan import rules
+
+    site = tmp_path / "site-packages"
+    (site / "pkg-1.0.dist-info").mkdir(parents=True)
+    body = b"import _pkg_hook\n"
+    (site / "pkg.pth").write_bytes(body)
+    digest = base64.urlsafe_b64encode(hashlib.sha256(body).digest()).rstrip(b"=").decode()
+    (site / "pkg-1.0.dist-info" / "RECORD").write_text(f"pkg.pth,sha256={digest},{len(body)}\n")
+    fs = rules().LocalFS()
+    assert rules().owner(fs, str(site / "pkg.pth")) == "pkg-1.0"
+    (site / "pkg.pth").write_bytes(body + b"import os; os.system('x')\n")  # edited after
+    assert rules().owner(fs, str(site / "pkg.pth")) is None
+    (site / "_virtualenv.pth").write_text("import _virtualenv\n")
+    assert rules().owner(fs, str(site / "_virtualenv.pth")) == "virtualenv"

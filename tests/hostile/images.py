@@ -369,6 +369,26 @@ def _metachar_report() -> dict[str, Any]:
             "env_name": f"tinynet | {bad}", "notes": f"\"; {bad}; '"}
 
 
+#: A ``.pth`` that imports nothing but importlib and base64, and installs a meta-path finder
+#: that acts only when the entrypoint itself imports a module (issue 26's GPU case does its
+#: burst there and turns CUDA off; here it leaves a mark the run does not look at).
+DEFERRED_FINDER = (
+    "import sys\n"
+    "class _Deferred:\n"
+    "    def find_spec(self, name, path=None, target=None):\n"
+    "        if name == 'yaml':\n"
+    "            open('/tmp/reb-deferred-hook-ran', 'w').close()\n"
+    "        return None\n"
+    "sys.meta_path.insert(0, _Deferred())\n")
+DEFERRED_PTH = ("import importlib, base64; exec(base64.b64decode("
+                f"{base64.b64encode(DEFERRED_FINDER.encode()).decode()!r}))\n")
+#: An ordinary package installed as pip installs a project in development mode.
+EDITABLE_PKG = {"pyproject.toml": ('[build-system]\nrequires = ["setuptools"]\n'
+                                   'build-backend = "setuptools.build_meta"\n[project]\n'
+                                   'name = "rebhelper"\nversion = "0.1"\n'),
+                "rebhelper/__init__.py": "VALUE = 1\n"}
+
+
 CASES: dict[str, Case] = {c.name: c for c in (
     # Debian's /usr/lib/python3.11/sitecustomize.py (a link to this file) shadows a venv's own
     Case("cuda-spoof", [("file", SYSTEM_SITECUSTOMIZE, CUDA_SPOOF, 0o644)],
@@ -427,6 +447,14 @@ CASES: dict[str, Case] = {c.name: c for c in (
                       ("file", f"{REPO_DIR}/hop.sh", HOP_CHAIN, 0o644)]),
     Case("disk-filler", [("file", f"{REPO_DIR}/fill.py", DISK_FILLER, 0o644)]),
     Case("terminal-injection", [("file", f"{REPO_DIR}/inject.py", TERMINAL_INJECTION, 0o644)]),
+    # startup hooks and who owns them (issue 26): no installed distribution lists these
+    Case("deferred-import-hook", [("file", f"{SITE}/zz_deferred.pth", DEFERRED_PTH, 0o644)]),
+    Case("benign-name-hook", [("append", f"{SITE}/distutils-precedence.pth", DEFERRED_PTH)]),
+    # ...while pip's own hook for an editable install is listed in its RECORD
+    Case("editable-install", [("file", f"/opt/rebhelper/{name}", body, 0o644)
+                              for name, body in EDITABLE_PKG.items()],
+         directives=[f'RUN ["{ENV_PYTHON}", "-m", "pip", "install", "-q", "--no-index", '
+                     '"--no-deps", "--no-build-isolation", "-e", "/opt/rebhelper"]']),
 )}
 
 #: Run by the image's own Python at build time: lays the operations down, no shell anywhere.

@@ -19,6 +19,9 @@ chose its Python, not us.
 """
 
 import ast
+import base64
+import csv
+import hashlib
 import json
 import os
 import re
@@ -61,13 +64,19 @@ PURE_DISTRIBUTIONS = {"mmcv_lite"}
 CUDA_WORDS = re.compile(r"cuda|is_available|device_count|get_device_(?:name|capability|properties)"
                         r"|nvml|nvidia-smi|CUDA_VISIBLE_DEVICES", re.IGNORECASE)
 #: .pth files every ordinary environment has (setuptools, virtualenv, namespace
-#: packages, editable installs, coverage's subprocess hook).
+#: packages, editable installs, coverage's subprocess hook): passed over only when an
+#: installed distribution owns them (``owner``), since a name is anybody's to take.
 BENIGN_PTH = re.compile(r"(distutils-precedence|_virtualenv|.*-nspkg|__editable__\..*|"
                         r"a1_coverage|_?coverage.*)\.pth")
 #: Modules a benign sitecustomize may import (Debian's and Ubuntu's stock file).
 BENIGN_IMPORTS = {"apport_python_hook", "os", "sys", "site", "importlib", "types",
                   "_distutils_hack", "_virtualenv"}
 HOOK_NAMES = ("sitecustomize.py", "usercustomize.py")
+#: What virtualenv writes (no distribution lists it): the module it imports is scanned.
+VIRTUALENV_PTH = "import _virtualenv"
+DPKG_INFO = "/var/lib/dpkg/info"
+MAX_RECORD_BYTES = 16 << 20
+MAX_DPKG_LISTS = 4000
 NVIDIA_SMI_DIRS = ("/usr/local/nvidia/bin", "/usr/local/cuda/bin", "/usr/bin", "/usr/local/bin",
                    "/bin", "/usr/sbin", "/sbin")
 MAX_HOOK_BYTES = 256 * 1024
@@ -162,6 +171,45 @@ def _module_source(fs, directory, name):
     return None, ""
 
 
+def owner(fs, path):
+    """The installed distribution, or Debian package, that lists ``path`` with its hash.
+
+    A hook pip installs for an ordinary package (an editable finder, setuptools'
+    ``distutils-precedence.pth``, a namespace package's ``-nspkg.pth``) is in that
+    distribution's ``RECORD`` with a sha256 of its bytes; one Debian installs is in the
+    package's ``md5sums``. A hook nobody lists, or whose bytes are not what the listing
+    says, is the environment's own: None.
+    """
+    data = fs.read(path, MAX_HOOK_BYTES)
+    if data is None:
+        return None
+    if os.path.basename(path) == "_virtualenv.pth" and _text(data).strip() == VIRTUALENV_PTH:
+        return "virtualenv"
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    directory = os.path.dirname(path)
+    for _ in range(4):  # a file of a distribution lies at most a few folders below its site
+        rel = os.path.relpath(path, directory)
+        for entry in fs.listdir(directory):
+            if not entry.endswith(".dist-info"):
+                continue
+            record = _text(fs.read(_join(directory, entry + "/RECORD"), MAX_RECORD_BYTES) or b"")
+            for row in csv.reader(record.splitlines()):
+                if len(row) >= 2 and row[0] == rel and row[1] == "sha256=" + digest:
+                    return entry[: -len(".dist-info")]
+        up = os.path.dirname(directory)
+        if up == directory:
+            break
+        directory = up
+    md5 = hashlib.md5(data).hexdigest()
+    wanted = "  " + path.lstrip("/")
+    for name in fs.listdir(DPKG_INFO)[:MAX_DPKG_LISTS]:
+        if name.endswith(".md5sums"):
+            text = _text(fs.read(_join(DPKG_INFO, name), 4 << 20) or b"")
+            if md5 + wanted in text.splitlines():
+                return "debian:" + name[: -len(".md5sums")]
+    return None
+
+
 def hook_findings(fs, directory):
     """sitecustomize/usercustomize and code lines of ``.pth`` files in one directory.
 
@@ -198,19 +246,20 @@ def hook_findings(fs, directory):
                 via = f" through {src_path}"
                 break
         if words:
-            found.append(finding("cuda_hook", path, (
+            found.append(dict(finding("cuda_hook", path, (
                 f"runs at every interpreter start{via} and touches CUDA queries "
                 f"({', '.join(sorted(set(w.lower() for w in words))[:6])}): it can make "
-                "torch report a GPU that is not there")))
+                "torch report a GPU that is not there")), owner=owner(fs, path)))
             continue
-        if name.endswith(".pth") and BENIGN_PTH.fullmatch(name):
+        owned = owner(fs, path)
+        if name.endswith(".pth") and BENIGN_PTH.fullmatch(name) and owned:
             continue
         if names is not None and names <= BENIGN_IMPORTS and name in HOOK_NAMES \
                 and "exec" not in code and "compile" not in code:
             continue
         what = "imports " + ", ".join(sorted(names)) if names else "holds code that does not parse"
-        found.append(finding("startup_hook", path,
-                             f"runs at every interpreter start and {what}"))
+        found.append(dict(finding("startup_hook", path,
+                                  f"runs at every interpreter start and {what}"), owner=owned))
     return found, added
 
 
