@@ -10,10 +10,11 @@ report written from its output (C5).  Strict says so on the verdict's message;
 the verdict itself still comes from the positive evidence, with one exception: a
 startup hook (a ``.pth`` with code, a ``sitecustomize``/``usercustomize``, an import
 hook installed at start-up) that no installed distribution owns (listed with a matching
-hash in its ``RECORD``, or in a Debian package's ``md5sums``: the host's reading) and
-that could have produced a pass fails strict with ``startup_hook``: it runs before the
-entrypoint and can do the GPU work, or any other, in its place.  The hooks pip installs
-for ordinary packages are owned and keep passing.  C5's ``findings`` are its audit
+hash in its ``RECORD``, or in a Debian package's ``md5sums``: the host's reading) fails
+a strict C3 or C4 pass with ``startup_hook``: it runs before the entrypoint and can do
+the GPU work the pass rests on in its place.  (C1's pass rests on the witness, which no
+Python hook can write, so there the hook stays a note.)  The hooks pip installs for
+ordinary packages are owned and keep passing.  C5's ``findings`` are its audit
 rules, so there the fakes go under ``evidence["known_fakes"]``.
 """
 
@@ -31,6 +32,8 @@ DECIDED_BEFORE_RUNNING = frozenset({"insufficient_hardware", "data", "model", "n
 
 #: Findings that are code run at every interpreter start.
 HOOK_KINDS = frozenset({"startup_hook", "cuda_hook"})
+#: Tiers whose pass rests on evidence such a hook can produce itself: GPU work.
+HOOK_DECIDES = frozenset({"c3", "c4"})
 
 #: Kind of finding -> the tiers whose verdict it could have produced.
 COULD_PRODUCE: Mapping[str, frozenset[str]] = {
@@ -63,7 +66,8 @@ def attach(outcome: Outcome, found: Iterable[Mapping[str, Any]], *, strict: bool
         if yes:
             could.append(f"{kind} ({f.get('path')})")
     unowned = [f"{f.get('path')}" for f in into if f.get("could_produce")
-               and f.get("kind") in HOOK_KINDS and not f.get("owner")]
+               and f.get("kind") in HOOK_KINDS and not f.get("owner")
+               and outcome.tier in HOOK_DECIDES]
     passed = outcome.status == "passed"
     if unowned and outcome.strict:
         outcome.strict = False  # recorded in compat runs too; compat keeps its own verdict

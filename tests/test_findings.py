@@ -65,17 +65,23 @@ def test_an_unowned_startup_hook_fails_a_strict_pass_and_names_itself() -> None:
     assert "/venv/site-packages/zz.pth" in o.message and "exit 0 within 9 s" in o.message
 
 
+def test_a_c1_pass_rests_on_the_witness_and_keeps_the_hook_as_a_note() -> None:
+    o = judged("c1")
+    attach(o, [HOOK], strict=True)
+    assert (o.status, o.strict) == ("passed", True) and "could have produced" in o.message
+
+
 def test_an_owned_hook_keeps_the_pass_and_compat_keeps_its_verdict() -> None:
-    owned = judged("c1")
+    owned = judged("c4")
     attach(owned, [{**HOOK, "owner": "setuptools-69.0.0"}], strict=True)
     assert (owned.status, owned.strict) == ("passed", True)
-    compat = judged("c1")
+    compat = judged("c3")
     attach(compat, [HOOK], strict=False)
     assert (compat.status, compat.strict, compat.category) == ("passed", False, None)
 
 
 def test_a_failure_keeps_its_own_category_beside_an_unowned_hook() -> None:
-    o = judged("c1", "failed")
+    o = judged("c3", "failed")
     attach(o, [HOOK], strict=True)
     assert (o.status, o.category) == ("failed", "deps") and "this failure" in o.message
 
