@@ -69,7 +69,7 @@ repo = Repo(
     c2_compat=C2Variant(no_device="unavailable"),
     # CUDA is unavailable only where the cuda stage's observed block says false
     c5_compat=CompatVariant(torch_import="always", cuda_from="observed",
-        gpu_observed_coerce=True),
+        gpu_observed_coerce=True, torch_compare_empty=True),  # torch "" is compared too
     imports_total=85,  # the C0 denominator
     domain="LLM research: Large Concept Models in SONAR embedding space (fairseq2)",
     assets=[

@@ -43,7 +43,7 @@ repo = Repo(
     # a JSON value that is not an object is read as {} (``... if isinstance(..., dict) else {}``)
     c5_compat=CompatVariant(non_object_empty=True, strip_path=True, version_claim="string",
         version_strip=True,
-        torch_strip=True, torch_import="always"),
+        torch_strip=True, torch_import="always", torch_compare_empty=True),  # "" too
     imports_total=16,  # the C0 denominator
     domain="multimodal (vision + text) Mamba model code, random-init example",
     assets=[

@@ -57,7 +57,8 @@ repo = Repo(
     # whatever the version probe said; a launch that never ran does not judge the ddp claim
     c5_compat=CompatVariant(missing_report_path=1, invalid_report_path=1,
         torch_needs_version=False, torch_needs_file=True, version_strip=True,
-        torch_strip=True, torch_import="if_nonblank", cuda_from="observed",
+        torch_strip=True, torch_import="if_nonblank", torch_compare_empty=True,
+        cuda_from="observed",
         gpu_observed_coerce=True,
         ddp_excused=frozenset({"args_unknown", "entrypoint_not_found", "missing_report",
                                "invalid_json"})),
