@@ -343,13 +343,19 @@ class CompatVariant:
     ``probe_garbage``: what a JSON torch probe that exits 0 without printing a
     JSON object means: ``failed`` (a failed import), ``item`` (an item of its
     own, and the torch version is ``""``), ``ignored`` (torch imported, its
-    version unknown).
+    version unknown).  ``runs_missing``: what the validator still runs when
+    its file check found no ``python_path``: ``no``thing, the ``version``
+    probe, or ``both`` probes; a bare name (``python3``) then runs through
+    ``PATH``, and a path that is nowhere fails to run (one more item).
+    ``ddp_excused``: the ``failure_category`` values of a failed multi_gpu
+    stage after which this validator leaves a ``ddp_expected_ok`` claim unjudged.
     """
 
     # the report file
     missing_report_path: int = 0  # path hallucinations counted for no report file
     invalid_report_path: int = 0  # ... for a report that is not a JSON object
     non_object_crash: bool = False  # a JSON array, string or number stops the validator
+    non_object_empty: bool = False  # ... or it is read as ``{}`` (so python_path is missing)
     empty_report_missing: bool = False  # ``{}`` is taken for no report (``if not report``)
     # the interpreter
     strip_path: bool = False
@@ -358,6 +364,7 @@ class CompatVariant:
     missing_path_weight: int = 1  # how many items a python_path that does not exist adds
     noexec_path_weight: int = 1  # ... one that is not executable
     missing_path_stops: bool = False  # no python_path: that item alone, nothing else judged
+    runs_missing: Literal["no", "version", "both"] = "no"
     silent_python_ok: bool = True  # exit 0 with nothing printed is a usable interpreter
     silent_python_crash: bool = False  # ... or it stops the validator (an IndexError)
     torch_needs_version: bool = True  # torch is probed only after the version probe worked
@@ -394,8 +401,12 @@ class CompatVariant:
     c2_meta_unobserved: bool = False  # a cuda stage failed on its report observed nothing
     gpu_default: int | None = None  # the count taken when none was observed (a dict default)
     gpu_needs_cuda_ok: bool = False  # the count is judged only when the cuda stage succeeded
+    # ... or failed of one of these (also for ``cuda_from="observed_if_success"``)
+    cuda_valid_failures: frozenset[str] = frozenset()
+    ddp_claim: Literal["true", "truthy"] = "true"  # ``is True``, or ``bool()`` of a present key
     ddp_without_count: bool = False  # ddp is judged with no GPU count observed
-    ddp_excuses_setup: bool = False  # a multi_gpu failure of deps/data/missing_report is no verdict
+    ddp_excused: frozenset[str] = frozenset()
+    ddp_needs_command: bool = False  # a multi_gpu stage that ran no command is no verdict
     ddp_underclaim: bool = False
 
 

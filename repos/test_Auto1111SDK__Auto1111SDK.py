@@ -37,8 +37,10 @@ repo = Repo(
     commit="4f3cd1504d0afa344fd322df0c4ac3e9eec7a129",
     # the version probe runs python_path stripped, the torch probe as written
     c2_compat=C2Variant(failed_exit="unavailable"),
+    # python_version is compared only with a version that printed (``observed[...] and``);
+    # torch_version with whatever an import that exited 0 printed, "" too
     c5_compat=CompatVariant(strip_path=True, torch_needs_version=False, torch_path_as_written=True,
-        compare_empty_observed=True, version_strip=True, torch_strip=True, torch_import="always"),
+        version_strip=True, torch_strip=True, torch_import="always", torch_compare_empty=True),
     imports_total=213,  # the C0 denominator
     domain="image generation (Stable Diffusion SDK; bundled sgm/Lightning toy trainer)",
     assets=[

@@ -57,7 +57,9 @@ repo = Repo(
     # torch is probed whenever the path is an executable file, even if the version probe failed
     c5_compat=CompatVariant(torch_needs_version=False, torch_needs_file=True,
         version_claim="string", version_strip=True, torch_strip=True,
-        torch_probe="json", cuda_from="observed", gpu_from="stage_or_probe",
+        # torch is probed as plain text (its last line), compared even when it is "";
+        # only the device-count fallback is JSON
+        torch_compare_empty=True, cuda_from="observed_bool", gpu_from="stage_or_probe",
         gpu_observed_coerce=True),
     imports_total=105,  # the C0 denominator
     domain="LLM pre-training framework (InternLM2)",

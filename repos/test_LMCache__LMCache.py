@@ -33,7 +33,9 @@ KEEPS_WRAPPER = (
 repo = Repo(
     "LMCache/LMCache",
     commit="de25f0f692089b750a4b8c416ab18f8c7c0e5b8e",
-    c5_compat=CompatVariant(torch_probe="json", gpu_observed_coerce=True),
+    # CUDA is bool() of the cuda stage's observed value, whatever the stage's status
+    c5_compat=CompatVariant(torch_probe="json", cuda_from="observed_bool",
+        gpu_observed_coerce=True),
     imports_total=104,  # the C0 denominator
     domain="LLM serving infrastructure (KV-cache offload/sharing layer)",
     assets=[

@@ -37,7 +37,11 @@ repo = Repo(
     c5_compat=CompatVariant(torch_needs_version=False, version_claim="string",
         version_strip=True, torch_claim="string", torch_strip=True, torch_unprobed="always",
         torch_probe="json", cuda_from="observed_if_success", gpu_observed_coerce=True,
-        gpu_null_zero=True, gpu_needs_cuda_ok=True, ddp_excuses_setup=True),
+        gpu_null_zero=True, gpu_needs_cuda_ok=True,
+        cuda_valid_failures=frozenset({"insufficient_hardware"}),  # cuda_observation_valid
+        ddp_excused=frozenset({"missing_report", "invalid_json", "entrypoint_not_found",
+                               "args_unknown", "auth_required", "download_failed", "deps",
+                               "data", "model"})),  # its non_capability_failures
     imports_total=13,  # the C0 denominator
     domain="LLM sparse-attention kernel (Mixture of Block Attention)",
     assets=[

@@ -66,8 +66,10 @@ repo = Repo(
     "SWivid/F5-TTS",
     commit="27e20fcf39fbce3f187a61d4a3e92065d2d9b947",
     c2_compat=C2Variant(failed_exit="nulls"),
-    c5_compat=CompatVariant(directory_crash=True, compare_empty_observed=True,
-        version_strip=True, torch_strip=True, ddp_excuses_setup=True),
+    # python_version is compared only with a version that printed, torch_version with "" too;
+    # a multi_gpu stage with no command is "not actionable", any other failure counts
+    c5_compat=CompatVariant(directory_crash=True, version_strip=True, torch_strip=True,
+        torch_compare_empty=True, ddp_needs_command=True),
     imports_total=87,  # the C0 denominator
     domain="audio: text-to-speech (flow-matching DiT)",
     assets=[

@@ -50,7 +50,11 @@ repo = Repo(
     "emidan19/deep-tempest",
     commit="096081cc8efeee393561a753b7b5012d130c5757",
     c5_compat=CompatVariant(compare_empty_observed=True, torch_import="always",
-        cuda_claim="truthy", gpu_observed_coerce=True),
+        cuda_claim="truthy", ddp_claim="truthy", gpu_observed_coerce=True,
+        # stage_failure_inconclusive_for_capability
+        ddp_excused=frozenset({"data", "model", "download_failed", "deps",
+                               "entrypoint_not_found", "args_unknown", "missing_report",
+                               "insufficient_hardware", "not_applicable", "unknown"})),
     imports_total=59,  # the C0 denominator
     domain="signal/image restoration (TEMPEST image recovery with DRUNet, KAIR-style training)",
     assets=[

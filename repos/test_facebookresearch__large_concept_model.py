@@ -67,7 +67,9 @@ repo = Repo(
     "facebookresearch/large_concept_model",
     commit="fd7db8022113ae2d2ff1219d9a4cb4def897e3ff",
     c2_compat=C2Variant(no_device="unavailable"),
-    c5_compat=CompatVariant(torch_import="always", gpu_observed_coerce=True),
+    # CUDA is unavailable only where the cuda stage's observed block says false
+    c5_compat=CompatVariant(torch_import="always", cuda_from="observed",
+        gpu_observed_coerce=True, torch_compare_empty=True),  # torch "" is compared too
     imports_total=85,  # the C0 denominator
     domain="LLM research: Large Concept Models in SONAR embedding space (fairseq2)",
     assets=[

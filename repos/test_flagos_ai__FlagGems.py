@@ -32,7 +32,9 @@ repo = Repo(
     "flagos-ai/FlagGems",
     commit="c5af8839c871a7f626d693476ba7f18d30ba04a4",
     # a version probe that exits 0 printing nothing stops it (out.splitlines()[-1])
-    c5_compat=CompatVariant(missing_report_path=1, directory_crash=True, silent_python_crash=True,
+    # a report json.loads() refuses (or null) is one path item; .get() of another value dies
+    c5_compat=CompatVariant(missing_report_path=1, invalid_report_path=1, non_object_crash=True,
+        directory_crash=True, silent_python_crash=True,
         version_claim="truthy", torch_claim="truthy", torch_import="always",
         gpu_from="stage_or_probe"),
     imports_total=88,  # the C0 denominator

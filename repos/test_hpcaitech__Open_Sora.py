@@ -58,8 +58,9 @@ repo = Repo(
     commit="d0cd5ac50da79e9a9d2285a952d4dcd806e6c8fc",
     c2_compat=C2Variant(no_device="fails"),
     c5_compat=CompatVariant(strip_path=True, version_claim="truthy", version_strip=True,
-        torch_claim="truthy", torch_strip=True, cuda_from="observed", gpu_from="stage_or_probe",
-        gpu_observed_coerce=True),
+        # CUDA is bool() of the cuda stage's observed value
+        torch_claim="truthy", torch_strip=True, cuda_from="observed_bool",
+        gpu_from="stage_or_probe", gpu_observed_coerce=True),
     imports_total=73,  # the C0 denominator
     domain="video generation: text-to-video (Open-Sora 2.0, 11B MMDiT)",
     assets=[

@@ -81,7 +81,9 @@ repo = Repo(
     # any failed import counts; int(gpu_count) raises on "two"; int(observed or 0) makes a
     # null count 0
     c2_compat=C2Variant(no_device="fails", failed_exit="fails"),
+    # torch_version is compared with what an import that exited 0 printed, "" too
     c5_compat=CompatVariant(version_claim="truthy", torch_claim="truthy", torch_import="always",
+        torch_compare_empty=True,
         gpu_count_coerce=True, gpu_coerce_crash=True, gpu_observed_coerce=True,
         gpu_null_zero=True),
     imports_total=72,  # the C0 denominator

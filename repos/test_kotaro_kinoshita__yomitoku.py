@@ -32,7 +32,9 @@ repo = Repo(
     commit="f68b55702cf5712524ff4a7b4665ebde622132ca",
     # no python_path: that item and nothing else; a path that is missing or not executable
     # also fails the version probe (two items); a failed import counts a non-blank claim
-    c5_compat=CompatVariant(missing_path_weight=2, noexec_path_weight=2,
+    # a python_path that is no file is an item, and both probes still run (a bare name
+    # through PATH)
+    c5_compat=CompatVariant(runs_missing="both", noexec_path_weight=2,
         missing_path_stops=True, torch_needs_version=False, version_claim="string",
         version_strip=True, torch_claim="string", torch_strip=True, torch_import="if_nonblank",
         torch_unprobed="always", cuda_from="observed", ddp_without_count=True),

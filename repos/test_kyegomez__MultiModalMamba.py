@@ -40,8 +40,10 @@ WRAPPER = [
 repo = Repo(
     "kyegomez/MultiModalMamba",
     commit="58db40bcbd2e957c7981b6eed6de165b6a5ccd42",
-    c5_compat=CompatVariant(strip_path=True, version_claim="string", version_strip=True,
-        torch_strip=True, torch_import="always"),
+    # a JSON value that is not an object is read as {} (``... if isinstance(..., dict) else {}``)
+    c5_compat=CompatVariant(non_object_empty=True, strip_path=True, version_claim="string",
+        version_strip=True,
+        torch_strip=True, torch_import="always", torch_compare_empty=True),  # "" too
     imports_total=16,  # the C0 denominator
     domain="multimodal (vision + text) Mamba model code, random-init example",
     assets=[

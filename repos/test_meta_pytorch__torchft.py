@@ -76,7 +76,9 @@ repo = Repo(
     c2_compat=C2Variant(failed_exit="unavailable"),
     c5_compat=CompatVariant(strip_path=True, directory_crash=True, silent_python_crash=True,
         version_claim="text_null",
-        version_strip=True, torch_claim="text_null", torch_strip=True, gpu_from="stage_or_probe",
+        # a failed ``import torch`` is an item whatever torch_version says
+        version_strip=True, torch_claim="text_null", torch_strip=True, torch_import="always",
+        gpu_from="stage_or_probe",
         gpu_observed_coerce=True, gpu_null_zero=True),  # int(count or 0)
     imports_total=58,  # the C0 denominator
     domain=(

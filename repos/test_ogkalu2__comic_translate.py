@@ -53,9 +53,15 @@ ARGV = [
 repo = Repo(
     "ogkalu2/comic-translate",
     commit="2a43edd0565bd07a391725d4e104ddb90cacae0d",
-    c5_compat=CompatVariant(missing_report_path=1, invalid_report_path=1, version_strip=True,
-        torch_strip=True, torch_probe="json", cuda_from="observed", gpu_observed_coerce=True,
-        ddp_excuses_setup=True),
+    # torch is probed (plainly) for a non-blank torch_version claim and an executable file,
+    # whatever the version probe said; a launch that never ran does not judge the ddp claim
+    c5_compat=CompatVariant(missing_report_path=1, invalid_report_path=1,
+        torch_needs_version=False, torch_needs_file=True, version_strip=True,
+        torch_strip=True, torch_import="if_nonblank", torch_compare_empty=True,
+        cuda_from="observed",
+        gpu_observed_coerce=True,
+        ddp_excused=frozenset({"args_unknown", "entrypoint_not_found", "missing_report",
+                               "invalid_json"})),
     imports_total=83,  # the C0 denominator
     domain="comic/manga translation desktop app (PySide6 GUI; ONNX detection/OCR/inpainting)",
     assets=[

@@ -54,8 +54,9 @@ def _plugin_args() -> list[str]:
     return [] if installed else ["-p", "pytest_reb.plugin"]
 
 
-def run_c5(pytester: pytest.Pytester, report: dict[str, Any], *args: str) -> Outcome:
-    pytester.makepyfile(test_demo__tinynet=DEMO_MODULE.read_text())
+def run_c5(pytester: pytest.Pytester, report: dict[str, Any], *args: str,
+           module: str | None = None) -> Outcome:
+    pytester.makepyfile(test_demo__tinynet=module or DEMO_MODULE.read_text())
     out = pytester.path / f"reports-{len(list(pytester.path.glob('reports-*')))}"
     path = pytester.path / f"{out.name}.json"
     path.write_text(json.dumps(report))
@@ -100,3 +101,18 @@ def test_spoofed_is_available_is_a_hallucination_only_strictly(
     assert c5.evidence["tiers"]["c2"]["compat"] is True
     c5 = run_c5(pytester, report, "--reb-compat")
     assert c5.status == "passed"
+
+
+def test_a_gpu_count_the_validator_reads_from_the_interpreter_is_this_machines(
+        pytester: pytest.Pytester) -> None:
+    """metavoice-src's rule (the count from its own probe of python_path), on real GPUs:
+    C5 asks with the GPUs held, so an honest count is no hallucination (issue 27)."""
+    module = DEMO_MODULE.read_text().replace(
+        "from pytest_reb import Repo, Run, torchrun",
+        "from pytest_reb import CompatVariant, Repo, Run, torchrun").replace(
+        "    imports_total=8,", '    imports_total=8,\n'
+        '    c5_compat=CompatVariant(gpu_from="probe", gpu_default=0),')
+    c5 = run_c5(pytester, {**honest(), "ddp_expected_ok": None}, "--reb-compat", module=module)
+    probe = json.loads(c5.evidence["observed"]["official_torch_json"]["stdout"])
+    assert probe["gpu_count"] == torch.cuda.device_count()
+    assert (c5.status, c5.compat) == ("passed", True), c5.message

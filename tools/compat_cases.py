@@ -139,6 +139,8 @@ def build_interpreters(root: Path, venvs: Mapping[str, Torch | None] = VENVS) ->
 WORK = "/opt/reb-diff"
 #: The relative interpreter every checkout holds (a link to the ``cu2`` venv).
 RELATIVE = ".venv/bin/python"
+#: A bare name: no file of the checkout, but ``subprocess`` finds it on ``PATH``.
+BARE = "python3"
 
 
 # --------------------------------------------------------------------------- cases
@@ -190,11 +192,12 @@ def make_report(rng: random.Random, interp: dict[str, str], py: str) -> tuple[st
                                   ("{}", "empty object"), ("42", "number")])
         return text, label
     name = rng.choice([*interp, "cu2", "cu2", "cpu", "cu1", "relative", "padded", "rel_missing",
-                       "empty", "number", "absent"])
+                       "bare", "false", "empty", "number", "absent"])
     torch = VENVS.get(name) if name in VENVS else (VENVS["cu2"] if name in ("relative",
                                                                             "padded") else None)
     path: Any = {"relative": RELATIVE, "padded": f" {interp['cu2']}\n",
-                 "rel_missing": "venv/bin/python", "empty": "", "number": 3}.get(
+                 "rel_missing": "venv/bin/python", "bare": BARE, "false": "/bin/false",
+                 "empty": "", "number": 3}.get(
                      name, interp.get(name))
     data: dict[str, Any] = {"python_path": path}
     for key in ("python_version", "torch_version", "cuda_available", "gpu_count",
@@ -224,8 +227,11 @@ def make_stages(rng: random.Random) -> dict[str, dict[str, Any]]:
                                   "category": None if ok else rng.choice(
                                       ["runtime", "deps", "timeout", "cuda_unavailable",
                                        "infra", "data", "missing_report",
-                                       "entrypoint_not_found", "insufficient_hardware"]),
+                                       "entrypoint_not_found", "insufficient_hardware",
+                                       "model", "args_unknown", "unknown"]),
                                   "compat": ok, "message": "differential"}
+        if fields["category"] != "missing_report" and rng.random() < 0.7:
+            fields["command"] = ["bash", "run.sh"]  # it launched (one validator asks)
         if tier == "c2":
             shape = rng.random()
             if shape < 0.75:

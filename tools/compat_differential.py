@@ -64,12 +64,14 @@ MEASURES = (*KINDS, "passed")
 STRIP = CompatVariant(strip_path=True)
 TEXT = CompatVariant(strip_path=True, path_text=True)
 MAJORITY = CompatVariant()
-#: The values ``--fit`` tries for each field of ``CompatVariant``.
+#: The values ``--fit`` tries for each field of ``CompatVariant`` (a set of failure
+#: categories is not tried: it is read from the script).
 CHOICES: dict[str, tuple[Any, ...]] = {
     f.name: ((1, 2) if f.name.endswith("_weight") else
              (0, 1, 2) if f.type == "int" else
              (None, 0) if f.type == "int | None" else
              (False, True) if f.type == "bool" else
+             () if f.type.startswith("frozenset") else
              tuple(typing.get_args(typing.get_type_hints(CompatVariant)[f.name])))
     for f in dataclasses.fields(CompatVariant)}
 

@@ -36,9 +36,6 @@ if TYPE_CHECKING:
 GARBAGE = "the probe printed no JSON"
 #: Stage failures of the harness, not the probe, for the validators that read no observation.
 META_FAILURES = frozenset({"missing_report", "invalid_json", "missing_stage_results"})
-#: multi_gpu failures that say nothing about DDP, for the validators that excuse them.
-SETUP_FAILURES = frozenset({"missing_report", "invalid_json", "entrypoint_not_found",
-                            "args_unknown", "auth_required", "download_failed", "deps", "data"})
 
 
 def compat_path(data: object, variant: CompatVariant) -> str | None:
@@ -85,6 +82,9 @@ class Compat(Rules):
 
     def run(self) -> AuditResult:
         data, v = self.load.data, self.variant
+        if v.non_object_empty and self.load.parsed and data is not None \
+                and not isinstance(data, dict):
+            data = {}  # ``report if isinstance(report, dict) else {}``
         if not isinstance(data, dict) or (v.empty_report_missing and not data):
             self.no_report()
             return self.result
@@ -148,7 +148,12 @@ class Compat(Rules):
             for _ in range(v.missing_path_weight if py.exists is False else v.noexec_path_weight):
                 self.find("path", "python_path", claim, py.problem or rule, rule,
                           f"in the target, {claim!r} is {py.problem or rule}")
-            return None
+            if py.exists is not False or v.runs_missing == "no":
+                return None
+            if py.official_version is None:  # run anyway, and nothing is there to run
+                self.find("path", "python_path", claim, "not there", "python_invocation_failed",
+                          f"{claim} -c {OFFICIAL_VERSION_CODE!r}: no such file")
+                return None
         run = py.official_version
         if run is None:
             self.unsure("python_path", "python_invocation_failed", "the interpreter was not run")
@@ -186,6 +191,8 @@ class Compat(Rules):
         raw = data.get("python_path")
         if v.torch_path_as_written and isinstance(raw, str) and raw != raw.strip():
             imported, version, said = False, "", f"{raw!r}, unstripped, is no file"
+        elif py.exists is False and v.runs_missing != "both":
+            imported, version, said = None, "", ""  # a name run through PATH: no file to probe
         else:
             imported, version, said = self.torch()
         if imported and said == GARBAGE and v.probe_garbage == "item":
@@ -251,7 +258,7 @@ class Compat(Rules):
         if cuda is True:
             if c2 is None or c2["status"] == "skipped":
                 self.unsure("cuda_available", "cuda_available_overclaim", "C2 did not run")
-            elif _cuda_unavailable(c2, v.cuda_from):
+            elif _cuda_unavailable(c2, v.cuda_from, v.cuda_valid_failures):
                 self.find("capability", "cuda_available", True, False,
                           "cuda_available_overclaim",
                           f"the cuda stage (official rule: is_available()) {c2['status']}: "
@@ -269,14 +276,22 @@ class Compat(Rules):
                 self.find("capability", "gpu_count", claim, count, "gpu_count_mismatch",
                           "torch.cuda.device_count() in the C2 probe")
         ddp = data.get("ddp_expected_ok")
+        if v.ddp_claim == "truthy" and "ddp_expected_ok" in data:
+            ddp = bool(ddp)
         ran4 = c4 is not None and c4["status"] != "skipped"
         if ddp is True:
             if (count is None and not v.ddp_without_count) or (count is not None and count < 2) \
                     or c4 is None or not ran4:
                 self.unsure("ddp_expected_ok", "ddp_expected_ok_but_c4_failed",
                             "fewer than 2 GPUs observed" if ran4 else "C4 did not run")
-            elif c4["status"] == "failure" and not (
-                    v.ddp_excuses_setup and c4["failure_category"] in SETUP_FAILURES):
+            elif v.ddp_needs_command and not (self.c4 is not None and self.c4.command):
+                self.unsure("ddp_expected_ok", "ddp_expected_ok_but_c4_failed",
+                            "the multi_gpu stage ran no command")
+            elif c4["status"] == "failure" and c4["failure_category"] in v.ddp_excused:
+                self.unsure("ddp_expected_ok", "ddp_expected_ok_but_c4_failed",
+                            f"this repository's validator does not judge a multi_gpu failure "
+                            f"of {c4['failure_category']}")
+            elif c4["status"] == "failure":
                 self.find("capability", "ddp_expected_ok", True, False,
                           "ddp_expected_ok_but_c4_failed",
                           f"the multi_gpu stage (official rule: exit 0) failed: "
@@ -292,7 +307,7 @@ class Compat(Rules):
         v = self.variant
         count = None
         if c2 is not None and v.gpu_from != "probe" and not (
-                v.gpu_needs_cuda_ok and c2["status"] != "success"):
+                v.gpu_needs_cuda_ok and not _observes(c2, v.cuda_valid_failures)):
             observed = c2.get("observed")
             value = observed.get("gpu_count") if isinstance(observed, dict) else None
             if v.gpu_null_zero and isinstance(observed, dict) and "gpu_count" in observed:
@@ -332,8 +347,9 @@ def _differs(claim: str, observed: str, strip: bool) -> bool:
     return (claim.strip() != observed.strip()) if strip else claim != observed
 
 
-def _cuda_unavailable(c2: Mapping[str, Any], how: str) -> bool:
-    """Whether the cuda stage says CUDA is unavailable, read the way this validator reads it."""
+def _cuda_unavailable(c2: Mapping[str, Any], how: str, valid: frozenset[str]) -> bool:
+    """Whether the cuda stage says CUDA is unavailable, read the way this validator reads it
+    (``valid``: the failures that still observe, where only a success does)."""
     observed = c2.get("observed")
     said_false = isinstance(observed, dict) and observed.get("cuda_available") is False
     if how == "observed_bool":  # bool() of what the block holds, both keys there
@@ -342,8 +358,14 @@ def _cuda_unavailable(c2: Mapping[str, Any], how: str) -> bool:
     if how == "observed":
         return said_false
     if how == "observed_if_success":
-        return c2["status"] == "success" and said_false
+        return _observes(c2, valid) and said_false
     return c2["status"] == "failure" or c2["exit_code"] != 0 or said_false
+
+
+def _observes(c2: Mapping[str, Any], valid: frozenset[str]) -> bool:
+    """A cuda stage that succeeded, or failed of a kind this validator takes as an observation."""
+    return c2["status"] == "success" or (c2["status"] == "failure"
+                                         and c2["failure_category"] in valid)
 
 
 def _json_probe(run: Invocation | None) -> dict[str, Any] | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from pytest_reb.audit.report import MAX_PATH_CHARS, clip
 
 if TYPE_CHECKING:
     from pytest_reb.target import Target
+    from pytest_reb.target.base import ExecResult
 
 #: Printed before each JSON line of the interpreter probe.
 PYTHON_MARKER = "REB_PYTHON_PROBE"
@@ -115,15 +117,22 @@ def _path_problem(path: str) -> str | None:
 
 
 def observe_python(target: Target, python_path: str, *, cwd: str = "/",
-                   checkout: str | None = None) -> PythonObservation:
+                   checkout: str | None = None, gpus: Sequence[str] = ()) -> PythonObservation:
     """Ask the target what ``python_path`` is; argv lists only, no shell anywhere.
 
     ``cwd`` is ``/`` rather than the checkout for the strict questions, so a
     missing checkout cannot pass for a broken interpreter.  The official
     questions are asked where the official validators ask them, in the
     ``checkout`` (when given): there a relative path names a file under it,
-    and every bundle accepts one that runs.
+    and every bundle accepts one that runs.  A bare name (no ``/``) is asked
+    too when no such file is there, since ``subprocess`` runs it through
+    ``PATH`` and some validators run it without looking for the file.
+
+    Every question runs where the official validator ran its own, with the
+    GPUs the run has (``gpus``, the lease: the ``gpu`` profile), so a device
+    count read from the interpreter is the machine's, not the CPU profile's 0.
     """
+    ask = _Asker(target, list(gpus))
     obs = PythonObservation(path=python_path[:MAX_PATH_CHARS])
     problem = _path_problem(python_path)
     official_cwd = checkout or cwd
@@ -133,56 +142,64 @@ def observe_python(target: Target, python_path: str, *, cwd: str = "/",
         obs.runs = False
         obs.problem = problem
         if not obs.absolute and checkout and _path_problem("/" + python_path) is None:
-            obs.exists = _test(target, "-e", python_path, checkout)
-            obs.executable = _test(target, "-x", python_path, checkout) \
-                if obs.exists else None
-            if obs.exists and obs.executable is not False:
-                _ask_officially(obs, target, python_path, checkout)
+            obs.exists = ask.test("-e", python_path, checkout)
+            obs.executable = ask.test("-x", python_path, checkout) if obs.exists else None
+            if (obs.exists and obs.executable is not False) or "/" not in python_path:
+                ask.officially(obs, python_path, checkout)
         return obs
 
-    obs.exists = _test(target, "-e", python_path, cwd)
+    obs.exists = ask.test("-e", python_path, cwd)
     if obs.exists is False:
         obs.runs, obs.problem = False, "not there (no such file)"
         return obs
-    obs.is_dir = _test(target, "-d", python_path, cwd)
-    obs.executable = _test(target, "-x", python_path, cwd)
+    obs.is_dir = ask.test("-d", python_path, cwd)
+    obs.executable = ask.test("-x", python_path, cwd)
     if obs.is_dir:
         obs.runs, obs.problem = False, "a directory, not an interpreter"
     elif obs.executable is False:
         obs.runs, obs.problem = False, "not executable"
     else:
-        _run_probe(obs, target, cwd)
+        _run_probe(obs, ask, cwd)
     if obs.executable is not False:
-        _ask_officially(obs, target, python_path, official_cwd)
+        ask.officially(obs, python_path, official_cwd)
     return obs
 
 
-def _test(target: Target, flag: str, path: str, cwd: str) -> bool | None:
-    """``test FLAG PATH`` in the target: True, False, or None when it could not answer."""
-    res = target.exec([*target.util("test"), flag, path], timeout=TEST_TIMEOUT, cwd=cwd)
-    return {0: True, 1: False}.get(res.exit_code) if not res.timed_out else None
+class _Asker:
+    """Runs the observation's commands on one target, all in one device profile.
 
-
-def _ask_officially(obs: PythonObservation, target: Target, python: str, cwd: str) -> None:
-    """The official validators' questions, each asked whatever the other answered.
-
-    Some bundles probe torch even when the version question printed nothing,
-    so the compat rules get both answers and decide by the bundle's variant.
+    The ``gpu`` profile with the run's lease (none: it sees no GPU, as the
+    ``cpu`` profile does), so the file tests and the questions share a container.
     """
-    obs.official_version = _invoke(target, python, OFFICIAL_VERSION_CODE,
-                                   VERSION_TIMEOUT, cwd)
-    obs.official_torch = _invoke(target, python, OFFICIAL_TORCH_CODE,
-                                 PROBE_TIMEOUT, cwd)
-    obs.official_torch_json = _invoke(target, python, OFFICIAL_TORCH_JSON_CODE,
-                                      PROBE_TIMEOUT, cwd)
+
+    def __init__(self, target: Target, gpus: list[str]) -> None:
+        self.target, self.gpus = target, gpus
+
+    def exec(self, argv: list[str], timeout: float, cwd: str) -> ExecResult:
+        return self.target.exec(argv, timeout=timeout, cwd=cwd, profile="gpu", gpus=self.gpus)
+
+    def test(self, flag: str, path: str, cwd: str) -> bool | None:
+        """``test FLAG PATH`` in the target: True, False, or None when it could not answer."""
+        res = self.exec([*self.target.util("test"), flag, path], TEST_TIMEOUT, cwd)
+        return {0: True, 1: False}.get(res.exit_code) if not res.timed_out else None
+
+    def officially(self, obs: PythonObservation, python: str, cwd: str) -> None:
+        """The official validators' questions, each asked whatever the other answered.
+
+        Some bundles probe torch even when the version question printed nothing,
+        so the compat rules get both answers and decide by the bundle's variant.
+        """
+        obs.official_version = self.invoke(python, OFFICIAL_VERSION_CODE, VERSION_TIMEOUT, cwd)
+        obs.official_torch = self.invoke(python, OFFICIAL_TORCH_CODE, PROBE_TIMEOUT, cwd)
+        obs.official_torch_json = self.invoke(python, OFFICIAL_TORCH_JSON_CODE,
+                                              PROBE_TIMEOUT, cwd)
+
+    def invoke(self, python: str, code: str, timeout: float, cwd: str) -> Invocation:
+        res = self.exec([python, "-c", code], timeout, cwd)
+        return Invocation(res.exit_code, res.stdout[-2000:], res.stderr[-2000:], res.timed_out)
 
 
-def _invoke(target: Target, python: str, code: str, timeout: float, cwd: str) -> Invocation:
-    res = target.exec([python, "-c", code], timeout=timeout, cwd=cwd)
-    return Invocation(res.exit_code, res.stdout[-2000:], res.stderr[-2000:], res.timed_out)
-
-
-def _run_probe(obs: PythonObservation, target: Target, cwd: str) -> None:
+def _run_probe(obs: PythonObservation, ask: _Asker, cwd: str) -> None:
     """The strict question: run the nonce probe and read its (at most two) answers.
 
     The nonce is a challenge, not a secret: it must reach the claimed
@@ -193,8 +210,7 @@ def _run_probe(obs: PythonObservation, target: Target, cwd: str) -> None:
     and no process of an earlier command is alive to read ``/proc/*/cmdline``.
     """
     nonce = secrets.token_hex(8)
-    res = target.exec([obs.path, "-c", PYTHON_PROBE, nonce],
-                      timeout=PROBE_TIMEOUT, cwd=cwd)
+    res = ask.exec([obs.path, "-c", PYTHON_PROBE, nonce], PROBE_TIMEOUT, cwd)
     head: dict[str, Any] | None = None
     tail: dict[str, Any] | None = None
     for line in res.stdout.splitlines():

@@ -7,7 +7,9 @@ of running them again.  C4 is asked for only when the report makes a
 observed here (``observe_python``), never assumed from another tier, because
 the claim being audited is the report's ``python_path``, not ``--reb-python``;
 a repository whose official validator strips that path has the stripped one
-observed for compat.
+observed for compat.  It is observed in the GPU profile with every GPU of the
+target (held as C2 holds them), since three validators read the device count
+from their own probe of that interpreter.
 Both verdicts are recorded; the run's mode picks the status.
 """
 
@@ -72,10 +74,15 @@ def probe(ctx: Context) -> Outcome:
     start = time.monotonic()
     claimed = load.claimed_python
     variant = ctx.repo.c5_compat
-    python = observe_python(ctx.target, claimed, checkout=ctx.checkout) if claimed else None
     official = compat_path(load.data, variant)  # a validator that strips sees another path
-    official_python = python if official == claimed else (
-        observe_python(ctx.target, official, checkout=ctx.checkout) if official else None)
+    # Where the official validator ran its own probe: with the run's GPUs (some take the
+    # device count from it), for strict and compat alike.
+    with ctx.leases.hold(len(ctx.target.gpus)) as gpus:
+        python = observe_python(ctx.target, claimed, checkout=ctx.checkout, gpus=gpus) \
+            if claimed else None
+        official_python = python if official == claimed else (
+            observe_python(ctx.target, official, checkout=ctx.checkout, gpus=gpus)
+            if official else None)
     strict = audit(load, python, outcomes, compat=False)
     compat = audit(load, official_python, outcomes, compat=True, variant=variant)
     chosen = compat if ctx.compat else strict
