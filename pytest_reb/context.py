@@ -78,6 +78,8 @@ class Context:
     agent_timed_out: bool = False
     #: ``--reb-allow-commit-mismatch``: a checkout at another commit is judged, not refused
     allow_mismatch: bool = False
+    #: ``--reb-trust-hook``: sha256 digests of startup hooks the operator vouches for
+    trusted_hooks: frozenset[str] = frozenset()
     #: the verdict of a pair refused at collection (``verdict.misconfigured``): nothing runs
     refused: dict[str, Any] | None = None
     outcomes: dict[str, Outcome] = field(default_factory=dict)
@@ -131,7 +133,8 @@ class Context:
         if self.python is None:
             return []
         try:
-            return fakescan.scan(self.target, self.python, self.checkout)
+            return fakescan.scan(self.target, self.python, self.checkout,
+                                 trusted=self.trusted_hooks)
         except TargetError as exc:
             return [{"kind": "scan_incomplete", "path": self.python, "seen_from": "host",
                      "detail": f"the scan could not run: {exc}"}]

@@ -24,6 +24,7 @@ A finding seen from the host wins over the same one seen from inside.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import posixpath
@@ -58,8 +59,13 @@ def parse(stdout: str) -> dict[str, Any] | None:
     return marked_json(stdout, rules().MARKER)
 
 
-def scan(target: Target, python: str, checkout: str | None = None) -> list[dict[str, Any]]:
-    """Findings about ``python``'s environment on ``target``: host-seen first, then inside-only."""
+def scan(target: Target, python: str, checkout: str | None = None,
+         trusted: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+    """Findings about ``python``'s environment on ``target``: host-seen first, then inside-only.
+
+    A startup hook's owner and digest are the host's reading; a digest in ``trusted``
+    (``--reb-trust-hook``) is owned by the machine's operator.
+    """
     inside = _inside(target, python, checkout)
     view = hostview.view(target, target.gpus)
     found: list[dict[str, Any]] = []
@@ -82,26 +88,34 @@ def scan(target: Target, python: str, checkout: str | None = None) -> list[dict[
         if (f["kind"], f["path"]) in known:
             continue
         known.add((f["kind"], f["path"]))
-        item = {"kind": f["kind"][:60], "path": f["path"][:500], "detail": f["detail"][:500],
-                "seen_from": "target"}
-        if f["kind"] in HOOK_KINDS:  # who owns it is the host's reading, never the target's
-            item["owner"] = _owner(view, f["path"])
-        found.append(item)
+        found.append({"kind": f["kind"][:60], "path": f["path"][:500],
+                      "detail": f["detail"][:500], "seen_from": "target"})
+    for item in found:  # who owns a hook is the host's reading, never the target's
+        if item["kind"] in HOOK_KINDS:
+            item["owner"], item["sha256"] = _owner(view, item["path"], trusted)
     if inside.get("error"):
         found.append({"kind": "scan_incomplete", "path": python, "detail": inside["error"],
                       "seen_from": "host"})
     return found
 
 
-def _owner(view: hostview.HostView | None, path: str) -> str | None:
-    """The distribution that lists ``path`` with its hash, read from the host; None when the
-    host cannot read the target's files or nobody owns it."""
+def _owner(view: hostview.HostView | None, path: str,
+           trusted: frozenset[str]) -> tuple[str | None, str | None]:
+    """(who owns ``path``, the sha256 of its bytes), read from the host: a distribution that
+    lists it with its hash, the operator when its digest is trusted, else nobody; (None,
+    None) when the host cannot read the target's files."""
     if view is None or not path.startswith("/"):
-        return None
+        return None, None
     try:
-        return rules().owner(view, path)
+        data = view.read(path, rules().MAX_HOOK_BYTES)
+        if data is None:
+            return None, None
+        digest = hashlib.sha256(data).hexdigest()
+        if digest in trusted:
+            return "the operator (--reb-trust-hook)", digest
+        return rules().owner(view, path), digest
     except (OSError, ValueError):
-        return None
+        return None, None
 
 
 def _inside(target: Target, python: str, checkout: str | None) -> dict[str, Any]:

@@ -65,9 +65,9 @@ def attach(outcome: Outcome, found: Iterable[Mapping[str, Any]], *, strict: bool
         into.append({**f, "could_produce": yes})
         if yes:
             could.append(f"{kind} ({f.get('path')})")
-    unowned = [f"{f.get('path')}" for f in into if f.get("could_produce")
-               and f.get("kind") in HOOK_KINDS and not f.get("owner")
-               and outcome.tier in HOOK_DECIDES]
+    unowned = [f"{f.get('path')} (sha256 {f.get('sha256') or 'unread'})" for f in into
+               if f.get("could_produce") and f.get("kind") in HOOK_KINDS
+               and not f.get("owner") and outcome.tier in HOOK_DECIDES]
     passed = outcome.status == "passed"
     if unowned and outcome.strict:
         outcome.strict = False  # recorded in compat runs too; compat keeps its own verdict
@@ -75,7 +75,8 @@ def attach(outcome: Outcome, found: Iterable[Mapping[str, Any]], *, strict: bool
             outcome.status, outcome.category = "failed", "startup_hook"
             outcome.message = (
                 "a startup hook that no installed distribution owns runs before the "
-                f"entrypoint and could have produced this pass: {', '.join(unowned[:3])} "
+                f"entrypoint and could have produced this pass: {', '.join(unowned[:3])}; "
+                "a hook of this machine's own is trusted with --reb-trust-hook SHA256 "
                 f"(was: {outcome.message or 'passed'})")
             return
     if strict and could and outcome.status != "skipped":

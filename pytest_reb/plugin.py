@@ -70,6 +70,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="judge a target whose checkout is not the module's pinned commit (a "
                          "fork, a later commit) against its own commit; outcomes carry the "
                          "mismatch (default: refused, or failed commit_mismatch)")
+    group.addoption("--reb-trust-hook", dest="reb_trust_hook", action="append", default=[],
+                    metavar="SHA256", type=_sha256,
+                    help="a startup hook this machine's operator vouches for, by the sha256 "
+                         "of its bytes (strict C3/C4 fail on hooks no distribution owns; the "
+                         "failure names each one's digest); repeatable")
     group.addoption("--reb-outdir", metavar="DIR", default=None,
                     help="where runs write outcomes.jsonl and summary.json (default reports/ "
                          "in the working directory; a checkout's own reports/ in a checkout)")
@@ -277,3 +282,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     reb = _active(config)
     if reb is not None:
         reb.finish()
+
+
+def _sha256(value: str) -> str:
+    """``--reb-trust-hook``: 64 hex digits (``sha256:`` in front is allowed)."""
+    import argparse
+    import re
+
+    digest = value.removeprefix("sha256:").lower()
+    if not re.fullmatch(r"[0-9a-f]{64}", digest):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a sha256 (64 hex digits)")
+    return digest

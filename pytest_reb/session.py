@@ -78,6 +78,7 @@ class RebOptions:
     prepare: bool = False
     ext_sweep: bool = True
     allow_mismatch: bool = False
+    trusted_hooks: frozenset[str] = frozenset()
 
     @classmethod
     def from_config(cls, config: Any) -> RebOptions:
@@ -103,7 +104,8 @@ class RebOptions:
             shard=parse_shard(opt("reb_shard")) if opt("reb_shard") else None,
             assets=Path(opt("reb_assets")) if opt("reb_assets") else None,
             prepare=opt("reb_prepare"), ext_sweep=opt("reb_ext_sweep"),
-            allow_mismatch=opt("reb_allow_commit_mismatch"))
+            allow_mismatch=opt("reb_allow_commit_mismatch"),
+            trusted_hooks=frozenset(opt("reb_trust_hook") or ()))
 
 
 def new_run_id() -> str:

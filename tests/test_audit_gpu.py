@@ -54,7 +54,23 @@ def _plugin_args() -> list[str]:
     return [] if installed else ["-p", "pytest_reb.plugin"]
 
 
-def run_c5(pytester: pytest.Pytester, report: dict[str, Any], *args: str,
+@pytest.fixture(scope="module")
+def demo_checkout(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The demo at its pinned commit (the integrity verdict judges a real checkout):
+    ``REB_DEMO_CHECKOUT`` where docs/gpu_run.sh's carried one is, else made here."""
+    import os
+
+    given = os.environ.get("REB_DEMO_CHECKOUT")
+    if given:
+        return given
+    from pytest_reb.images import make_demo_checkout
+
+    dest = tmp_path_factory.mktemp("demo") / "repo"
+    make_demo_checkout(dest)
+    return str(dest)
+
+
+def run_c5(pytester: pytest.Pytester, checkout: str, report: dict[str, Any], *args: str,
            module: str | None = None) -> Outcome:
     pytester.makepyfile(test_demo__tinynet=module or DEMO_MODULE.read_text())
     out = pytester.path / f"reports-{len(list(pytester.path.glob('reports-*')))}"
@@ -62,7 +78,7 @@ def run_c5(pytester: pytest.Pytester, report: dict[str, Any], *args: str,
     path.write_text(json.dumps(report))
     result = pytester.runpytest(*_plugin_args(), "--rootdir", str(pytester.path),
                                 "--reb-host", "local://", "--agent-report", str(path),
-                                "--reb-repo-dir", str(ROOT / "demo" / "tinynet"), "-m", "c5",
+                                "--reb-repo-dir", checkout, "-m", "c5",
                                 "--reb-outdir", str(out),
                                 "-p", "no:cacheprovider", *args)
     print(result.stdout.str()[-3000:])
@@ -70,8 +86,8 @@ def run_c5(pytester: pytest.Pytester, report: dict[str, Any], *args: str,
     return next(o for o in OutcomeLog(log) if o.tier == "c5")
 
 
-def test_honest_gpu_report_passes(pytester: pytest.Pytester) -> None:
-    c5 = run_c5(pytester, honest())
+def test_honest_gpu_report_passes(pytester: pytest.Pytester, demo_checkout: str) -> None:
+    c5 = run_c5(pytester, demo_checkout, honest())
     assert (c5.status, c5.strict, c5.compat) == ("passed", True, True), c5.message
     assert c5.evidence["tiers"]["c2"]["strict"] is True
     unsure = {i["field"] for i in c5.evidence["inconclusive"]}
@@ -79,15 +95,15 @@ def test_honest_gpu_report_passes(pytester: pytest.Pytester) -> None:
         assert unsure == {"ddp_expected_ok"}
 
 
-def test_gpu_count_overclaim(pytester: pytest.Pytester) -> None:
-    c5 = run_c5(pytester, {**honest(), "gpu_count": torch.cuda.device_count() + 1,
+def test_gpu_count_overclaim(pytester: pytest.Pytester, demo_checkout: str) -> None:
+    c5 = run_c5(pytester, demo_checkout, {**honest(), "gpu_count": torch.cuda.device_count() + 1,
                            "ddp_expected_ok": None})
     assert (c5.category, c5.strict, c5.compat) == ("capability_hallucination", False, False)
     assert [f["rule"] for f in c5.findings] == ["gpu_count_mismatch"]
 
 
 def test_spoofed_is_available_is_a_hallucination_only_strictly(
-        pytester: pytest.Pytester, tmp_path: Path) -> None:
+        pytester: pytest.Pytester, tmp_path: Path, demo_checkout: str) -> None:
     (tmp_path / "spoof").mkdir()
     (tmp_path / "spoof" / "sitecustomize.py").write_text(SPOOF)
     wrapper = tmp_path / "python"
@@ -95,16 +111,16 @@ def test_spoofed_is_available_is_a_hallucination_only_strictly(
                        f"PYTHONPATH='{tmp_path / 'spoof'}'\nexec '{sys.executable}' \"$@\"\n")
     wrapper.chmod(0o755)
     report = {**honest(), "python_path": str(wrapper), "gpu_count": 1, "ddp_expected_ok": None}
-    c5 = run_c5(pytester, report)
+    c5 = run_c5(pytester, demo_checkout, report)
     assert (c5.status, c5.strict, c5.compat) == ("failed", False, True), c5.message
     assert {f["rule"] for f in c5.findings} == {"cuda_available_overclaim", "gpu_count_mismatch"}
     assert c5.evidence["tiers"]["c2"]["compat"] is True
-    c5 = run_c5(pytester, report, "--reb-compat")
+    c5 = run_c5(pytester, demo_checkout, report, "--reb-compat")
     assert c5.status == "passed"
 
 
 def test_a_gpu_count_the_validator_reads_from_the_interpreter_is_this_machines(
-        pytester: pytest.Pytester) -> None:
+        pytester: pytest.Pytester, demo_checkout: str) -> None:
     """metavoice-src's rule (the count from its own probe of python_path), on real GPUs:
     C5 asks with the GPUs held, so an honest count is no hallucination (issue 27)."""
     module = DEMO_MODULE.read_text().replace(
@@ -112,7 +128,8 @@ def test_a_gpu_count_the_validator_reads_from_the_interpreter_is_this_machines(
         "from pytest_reb import CompatVariant, Repo, Run, torchrun").replace(
         "    imports_total=8,", '    imports_total=8,\n'
         '    c5_compat=CompatVariant(gpu_from="probe", gpu_default=0),')
-    c5 = run_c5(pytester, {**honest(), "ddp_expected_ok": None}, "--reb-compat", module=module)
+    c5 = run_c5(pytester, demo_checkout, {**honest(), "ddp_expected_ok": None}, "--reb-compat",
+                module=module)
     probe = json.loads(c5.evidence["observed"]["official_torch_json"]["stdout"])
     assert probe["gpu_count"] == torch.cuda.device_count()
     assert (c5.status, c5.compat) == ("passed", True), c5.message

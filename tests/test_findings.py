@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from pytest_reb.findings import attach
 from pytest_reb.outcome import Outcome
 
@@ -104,3 +106,27 @@ def test_the_owner_is_read_from_record_hashes_and_dpkg_lists(tmp_path: Path) -> 
     assert rules().owner(fs, str(site / "pkg.pth")) is None
     (site / "_virtualenv.pth").write_text("import _virtualenv\n")
     assert rules().owner(fs, str(site / "_virtualenv.pth")) == "virtualenv"
+
+
+def test_a_hook_the_operator_trusts_by_digest_is_owned(tmp_path: Path) -> None:
+    import hashlib
+
+    from pytest_reb.fakescan import _owner, rules
+
+    hook = tmp_path / "platform.pth"
+    hook.write_text("import os; exec('pass')\n")
+    digest = hashlib.sha256(hook.read_bytes()).hexdigest()
+    fs = rules().LocalFS()
+    assert _owner(fs, str(hook), frozenset()) == (None, digest)
+    assert _owner(fs, str(hook), frozenset({digest})) == ("the operator (--reb-trust-hook)",
+                                                          digest)
+    hook.write_text("import os; exec('print(1)')\n")  # another content: trusted no more
+    assert _owner(fs, str(hook), frozenset({digest}))[0] is None
+
+
+def test_trust_hook_takes_a_sha256_and_nothing_else(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_x():\n    pass\n")
+    bad = pytester.runpytest("--reb-trust-hook", "abc")
+    assert bad.ret == 4 and "is not a sha256" in bad.stderr.str()
+    good = pytester.runpytest("--reb-trust-hook", "sha256:" + "a" * 64)
+    assert good.ret == 0
