@@ -17,6 +17,7 @@ import time
 from typing import Any
 
 from pytest_reb import env_size
+from pytest_reb.audit import hostfacts
 from pytest_reb.audit.compat import compat_path
 from pytest_reb.audit.observe import observe_python
 from pytest_reb.audit.report import ReportLoad
@@ -73,6 +74,8 @@ def probe(ctx: Context) -> Outcome:
     claimed = load.claimed_python
     variant = ctx.repo.c5_compat
     python = observe_python(ctx.target, claimed, checkout=ctx.checkout) if claimed else None
+    if python is not None and python.runs:  # strict's cross-check; compat never reads it
+        python.host = hostfacts.read(ctx.target, claimed)
     official = compat_path(load.data, variant)  # a validator that strips sees another path
     official_python = python if official == claimed else (
         observe_python(ctx.target, official, checkout=ctx.checkout) if official else None)

@@ -319,6 +319,26 @@ WRAPPER_ELSEWHERE = f"""\
 #!/bin/sh
 exec {ENV_PYTHON} -c "print('TRAIN_OK steps=5')"
 """
+#: Lies about the versions to ``-c`` commands only (the C5 probe and the official one-liners),
+#: so the entrypoint's runs see the real ones (issue 25, class 5).
+VERSION_LIAR = """\
+import builtins, platform, sys
+if sys.argv[:1] == ["-c"]:
+    platform.python_version = lambda: "3.12.4"
+    _import = builtins.__import__
+
+    def _lying_import(name, *args, **kwargs):
+        module = _import(name, *args, **kwargs)
+        if name == "torch":
+            module.__version__ = "2.5.1+cu124"
+        return module
+
+    builtins.__import__ = _lying_import
+"""
+#: Only the Python half of it: torch's own files are edited to say the version instead.
+PYTHON_LIAR = VERSION_LIAR.split("    _import =")[0]
+#: The report of both liars: what the lies say.
+LIED_VERSIONS = {"python_version": "3.12.4", "torch_version": "2.5.1+cu124"}
 #: is_available() patched True on a CPU-only torch, nothing else (the C2 spoof of issue 15).
 AVAILABLE_ONLY = """\
 import importlib.abc, importlib.util, sys
@@ -406,6 +426,16 @@ CASES: dict[str, Case] = {c.name: c for c in (
                             ("file", f"{SITE}/reb_forge.py", FORGE_WITNESS, 0o644)]),
     Case("wrapper-elsewhere", [("file", "/usr/local/bin/python", WRAPPER_ELSEWHERE, 0o755)],
          report={"python_path": "/usr/local/bin/python"}),
+    # C5 probe answers that lie (issue 25 class 5): patched for -c only, or the files edited
+    Case("version-liar", [("file", f"{SITE}/zz_liar.pth", "import reb_liar\n", 0o644),
+                          ("file", f"{SITE}/reb_liar.py", VERSION_LIAR, 0o644)],
+         report=LIED_VERSIONS),
+    Case("version-files-edited", [
+        ("file", f"{SITE}/zz_liar.pth", "import reb_liar\n", 0o644),
+        ("file", f"{SITE}/reb_liar.py", PYTHON_LIAR, 0o644),
+        ("append", f"{SITE}/torch/version.py", "__version__ = '2.5.1+cu124'\n"),
+        ("append", f"{ENV_DIR}/pyvenv.cfg", "version = 3.12.4\n")],
+         report=LIED_VERSIONS),
     Case("available-only", [("file", SYSTEM_SITECUSTOMIZE, AVAILABLE_ONLY, 0o644)],
          report={"cuda_available": True, "gpu_count": 1}),
     # integrity switched off: the pinned commit's object gone, or .git a link to nowhere
