@@ -319,6 +319,16 @@ WRAPPER_ELSEWHERE = f"""\
 #!/bin/sh
 exec {ENV_PYTHON} -c "print('TRAIN_OK steps=5')"
 """
+#: What the checkout attacks below put in the entrypoint's way: the marker, then an exit.
+PLANTED = "print('PLANTED TRAIN_OK steps=5', flush=True); import os; os._exit(0)\n"
+#: A ``.pth`` that rewrites the entrypoint as the stage's interpreter starts, after the host's
+#: check before the run (issue 25, class 2).
+EDIT_AT_START = ("import sys; any(a.endswith('train.py') for a in sys.argv) and "
+                 f"open({REPO_DIR + '/train.py'!r}, 'w').write({PLANTED!r})\n")
+#: The same, dropping an untracked package that Python imports instead of ``tinynet/config.py``.
+SHADOW_AT_START = ("import os, sys; any(a.endswith('train.py') for a in sys.argv) and "
+                   f"(os.makedirs({REPO_DIR + '/tinynet/config'!r}, exist_ok=True), "
+                   f"open({REPO_DIR + '/tinynet/config/__init__.py'!r}, 'w').write({PLANTED!r}))\n")
 #: Lies about the versions to ``-c`` commands only (the C5 probe and the official one-liners),
 #: so the entrypoint's runs see the real ones (issue 25, class 5).
 VERSION_LIAR = """\
@@ -426,6 +436,13 @@ CASES: dict[str, Case] = {c.name: c for c in (
                             ("file", f"{SITE}/reb_forge.py", FORGE_WITNESS, 0o644)]),
     Case("wrapper-elsewhere", [("file", "/usr/local/bin/python", WRAPPER_ELSEWHERE, 0o755)],
          report={"python_path": "/usr/local/bin/python"}),
+    # what a stage loads from the checkout, changed where a check before the run cannot see
+    Case("pth-edits-entrypoint", [("file", f"{SITE}/zz_edit.pth", EDIT_AT_START, 0o644)]),
+    Case("pth-drops-shadow", [("file", f"{SITE}/zz_shadow.pth", SHADOW_AT_START, 0o644)]),
+    Case("shadow-package", [("file", f"{REPO_DIR}/tinynet/config/__init__.py", PLANTED, 0o644)]),
+    Case("stdlib-shadow", [("file", f"{REPO_DIR}/argparse.py", PLANTED, 0o644)]),
+    Case("unchecked-pyc", [("pyc", f"{REPO_DIR}/tinynet/model.py", PLANTED, "unchecked")]),
+    Case("timestamp-pyc", [("pyc", f"{REPO_DIR}/tinynet/model.py", PLANTED, "timestamp")]),
     # C5 probe answers that lie (issue 25 class 5): patched for -c only, or the files edited
     Case("version-liar", [("file", f"{SITE}/zz_liar.pth", "import reb_liar\n", 0o644),
                           ("file", f"{SITE}/reb_liar.py", VERSION_LIAR, 0o644)],
@@ -488,6 +505,19 @@ for op in json.load(open(sys.argv[1])):
     elif kind == "append":
         with open(path, "a") as fh:
             fh.write(op[2])
+    elif kind == "pyc":  # bytecode of op[2] where Python looks for the module at path's
+        import importlib.util, marshal
+        code = marshal.dumps(compile(op[2], path, "exec"))
+        st = os.stat(path)
+        if op[3] == "unchecked":  # PEP 552: hash-based, never checked against the source
+            head = (1).to_bytes(4, "little") + importlib.util.source_hash(open(path, "rb").read())
+        else:  # the source's own mtime and size: Python takes it for the source's bytecode
+            head = (0).to_bytes(4, "little") + (int(st.st_mtime) & 0xFFFFFFFF).to_bytes(
+                4, "little") + (st.st_size & 0xFFFFFFFF).to_bytes(4, "little")
+        cache = importlib.util.cache_from_source(path)
+        os.makedirs(os.path.dirname(cache), exist_ok=True)
+        with open(cache, "wb") as fh:
+            fh.write(importlib.util.MAGIC_NUMBER + head + code)
     else:
         sys.exit("unknown operation " + kind)
 """
