@@ -24,6 +24,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import subprocess
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -319,6 +321,69 @@ WRAPPER_ELSEWHERE = f"""\
 #!/bin/sh
 exec {ENV_PYTHON} -c "print('TRAIN_OK steps=5')"
 """
+#: Forges the witness's record the way the protocol reads it, for a run of ``train.py``: native
+#: code, in a preloaded library's constructor or as the interpreter itself (issue 25, class 1).
+RECORD_FORGER_C = r"""
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static int forge(int argc, char **argv) {
+    const char *rec = getenv("REB_WITNESS");
+    int train = 0;
+    for (int i = 1; i < argc; i++)
+        train |= strstr(argv[i], "train.py") != NULL;
+    if (!train || !rec)
+        return 0;
+    char line[4096];
+    int fd = open(rec, O_WRONLY | O_APPEND | O_CREAT, 0666), pid = getpid(), pp = getppid();
+    snprintf(line, sizeof line, "%d %d py \n%d %d start file\ttrain.py\t%s\t%s/train.py\n"
+             "%d %d reach %s/train.py\n%d %d finish \n", pid, pp, pid, pp, REPO, REPO, pid, pp,
+             REPO, pid, pp);
+    write(fd, line, strlen(line));
+    close(fd);
+    puts("TRAIN_OK steps=5");
+    fflush(stdout);
+    syscall(SYS_exit_group, 0);
+    return 1;
+}
+#ifdef AS_LIBRARY
+__attribute__((constructor)) static void init(int argc, char **argv) { forge(argc, argv); }
+#else
+int main(int argc, char **argv) {
+    forge(argc, argv);
+    argv[0] = PYTHON;
+    execv(PYTHON, argv);
+    return 127;
+}
+#endif
+"""
+#: A ``.pth`` that writes the record through a bytes path, then ends the run before train.py.
+BYTES_PATH_FORGER = ("import os, sys; any(a.endswith('train.py') for a in sys.argv) and ("
+                     "os.write(os.open(os.fsencode(os.environ['REB_WITNESS']), "
+                     "os.O_WRONLY | os.O_APPEND | os.O_CREAT), ("
+                     f"'%d %d start file\\ttrain.py\\t{REPO_DIR}\\t{REPO_DIR}/train.py\\n"
+                     f"%d %d reach {REPO_DIR}/train.py\\n%d %d finish \\n' % "
+                     "((os.getpid(), os.getppid()) * 3)).encode()), "
+                     "print('TRAIN_OK steps=5', flush=True), os._exit(0))\n")
+#: Ends the run with exit 0 from an import hook, at the entrypoint's own ``import torch``.
+EXIT_AT_IMPORT = """\
+import os, sys
+
+
+class _End:
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch" and any(a.endswith("train.py") for a in sys.argv):
+            print("TRAIN_OK steps=5", flush=True)
+            os._exit(0)
+        return None
+
+
+sys.meta_path.insert(0, _End())
+"""
 #: What the checkout attacks below put in the entrypoint's way: the marker, then an exit.
 PLANTED = "print('PLANTED TRAIN_OK steps=5', flush=True); import os; os._exit(0)\n"
 #: A ``.pth`` that rewrites the entrypoint as the stage's interpreter starts, after the host's
@@ -436,6 +501,18 @@ CASES: dict[str, Case] = {c.name: c for c in (
                             ("file", f"{SITE}/reb_forge.py", FORGE_WITNESS, 0o644)]),
     Case("wrapper-elsewhere", [("file", "/usr/local/bin/python", WRAPPER_ELSEWHERE, 0o755)],
          report={"python_path": "/usr/local/bin/python"}),
+    # native or Python code that writes the witness's record, or ends the run as a finish
+    Case("pth-bytes-forger", [("file", f"{SITE}/zz_bytes.pth", BYTES_PATH_FORGER, 0o644)]),
+    Case("env-preload-forger", [("cc", "/opt/forge/libforge.so", RECORD_FORGER_C, "library")],
+         env={"LD_PRELOAD": "/opt/forge/libforge.so"}),
+    Case("system-preload-forger", [("cc", "/opt/forge/libforge.so", RECORD_FORGER_C, "library"),
+                                   ("file", "/etc/ld.so.preload", "/opt/forge/libforge.so\n",
+                                    0o644)]),
+    Case("static-interpreter-forger", [("cc", "/usr/local/bin/python", RECORD_FORGER_C,
+                                        "static")],
+         report={"python_path": "/usr/local/bin/python"}),
+    Case("import-hook-exit", [("file", f"{SITE}/zz_end.pth", "import reb_end\n", 0o644),
+                              ("file", f"{SITE}/reb_end.py", EXIT_AT_IMPORT, 0o644)]),
     # what a stage loads from the checkout, changed where a check before the run cannot see
     Case("pth-edits-entrypoint", [("file", f"{SITE}/zz_edit.pth", EDIT_AT_START, 0o644)]),
     Case("pth-drops-shadow", [("file", f"{SITE}/zz_shadow.pth", SHADOW_AT_START, 0o644)]),
@@ -505,6 +582,11 @@ for op in json.load(open(sys.argv[1])):
     elif kind == "append":
         with open(path, "a") as fh:
             fh.write(op[2])
+    elif kind == "b64":  # a binary built on the host (``cc`` operations)
+        import base64
+        with open(path, "wb") as fh:
+            fh.write(base64.b64decode(op[2]))
+        os.chmod(path, op[3])
     elif kind == "pyc":  # bytecode of op[2] where Python looks for the module at path's
         import importlib.util, marshal
         code = marshal.dumps(compile(op[2], path, "exec"))
@@ -545,7 +627,8 @@ def ensure(client: Any, demo_image: str, name: str) -> str:
     """The tag of hostile case ``name`` built on ``demo_image``, built first if missing."""
     case = CASES[name]
     base = client.images.get(demo_image)
-    files = {"ops.json": json.dumps(list(case.ops)).encode(), "setup.py": SETUP.encode()}
+    ops = [_compiled(op) if op[0] == "cc" else op for op in case.ops]
+    files = {"ops.json": json.dumps(ops).encode(), "setup.py": SETUP.encode()}
     if case.report:
         honest = json.loads(_image_file(client, demo_image, REPORT_PATH))
         files["report.json"] = json.dumps(report_of(honest, case), indent=2).encode()
@@ -554,6 +637,18 @@ def ensure(client: Any, demo_image: str, name: str) -> str:
         {k: base64.b64encode(v).decode() for k, v in sorted(files.items())}).encode())
     return ensure_image(client, f"reb-hostile-{name}:{digest.hexdigest()[:12]}", files,
                         locks=LOCKS)
+
+
+def _compiled(op: Op) -> Op:
+    """A ``cc`` operation built with the host's compiler: ``("b64", path, binary, 0o755)``."""
+    _, path, source, how = op
+    with tempfile.TemporaryDirectory(prefix="reb-hostile-cc-") as tmp:
+        src, out = Path(tmp, "forge.c"), Path(tmp, "forge")
+        src.write_text(source)
+        flags = ["-shared", "-fPIC", "-DAS_LIBRARY"] if how == "library" else ["-static"]
+        subprocess.run(["cc", "-O2", *flags, f'-DREPO="{REPO_DIR}"', f'-DPYTHON="{ENV_PYTHON}"',
+                        "-o", str(out), str(src)], check=True, capture_output=True, timeout=120)
+        return ("b64", path, base64.b64encode(out.read_bytes()).decode(), 0o755)
 
 
 def _image_file(client: Any, image: str, path: str) -> bytes:
