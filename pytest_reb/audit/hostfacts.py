@@ -113,18 +113,21 @@ def read(target: Target, python_path: str) -> HostFacts:
             if view is None:
                 facts.problem = "the host cannot see this target's files"
                 return facts
-            _read(view, facts, target.own_env("PYTHONPATH") or "")
+            return from_view(view, python_path, target.own_env("PYTHONPATH") or "")
     except Exception as exc:  # a host-side read never decides a verdict by crashing
         facts.problem = f"the host-side read failed: {type(exc).__name__}: {str(exc)[:200]}"
     return facts
 
 
-def _read(view: hostview.HostView, facts: HostFacts, pythonpath: str) -> None:
+def from_view(view: hostview.HostView, python_path: str, pythonpath: str = "") -> HostFacts:
+    """The facts about ``python_path`` in a view of the target's files (``pythonpath``: the
+    image's ``PYTHONPATH``, whose folders are searched for torch too)."""
+    facts = HostFacts(python_path)
     resolved = view.resolve(facts.path)
     facts.resolved = resolved
     if resolved is None:
         facts.problem = "the interpreter is not on the target's disk"
-        return
+        return facts
     named = _MAJOR_MINOR.search(posixpath.basename(resolved))
     if named:
         facts.major_minor[named.group(1)] = resolved
@@ -158,6 +161,7 @@ def _read(view: hostview.HostView, facts: HostFacts, pythonpath: str) -> None:
         install = _torch_in(view, where)
         if install is not None:
             facts.torch.append(install)
+    return facts
 
 
 def _torch_in(view: hostview.HostView, folder: str) -> TorchInstall | None:
