@@ -43,6 +43,7 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -68,6 +69,11 @@ SKIP_DIRS = frozenset({".git", "__pycache__", ".mypy_cache", ".pytest_cache", ".
 PROBE_FILES = frozenset({"conftest.py", "sitecustomize.py", "usercustomize.py",
                          "pyrightconfig.json", "pyproject.toml", "setup.cfg", "pytest.ini",
                          "tox.ini"})
+#: Files Python imports as a module (``.pyi`` only for pyright: C0).
+MODULE_SUFFIXES = (".py", ".pyi", ".pyc", ".so")
+#: Set in every stage command (``tiers.entrypoint``): the interpreter reads and writes its
+#: bytecode there, never in the checkout's ``__pycache__`` folders, which the image could fill.
+PYCACHE_ENV = "PYTHONPYCACHEPREFIX"
 LFS_POINTER = re.compile(rb"version https://git-lfs\.github\.com/spec/v1\n"
                          rb"oid sha256:([0-9a-f]{64})\nsize (\d+)\n?")
 
@@ -229,8 +235,9 @@ class _Check:
                         f"{'100755' if st.st_mode & 0o100 else '100644'}")))
 
     def _untracked(self, root: str, tree: dict[str, tuple[str, str]]) -> None:
-        """Untracked files that change what a probe does (``PROBE_FILES``, ``*.pth``), and
-        top-level modules or packages that shadow an import from the checkout's root."""
+        """Untracked files that change what a probe does (``PROBE_FILES``, ``*.pth``), what
+        the entrypoint imports (``_shadowing``), and top-level modules or packages that shadow
+        an import from the checkout's root."""
         base = self.view.host_path(root)
         tracked_dirs = {p.rsplit("/", 1)[0] for p in tree if "/" in p}
         tracked_dirs |= {d.split("/", 1)[0] for d in tracked_dirs}
@@ -254,24 +261,71 @@ class _Check:
                 except OSError:
                     continue
                 if stat.S_ISDIR(st.st_mode):
+                    if name == "__pycache__":
+                        self._bytecode(base, rel, tree)
+                        continue
                     if name in SKIP_DIRS:
                         continue
-                    if not rel_dir and rel not in tracked_dirs and any(
-                            os.path.lexists(f"{base}/{rel}/__init__.{x}") for x in ("py", "pyi")):
-                        self.found.append(finding("untracked", rel, (
-                            "an untracked package at the checkout's top level: it shadows "
-                            f"`import {name}` for every probe run from the checkout"),
-                            shadows=name))
+                    package = rel not in tracked_dirs and any(
+                        os.path.lexists(f"{base}/{rel}/__init__.{x}") for x in ("py", "pyi"))
+                    if package:
+                        self._shadowing(base, rel, name, "package", tree)
                     pending.append(rel)
                 elif rel not in tree and (name in PROBE_FILES or name.endswith(".pth")):
                     self.found.append(finding("untracked", rel, (
                         "untracked, and read by a probe (pyright, pytest or Python's site)")))
-                elif rel not in tree and not rel_dir and name.endswith((".py", ".pyi")):
-                    module = name.rsplit(".", 1)[0]
-                    self.found.append(finding("untracked", rel, (
-                        "an untracked module at the checkout's top level: it shadows "
-                        f"`import {module}` for every probe run from the checkout"),
-                        shadows=module))
+                elif rel not in tree and name.endswith(MODULE_SUFFIXES):
+                    self._shadowing(base, rel, _module_name(name), "module", tree)
+
+    def _shadowing(self, base: str, rel: str, module: str, what: str,
+                   tree: dict[str, tuple[str, str]]) -> None:
+        """An untracked module or package at ``rel``: a finding when Python would import it
+        instead of a tracked module (a package or an extension beside ``module.py``), or of
+        the standard library (at the checkout's root: a script there has it as
+        ``sys.path[0]``), both counting for the stages; a top-level one that shadows only an
+        installed import counts for C0 (``shadows``)."""
+        folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
+        beside = f"{folder}/{module}.py" if folder else f"{module}.py"
+        top = not folder
+        runtime = not rel.endswith(".pyi") and not (what == "package" and not any(
+            os.path.lexists(f"{base}/{rel}/__init__.py{c}")
+            for c in ("", "c")))
+        if runtime and beside in tree and beside != rel:
+            self.found.append(finding("untracked", rel, (
+                f"an untracked {what} that Python imports instead of the tracked {beside}")))
+        elif runtime and top and module in sys.stdlib_module_names:
+            self.found.append(finding("untracked", rel, (
+                f"an untracked {what} at the checkout's top level: it shadows the standard "
+                f"library's `{module}` for every entrypoint run from the checkout")))
+        elif top and (what == "package" or rel.endswith((".py", ".pyi"))):
+            self.found.append(finding("untracked", rel, (
+                f"an untracked {what} at the checkout's top level: it shadows "
+                f"`import {module}` for every probe run from the checkout"), shadows=module))
+
+    def _bytecode(self, base: str, rel: str, tree: dict[str, tuple[str, str]]) -> None:
+        """``__pycache__`` files Python would load without looking at the tracked source:
+        unchecked-hash bytecode (PEP 552).  Other bytecode is never read by a stage, whose
+        interpreter keeps its cache elsewhere (``PYCACHE_ENV``)."""
+        folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
+        try:
+            names = sorted(os.listdir(f"{base}/{rel}"))[:MAX_WALK]
+        except OSError:
+            return
+        for name in names:
+            source = name.split(".", 1)[0] + ".py"
+            source = f"{folder}/{source}" if folder else source
+            if not name.endswith(".pyc") or source not in tree:
+                continue
+            try:
+                with hostview.open_regular(f"{base}/{rel}/{name}") as fh:
+                    head = fh.read(16)
+            except OSError:
+                continue
+            flags = int.from_bytes(head[4:8], "little") if len(head) == 16 else 0
+            if flags & 1 and not flags & 2:
+                self.found.append(finding("untracked", f"{rel}/{name}", (
+                    f"unchecked-hash bytecode of the tracked {source}: Python runs it without "
+                    "reading the source, whatever the source says")))
 
     def _symlink(self, base: str, rel: str, st: os.stat_result, sha: str,
                  objects: Objects) -> None:
@@ -284,6 +338,11 @@ class _Check:
         if got != want:
             self.found.append(finding("modified", rel, (
                 f"a symlink to {want!r} at the pinned commit, now to {got!r}")))
+
+
+def _module_name(name: str) -> str:
+    """The module a file name imports as: ``x.py``, ``x.cpython-311-x86_64-linux-gnu.so``."""
+    return name.split(".", 1)[0]
 
 
 def _parent_problem(base: str, rel: str, dirs: dict[str, str | None]) -> str | None:

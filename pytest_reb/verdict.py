@@ -32,6 +32,8 @@ from typing import Any
 
 from pytest_reb.integrity import EDITS, Examined, entrypoint_edit
 
+#: Tracked files whose edit changes what a stage runs, wherever it is in the checkout.
+CODE_SUFFIXES = (".py", ".so", ".pth")
 #: Tiers whose probes read the checkout's files; C2 and C5 read only the environment.
 STAGE_TIERS = frozenset({"c1", "c3", "c4"})
 
@@ -105,12 +107,18 @@ class Verdict:
         return None
 
     def stage_problem(self, run: Any) -> str | None:
-        """Why strict fails a C1/C3/C4 stage: its entrypoint edited, or an untracked file that
-        Python or pytest reads on its own (a module that only shadows an import counts for C0:
-        a stage runs the code it names, untracked or not)."""
+        """Why strict fails a C1/C3/C4 stage: its entrypoint or other tracked code edited, or
+        an untracked file that Python or pytest reads on its own or imports instead of a
+        tracked or standard module (one that only shadows an installed import counts for C0:
+        a stage runs the code it names, untracked or not).  Asked before the run and, on
+        what the host reads once the run ended, after it (``tiers.entrypoint``)."""
         edit = entrypoint_edit(self.findings, run)
         if edit is not None:
             return edit
+        code = [f for f in self.of_kind(*EDITS) if f["path"].endswith(CODE_SUFFIXES)]
+        if code:
+            return (f"tracked code the entrypoint can import is not the pinned commit's: "
+                    f"{', '.join(f['kind'] + ' ' + f['path'] for f in code[:5])}")
         extra = [f for f in self.of_kind("untracked") if not f.get("shadows")]
         if extra:
             return (f"untracked {', '.join(f['path'] for f in extra[:5])} in the checkout "

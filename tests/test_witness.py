@@ -15,6 +15,7 @@ import subprocess
 import sys
 import sysconfig
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,7 +40,7 @@ def run(tmp: Path, argv: list[str], *, env: dict[str, str] | None = None,
                          cwd=where, nproc=nproc, ranks=ranks, server=False, stopped=False)
     full = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "REB_"))}
     full.update(env or {})
-    full.update(witness.env_vars(str(LIB), str(record), exp.entries, None))
+    full.update(witness.env_vars(str(LIB), str(record), exp.entries, None, where))
     res = subprocess.run(argv, cwd=where, env=full, capture_output=True, text=True, timeout=60)
     text = record.read_text() if record.exists() else ""
     return res, witness.judge(exp, witness.parse(text))
@@ -67,6 +68,34 @@ def test_honest_script_is_witnessed(repo: Path) -> None:
 def test_os_exit_at_the_end_is_a_finish(repo: Path) -> None:
     (repo / "train.py").write_text(ENTRY + "import os; os._exit(0)\n")
     assert run(repo, [sys.executable, "train.py"])[1] is None
+
+
+def test_os_exit_from_an_import_hook_is_no_finish(repo: Path, tmp_path_factory: Any) -> None:
+    """Issue 25: a hook outside the checkout ends the run at the entrypoint's own import."""
+    hooks = tmp_path_factory.mktemp("hooks")
+    (hooks / "sitecustomize.py").write_text(
+        "import os, sys\n"
+        "class End:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'json':\n"
+        "            print('TRAIN_OK', flush=True); os._exit(0)\n"
+        "sys.meta_path.insert(0, End())\n")
+    (repo / "train.py").write_text("import json\n" + ENTRY)
+    res, problem = run(repo, [sys.executable, "train.py"], env={"PYTHONPATH": str(hooks)})
+    assert res.returncode == 0 and "TRAIN_OK" in res.stdout
+    assert problem is not None and "did not finish" in problem
+    assert f"exit 0 from {hooks}/sitecustomize.py" in problem
+
+
+def test_record_opened_by_a_bytes_path_is_a_taint(repo: Path) -> None:
+    hooks = repo / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(
+        "import os\n"
+        "os.close(os.open(os.fsencode(os.environ['REB_WITNESS']), os.O_WRONLY | os.O_CREAT))\n")
+    res, problem = run(repo, [sys.executable, "train.py"], env={"PYTHONPATH": str(hooks)})
+    assert res.returncode == 0
+    assert problem is not None and "interfered with: open" in problem
 
 
 @pytest.mark.parametrize("where", ["pth", "usercustomize", "sitecustomize"])
@@ -170,7 +199,7 @@ def test_fewer_workers_than_ranks(repo: Path) -> None:
                          cwd=str(repo), nproc=2, ranks=True, server=False, stopped=False)
     full = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "REB_"))}
     full.update(PYTHONPATH=f"{hooks}:{repo}",
-                **witness.env_vars(str(LIB), str(record), exp.entries, None))
+                **witness.env_vars(str(LIB), str(record), exp.entries, None, str(repo)))
     subprocess.run([sys.executable, "-m", "launch.run", "train.py"], cwd=repo, env=full,
                    check=True, capture_output=True, timeout=60)
     problem = witness.judge(exp, witness.parse(record.read_text()))

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from pytest_reb.audit.hostfacts import HostFacts
 from pytest_reb.audit.report import MAX_PATH_CHARS, clip
 
 if TYPE_CHECKING:
@@ -96,6 +97,8 @@ class PythonObservation:
     official_version: Invocation | None = None
     official_torch: Invocation | None = None
     official_torch_json: Invocation | None = None
+    #: what the host read of it from the target's files (``hostfacts``; strict only)
+    host: HostFacts | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -10,6 +10,8 @@ counted).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from packaging.version import InvalidVersion, Version
 
 from pytest_reb.audit.report import AgentReport
@@ -68,11 +70,14 @@ class Strict(Rules):
         py = self.py
         assert py is not None
         claim = report.python_version
-        if claim is not None and claim.strip() and \
-                claim.strip() != (py.python_version or "").strip():
-            self.find("version", "python_version", claim, py.python_version,
-                      "python_version_mismatch", f"platform.python_version() under {py.path}",
-                      _normalised(claim, py.python_version))
+        if claim is not None and claim.strip():
+            if claim.strip() != (py.python_version or "").strip():
+                self.find("version", "python_version", claim, py.python_version,
+                          "python_version_mismatch", f"platform.python_version() under {py.path}",
+                          _normalised(claim, py.python_version))
+            else:
+                self.host_check("python_version", claim, py.python_version,
+                                py.host.python_contradiction if py.host else None)
         claim = report.torch_version
         if claim is None or not claim.strip():
             return
@@ -83,6 +88,23 @@ class Strict(Rules):
             self.find("version", "torch_version", claim, py.torch_version,
                       "torch_version_mismatch", f"torch.__version__ under {py.path}",
                       _normalised(claim, py.torch_version))
+        else:
+            self.host_check("torch_version", claim, py.torch_version,
+                            py.host.torch_contradiction if py.host else None)
+
+    def host_check(self, name: str, claim: str, answered: str | None,
+                   contradiction: Callable[[str], str | None] | None) -> None:
+        """A claim the probe confirmed, against the host's read of the target's files.
+
+        The probe's answer is written by code in the target, and a ``.pth`` can make it
+        say what the report says; the files the host reads (``hostfacts``) are not
+        written by that code, so a contradiction between them fails the claim.
+        """
+        why = contradiction(claim.strip()) if contradiction and answered else None
+        if why is not None:
+            self.find("version", name, claim, answered, f"{name}_contradicts_host",
+                      f"the probe under {self.py.path if self.py else '?'} answered "
+                      f"{answered!r}, but {why}: code in the target answered for it")
 
     def capabilities(self, report: AgentReport) -> None:
         cuda, usable, why = _strict_c2(self.c2)

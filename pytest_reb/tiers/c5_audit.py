@@ -19,6 +19,7 @@ import time
 from typing import Any
 
 from pytest_reb import env_size
+from pytest_reb.audit import hostfacts
 from pytest_reb.audit.compat import compat_path
 from pytest_reb.audit.observe import observe_python
 from pytest_reb.audit.report import ReportLoad
@@ -83,6 +84,8 @@ def probe(ctx: Context) -> Outcome:
         official_python = python if official == claimed else (
             observe_python(ctx.target, official, checkout=ctx.checkout, gpus=gpus)
             if official else None)
+    if python is not None and python.runs:  # strict's cross-check; compat never reads it
+        python.host = hostfacts.read(ctx.target, claimed)
     strict = audit(load, python, outcomes, compat=False)
     compat = audit(load, official_python, outcomes, compat=True, variant=variant)
     chosen = compat if ctx.compat else strict

@@ -32,6 +32,7 @@ from pytest_reb.spec import Asset, Run
 from pytest_reb.target import PROBES_MOUNT, SHIMLIB_MOUNT, ExecResult, Profile
 from pytest_reb.tiers import stage_messages
 from pytest_reb.tiers.gpu_rules import EvidenceRule, figures
+from pytest_reb.tiers.run_integrity import changed_during, with_pycache
 from pytest_reb.tiers.shims import shim_path, with_shim
 from pytest_reb.tiers.witnessing import StageWitness
 
@@ -152,7 +153,7 @@ def _env(run: Run, at: Places, ctx: Context) -> dict[str, str]:
     if own and ("PYTHONPATH" in env or at.shims is not None):
         mine = [p for p in env.get("PYTHONPATH", "").split(":") if p]
         env["PYTHONPATH"] = ":".join([*mine, *(p for p in own.split(":") if p and p not in mine)])
-    return with_shim(env, at.shims, ctx.target.tool(SHIMLIB_MOUNT))
+    return with_pycache(with_shim(env, at.shims, ctx.target.tool(SHIMLIB_MOUNT)))
 
 
 def _resolve(ctx: Context, at: Places, texts: Sequence[str], env: Mapping[str, str],
@@ -325,6 +326,7 @@ def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
                     log_problem = retry.judge_log(res.output) if res.exit_code == 0 else None
         except Unrunnable as exc:
             early, command, res, log_problem = exc, exc.res.argv, exc.res, None
+    tampered = tampered or changed_during(ctx, run)  # what the run left, read from outside
     o = ctx.outcome(tier, command=command, exit_code=res.exit_code, timed_out=res.timed_out,
                     duration=round(res.duration, 3), stdout_tail=_tail(res.stdout),
                     stderr_tail=_tail(res.stderr))

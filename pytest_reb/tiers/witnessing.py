@@ -4,16 +4,24 @@ One ``StageWitness`` per stage (attempt): every command of the run (and the
 runs started ``together`` with it) gets the preload and a record file of its
 own; the records are read back after each command and judged together
 against what the first run's shape allows (``witness.expect``).
+
+The record is written inside the target, so strict takes it only where the
+host, reading the image from outside before the command ran, found nothing
+that could write it in the witness's place: native code the image loads into
+every process before ours can act (its ``ENV LD_PRELOAD``, ``/etc/ld.so.preload``)
+or an interpreter that is a static executable (no preload reaches it: whatever
+record its run leaves, it wrote).  docs/threat-model.md says what is left.
 """
 
 from __future__ import annotations
 
 import secrets
+import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_reb import witness
+from pytest_reb import hostview, witness
 from pytest_reb.spec import Run
 from pytest_reb.target import Target
 
@@ -28,6 +36,8 @@ class StageWitness:
     library: str | None = None
     expect: witness.Expect | None = None
     texts: list[str] = field(default_factory=list)
+    #: what the host found, before the first command, that could write the record instead
+    forger: str | None = None
 
     @classmethod
     def for_target(cls, target: Target, checkout: str, tier: str) -> StageWitness:
@@ -46,10 +56,16 @@ class StageWitness:
         if self.expect is None:
             self.expect = exp
         record = f"/tmp/reb-witness-{secrets.token_hex(8)}.log"
-        preload = env.get("LD_PRELOAD") or self.target.own_env("LD_PRELOAD")
+        own = None if "LD_PRELOAD" in env else self.target.own_env("LD_PRELOAD")
+        if own and own.strip(" :") and self.forger is None:
+            self.forger = (f"the image preloads {own.strip()[:200]!r} (its ENV LD_PRELOAD) into "
+                           "every process: native code that runs beside the witness and can "
+                           "write its record")
+        self.forger = self.forger or _host_forger(self.target, python)
         # the stage is judged by its first run, so every command looks for that entrypoint
         return {**env, **witness.env_vars(self.library, record, self.expect.entries,
-                                          preload)}, record
+                                          env.get("LD_PRELOAD") or own,
+                                          self.checkout)}, record
 
     def collect(self, record: str | None, devices: Sequence[str]) -> None:
         if record is not None:
@@ -62,9 +78,49 @@ class StageWitness:
                     "to build it, or no way to mount it), so the entrypoint's run is unproven")
         if self.expect is None:
             return "no command of the stage ran under the witness"
+        if self.forger is not None:
+            return f"the witness's record cannot be taken: {self.forger}"
         return witness.judge(self.expect, witness.merge(self.texts))
 
     def evidence(self) -> dict[str, Any]:
         if self.expect is None:
             return {"available": self.library is not None}
-        return {"available": True, **witness.summary(self.expect, witness.merge(self.texts))}
+        return {"available": True, "forger": self.forger,
+                **witness.summary(self.expect, witness.merge(self.texts))}
+
+
+def _host_forger(target: Target, python: str) -> str | None:
+    """What the host reads in the target's files that could write the record in the
+    witness's place: a system-wide preload, or a static interpreter; None if nothing (or
+    no host view: ``ssh://`` says nothing here)."""
+    view = hostview.view(target)
+    if view is None:
+        return None
+    listed = view.read("/etc/ld.so.preload", 1 << 14) or b""
+    lines = [w for line in listed.decode("utf-8", "replace").splitlines()
+             for w in line.split("#", 1)[0].split()]
+    if lines:
+        return (f"/etc/ld.so.preload loads {', '.join(lines[:3])} into every process: native "
+                "code that runs beside the witness and can write its record")
+    head = view.read(python, 1 << 16) or b""
+    if _static_elf(head):
+        return (f"the interpreter {python} is a static executable: no preload reaches it, so "
+                "any record of its run is its own")
+    return None
+
+
+def _static_elf(head: bytes) -> bool:
+    """An ELF executable with no program interpreter (``PT_INTERP``): linked statically."""
+    if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] not in (1, 2):
+        return False
+    end = "<" if head[5] == 1 else ">"
+    if head[4] == 2:
+        phoff, = struct.unpack_from(end + "Q", head, 0x20)
+        size, count = struct.unpack_from(end + "HH", head, 0x36)
+    else:
+        phoff, = struct.unpack_from(end + "I", head, 0x1C)
+        size, count = struct.unpack_from(end + "HH", head, 0x2A)
+    if size < 4 or phoff + size * count > len(head):
+        return False  # headers past what was read: not judged static
+    types = [struct.unpack_from(end + "I", head, phoff + i * size)[0] for i in range(count)]
+    return 3 not in types  # PT_INTERP

@@ -82,15 +82,17 @@ def library_path() -> str | None:
 
 
 def env_vars(library: str, record: str, entries: Sequence[str],
-             preload: str | None) -> dict[str, str]:
+             preload: str | None, root: str = "") -> dict[str, str]:
     """The variables that put the witness into every process of a command.
 
     Ours goes first in ``LD_PRELOAD``; an image's own preload (a malloc,
-    say) stays after it.
+    say) stays after it (and strict does not take the record of such a run:
+    ``tiers.witnessing``).  ``root`` is the checkout: an ``os._exit()`` from its
+    code is a finish, from anywhere else it is not.
     """
     rest = [p for p in (preload or "").replace(" ", ":").split(":") if p and p != library]
     return {"LD_PRELOAD": ":".join([library, *rest]), "REB_WITNESS": record,
-            "REB_WITNESS_ENTRY": ":".join(entries)}
+            "REB_WITNESS_ENTRY": ":".join(entries), "REB_WITNESS_ROOT": root}
 
 
 # --------------------------------------------------------------------------- records

@@ -25,9 +25,11 @@
  *           path and its package-relative suffixes, ':'-separated
  *   finish  the interpreter reached finalisation (cpython._PySys_ClearAuditHooks,
  *           again with no frame): the main program returned or raised SystemExit
- *   exit    the program ended itself with _exit() (os._exit) after start
+ *   exit    the program ended itself with _exit() (os._exit) after start: its status, and
+ *           "from <file>" unless the innermost Python frame is code under the checkout
+ *           (REB_WITNESS_ROOT): only then is it the program's own way to finish
  *   taint   what a forger would have to do from Python: open this witness
- *           file, or, before the main program started, spawn a process, load a
+ *           file (by a str or a bytes path), or, before the main program started, spawn a process, load a
  *           library with ctypes or read another process's memory or environment
  * The host reads the file after the command; only the host decides what it means.
  * Built by pytest_reb/witness.py with the host's C compiler; it uses only old
@@ -55,10 +57,13 @@ extern const char *PyUnicode_AsUTF8(PyObject *) __attribute__((weak));
 extern void PyErr_Clear(void) __attribute__((weak));
 extern PyObject *PyObject_GetAttrString(PyObject *, const char *) __attribute__((weak));
 extern void Py_DecRef(PyObject *) __attribute__((weak));
+extern char *PyBytes_AsString(PyObject *) __attribute__((weak));
+extern int PyGILState_Check(void) __attribute__((weak));
 
 #define MAX_ENTRIES 8
 
 static char record_path[PATH_MAX];
+static char root[PATH_MAX]; /* the checkout, resolved: where an os._exit() may finish from */
 static char entries[MAX_ENTRIES][PATH_MAX];
 static int n_entries;
 static int started;
@@ -102,6 +107,43 @@ static const char *first_str(PyObject *args) {
     if (!text)
         PyErr_Clear();
     return text;
+}
+
+/* The first argument as a path whatever its type: str, or bytes (os.open(b"...")). */
+static const char *first_path(PyObject *args) {
+    const char *text = first_str(args);
+    PyObject *item;
+    if (text || !PyBytes_AsString || !args || PyTuple_Size(args) < 1)
+        return text;
+    item = PyTuple_GetItem(args, 0);
+    text = item ? PyBytes_AsString(item) : NULL;
+    if (!text)
+        PyErr_Clear();
+    return text;
+}
+
+/* The file of the innermost Python frame (into ``out``), or 0 when there is none or this
+ * thread cannot ask (no GIL: an _exit() from C). */
+static int caller_file(char *out, size_t size) {
+    PyObject *frame, *code, *file;
+    const char *name;
+    if (!PyGILState_Check || !PyGILState_Check() || !PyObject_GetAttrString || !Py_DecRef)
+        return 0;
+    frame = (PyObject *)PyEval_GetFrame();
+    if (!frame)
+        return 0;
+    code = PyObject_GetAttrString(frame, "f_code");
+    file = code ? PyObject_GetAttrString(code, "co_filename") : NULL;
+    name = file ? PyUnicode_AsUTF8(file) : NULL;
+    if (!name)
+        PyErr_Clear();
+    else
+        snprintf(out, size, "%s", name);
+    if (file)
+        Py_DecRef(file);
+    if (code)
+        Py_DecRef(code);
+    return name != NULL;
 }
 
 /* Raised by the interpreter's C code itself: no Python frame, main thread. */
@@ -223,7 +265,7 @@ static int hook(const char *event, PyObject *args, void *unused) {
         return 0;
     }
     if (!strcmp(event, "open") || !strcmp(event, "os.open")) {
-        arg = first_str(args);
+        arg = first_path(args);
         if (arg && (strstr(arg, record_path) || strstr(arg, "reb-witness") ||
                     (!started && is_proc_peek(arg))))
             taint(event, arg);
@@ -297,6 +339,8 @@ __attribute__((constructor)) static void reb_witness_init(void) {
         return;
     strcpy(record_path, path);
     load_entries(getenv("REB_WITNESS_ENTRY"));
+    if (!getenv("REB_WITNESS_ROOT") || !realpath(getenv("REB_WITNESS_ROOT"), root))
+        root[0] = 0;
     if (!PySys_AddAuditHook || !PyEval_GetFrame || !PyTuple_Size || !PyTuple_GetItem ||
         !PyUnicode_AsUTF8 || !PyErr_Clear) {
         prog_start(); /* not a Python process: a shell, a launcher binary, coreutils */
@@ -306,13 +350,27 @@ __attribute__((constructor)) static void reb_witness_init(void) {
         record("py", "");
 }
 
-/* os._exit() at the end of a program is an honest way to finish; record it. */
+/* os._exit() at the end of a program is an honest way to finish when the checkout's own code
+ * calls it; from anywhere else (an import hook in site-packages ending the run inside the
+ * entrypoint's ``import torch``) it is recorded with the caller's file, and is no finish. */
 void _exit(int status) {
-    char text[32];
+    char text[PATH_MAX + 48];
+    char file[PATH_MAX];
+    char real[PATH_MAX];
+    size_t n = strlen(root);
     prog_end(status);
     if (started && !finished) {
         finished = 1;
-        snprintf(text, sizeof text, "%d", status);
+        if (!caller_file(file, sizeof file))
+            snprintf(text, sizeof text, "%d from native code", status);
+        else if (n && realpath(file, real) && !strncmp(real, root, n) && real[n] == '/')
+            snprintf(text, sizeof text, "%d", status);
+        else
+        {
+            char head[32];
+            snprintf(head, sizeof head, "%d from", status);
+            one_line(text, sizeof text, head, file);
+        }
         record("exit", text);
     }
     syscall(SYS_exit_group, status);

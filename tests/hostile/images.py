@@ -24,6 +24,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import subprocess
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +34,18 @@ from typing import Any
 from imagebuild import ensure_image  # tests/imagebuild.py: tests/ is on sys.path
 
 from pytest_reb.images import CACHE_DIR, ENV_DIR, ENV_PYTHON, REPO_DIR, REPORT_PATH
+
+from .forgeries import (
+    BYTES_PATH_FORGER,
+    EDIT_AT_START,
+    EXIT_AT_IMPORT,
+    LIED_VERSIONS,
+    PLANTED,
+    PYTHON_LIAR,
+    RECORD_FORGER_C,
+    SHADOW_AT_START,
+    VERSION_LIAR,
+)
 
 SITE = f"{ENV_DIR}/lib/python3.11/site-packages"
 SYSTEM_SITECUSTOMIZE = "/etc/python3.11/sitecustomize.py"
@@ -426,6 +440,35 @@ CASES: dict[str, Case] = {c.name: c for c in (
                             ("file", f"{SITE}/reb_forge.py", FORGE_WITNESS, 0o644)]),
     Case("wrapper-elsewhere", [("file", "/usr/local/bin/python", WRAPPER_ELSEWHERE, 0o755)],
          report={"python_path": "/usr/local/bin/python"}),
+    # native or Python code that writes the witness's record, or ends the run as a finish
+    Case("pth-bytes-forger", [("file", f"{SITE}/zz_bytes.pth", BYTES_PATH_FORGER, 0o644)]),
+    Case("env-preload-forger", [("cc", "/opt/forge/libforge.so", RECORD_FORGER_C, "library")],
+         env={"LD_PRELOAD": "/opt/forge/libforge.so"}),
+    Case("system-preload-forger", [("cc", "/opt/forge/libforge.so", RECORD_FORGER_C, "library"),
+                                   ("file", "/etc/ld.so.preload", "/opt/forge/libforge.so\n",
+                                    0o644)]),
+    Case("static-interpreter-forger", [("cc", "/usr/local/bin/python", RECORD_FORGER_C,
+                                        "static")],
+         report={"python_path": "/usr/local/bin/python"}),
+    Case("import-hook-exit", [("file", f"{SITE}/zz_end.pth", "import reb_end\n", 0o644),
+                              ("file", f"{SITE}/reb_end.py", EXIT_AT_IMPORT, 0o644)]),
+    # what a stage loads from the checkout, changed where a check before the run cannot see
+    Case("pth-edits-entrypoint", [("file", f"{SITE}/zz_edit.pth", EDIT_AT_START, 0o644)]),
+    Case("pth-drops-shadow", [("file", f"{SITE}/zz_shadow.pth", SHADOW_AT_START, 0o644)]),
+    Case("shadow-package", [("file", f"{REPO_DIR}/tinynet/config/__init__.py", PLANTED, 0o644)]),
+    Case("stdlib-shadow", [("file", f"{REPO_DIR}/argparse.py", PLANTED, 0o644)]),
+    Case("unchecked-pyc", [("pyc", f"{REPO_DIR}/tinynet/model.py", PLANTED, "unchecked")]),
+    Case("timestamp-pyc", [("pyc", f"{REPO_DIR}/tinynet/model.py", PLANTED, "timestamp")]),
+    # C5 probe answers that lie (issue 25 class 5): patched for -c only, or the files edited
+    Case("version-liar", [("file", f"{SITE}/zz_liar.pth", "import reb_liar\n", 0o644),
+                          ("file", f"{SITE}/reb_liar.py", VERSION_LIAR, 0o644)],
+         report=LIED_VERSIONS),
+    Case("version-files-edited", [
+        ("file", f"{SITE}/zz_liar.pth", "import reb_liar\n", 0o644),
+        ("file", f"{SITE}/reb_liar.py", PYTHON_LIAR, 0o644),
+        ("append", f"{SITE}/torch/version.py", "__version__ = '2.5.1+cu124'\n"),
+        ("append", f"{ENV_DIR}/pyvenv.cfg", "version = 3.12.4\n")],
+         report=LIED_VERSIONS),
     Case("available-only", [("file", SYSTEM_SITECUSTOMIZE, AVAILABLE_ONLY, 0o644)],
          report={"cuda_available": True, "gpu_count": 1}),
     # integrity switched off: the pinned commit's object gone, or .git a link to nowhere
@@ -486,6 +529,24 @@ for op in json.load(open(sys.argv[1])):
     elif kind == "append":
         with open(path, "a") as fh:
             fh.write(op[2])
+    elif kind == "b64":  # a binary built on the host (``cc`` operations)
+        import base64
+        with open(path, "wb") as fh:
+            fh.write(base64.b64decode(op[2]))
+        os.chmod(path, op[3])
+    elif kind == "pyc":  # bytecode of op[2] where Python looks for the module at path's
+        import importlib.util, marshal
+        code = marshal.dumps(compile(op[2], path, "exec"))
+        st = os.stat(path)
+        if op[3] == "unchecked":  # PEP 552: hash-based, never checked against the source
+            head = (1).to_bytes(4, "little") + importlib.util.source_hash(open(path, "rb").read())
+        else:  # the source's own mtime and size: Python takes it for the source's bytecode
+            head = (0).to_bytes(4, "little") + (int(st.st_mtime) & 0xFFFFFFFF).to_bytes(
+                4, "little") + (st.st_size & 0xFFFFFFFF).to_bytes(4, "little")
+        cache = importlib.util.cache_from_source(path)
+        os.makedirs(os.path.dirname(cache), exist_ok=True)
+        with open(cache, "wb") as fh:
+            fh.write(importlib.util.MAGIC_NUMBER + head + code)
     else:
         sys.exit("unknown operation " + kind)
 """
@@ -513,7 +574,8 @@ def ensure(client: Any, demo_image: str, name: str) -> str:
     """The tag of hostile case ``name`` built on ``demo_image``, built first if missing."""
     case = CASES[name]
     base = client.images.get(demo_image)
-    files = {"ops.json": json.dumps(list(case.ops)).encode(), "setup.py": SETUP.encode()}
+    ops = [_compiled(op) if op[0] == "cc" else op for op in case.ops]
+    files = {"ops.json": json.dumps(ops).encode(), "setup.py": SETUP.encode()}
     if case.report:
         honest = json.loads(_image_file(client, demo_image, REPORT_PATH))
         files["report.json"] = json.dumps(report_of(honest, case), indent=2).encode()
@@ -522,6 +584,18 @@ def ensure(client: Any, demo_image: str, name: str) -> str:
         {k: base64.b64encode(v).decode() for k, v in sorted(files.items())}).encode())
     return ensure_image(client, f"reb-hostile-{name}:{digest.hexdigest()[:12]}", files,
                         locks=LOCKS)
+
+
+def _compiled(op: Op) -> Op:
+    """A ``cc`` operation built with the host's compiler: ``("b64", path, binary, 0o755)``."""
+    _, path, source, how = op
+    with tempfile.TemporaryDirectory(prefix="reb-hostile-cc-") as tmp:
+        src, out = Path(tmp, "forge.c"), Path(tmp, "forge")
+        src.write_text(source)
+        flags = ["-shared", "-fPIC", "-DAS_LIBRARY"] if how == "library" else ["-static"]
+        subprocess.run(["cc", "-O2", *flags, f'-DREPO="{REPO_DIR}"', f'-DPYTHON="{ENV_PYTHON}"',
+                        "-o", str(out), str(src)], check=True, capture_output=True, timeout=120)
+        return ("b64", path, base64.b64encode(out.read_bytes()).decode(), 0o755)
 
 
 def _image_file(client: Any, image: str, path: str) -> bytes:

@@ -1,0 +1,104 @@
+"""What the issue-25 hostile images hold: forgers of the witness's record, code planted
+where a stage loads it from the checkout, and liars to the C5 probe (``images.CASES``).
+
+Kept apart from ``images`` (the recipes and the builder) only for size; every text here is
+laid down by ``images.SETUP`` or compiled by ``images._compiled``.
+"""
+
+from __future__ import annotations
+
+from pytest_reb.images import REPO_DIR
+
+#: Forges the witness's record the way the protocol reads it, for a run of ``train.py``: native
+#: code, in a preloaded library's constructor or as the interpreter itself (issue 25, class 1).
+RECORD_FORGER_C = r"""
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static int forge(int argc, char **argv) {
+    const char *rec = getenv("REB_WITNESS");
+    int train = 0;
+    for (int i = 1; i < argc; i++)
+        train |= strstr(argv[i], "train.py") != NULL;
+    if (!train || !rec)
+        return 0;
+    char line[4096];
+    int fd = open(rec, O_WRONLY | O_APPEND | O_CREAT, 0666), pid = getpid(), pp = getppid();
+    snprintf(line, sizeof line, "%d %d py \n%d %d start file\ttrain.py\t%s\t%s/train.py\n"
+             "%d %d reach %s/train.py\n%d %d finish \n", pid, pp, pid, pp, REPO, REPO, pid, pp,
+             REPO, pid, pp);
+    write(fd, line, strlen(line));
+    close(fd);
+    puts("TRAIN_OK steps=5");
+    fflush(stdout);
+    syscall(SYS_exit_group, 0);
+    return 1;
+}
+#ifdef AS_LIBRARY
+__attribute__((constructor)) static void init(int argc, char **argv) { forge(argc, argv); }
+#else
+int main(int argc, char **argv) {
+    forge(argc, argv);
+    argv[0] = PYTHON;
+    execv(PYTHON, argv);
+    return 127;
+}
+#endif
+"""
+#: A ``.pth`` that writes the record through a bytes path, then ends the run before train.py.
+BYTES_PATH_FORGER = ("import os, sys; any(a.endswith('train.py') for a in sys.argv) and ("
+                     "os.write(os.open(os.fsencode(os.environ['REB_WITNESS']), "
+                     "os.O_WRONLY | os.O_APPEND | os.O_CREAT), ("
+                     f"'%d %d start file\\ttrain.py\\t{REPO_DIR}\\t{REPO_DIR}/train.py\\n"
+                     f"%d %d reach {REPO_DIR}/train.py\\n%d %d finish \\n' % "
+                     "((os.getpid(), os.getppid()) * 3)).encode()), "
+                     "print('TRAIN_OK steps=5', flush=True), os._exit(0))\n")
+#: Ends the run with exit 0 from an import hook, at the entrypoint's own ``import torch``.
+EXIT_AT_IMPORT = """\
+import os, sys
+
+
+class _End:
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch" and any(a.endswith("train.py") for a in sys.argv):
+            print("TRAIN_OK steps=5", flush=True)
+            os._exit(0)
+        return None
+
+
+sys.meta_path.insert(0, _End())
+"""
+#: What the checkout attacks below put in the entrypoint's way: the marker, then an exit.
+PLANTED = "print('PLANTED TRAIN_OK steps=5', flush=True); import os; os._exit(0)\n"
+#: A ``.pth`` that rewrites the entrypoint as the stage's interpreter starts, after the host's
+#: check before the run (issue 25, class 2).
+EDIT_AT_START = ("import sys; any(a.endswith('train.py') for a in sys.argv) and "
+                 f"open({REPO_DIR + '/train.py'!r}, 'w').write({PLANTED!r})\n")
+#: The same, dropping an untracked package that Python imports instead of ``tinynet/config.py``.
+SHADOW_AT_START = ("import os, sys; any(a.endswith('train.py') for a in sys.argv) and "
+                   f"(os.makedirs({REPO_DIR + '/tinynet/config'!r}, exist_ok=True), "
+                   f"open({REPO_DIR + '/tinynet/config/__init__.py'!r}, 'w').write({PLANTED!r}))\n")
+#: Lies about the versions to ``-c`` commands only (the C5 probe and the official one-liners),
+#: so the entrypoint's runs see the real ones (issue 25, class 5).
+VERSION_LIAR = """\
+import builtins, platform, sys
+if sys.argv[:1] == ["-c"]:
+    platform.python_version = lambda: "3.12.4"
+    _import = builtins.__import__
+
+    def _lying_import(name, *args, **kwargs):
+        module = _import(name, *args, **kwargs)
+        if name == "torch":
+            module.__version__ = "2.5.1+cu124"
+        return module
+
+    builtins.__import__ = _lying_import
+"""
+#: Only the Python half of it: torch's own files are edited to say the version instead.
+PYTHON_LIAR = VERSION_LIAR.split("    _import =")[0]
+#: The report of both liars: what the lies say.
+LIED_VERSIONS = {"python_version": "3.12.4", "torch_version": "2.5.1+cu124"}

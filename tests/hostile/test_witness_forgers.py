@@ -1,0 +1,51 @@
+"""Code of the image that writes the witness's record, or ends the run as if it finished.
+
+Each case makes the demo's C1 print the marker and exit 0 without training, so compat
+passes it (the official rule); strict must fail it ``entrypoint_not_run`` (issue 25, class 1):
+
+- ``pth-bytes-forger``: a ``.pth`` writes start/reach/finish lines to the record through a
+  *bytes* path, then ``os._exit(0)`` before ``train.py``: the open is a taint;
+- ``env-preload-forger``: the image's ``ENV LD_PRELOAD`` library forges the record in its
+  constructor, before ``main``: the host reads the image's config and refuses the record;
+- ``system-preload-forger``: the same library listed in ``/etc/ld.so.preload``;
+- ``static-interpreter-forger``: the report's interpreter is a static ELF that forges the
+  record for ``train.py`` and execs the real Python for everything else: no preload
+  reaches a static executable, so the host refuses any record of its run;
+- ``import-hook-exit``: an import hook calls ``os._exit(0)`` at the entrypoint's own
+  ``import torch``: an exit from outside the checkout's code is no finish.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from .conftest import run_reb
+from .images import demo_module
+
+pytestmark = pytest.mark.container
+
+CASES = {  # case -> words of the strict message
+    "pth-bytes-forger": "the witness was interfered with: open /tmp/reb-witness-",
+    "env-preload-forger": "the image preloads '/opt/forge/libforge.so' (its ENV LD_PRELOAD)",
+    "system-preload-forger": "/etc/ld.so.preload loads /opt/forge/libforge.so",
+    "static-interpreter-forger": "the interpreter /usr/local/bin/python is a static executable",
+    "import-hook-exit": "ran but did not finish",
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_record_the_target_could_write_is_not_a_finish(pytester: pytest.Pytester,
+                                                        hostile: Callable[[str], str],
+                                                        image_commit: str, case: str) -> None:
+    run = run_reb(pytester, hostile(case), {"test_demo__tinynet": demo_module(image_commit)},
+                  "-m", "c1")
+    c1 = run["c1"]
+    assert "TRAIN_OK steps=5" in c1.stdout_tail and "rank 0" not in c1.stdout_tail
+    assert c1.compat is True, c1.message  # exit 0 and the marker: the official pass
+    assert (c1.status, c1.category, c1.strict) == ("failed", "entrypoint_not_run", False), \
+        c1.message
+    assert CASES[case] in c1.message
+    if case == "import-hook-exit":
+        assert "exit 0 from" in c1.message and "reb_end.py" in c1.message
