@@ -71,26 +71,28 @@ class Strict(Rules):
         assert py is not None
         claim = report.python_version
         if claim is not None and claim.strip():
-            if claim.strip() != (py.python_version or "").strip():
-                self.find("version", "python_version", claim, py.python_version,
-                          "python_version_mismatch", f"platform.python_version() under {py.path}",
-                          _normalised(claim, py.python_version))
-            else:
-                self.host_check("python_version", claim, py.python_version,
-                                py.host.python_contradiction if py.host else None)
+            self.version("python_version", claim, py.python_version,
+                         f"platform.python_version() under {py.path}",
+                         py.host.python_contradiction if py.host else None)
         claim = report.torch_version
         if claim is None or not claim.strip():
             return
         if py.torch_version is None:
             self.find("version", "torch_version", claim, None, "torch_import_failed",
                       f"import torch under {py.path}: {py.torch_error}")
-        elif claim.strip() != py.torch_version.strip():
-            self.find("version", "torch_version", claim, py.torch_version,
-                      "torch_version_mismatch", f"torch.__version__ under {py.path}",
-                      _normalised(claim, py.torch_version))
         else:
-            self.host_check("torch_version", claim, py.torch_version,
-                            py.host.torch_contradiction if py.host else None)
+            self.version("torch_version", claim, py.torch_version,
+                         f"torch.__version__ under {py.path}",
+                         py.host.torch_contradiction if py.host else None)
+
+    def version(self, name: str, claim: str, answered: str | None, where: str,
+                contradiction: Callable[[str], str | None] | None) -> None:
+        """A version claim against the probe's answer, and a confirmed one against the host."""
+        if claim.strip() != (answered or "").strip():
+            self.find("version", name, claim, answered, f"{name}_mismatch", where,
+                      _normalised(claim, answered))
+        else:
+            self.host_check(name, claim, answered, contradiction)
 
     def host_check(self, name: str, claim: str, answered: str | None,
                    contradiction: Callable[[str], str | None] | None) -> None:
