@@ -180,7 +180,7 @@ def run_agent(client: Any, backend: Backend, task: Task, *, out_root: Path,
         raise
     finally:
         with contextlib.suppress(Exception):
-            ctr.remove(force=True)
+            ctr.remove(force=True, v=True)  # the image's VOLUMEs with it
         _finish(record, backend, folder, secrets, out_root, matrix)
     return record
 

@@ -459,14 +459,15 @@ def evidence_of(res: ExecResult) -> dict[str, object]:
         ev["pids_limit_hit"] = True
     if res.disk_limited:
         ev["disk_limit_hit"] = True
-        ev["writable_layer_bytes"] = res.disk_used
+        ev["disk_used_bytes"] = res.disk_used  # layer, volumes' growth, unlinked open files
     return ev
 
 
 def _failure_message(res: ExecResult, category: str) -> str:
     if res.disk_limited:
-        return (f"the container's writable layer grew to {(res.disk_used or 0) >> 20} MiB, past "
-                "the --reb-disk limit; the run was killed and its container removed")
+        return (f"the container's disk use (writable layer, volumes, unlinked open files) grew to "
+                f"{(res.disk_used or 0) >> 20} MiB, past the --reb-disk limit; the run was "
+                "killed and its container removed")
     if res.timed_out:
         return f"timed out after {res.duration:.0f}s; the process tree was killed"
     last = [ln for ln in res.output.strip().splitlines() if ln.strip()][-1:] or [""]
