@@ -446,7 +446,7 @@ CASES: dict[str, Case] = {c.name: c for c in (
                                 ("file", f"{SITE}/yaml-stubs/py.typed", "partial\n", 0o644),
                                 ("file", f"{SITE}/yaml/loader.pyi", "class Loader: ...\n",
                                  0o644)]),
-    Case("newline-names", [("file", f"{REPO_DIR}/notes{bounds.FORGED}.txt", "x\n", 0o644),
+    Case("newline-names", [("file", f"{REPO_DIR}/notes{bounds.FORGED}.py", "x = 1\n", 0o644),
                            ("append", f"{REPO_DIR}/configs/tiny.yaml", "# edited\n")],
          report={"python_version": f"3.11.2{bounds.FORGED}",
                  "torch_version": f"2.13.0+cpu{bounds.FORGED}"}),
