@@ -71,7 +71,7 @@ class Limits:
     pids: int = 2048
     shm: str = "2g"
     network: str = "none"
-    #: the most the container's writable layer may hold (``--reb-disk``)
+    #: the most the container may hold on disk: layer, volumes, unlinked files (``--reb-disk``)
     disk: str = "20g"
 
     def __post_init__(self) -> None:
