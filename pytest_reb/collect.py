@@ -23,7 +23,7 @@ import pytest
 from pytest_reb import diagnose
 from pytest_reb.context import TIER_TESTS, Context, tier_probe
 from pytest_reb.distribute import shard_keys
-from pytest_reb.outcome import Outcome
+from pytest_reb.outcome import Outcome, one_line
 from pytest_reb.spec import Repo
 from pytest_reb.target import checkout_commit
 from pytest_reb.verdict import misconfigured
@@ -53,17 +53,22 @@ def repo_commits(items: Iterable[Any]) -> dict[str, str]:
 
 
 def judge(outcome: Outcome) -> None:
-    """Turn an outcome into the test's pytest result, with a message a person can act on."""
+    """Turn an outcome into the test's pytest result, with a message a person can act on.
+
+    The message is one line whatever the target put into it (``one_line``); only the
+    diagnosis adds lines, each of them one line too.
+    """
     if outcome.status == "skipped":
-        pytest.skip(f"{outcome.category}: {outcome.message}" if outcome.message
-                    else str(outcome.category))
+        pytest.skip(one_line(f"{outcome.category}: {outcome.message}" if outcome.message
+                             else outcome.category))
     if outcome.status == "failed":
         both = ""
         if outcome.strict != outcome.compat:
             both = (f" [strict {'pass' if outcome.strict else 'fail'}, "
                     f"official rule {'pass' if outcome.compat else 'fail'}]")
         why = diagnose.explain(outcome.diagnosis, said=outcome.message)
-        pytest.fail(f"{outcome.tier.upper()} {outcome.category}: {outcome.message}{both}"
+        pytest.fail(one_line(f"{outcome.tier.upper()} {outcome.category}: {outcome.message}"
+                             f"{both}")
                     + (f"\n{why}" if why else ""), pytrace=False)
 
 

@@ -53,6 +53,7 @@ from pytest_reb.diagnose_names import (
     PACKAGE_OF_TOOL,
     distribution_of,
 )
+from pytest_reb.outcome import one_line
 
 MAX_EVIDENCE = 3
 MAX_LINE = 300
@@ -463,13 +464,14 @@ def cuda_probe(obs: Mapping[str, Any] | None, category: str | None, message: str
 def explain(diagnosis: Iterable[Mapping[str, Any]], *, said: str = "", evidence: int = 1) -> str:
     """Lines for a failure message: each class with its hint and its last evidence line(s).
 
-    Evidence the message already shows (``said``) is not repeated.
+    Evidence the message already shows (``said``) is not repeated.  Each line is one line
+    of data (``one_line``): evidence lines are the target's output and names.
     """
     lines = []
     for d in diagnosis:
-        lines.append(f"  root cause {d.get('class')}: {d.get('hint')}")
-        lines.extend(f"    seen: {line}" for line in list(d.get("evidence") or [])[-evidence:]
-                     if line not in said)
+        lines.append(one_line(f"  root cause {d.get('class')}: {d.get('hint')}"))
+        lines.extend(one_line(f"    seen: {line}") for line in
+                     list(d.get("evidence") or [])[-evidence:] if line not in said)
     return "\n".join(lines)
 
 

@@ -146,6 +146,18 @@ def shown(text: str) -> str:
                         else f"\\u{ord(m[0]):04x}", text)
 
 
+def one_line(text: object) -> str:
+    """``text`` as one line of data: ``shown``, and newlines and tabs written out too.
+
+    For every place that prints a value from the target inside a line of ours
+    (a failure message, the pyramid, the integrity section): a file name or a
+    report value holding a newline would otherwise print a whole line of its
+    own, such as a forged ``C1 CPU ######### PASS``.  ``shown`` keeps newlines
+    because a tail of output is many lines; a line of a report is one.
+    """
+    return shown(str(text)).replace("\n", "\\n").replace("\t", "\\t")
+
+
 def _shown_all(value: Any) -> Any:
     if isinstance(value, str):
         return shown(value)

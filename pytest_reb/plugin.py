@@ -100,8 +100,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--reb-pids", type=int, default=2048, metavar="N",
                     help="process limit of each probe container (default 2048)")
     group.addoption("--reb-disk", default="20g", metavar="SIZE",
-                    help="most a probe container's writable layer may hold; a command past "
-                         "it fails disk_limit (default 20g)")
+                    help="most a probe container may hold on disk (writable layer, its "
+                         "volumes' growth, unlinked files held open); a command past it "
+                         "fails disk_limit (default 20g)")
     group.addoption("--reb-official-layout", metavar="DIR",
                     help="also write the run as the official harness lays out its jobs: "
                          "DIR/jobs/<job>/job_summary.json and build_output/<stage>/results.json")

@@ -36,7 +36,7 @@ from pytest_reb.distribute import parse_shard
 from pytest_reb.evidence import host_gpus
 from pytest_reb.lease import LOCK_DIR, GpuLeases
 from pytest_reb.matrix import TargetSpec, load_matrix
-from pytest_reb.outcome import Outcome, OutcomeLog
+from pytest_reb.outcome import Outcome, OutcomeLog, one_line
 from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo
 from pytest_reb.target import (
     LABEL_OWNER,
@@ -247,7 +247,7 @@ class RebSession:
         for repo, spec in pairs.values():
             for result in self.prepare_assets(repo, spec):
                 if writer is not None:
-                    writer.write_line(f"{repo.name}: {result.line()}")
+                    writer.write_line(one_line(f"{repo.name}: {result.line()}"))
 
     def prepare_assets(self, repo: Repo, spec: TargetSpec | None) -> list[Prepared]:
         """``--reb-prepare``: make every asset of ``repo``, network allowed (this step only).
@@ -402,7 +402,7 @@ def sweep(run_id: str | None = None, *, only_orphans: bool = False) -> int:
     while left and time.monotonic() < deadline:
         for ctr in left.values():
             with contextlib.suppress(Exception):
-                ctr.remove(force=True)
+                ctr.remove(force=True, v=True)  # their anonymous volumes too
         with contextlib.suppress(Exception):  # one look per round, at all of them
             listed = {c.id for c in client.containers.list(all=True, filters={"label": label})}
             left = {cid: ctr for cid, ctr in left.items() if cid in listed}

@@ -150,7 +150,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     names = [f"{c.name} ({c.labels.get('reb.run')})" for c in left]
     for c in left:
-        c.remove(force=True)
+        c.remove(force=True, v=True)
     session.config.stash[_LEFT_BEHIND] = names
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
 

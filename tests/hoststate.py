@@ -3,8 +3,11 @@
 The suite runs containers, builds images and starts a second Docker daemon; none of that may
 leave a trace on the machine outside what is the suite's own (a ``dockerd --bridge none`` once
 deleted the host's ``docker0``, and every ``docker build`` with a RUN step failed after the
-suite).  ``snapshot()`` reads the host's network interfaces, Docker networks, Docker images and
-mount points; ``changes(before, after)`` says what differs, one line each.
+suite).  ``snapshot()`` reads the host's network interfaces, Docker networks, Docker images,
+Docker volumes and mount points; ``changes(before, after)`` says what differs, one line each.
+Volumes are compared because a container removed without ``v=True`` leaves the anonymous
+volume of each image ``VOLUME`` on the host (three per run, once); only dangling ones (no
+container uses them), so a container of anyone's that is running at the moment is not read.
 
 Left out is what the host's engine makes and removes for any container, anyone's, so that a run
 beside other users of the same engine is not failed for their work:
@@ -36,12 +39,13 @@ EXEC_ROOTS = ("/run/docker", "/var/run/docker")
 
 @dataclass
 class HostState:
-    """The parts of the host compared; ``networks`` and ``images`` are None without an engine."""
+    """The parts of the host compared; the engine's parts are None without an engine."""
 
     interfaces: set[str]
     mounts: Counter[str]
     networks: set[str] | None
     images: dict[str, str] | None
+    volumes: set[str] | None = None
 
 
 def snapshot(client: Any | None) -> HostState:
@@ -49,7 +53,8 @@ def snapshot(client: Any | None) -> HostState:
     engine_roots = [*EXEC_ROOTS, *([client.info()["DockerRootDir"]] if client else [])]
     return HostState(interfaces=_interfaces(), mounts=_mounts(engine_roots),
                      networks=_networks(client) if client else None,
-                     images=_images(client) if client else None)
+                     images=_images(client) if client else None,
+                     volumes=_dangling_volumes(client) if client else None)
 
 
 def changes(before: HostState, after: HostState) -> list[str]:
@@ -61,6 +66,9 @@ def changes(before: HostState, after: HostState) -> list[str]:
     if before.networks is not None and after.networks is not None:
         found += [f"Docker network {n} is gone" for n in sorted(before.networks - after.networks)]
         found += [f"Docker network {n} is new" for n in sorted(after.networks - before.networks)]
+    if before.volumes is not None and after.volumes is not None:
+        found += [f"Docker volume {v} is gone" for v in sorted(before.volumes - after.volumes)]
+        found += [f"Docker volume {v} is new" for v in sorted(after.volumes - before.volumes)]
     if before.images is not None and after.images is not None:
         for tag in sorted(before.images.keys() | after.images.keys()):
             was, now = before.images.get(tag), after.images.get(tag)
@@ -87,6 +95,11 @@ def _mounts(engine_roots: list[str]) -> Counter[str]:
 
 def _networks(client: Any) -> set[str]:
     return {f"{n.name} ({n.id[:12]}, {n.attrs.get('Driver')})" for n in client.networks.list()}
+
+
+def _dangling_volumes(client: Any) -> set[str]:
+    """Volumes no container uses: what a removal without ``v=True`` leaves."""
+    return {v.name for v in client.volumes.list(filters={"dangling": True})}
 
 
 def _images(client: Any) -> dict[str, str]:

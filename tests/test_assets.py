@@ -553,7 +553,7 @@ def test_an_images_own_pythonpath_is_kept_behind_the_shim(demo_image: str,
         image = base.commit(repository="reb-test-image-env", tag=base.id[:12],
                             changes=["ENV PYTHONPATH=/opt/their/lib"])
     finally:
-        base.remove(force=True)
+        base.remove(force=True, v=True)
     target = DockerTarget(image.id, run_id="test-image-env", gpus=[], limits=Limits())
     try:
         assert target.own_env("PYTHONPATH") == "/opt/their/lib"

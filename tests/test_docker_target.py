@@ -203,7 +203,7 @@ def test_a_remote_target_has_the_remote_machines_gpus(docker_client: Any, demo_i
         assert leases.pool == ["0", "1"] and leases.lock_dir != session.leases.lock_dir
         session.release(spec)
     finally:
-        ctr.remove(force=True)
+        ctr.remove(force=True, v=True)
 
 
 @pytest.mark.parametrize("size", ["20g", "512m", "200m", "1024", "1.5g", "10K", "7b"])

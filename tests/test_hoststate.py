@@ -17,7 +17,8 @@ from hoststate import SUITE_IMAGES, HostState, changes, snapshot
 def state(interfaces: set[str], mounts: list[str], images: dict[str, str]) -> HostState:
     """A host as ``snapshot`` reads one, with one Docker network."""
     return HostState(interfaces=interfaces, mounts=Counter(mounts),
-                     networks={"bridge (351aabdd3876, bridge)"}, images=images)
+                     networks={"bridge (351aabdd3876, bridge)"}, images=images,
+                     volumes={"kept"})
 
 
 def test_each_change_is_one_line() -> None:
@@ -26,12 +27,14 @@ def test_each_change_is_one_line() -> None:
     after = state({"lo", "eth0", "dummy0"}, ["/", "/proc", "/tmp/x"],
                   {"python:3.11": "5e6f", "other:1": "7a8b"})
     after.networks = set()
+    after.volumes = {"kept", "0f3a" * 16}  # an anonymous volume a removal left behind
     assert changes(before, after) == [
         "interface docker0 (bridge) is gone",
         "interface dummy0 is new",
         "mount point /proc is gone",  # one of two stacked mounts
         "mount point /tmp/x is new",
         "Docker network bridge (351aabdd3876, bridge) is gone",
+        f"Docker volume {'0f3a' * 16} is new",
         "image mine:latest: is gone",
         "image other:1: is new",
         "image python:3.11: was 1a2b, now 5e6f",

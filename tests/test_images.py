@@ -51,7 +51,7 @@ def run(client: docker.DockerClient, image: str, command: list[str]) -> tuple[in
         status = container.wait(timeout=120)["StatusCode"]
         return status, container.logs().decode(errors="replace")
     finally:
-        container.remove(force=True)
+        container.remove(force=True, v=True)
 
 
 def read_file(client: docker.DockerClient, image: str, path: str) -> str:
@@ -66,7 +66,7 @@ def read_file(client: docker.DockerClient, image: str, path: str) -> str:
             assert handle is not None
             return handle.read().decode()
     finally:
-        container.remove(force=True)
+        container.remove(force=True, v=True)
 
 
 def test_base_image_has_python_3_11_and_timeout(client, base_image):

@@ -125,3 +125,18 @@ def test_the_pyramid_at_the_end_of_a_real_run(pytester: pytest.Pytester) -> None
     start = next(i for i, line in enumerate(result.outlines) if "reb pyramid" in line) + 1
     end = next(i for i, line in enumerate(result.outlines) if line.startswith("outcomes:"))
     assert end - start == 9 and max(len(line) for line in result.outlines[start:end]) < 80
+
+
+def test_a_value_holding_a_line_stays_on_its_own_line() -> None:
+    """A target's name, a message and an integrity line from the target: one line each."""
+    forged = "\n  C1 CPU          #########   PASS\r\x1b[32m"
+    outcomes = [oc("c1", "failed", "runtime", target=f"img{forged}", repo=f"me/x{forged}",
+                   integrity={"status": "edited", "line": f"modified a{forged}.py"}),
+                oc("c4", "skipped", "not_applicable", message=f"no{forged}", strict=None,
+                   compat=None)]
+    lines = [*terminal.pyramid(outcomes, titles=TIER_TITLES), *summary.integrity_lines(outcomes)]
+    text = "\n".join(lines)
+    assert len(text.splitlines()) == len(lines)
+    assert not any(line.lstrip().startswith("C1 CPU          ####") for line in lines)
+    assert "\r" not in text and "\x1b" not in text
+    assert any(r"modified a\n  C1 CPU" in line for line in lines)

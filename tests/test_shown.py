@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_reb.outcome import Outcome, shown
+from pytest_reb.outcome import Outcome, one_line, shown
 
 ATTACK = "\x1b[2J\x1b[H\x1b[32mALL TIERS PASSED\x1b[0m\r\x07\x9b1m\u202eabc\u2066\u2028"
 
@@ -31,3 +31,15 @@ def test_an_outcome_read_back_is_escaped_everywhere() -> None:
                  *got.evidence, got.evidence[r"k\x1b"][0]):
         assert not any(c in text for c in "\x1b\r\x07\x9b\u202e"), text
     assert got.evidence[r"k\x1b"][1] == 3
+
+
+def test_one_line_writes_out_newlines_and_tabs_too() -> None:
+    assert one_line("a\nb\tc\r\x1b[1m") == r"a\nb\tc\x0d\x1b[1m"
+    assert one_line(3) == "3"
+
+
+@given(st.text())
+def test_one_line_is_one_line_and_idempotent(text: str) -> None:
+    once = one_line(text)
+    assert one_line(once) == once
+    assert len(once.splitlines()) <= 1 and "\t" not in once

@@ -97,8 +97,9 @@ def await_image(client: Any, run: str, wait: float) -> str | None:
 
 
 def remove_container(client: Any, ctr: Any, timeout: float) -> None:
-    """Remove ``ctr`` with a read timeout sized like its commit (a big layer takes a while)."""
+    """Remove ``ctr`` and the image's VOLUMEs with it, with a read timeout sized like its
+    commit (a big layer takes a while)."""
     api = copy.copy(client.api)
     api.timeout = timeout
-    api.remove_container(ctr.id, force=True)
+    api.remove_container(ctr.id, force=True, v=True)
 

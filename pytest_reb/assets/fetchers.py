@@ -71,7 +71,7 @@ def checkout_copy(target: Target | None, repo_dir: str) -> CheckoutCopy:
         finally:
             if ctr is not None:
                 with contextlib.suppress(Exception):
-                    ctr.remove(force=True)
+                    ctr.remove(force=True, v=True)  # the image's VOLUMEs with it
 
     def unsupported(rel: str, into: Path) -> None:
         where = target.name if target is not None else "no target"

@@ -13,7 +13,7 @@ import time
 from collections import Counter, defaultdict
 from typing import Any
 
-from pytest_reb.outcome import TIERS, Outcome, count_classes, mib_of
+from pytest_reb.outcome import TIERS, Outcome, count_classes, mib_of, one_line
 
 #: The denominators of the full benchmark (all 44 repositories).
 OFFICIAL_DENOMINATORS = {"c0": 2858, "c1": 29, "c2": 44, "c3": 43, "c4": 32}
@@ -167,12 +167,16 @@ def build(outcomes: list[Outcome], *, run_id: str, compat: bool) -> dict[str, An
 
 
 def integrity_lines(outcomes: list[Outcome]) -> list[str]:
-    """One line per (repository, target) whose checkout is not intact at the pinned commit."""
+    """One line per (repository, target) whose checkout is not intact at the pinned commit.
+
+    One line each whatever the finding names (``one_line``): a tracked file's name may hold
+    a newline, and the section would print what follows it as a line of its own.
+    """
     seen: dict[tuple[str, str], str] = {}
     for o in outcomes:
         if o.integrity and o.integrity.get("status") != "intact":
             seen.setdefault((o.repo, o.target), str(o.integrity.get("line")))
-    return [f"{repo} @ {target}: {line}" for (repo, target), line in sorted(seen.items())]
+    return [one_line(f"{repo} @ {target}: {line}") for (repo, target), line in sorted(seen.items())]
 
 
 def _short(o: Outcome) -> dict[str, Any]:

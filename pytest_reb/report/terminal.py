@@ -12,7 +12,7 @@ import textwrap
 from collections import defaultdict
 from collections.abc import Mapping
 
-from pytest_reb.outcome import TIERS, Outcome, mib_of
+from pytest_reb.outcome import TIERS, Outcome, mib_of, one_line
 from pytest_reb.report.summary import (
     HALLUCINATIONS,
     missing_count,
@@ -118,7 +118,7 @@ def root_cause_lines(outcomes: list[Outcome]) -> list[str]:
     counts = root_causes_by_environment(outcomes)
     if not counts:
         return []
-    return textwrap.wrap(", ".join(f"{c} {n}" for c, n in counts.items()), WIDTH,
+    return textwrap.wrap(one_line(", ".join(f"{c} {n}" for c, n in counts.items())), WIDTH,
                          initial_indent="root causes: ", subsequent_indent=" " * 13)
 
 
@@ -146,4 +146,6 @@ def _c5_counts(counts: object) -> str:
 
 
 def _cut(line: str) -> str:
+    """One terminal line: the target's names and messages in it cannot start another."""
+    line = one_line(line)
     return line if len(line) <= WIDTH else line[:WIDTH - 3] + "..."

@@ -70,4 +70,4 @@ def image_file(client: Any, image: str, path: str, limit: int = 1 << 16) -> byte
     finally:
         if ctr is not None:
             with contextlib.suppress(Exception):
-                ctr.remove(force=True)
+                ctr.remove(force=True, v=True)  # and the image's VOLUMEs' anonymous volumes

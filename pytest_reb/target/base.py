@@ -159,9 +159,9 @@ class ExecResult:
     #: what the GPUs computed over the command (``gpu_compute``), by GPU index
     gpu_compute: dict[str, Any] = field(default_factory=dict)
     leftovers_killed: int = 0
-    #: the command was stopped because the writable layer grew past ``--reb-disk``
+    #: the command was stopped because the container's disk use grew past ``--reb-disk``
     disk_limited: bool = False
-    #: bytes the writable layer held when it was stopped
+    #: bytes it held then (writable layer, volumes' growth, unlinked files held open)
     disk_used: int | None = None
 
     @property

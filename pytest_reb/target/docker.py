@@ -12,11 +12,14 @@ are copied out through the archive API.  The image's ``HEALTHCHECK``,
 the commands, not code of ours.  The keep-alive runs as ``nobody`` and
 commands as root without capabilities, so no command can signal it.
 
-The writable layer is watched (``SizeRw``, polled while a command runs) and a
-command that grows it past ``--reb-disk`` is killed, its container removed
-(the layer with it), and the result says ``disk_limited``; tmpfs mounts get
-an explicit size.  A quota (``storage_opt``) would bound it in the kernel, but
-only overlay2 on xfs with ``pquota`` supports one.
+What the container holds on disk is watched while a command runs: the
+writable layer (``SizeRw``), what its volumes (an image ``VOLUME``) gained,
+and unlinked files its processes hold open (``diskuse``).  A command that
+grows it past ``--reb-disk`` is killed, its container removed (layer and
+volumes with it: every removal passes ``v=True``), and the result says
+``disk_limited``; tmpfs mounts get an explicit size.  A quota (``storage_opt``)
+would bound the layer in the kernel, but only overlay2 on xfs with ``pquota``
+supports one.
 
 One class (the archive readers are in ``archive``, the freezer in
 ``cgroup``): a little past the usual size, but one cohesive thing, every
@@ -36,7 +39,7 @@ from typing import Any
 
 from pytest_reb import witness
 from pytest_reb.evidence import GpuWatch, host_gpus
-from pytest_reb.target import ourtools
+from pytest_reb.target import diskuse, ourtools
 from pytest_reb.target.archive import archive_file
 from pytest_reb.target.base import (
     HOST_SLACK,
@@ -68,7 +71,7 @@ class Limits:
     pids: int = 2048
     shm: str = "2g"
     network: str = "none"
-    #: the most the container's writable layer may hold (``--reb-disk``)
+    #: the most the container may hold on disk: layer, volumes, unlinked files (``--reb-disk``)
     disk: str = "20g"
 
     def __post_init__(self) -> None:
@@ -134,6 +137,8 @@ class DockerTarget(Target):
         self._containers: dict[str, Any] = {}
         self._keep: dict[str, set[int]] = {}
         self._cgroups: dict[str, Cgroup] = {}
+        #: per container, its volumes' host directories -> bytes they held at its start
+        self._volumes: dict[str, dict[str, int]] = {}
         self._lock = threading.Lock()
         #: container path -> host folder, mounted read-only beside the tools (assets, shims)
         self.extra_mounts: dict[str, str] = {}
@@ -208,6 +213,7 @@ class DockerTarget(Target):
                               f"{exc.explanation or exc}") from None
         try:
             self._cgroups[key], self._keep[key] = self._keepalive(ctr)
+            self._volumes[key] = {d: diskuse.tree_bytes(d) for d in diskuse.volume_dirs(ctr.attrs)}
             for dest, seed in self.seeds.items():
                 seeded = ctr.exec_run([*ourtools.util("cp"), "-rs", f"{seed}/.", dest],
                                       user=COMMAND_USER)
@@ -216,7 +222,7 @@ class DockerTarget(Target):
                                       f"{seeded.output.decode(errors='replace')[-300:]}")
         except TargetError:
             with contextlib.suppress(Exception):
-                ctr.remove(force=True)
+                ctr.remove(force=True, v=True)
             raise
         return ctr
 
@@ -263,10 +269,11 @@ class DockerTarget(Target):
 
     def _remove(self, key: str) -> None:
         self._cgroups.pop(key, None)
+        self._volumes.pop(key, None)
         ctr = self._containers.pop(key, None)
         if ctr is not None:
             with contextlib.suppress(Exception):
-                ctr.remove(force=True)
+                ctr.remove(force=True, v=True)  # the image's VOLUMEs are anonymous volumes
 
     def close(self) -> None:
         with self._lock:
@@ -310,11 +317,17 @@ class DockerTarget(Target):
         cgroup = self._cgroups.get(key)
         return cgroup.kill_all(self._keep.get(key, set())) if cgroup else 0
 
-    def _disk_used(self, ctr: Any) -> int | None:
-        """Bytes in the container's writable layer (the engine's ``SizeRw``), or None."""
+    def _disk_used(self, key: str, ctr: Any) -> int | None:
+        """Bytes the container holds on disk, or None: its writable layer (the engine's
+        ``SizeRw``), its volumes' growth and the unlinked files its processes hold."""
         with contextlib.suppress(Exception):
             rows = self.client.api.containers(all=True, filters={"id": ctr.id}, size=True)
-            return int(rows[0].get("SizeRw") or 0) if rows else None
+            if not rows:
+                return None
+            cgroup = self._cgroups.get(key)
+            return (int(rows[0].get("SizeRw") or 0)
+                    + diskuse.volumes_growth(self._volumes.get(key, {}))
+                    + diskuse.unlinked_bytes(cgroup.pids() if cgroup else ()))
         return None
 
     def _oom_kills(self, ctr: Any) -> int | None:
@@ -373,7 +386,7 @@ class DockerTarget(Target):
         watch = GpuWatch(lambda: self._run_pids(key), devices) if devices else None
         with watch or contextlib.nullcontext():
             reader.start()
-            disk = self._watch(ctr, reader, start + timeout)
+            disk = self._watch(key, ctr, reader, start + timeout)
             killed = disk is None and reader.is_alive()
             self._stop(key, reader, timed_out=killed)
         exit_code: int | None = None
@@ -386,7 +399,7 @@ class DockerTarget(Target):
         with contextlib.suppress(Exception):
             leftovers = self._sweep(key)
         if disk is None:
-            used = self._disk_used(ctr)  # a writer quicker than one look
+            used = self._disk_used(key, ctr)  # a writer quicker than one look
             disk = used if used is not None and used > self.limits.disk_bytes() else None
         oom_after = self._oom_kills(ctr)
         pids_after = self._pids_refusals(ctr)
@@ -405,11 +418,13 @@ class DockerTarget(Target):
                          disk_limited=disk is not None, disk_used=disk)
         return finish(res, timeout, watch)
 
-    def _watch(self, ctr: Any, reader: threading.Thread, deadline: float) -> int | None:
-        """Wait for the command until ``deadline``, looking at the writable layer meanwhile;
+    def _watch(self, key: str, ctr: Any, reader: threading.Thread,
+               deadline: float) -> int | None:
+        """Wait for the command until ``deadline``, looking at its disk use meanwhile;
         the bytes it holds once past ``--reb-disk`` (the command is then stopped), else None.
 
-        A look costs what the engine spends walking the layer, so the next one
+        A look costs what the engine spends walking the layer (and this process the
+        volumes), so the next one
         waits at least five times as long as the last took.
         """
         limit = self.limits.disk_bytes()
@@ -422,7 +437,7 @@ class DockerTarget(Target):
             if not reader.is_alive():
                 return None
             began = time.monotonic()
-            used = self._disk_used(ctr)
+            used = self._disk_used(key, ctr)
             pause = max(DISK_POLL, 5 * (time.monotonic() - began))
             if used is not None and used > limit:
                 return used

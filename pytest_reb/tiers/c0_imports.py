@@ -247,7 +247,7 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
               *(["--pythonversion", version] if version else [])]
     main_args = ["-p", "pyrightconfig.json", "--outputjson", "--level", "error", *common]
     res, out = _driver(ctx, "analyse", {
-        "scratch": scratch, "pyright": ctx.target.tool(PYRIGHT),
+        "scratch": scratch, "pyright": ctx.target.tool(PYRIGHT), "checkout": ctx.checkout,
         "files": {"pyrightconfig.json": _packed(json.dumps(config)), "binding.py": "",
                   "binding.json": json.dumps(pyright_config(
                       sel, ctx.checkout, scratch, version, include=["binding.py"]), indent=1)},
@@ -284,7 +284,7 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
         f"{', timed out' if binding.get('timed_out') else ''}): "
         f"{(binding.get('stderr') or verbose).strip()[-300:]}")
     official = missing_imports(data)
-    strict = strict_missing(data, data.get("source_present") or [])
+    strict = strict_missing(data, data.get("source_present") or [], data.get("stub_only") or [])
     missing = official if ctx.compat else strict
     total = ctx.repo.imports_total
     analysed = (data.get("summary") or {}).get("filesAnalyzed")

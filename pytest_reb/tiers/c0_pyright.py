@@ -233,21 +233,29 @@ def missing_imports(data: Mapping[str, Any], rule: str = MISSING_RULE) -> dict[s
     return dict(sorted(found.items()))
 
 
-def strict_missing(data: Mapping[str, Any], present: Iterable[str]) -> dict[str, str]:
-    """The official missing names plus those pyright resolved only to a bundled stub.
+def strict_missing(data: Mapping[str, Any], present: Iterable[str],
+                   stub_only: Iterable[str] = ()) -> dict[str, str]:
+    """The official missing names plus those that resolve to stubs only.
 
     ``import yaml`` without PyYAML installed is not a ``reportMissingImports``
     error, because typeshed ships stubs for it: pyright says "could not be
     resolved from source" instead, and the official count never sees it.  A
-    stub-only name counts unless its top level exists on the interpreter's
-    path (``present``): ``six.moves`` is stub-only by nature while ``six`` is
-    installed.
+    stub-only name counts unless its top level has runtime source on the
+    interpreter's path (``present``): ``six.moves`` is stub-only by nature
+    while ``six`` is installed.  Worse, a package of the environment holding
+    only ``.pyi`` files (``site-packages/yaml/__init__.pyi``) resolves with no
+    diagnostic at all; the driver finds those (``stub_only``: names an
+    analysed file imports that have a stub entry on the path and runtime
+    source nowhere, the rules of PEP 561 and pyright), and they count too.
+    Strict only: the official count is ``reportMissingImports`` alone.
     """
     found = missing_imports(data)
     have = set(present)
     for name, where in missing_imports(data, SOURCE_RULE).items():
         if name not in have:
             found.setdefault(name, where)
+    for name in stub_only:
+        found.setdefault(str(name), "stubs only: no runtime source on the import path")
     return dict(sorted(found.items()))
 
 

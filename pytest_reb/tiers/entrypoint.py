@@ -433,7 +433,7 @@ def evidence_of(res: ExecResult) -> dict[str, object]:
         ev["pids_limit_hit"] = True
     if res.disk_limited:
         ev["disk_limit_hit"] = True
-        ev["writable_layer_bytes"] = res.disk_used
+        ev["disk_used_bytes"] = res.disk_used  # layer, volumes' growth, unlinked open files
     return ev
 
 

@@ -130,8 +130,9 @@ def _clip(text: str, most: int) -> str:
 def failed(res: ExecResult, category: str, diagnosis: Sequence[Mapping[str, Any]]) -> str:
     """The headline of a run that did not exit 0 (or was stopped by the host)."""
     if res.disk_limited:
-        return (f"the container's writable layer grew to {(res.disk_used or 0) >> 20} MiB, past "
-                "the --reb-disk limit; the run was killed and its container removed")
+        return (f"the container's disk use (writable layer, volumes, unlinked open files) grew to "
+                f"{(res.disk_used or 0) >> 20} MiB, past the --reb-disk limit; the run was "
+                "killed and its container removed")
     if res.timed_out:
         return f"timed out after {res.duration:.0f}s; the process tree was killed"
     last = _last_line(res.output)

@@ -39,7 +39,7 @@ def _losing(monkeypatch: pytest.MonkeyPatch, times: int) -> list[str]:
             pid = self.view.root.split("/")[2]
             for ctr in docker.from_env().containers.list(all=True):
                 if str(ctr.attrs["State"]["Pid"]) == pid:
-                    ctr.remove(force=True)  # it is paused: remove works, kill does not
+                    ctr.remove(force=True, v=True)  # it is paused: remove works, kill does not
                     lost.append(ctr.name)
         compare(self, *args)
 

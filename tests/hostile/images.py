@@ -46,6 +46,7 @@ from .forgeries import (
     SHADOW_AT_START,
     VERSION_LIAR,
 )
+from . import bounds
 
 SITE = f"{ENV_DIR}/lib/python3.11/site-packages"
 SYSTEM_SITECUSTOMIZE = "/etc/python3.11/sitecustomize.py"
@@ -498,6 +499,27 @@ CASES: dict[str, Case] = {c.name: c for c in (
                               for name, body in EDITABLE_PKG.items()],
          directives=[f'RUN ["{ENV_PYTHON}", "-m", "pip", "install", "-q", "--no-index", '
                      '"--no-deps", "--no-build-isolation", "-e", "/opt/rebhelper"]']),
+    # issue 25: disk use the layer walk misses, stub-only packages, values holding lines
+    Case("volume-filler", [("file", f"{REPO_DIR}/fill_volume.py", bounds.VOLUME_FILLER, 0o644)],
+         directives=[f"VOLUME {bounds.DATA_VOLUME}", "VOLUME /var/cache/reb-a /var/log/reb-b"]),
+    Case("volume-checkout", [("file", f"{REPO_DIR}/fill_volume.py", bounds.VOLUME_FILLER,
+                              0o644)], directives=[f"VOLUME {REPO_DIR}"]),
+    Case("unlinked-writer", [("file", f"{REPO_DIR}/unlinked.py", bounds.UNLINKED_WRITER, 0o644)]),
+    Case("fallocate-mapped", [("file", f"{REPO_DIR}/reserve.py", bounds.FALLOCATE_MAPPED,
+                               0o644)]),
+    Case("stub-only-yaml", [("remove", f"{SITE}/yaml"), ("remove", f"{SITE}/_yaml"),
+                            ("file", f"{SITE}/yaml/__init__.pyi", "def safe_load(s): ...\n",
+                             0o644)]),
+    Case("stubs-package-yaml", [("remove", f"{SITE}/yaml"), ("remove", f"{SITE}/_yaml"),
+                                ("file", f"{SITE}/yaml-stubs/__init__.pyi",
+                                 "def safe_load(s): ...\n", 0o644),
+                                ("file", f"{SITE}/yaml-stubs/py.typed", "partial\n", 0o644),
+                                ("file", f"{SITE}/yaml/loader.pyi", "class Loader: ...\n",
+                                 0o644)]),
+    Case("newline-names", [("file", f"{REPO_DIR}/notes{bounds.FORGED}.py", "x = 1\n", 0o644),
+                           ("append", f"{REPO_DIR}/configs/tiny.yaml", "# edited\n")],
+         report={"python_version": f"3.11.2{bounds.FORGED}",
+                 "torch_version": f"2.13.0+cpu{bounds.FORGED}"}),
 )}
 
 #: Run by the image's own Python at build time: lays the operations down, no shell anywhere.
@@ -526,6 +548,9 @@ for op in json.load(open(sys.argv[1])):
         shutil.rmtree(path + "/.git")
         with open(path + "/.git", "w") as fh:
             fh.write("gitdir: " + op[2] + "\\n")
+    elif kind == "remove":  # a folder the demo holds (an installed package)
+        import shutil
+        shutil.rmtree(path)
     elif kind == "append":
         with open(path, "a") as fh:
             fh.write(op[2])

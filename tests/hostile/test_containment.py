@@ -112,7 +112,7 @@ def test_a_disk_filler_fails_disk_limit_and_the_session_goes_on(
     fill = run["reb/fill|c1"]
     assert (fill.status, fill.category) == ("failed", "disk_limit"), fill.message
     assert fill.evidence["disk_limit_hit"] is True
-    assert fill.evidence["writable_layer_bytes"] > 200 << 20
+    assert fill.evidence["disk_used_bytes"] > 200 << 20
     assert "--reb-disk" in fill.message and fill.duration < 60
     assert run["reb/after|c1"].status == "passed"  # a fresh container, the layer gone
     run.result.assert_outcomes(passed=1, failed=1)

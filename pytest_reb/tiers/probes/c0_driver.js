@@ -108,13 +108,101 @@ function reduce(text) {
           reduced: {rule_diagnostics: counts, all_diagnostics: data.generalDiagnostics.length}};
 }
 
-// Top-level names that exist on the interpreter's import path (stub-only hits are checked here).
+// What the interpreter can import at run time, as opposed to what pyright resolves: a stub
+// (``.pyi``) is never code.  A name has runtime source in a directory when the directory holds
+// its module (``n.py``, ``n.pyc``, an extension ``n*.so``/``n*.pyd``) or a package ``n/`` with a
+// runtime module in it at any depth (a regular package's ``__init__.py``, or a namespace
+// package's modules; ``__pycache__`` does not count, Python never imports from it by path).
+// Stub entries, after PEP 561 and pyright: ``n.pyi``, a ``n-stubs/`` package (partial or not:
+// ``partial`` only tells pyright to look further, at a package that must still exist), and a
+// package ``n/`` with ``.pyi`` files and no runtime module, which pyright resolves silently.
+const RUNTIME = /\.(py|pyc|so|pyd)$/;
+const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const roots = () => [...spec.sys_path, ...(spec.checkout ? [spec.checkout] : [])];
+const listing = (dir) => { try { return fs.readdirSync(dir); } catch (e) { return []; } };
+const isDir = (p) => { try { return fs.statSync(p).isDirectory(); } catch (e) { return false; } };
+const isFile = (p) => { try { return fs.statSync(p).isFile(); } catch (e) { return false; } };
+
+// Whether a package directory holds a module of ``kind`` (RUNTIME or .pyi), bounded in depth
+// and entries so an image cannot make the driver walk forever.
+function holds(dir, kind, depth, budget = {left: 20000}) {
+  const entries = listing(dir);
+  for (const e of entries) {
+    if (--budget.left < 0) return false;
+    if (kind.test(e) && isFile(path.join(dir, e))) return true;
+  }
+  if (depth <= 0) return false;
+  return entries.some((e) => e !== '__pycache__' && IDENT.test(e) && isDir(path.join(dir, e))
+    && holds(path.join(dir, e), kind, depth - 1, budget));
+}
+
+function runtimeIn(dir, n, entries) {
+  return entries.some((e) => (e === n + '.py' || e === n + '.pyc'
+      || (e.startsWith(n + '.') && /\.(so|pyd)$/.test(e))) && isFile(path.join(dir, e)))
+    || (entries.includes(n) && isDir(path.join(dir, n)) && holds(path.join(dir, n), RUNTIME, 8));
+}
+
+// Top-level names that have runtime source on the interpreter's import path or in the checkout.
 function present(names) {
-  const listings = spec.sys_path.map((dir) => {
-    try { return fs.readdirSync(dir); } catch (e) { return []; }
-  });
-  return names.filter((n) => listings.some((entries) => entries.some((e) =>
-    e === n || e === n + '.py' || (e.startsWith(n + '.') && /\.(so|pyd)$/.test(e)))));
+  const dirs = roots().map((dir) => [dir, listing(dir)]);
+  return names.filter((n) => dirs.some(([dir, entries]) => runtimeIn(dir, n, entries)));
+}
+
+// Names that resolve to stubs only: a stub entry somewhere on the import path, runtime source
+// nowhere.  pyright reports no diagnostic for a stub-only package of the environment, so the
+// names are looked for here and kept if an analysed file imports them.
+function stubOnly() {
+  const found = new Set();
+  for (const dir of spec.sys_path) {
+    for (const e of listing(dir)) {
+      const n = e.endsWith('-stubs') ? e.slice(0, -6) : e.endsWith('.pyi') ? e.slice(0, -4) : e;
+      if (!IDENT.test(n)) continue;
+      const p = path.join(dir, e);
+      if (e !== n ? isFile(p) || holds(p, /\.pyi$/, 8)  // n.pyi, n-stubs/
+        : isDir(p) && !holds(p, RUNTIME, 8) && holds(p, /\.pyi$/, 8)) found.add(n);
+    }
+  }
+  const have = new Set(present([...found]));
+  return [...found].filter((n) => !have.has(n)).sort();
+}
+
+// The Python files of the config's ``include``: files as they are, folders walked (a run
+// without the pinned tree includes its targets), the official exclusions skipped, bounded.
+const SKIP = new Set(['.git', '__pycache__', '.venv', 'venv', 'node_modules', 'build', 'dist',
+                      'build_output']);
+function sources(entries, budget = {left: 50000}) {
+  const out = [];
+  for (const p of entries) {
+    if (--budget.left < 0) break;
+    if (p.endsWith('.py') && isFile(p)) out.push(p);
+    else if (!SKIP.has(path.basename(p)) && isDir(p)) {
+      out.push(...sources(listing(p).sort().map((e) => path.join(p, e)), budget));
+    }
+  }
+  return out;
+}
+
+// Which of ``names`` the analysed files import (``import n``, ``import a, n.b``, ``from n``):
+// a line scan of the files the config includes, only for the few stub-only names.
+function importedBy(names) {
+  if (!names.length) return [];
+  let include = [];
+  try {
+    include = JSON.parse(fs.readFileSync(path.join(spec.scratch, 'pyrightconfig.json'),
+                                         'utf8')).include || [];
+  } catch (e) { return []; }
+  const lead = '(?:[\\w.]+(?:[ \\t]+as[ \\t]+\\w+)?[ \\t]*,[ \\t]*)*';  // "import a as b, "
+  const rules = names.map((n) => [n, new RegExp('^[ \\t]*(?:from[ \\t]+' + n + '(?:[ \\t.]|$)'
+    + '|import[ \\t]+' + lead + n + '(?:[ \\t.,]|$))', 'm')]);
+  const hit = new Set();
+  for (const file of sources(include.filter((rel) => typeof rel === 'string')
+    .map((rel) => path.resolve(spec.scratch, rel)))) {
+    const text = readText(file, 1 << 22);
+    if (!text) continue;
+    for (const [n, re] of rules) if (!hit.has(n) && re.test(text.text)) hit.add(n);
+    if (hit.size === names.length) break;
+  }
+  return [...hit].sort();
 }
 
 function header(text) {
@@ -140,9 +228,10 @@ async function analyse() {
       run([process.execPath, spec.pyright, ...spec.main_args], opts(spec.main_timeout_ms))]);
     const json = reduce(main.stdout);
     if (json) {
-      const stubOnly = json.generalDiagnostics.filter((d) => d.rule === spec.source_rule)
+      const stubHits = json.generalDiagnostics.filter((d) => d.rule === spec.source_rule)
         .map((d) => name(d)[1]);
-      json.source_present = present(stubOnly);
+      json.source_present = present(stubHits);
+      json.stub_only = importedBy(stubOnly());
     }
     const res = {
       binding: {...probe, stdout: header(probe.stdout), stderr: tail(probe.stderr, 4000)},

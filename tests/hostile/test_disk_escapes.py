@@ -1,0 +1,82 @@
+"""The disk limit holds wherever the container writes, and no run leaves a volume behind.
+
+- ``volume-filler`` (three image ``VOLUME``\\s): 2 GiB written into one under ``--reb-disk
+  512m`` fails ``disk_limit`` (it passed: an anonymous volume is outside the layer walk).
+- ``volume-checkout``: the checkout itself is a ``VOLUME``; the run fills it.  Same verdict.
+- ``unlinked-writer``: 3 GiB written into an unlinked file held open, under ``--reb-disk 1g``,
+  fails ``disk_limit`` (it passed: no name left to walk).
+- ``fallocate-mapped``: 3 GiB allocated at once, mapped, the descriptor closed and the file
+  unlinked: only a mapping holds it.  Same verdict.
+
+Every run ends with the engine's volumes as they were before it: containers, the image
+peeks and the sweep remove their anonymous volumes (``v=True``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from .bounds import DATA_VOLUME
+from .conftest import run_reb
+from .images import REPO_DIR, module_text
+
+pytestmark = pytest.mark.container
+
+AFTER = 'Run(["{python}", "-c", "print(\'AFTER_OK\')"], expect_log=["AFTER_OK"], timeout=60)'
+
+
+def volumes(client: Any) -> set[str]:
+    """Volumes no container uses (a running container of a test beside this one is left out)."""
+    return {v.name for v in client.volumes.list(filters={"dangling": True})}
+
+
+def left_since(client: Any, before: set[str]) -> set[str]:
+    """Dangling volumes new since ``before`` that stay: a test beside this one removes its
+    container first and its volumes a moment later, a leak stays for good."""
+    new = volumes(client) - before
+    if new:
+        time.sleep(3)
+        new &= volumes(client)
+    return new
+
+
+@pytest.mark.parametrize(("case", "argv", "limit"), [
+    ("volume-filler", f'["{{python}}", "fill_volume.py", "{DATA_VOLUME}", "2048"]', "512m"),
+    ("volume-checkout", f'["{{python}}", "fill_volume.py", "{REPO_DIR}", "2048"]', "512m"),
+    ("unlinked-writer", '["{python}", "unlinked.py", "3072"]', "1g"),
+    ("fallocate-mapped", '["{python}", "reserve.py", "3072"]', "1g"),
+])
+def test_disk_use_the_layer_walk_misses_fails_disk_limit(
+        pytester: pytest.Pytester, docker_client: Any, hostile: Callable[[str], str],
+        image_commit: str, case: str, argv: str, limit: str) -> None:
+    image = hostile(case)
+    before = volumes(docker_client)
+    run = run_reb(pytester, image, {
+        "test_fill": module_text("reb/fill", image_commit, cpu=f"Run({argv}, timeout=120)"),
+        "test_z_after": module_text("reb/after", image_commit, cpu=AFTER)},
+        "-m", "c1", "--reb-disk", limit)
+    fill = run["reb/fill|c1"]
+    assert (fill.status, fill.category) == ("failed", "disk_limit"), fill.message
+    assert fill.evidence["disk_used_bytes"] > int(limit[:-1]) << (20 if limit[-1] == "m" else 30)
+    assert "--reb-disk" in fill.message and fill.duration < 60
+    assert run["reb/after|c1"].status == "passed"  # a fresh container, layer and volumes gone
+    run.result.assert_outcomes(passed=1, failed=1)
+    assert left_since(docker_client, before) == set()
+
+
+def test_an_honest_run_in_an_image_with_volumes_leaves_none(
+        pytester: pytest.Pytester, docker_client: Any, hostile: Callable[[str], str],
+        image_commit: str) -> None:
+    before = volumes(docker_client)
+    small = f'["{{python}}", "fill_volume.py", "{DATA_VOLUME}", "64", "0"]'
+    run = run_reb(pytester, hostile("volume-filler"), {"test_small": module_text(
+        "reb/small", image_commit,
+        cpu=f'Run({small}, expect_log=["VOLUME_FILLED"], timeout=120)')},
+        "-m", "c1", "--reb-disk", "512m")
+    c1 = run["c1"]
+    assert c1.status == "passed", c1.message  # 64 MiB in a volume is well under the limit
+    assert left_since(docker_client, before) == set()
