@@ -35,6 +35,7 @@ from imagebuild import ensure_image  # tests/imagebuild.py: tests/ is on sys.pat
 
 from pytest_reb.images import CACHE_DIR, ENV_DIR, ENV_PYTHON, REPO_DIR, REPORT_PATH
 
+from . import bounds
 from .forgeries import (
     BYTES_PATH_FORGER,
     EDIT_AT_START,
@@ -46,7 +47,6 @@ from .forgeries import (
     SHADOW_AT_START,
     VERSION_LIAR,
 )
-from . import bounds
 
 SITE = f"{ENV_DIR}/lib/python3.11/site-packages"
 SYSTEM_SITECUSTOMIZE = "/etc/python3.11/sitecustomize.py"
