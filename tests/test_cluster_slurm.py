@@ -279,7 +279,7 @@ def test_a_matrix_through_slurm_equals_one_machine(cluster: LocalSlurm,
     out = cluster.path("per-pair")
     proc = submit_demo(demo, out, "--wait")
     assert proc.returncode == 0, proc.stdout + proc.stderr + cluster.logs()
-    print(proc.stdout)  # the squeue lines the README quotes
+    print(proc.stdout)  # the squeue lines docs/scaling.md quotes
     [sub] = [json.loads(line) for line in (out / "submissions.jsonl").read_text().splitlines()]
     states = {line.split()[0]: line.split()[2] for line in proc.stdout.splitlines()
               if line.split()[0][:1].isdigit()}

@@ -6,7 +6,7 @@ then ``reb table`` over both, labelled as two agents, with the paper's rows.
 Chromium (Debian's ``chromium``; ``tests/run.sh`` installs it) loads each page
 from disk with the network parts switched off, and what its DOM holds after
 the page's own scripts ran is checked: the chart and the table.  A
-screenshot of each is saved, into ``$REB_SCREENSHOTS`` when set (the README's
+screenshot of each is saved, into ``$REB_SCREENSHOTS`` when set (docs/reports.md's
 images are made that way), else into the test's temporary folder.
 """
 

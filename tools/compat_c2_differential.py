@@ -14,7 +14,7 @@ exited 1, and the non-Python scripts), the bundle's official cuda check as
 
 ``python tools/compat_c2_differential.py --official DIR [--show K]``.  The
 C1/C3/C4 verdicts are not run here: the official entrypoints need each
-research repository, its assets and GPUs (README, compat section).
+research repository, its assets and GPUs (docs/tiers.md, compat section).
 """
 
 from __future__ import annotations

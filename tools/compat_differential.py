@@ -240,7 +240,7 @@ def run_chunk(args: tuple[list[Case], str, str]) -> list[dict[str, Any]]:
 
 
 #: Official bugs compat does not reproduce: bundle -> (the tiers whose exit code 0 the
-#: bug reads as 1, why it is not reproduced).  Listed in the README's compat section.
+#: bug reads as 1, why it is not reproduced).  Listed in docs/tiers.md's compat section.
 DEPARTURES: dict[str, tuple[tuple[str, ...], str]] = {
     "NVIDIA@kvpress": (("c2", "c4"), "int(exit_code or 1) reads a successful cuda or "
                        "multi_gpu stage as failed: every true cuda_available claim, and every "
