@@ -80,6 +80,8 @@ class Context:
     allow_mismatch: bool = False
     #: ``--reb-trust-hook``: sha256 digests of startup hooks the operator vouches for
     trusted_hooks: frozenset[str] = frozenset()
+    #: ``--reb-keep-outputs``: a stage's ``{out}`` folder stays in the target after it
+    keep_outputs: bool = False
     #: the verdict of a pair refused at collection (``verdict.misconfigured``): nothing runs
     refused: dict[str, Any] | None = None
     outcomes: dict[str, Outcome] = field(default_factory=dict)

@@ -69,6 +69,7 @@ def reb_ctx(request: pytest.FixtureRequest, reb_target_spec: TargetSpec) -> Cont
         ext_sweep=opts.ext_sweep and selected(request.session.items, request.module,
                                               reb_target_spec.id, "c2"),
         allow_mismatch=opts.allow_mismatch, trusted_hooks=opts.trusted_hooks,
+        keep_outputs=opts.keep_outputs,
         refused=session.refused.get(f"{repo.name}|{reb_target_spec.id}"),
         agent_timed_out=opts.compat and _agent_timed_out(reb_target_spec.image))
     return ctx

@@ -75,6 +75,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="a startup hook this machine's operator vouches for, by the sha256 "
                          "of its bytes (strict C3/C4 fail on hooks no distribution owns; the "
                          "failure names each one's digest); repeatable")
+    group.addoption("--reb-keep-outputs", action="store_true", default=False,
+                    help="keep each stage's {out} folder (checkpoints, logs) in the target "
+                         "after the stage (default: removed, so local:// leaves nothing in "
+                         "/tmp and a container's disk holds only the current stage's)")
     group.addoption("--reb-outdir", metavar="DIR", default=None,
                     help="where runs write outcomes.jsonl and summary.json (default reports/ "
                          "in the working directory; a checkout's own reports/ in a checkout)")

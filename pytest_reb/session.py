@@ -79,6 +79,7 @@ class RebOptions:
     ext_sweep: bool = True
     allow_mismatch: bool = False
     trusted_hooks: frozenset[str] = frozenset()
+    keep_outputs: bool = False
 
     @classmethod
     def from_config(cls, config: Any) -> RebOptions:
@@ -105,7 +106,8 @@ class RebOptions:
             assets=Path(opt("reb_assets")) if opt("reb_assets") else None,
             prepare=opt("reb_prepare"), ext_sweep=opt("reb_ext_sweep"),
             allow_mismatch=opt("reb_allow_commit_mismatch"),
-            trusted_hooks=frozenset(opt("reb_trust_hook") or ()))
+            trusted_hooks=frozenset(opt("reb_trust_hook") or ()),
+            keep_outputs=opt("reb_keep_outputs"))
 
 
 def new_run_id() -> str:

@@ -275,3 +275,31 @@ def test_a_local_run_needs_no_docker_sdk() -> None:
             "assert Limits(disk='20g').disk_bytes() == 20 << 30\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_a_local_stage_leaves_no_output_folder_unless_asked(
+        pytester: pytest.Pytester, tmp_path: Path, keep: bool) -> None:
+    """A stage's ``{out}`` (checkpoints, logs) is this machine's ``/tmp`` on ``local://``: it is
+    removed when the stage ends; ``--reb-keep-outputs`` keeps it where the run put it."""
+    repo = tmp_path / "out-checkout"
+    marker = f"reb-keep-{keep}-{tmp_path.name}"
+    commit = git_checkout(repo, {"main.py": (
+        "import pathlib, sys\n"
+        "out = pathlib.Path(sys.argv[1])\n"
+        f"(out / 'ckpt.bin').write_text({marker!r})\n"
+        "print('OUT', out)\n")})
+    pytester.makepyfile(test_mini=module(commit, cpu='Run(["{python}", "main.py", "{out}"], '
+                                                       'timeout=30)'))
+    extra = ("--reb-keep-outputs",) if keep else ()
+    pytester.runpytest(*local_args(pytester, repo, "-m", "c1", *extra))
+    [c1] = [o for o in outcomes(pytester) if o.tier == "c1"]
+    assert c1.status == "passed", c1.message
+    out = Path(next(line.split()[1] for line in c1.stdout_tail.splitlines()
+                    if line.startswith("OUT ")))
+    assert out.is_relative_to("/tmp") and out.name == "c1"
+    assert (out / "ckpt.bin").is_file() is keep and out.parent.exists() is keep
+    if keep:
+        import shutil
+
+        shutil.rmtree(out.parent)

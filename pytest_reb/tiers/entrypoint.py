@@ -13,6 +13,7 @@ do) is ``stage_messages``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import secrets
@@ -29,7 +30,7 @@ from pytest_reb.assets.fetchers import checkout_copy
 from pytest_reb.context import Context
 from pytest_reb.outcome import Outcome
 from pytest_reb.spec import Asset, Run
-from pytest_reb.target import PROBES_MOUNT, SHIMLIB_MOUNT, ExecResult, Profile
+from pytest_reb.target import PROBES_MOUNT, SHIMLIB_MOUNT, ExecResult, Profile, TargetError
 from pytest_reb.tiers import stage_messages
 from pytest_reb.tiers.gpu_rules import EvidenceRule, figures
 from pytest_reb.tiers.run_integrity import changed_during, with_pycache
@@ -217,7 +218,8 @@ def _setup(run: Run, ctx: Context, tier: str, at: Places, env: dict[str, str], c
 
 
 def _exec_run(run: Run, ctx: Context, tier: str, profile: Profile, gpus: list[str],
-              record: dict[str, Any], seen: StageWitness) -> tuple[list[str], ExecResult]:
+              record: dict[str, Any], seen: StageWitness,
+              outs: list[str]) -> tuple[list[str], ExecResult]:
     """Execute ``run`` and the runs started ``together`` with it; the first failure wins.
 
     Setup steps run first and values are resolved next (either can make the
@@ -225,7 +227,8 @@ def _exec_run(run: Run, ctx: Context, tier: str, profile: Profile, gpus: list[st
     what ran before the command.  With ``helpers`` everything runs under one
     helper runner so the runs share the helpers' values.
     """
-    out = f"/tmp/reb-out-{secrets.token_hex(4)}/{tier}"
+    outs.append(f"/tmp/reb-out-{secrets.token_hex(4)}")
+    out = f"{outs[-1]}/{tier}"
     timeout = run.timeout
     runs = [run, *run.together]
     at = [places(ctx, out, (r.http.port if r.http and r.http.port else _free_port(i))
@@ -294,6 +297,17 @@ def _exec_run(run: Run, ctx: Context, tier: str, profile: Profile, gpus: list[st
     return commands[0], first_bad
 
 
+def _remove_outputs(ctx: Context, outs: list[str], profile: Profile, gpus: list[str]) -> None:
+    """The stage's ``{out}`` folders (checkpoints, logs): on ``local://`` they are this
+    machine's ``/tmp``, in a container they count against ``--reb-disk`` for the next tier.
+    ``--reb-keep-outputs`` keeps them; a target that is gone has nothing left to remove."""
+    if ctx.keep_outputs or not outs:
+        return
+    with contextlib.suppress(TargetError):
+        ctx.target.exec([*ctx.target.util("rm"), "-rf", *outs], timeout=120, profile=profile,
+                        gpus=gpus, scaled=False)
+
+
 def _free_port(offset: int) -> int:
     """A port for a server inside the target; network is off, so only loopback matters."""
     return 20000 + secrets.randbelow(20000) + offset
@@ -314,18 +328,22 @@ def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
     record: dict[str, Any] = {}  # setup steps run and values resolved
     seen = StageWitness.for_target(ctx.target, ctx.checkout, tier)
     ran = run  # the run judged: the retry, when the first attempt asked for it
+    outs: list[str] = []  # the {out} folders made, removed when the stage ends
     with ctx.leases.hold(gpus_needed) as gpus:
         try:
-            command, res = _exec_run(run, ctx, tier, profile, gpus, record, seen)
+            command, res = _exec_run(run, ctx, tier, profile, gpus, record, seen, outs)
             log_problem = run.judge_log(res.output) if res.exit_code == 0 else None
             if res.exit_code != 0 and not res.timed_out:
                 retry = run.retry_for(res.output)
                 if retry is not None:
                     ran, seen = retry, StageWitness.for_target(ctx.target, ctx.checkout, tier)
-                    command, res = _exec_run(retry, ctx, tier, profile, gpus, record, seen)
+                    command, res = _exec_run(retry, ctx, tier, profile, gpus, record, seen,
+                                             outs)
                     log_problem = retry.judge_log(res.output) if res.exit_code == 0 else None
         except Unrunnable as exc:
             early, command, res, log_problem = exc, exc.res.argv, exc.res, None
+        finally:
+            _remove_outputs(ctx, outs, profile, gpus)
     tampered = tampered or changed_during(ctx, run)  # what the run left, read from outside
     o = ctx.outcome(tier, command=command, exit_code=res.exit_code, timed_out=res.timed_out,
                     duration=round(res.duration, 3), stdout_tail=_tail(res.stdout),
