@@ -40,16 +40,27 @@ def _merge(args: argparse.Namespace) -> int:
 
     runs = [Path(r) for r in args.runs]
     out = Path(args.out) if args.out else runs[0].parent / f"merged-{new_run_id()}"
+    expected = None
     try:
+        if args.expect:  # read first: a bad --expect writes nothing
+            try:
+                expected = json.loads(Path(args.expect).read_text())
+            except (OSError, ValueError) as exc:
+                raise MergeError(f"--expect {args.expect}: {_reason(exc)}") from None
+            if not isinstance(expected, dict):
+                raise MergeError(f"--expect {args.expect}: not a summary.json (an object)")
         data = write(runs, out)
     except MergeError as exc:
         print(f"reb merge: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:
+        print(f"reb merge: cannot write {out}: {_reason(exc)}", file=sys.stderr)
+        return 2
     count = sum(len(t["tiers"]) for t in data["targets"])
     print(f"reb merge: {count} outcome(s) of {len(data['targets'])} target(s) from "
           f"{len(runs)} run(s) -> {out}")
-    if args.expect:
-        diffs = summary_differences(json.loads(Path(args.expect).read_text()), data)
+    if expected is not None:
+        diffs = summary_differences(expected, data)
         for line in diffs:
             print(f"  differs from {args.expect}: {line}")
         return 1 if diffs else 0
@@ -77,7 +88,11 @@ def _table(args: argparse.Namespace) -> int:
         table.add_efficiency(rows, runs)
     if args.paper:
         rows += table.PAPER_ROWS
-    paths = table.write(rows, Path(args.out))
+    try:
+        paths = table.write(rows, Path(args.out))
+    except OSError as exc:
+        print(f"reb table: cannot write {args.out}: {_reason(exc)}", file=sys.stderr)
+        return 2
     print(table.to_markdown(rows))
     print("reb table: " + ", ".join(str(p) for p in paths.values()))
     return 0
@@ -111,15 +126,50 @@ def _task_build(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _reason(exc: Exception) -> str:
+    """One line for an error: the OS's words for an OSError, else the exception's."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror + (f": {exc.filename}" if exc.filename else "")
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+EXAMPLES = """\
+examples:
+  reb task build reb/tinynet                       the demo's starting image
+  reb agent run --agent codex --repo owner/name    an agent in it: committed, a matrix row
+  pytest repos --reb-matrix reports/agent-runs/matrix.jsonl -n 2   verify what it built
+  reb table reports/<run> --agent-runs reports/agent-runs         the master table
+  reb slurm runs.toml --dry-run                    the same matrix as a Slurm job array
+  reb gc                                           containers a killed run left
+"""
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pytest-reb")
+    except PackageNotFoundError:  # a checkout run without installing it
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="reb", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    gc = sub.add_parser("gc", help="remove containers left by killed runs")
+    parser = argparse.ArgumentParser(
+        prog="reb", description=__doc__.split("\n\n")[0].replace("``", ""), epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    gc = sub.add_parser("gc", help="remove containers left by killed runs",
+                        description="Remove the containers of pytest-reb runs that could not "
+                                    "remove them (a SIGKILLed pytest, a lost machine): by "
+                                    "default only those whose maker is gone.")
     gc.add_argument("--run", help="remove every container of this run id")
     gc.add_argument("--all", action="store_true",
                     help="remove every pytest-reb container, even of runs still alive")
     gc.set_defaults(func=_gc)
-    merge = sub.add_parser("merge", help="join the runs of several shards into one run")
+    merge = sub.add_parser("merge", help="join the runs of several shards into one run",
+                           description="Join the runs of several shards (--reb-shard I/N) into "
+                                       "one run folder: outcomes.jsonl and summary.json.")
     merge.add_argument("runs", nargs="+", metavar="RUN_DIR",
                        help="run folders (each with outcomes.jsonl), e.g. one per shard")
     merge.add_argument("--out", metavar="DIR",
@@ -129,7 +179,10 @@ def build_parser() -> argparse.ArgumentParser:
                             "aside); exit 1 and list what differs")
     merge.set_defaults(func=_merge)
     tbl = sub.add_parser("table", help="the master table across runs and agents "
-                                       "(CSV, Markdown, HTML with a chart)")
+                                       "(CSV, Markdown, HTML with a chart)",
+                         description="The master table across runs and agents: success per "
+                                     "tier with the official denominators, C5 counts, time, "
+                                     "environment size, preparation time and tokens.")
     tbl.add_argument("runs", nargs="+", metavar="RUN_DIR[:LABEL]",
                      help="run folders (with outcomes.jsonl); LABEL names the agent of a run "
                           "whose outcomes carry none (default: the run id)")
@@ -166,7 +219,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     from pytest_reb.agent.cli import joined_args
 
-    args = build_parser().parse_args(joined_args(sys.argv[1:] if argv is None else argv))
+    parser = build_parser()
+    args = parser.parse_args(joined_args(sys.argv[1:] if argv is None else argv))
+    if getattr(args, "func", None) is None:  # `reb` alone, or `reb task` without its verb
+        parser.print_help(sys.stderr)
+        print(f"\nreb: choose a command{' verb' if args.command else ''}", file=sys.stderr)
+        return 2
     return int(args.func(args))
 
 

@@ -57,12 +57,12 @@ def load_matrix(path: Path) -> list[TargetSpec]:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise MatrixError(f"--reb-matrix: cannot read {path}: {exc.strerror}") from None
+        raise MatrixError(f"cannot read {path}: {exc.strerror}") from None
     if path.suffix == ".toml":
         try:
             rows = tomllib.loads(text).get("target", [])
         except tomllib.TOMLDecodeError as exc:
-            raise MatrixError(f"--reb-matrix: {path} is not TOML: {exc}") from None
+            raise MatrixError(f"{path} is not TOML: {exc}") from None
     else:
         rows = []
         for number, line in enumerate(text.splitlines(), 1):
@@ -70,7 +70,7 @@ def load_matrix(path: Path) -> list[TargetSpec]:
                 try:
                     rows.append(json.loads(line))
                 except ValueError as exc:
-                    raise MatrixError(f"--reb-matrix: {path}:{number}: not JSON: {exc}") from None
+                    raise MatrixError(f"{path}:{number}: not JSON: {exc}") from None
     specs = [_row(path, i, row) for i, row in enumerate(rows, 1)]
     # one agent's environment on one host may serve several repositories: a name is unique
     # per repository (a row without one can meet every module, so it clashes with all)
@@ -78,13 +78,13 @@ def load_matrix(path: Path) -> list[TargetSpec]:
     dupes = sorted({name for repo, name in names
                     if sum(n == name and (not r or not repo or r == repo) for r, n in names) > 1})
     if dupes:
-        raise MatrixError(f"--reb-matrix: {path}: targets named twice (give each an agent): "
+        raise MatrixError(f"{path}: targets named twice (give each an agent): "
                           f"{', '.join(dupes)}")
     return specs
 
 
 def _row(path: Path, number: int, row: Any) -> TargetSpec:
-    where = f"--reb-matrix: {path} row {number}"
+    where = f"{path} row {number}"
     if not isinstance(row, dict):
         raise MatrixError(f"{where}: a row is a table/object, not {type(row).__name__}")
     unknown = set(row) - KEYS

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_reb import optiontypes
+
 if TYPE_CHECKING:
     from pytest_reb.session import RebSession
 
@@ -71,7 +73,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "fork, a later commit) against its own commit; outcomes carry the "
                          "mismatch (default: refused, or failed commit_mismatch)")
     group.addoption("--reb-trust-hook", dest="reb_trust_hook", action="append", default=[],
-                    metavar="SHA256", type=_sha256,
+                    metavar="SHA256", type=optiontypes.sha256,
                     help="a startup hook this machine's operator vouches for, by the sha256 "
                          "of its bytes (strict C3/C4 fail on hooks no distribution owns; the "
                          "failure names each one's digest); repeatable")
@@ -86,7 +88,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Docker network mode for probe containers (default none)")
     group.addoption("--reb-gpus", metavar="IDS",
                     help="GPU indices the run may use, e.g. 0,1 (default all visible)")
-    group.addoption("--reb-timeout-scale", type=float, default=1.0, metavar="X",
+    group.addoption("--reb-timeout-scale", type=optiontypes.positive_float, default=1.0,
+                    metavar="X",
                     help="multiply every stage timeout by X (slow machines)")
     group.addoption("--reb-compat", action="store_true", default=False,
                     help="decide like the official harness (exit codes only); strict is default")
@@ -99,11 +102,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--reb-shard", metavar="I/N",
                     help="run only shard I of N of the (repository, target) pairs; "
                          "join shards with `reb merge`")
-    group.addoption("--reb-memory", default="16g", metavar="SIZE",
+    group.addoption("--reb-memory", default="16g", metavar="SIZE", type=optiontypes.size,
                     help="memory limit of each probe container (default 16g)")
-    group.addoption("--reb-pids", type=int, default=2048, metavar="N",
+    group.addoption("--reb-pids", type=optiontypes.positive_int, default=2048, metavar="N",
                     help="process limit of each probe container (default 2048)")
-    group.addoption("--reb-disk", default="20g", metavar="SIZE",
+    group.addoption("--reb-disk", default="20g", metavar="SIZE", type=optiontypes.size,
                     help="most a probe container may hold on disk (writable layer, its "
                          "volumes' growth, unlinked files held open); a command past it "
                          "fails disk_limit (default 20g)")
@@ -288,13 +291,3 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if reb is not None:
         reb.finish()
 
-
-def _sha256(value: str) -> str:
-    """``--reb-trust-hook``: 64 hex digits (``sha256:`` in front is allowed)."""
-    import argparse
-    import re
-
-    digest = value.removeprefix("sha256:").lower()
-    if not re.fullmatch(r"[0-9a-f]{64}", digest):
-        raise argparse.ArgumentTypeError(f"{value!r} is not a sha256 (64 hex digits)")
-    return digest

@@ -35,7 +35,7 @@ from pytest_reb.collect import repo_commits, repo_of
 from pytest_reb.distribute import parse_shard
 from pytest_reb.evidence import host_gpus
 from pytest_reb.lease import LOCK_DIR, GpuLeases
-from pytest_reb.matrix import TargetSpec, load_matrix
+from pytest_reb.matrix import MatrixError, TargetSpec, load_matrix
 from pytest_reb.outcome import Outcome, OutcomeLog, one_line
 from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo
 from pytest_reb.target import (
@@ -93,7 +93,6 @@ class RebOptions:
         outdir = opt("reb_outdir")
         if outdir is None:  # a checkout's root conftest names its own reports/ (hookspecs.py)
             outdir = config.hook.pytest_reb_default_outdir(config=config) or "reports"
-        Limits(disk=opt("reb_disk"))  # ValueError (a usage error) if it is not a size
         return cls(
             targets=targets, agent_report=report, python=opt("reb_python"),
             repo_dir=opt("reb_repo_dir"), repo=opt("reb_repo"), outdir=Path(outdir),
@@ -154,7 +153,9 @@ class RebSession:
         """
         try:
             options = RebOptions.from_config(config)
-        except ValueError as exc:  # MatrixError is one
+        except MatrixError as exc:
+            raise pytest.UsageError(f"--reb-matrix: {exc}") from None
+        except ValueError as exc:
             raise pytest.UsageError(str(exc)) from None
         workerinput = getattr(config, "workerinput", None)
         try:  # a worker made active by its modules alone has no run from the controller

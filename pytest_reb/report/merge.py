@@ -126,6 +126,8 @@ def write(paths: Sequence[Path], out: Path) -> dict[str, Any]:
     if (out / OUTCOMES).exists():
         raise MergeError(f"--out {out} already holds a run; give a new folder")
     outcomes, mode = merge(paths)
+    if not outcomes:  # what `reb table` would refuse: say so before writing an empty run
+        raise MergeError(f"no valid outcome in {', '.join(str(p) for p in paths)}")
     out.mkdir(parents=True, exist_ok=True)
     lines = "".join(json.dumps(o.to_json(), sort_keys=True) + "\n" for o in outcomes)
     _write_atomic(out / OUTCOMES, lines)

@@ -39,6 +39,7 @@ from typing import Any
 
 from pytest_reb import witness
 from pytest_reb.evidence import GpuWatch, host_gpus
+from pytest_reb.optiontypes import size_bytes
 from pytest_reb.target import diskuse, ourtools
 from pytest_reb.target.archive import archive_file
 from pytest_reb.target.base import (
@@ -78,24 +79,12 @@ class Limits:
         self.disk_bytes()  # a size the engine's units cannot read is a usage error, at once
 
     def disk_bytes(self) -> int:
-        """``disk`` in bytes (``20g``, ``512m``, ``1024``); ValueError if it is not a size.
-
-        Read as the engine reads its sizes (``b``/``k``/``m``/``g``, powers of 1024), but
-        without the Docker SDK: the option is checked where no engine is used (``local://``).
-        """
-        text = self.disk.strip().lower()
-        unit = text[-1:] if text[-1:] in _UNITS else "b"
-        number = text[:-1] if text[-1:] in _UNITS else text
+        """``disk`` in bytes (``20g``, ``512m``, ``1024``); ValueError if it is not a size."""
         try:
-            size = float(number)
-        except ValueError:
-            size = -1.0
-        if not number or size < 0 or size != size:
-            raise ValueError(f"--reb-disk: {self.disk!r} is not a size (e.g. 20g)")
-        return int(size * _UNITS[unit])
+            return size_bytes(self.disk)
+        except ValueError as exc:
+            raise ValueError(f"--reb-disk: {exc}") from None
 
-
-_UNITS = {"b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
 
 class DockerTarget(Target):

@@ -1,0 +1,67 @@
+"""Types of the plugin's options: each checks its value when pytest parses the command line.
+
+A bad value (``--reb-timeout-scale=0``, ``--reb-memory=lots``, ``--reb-pids=-5``) is then a
+usage error printed by pytest, with the option's name, before any target is touched. The
+sizes are read as the Docker engine reads its own (``b``/``k``/``m``/``g``, powers of 1024),
+without the Docker SDK: the options are checked where no engine is used (``local://``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+UNITS = {"b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+
+
+def size_bytes(text: str) -> int:
+    """``20g``, ``512m``, ``1024`` in bytes; ValueError if it is not a size."""
+    value = text.strip().lower()
+    unit = value[-1:] if value[-1:] in UNITS else "b"
+    number = value[:-1] if value[-1:] in UNITS else value
+    try:
+        size = float(number)
+    except ValueError:
+        size = -1.0
+    if not number or size <= 0 or size != size or size == float("inf"):
+        raise ValueError(f"{text!r} is not a size (e.g. 20g, 512m)")
+    return int(size * UNITS[unit])
+
+
+def size(text: str) -> str:
+    """An option that is a size: kept as written (the engine takes it), checked here."""
+    try:
+        size_bytes(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def positive_float(text: str) -> float:
+    """A factor such as ``--reb-timeout-scale``: a number above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a number above 0")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """A count such as ``--reb-pids``: a whole number above 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be above 0")
+    return value
+
+
+def sha256(text: str) -> str:
+    """``--reb-trust-hook``: 64 hex digits (``sha256:`` in front is allowed)."""
+    digest = text.removeprefix("sha256:").lower()
+    if not re.fullmatch(r"[0-9a-f]{64}", digest):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a sha256 (64 hex digits)")
+    return digest
