@@ -18,10 +18,11 @@ import sys
 from collections.abc import Sequence
 
 from pytest_reb.cluster.cli import add_parsers as add_cluster_parsers
-from pytest_reb.session import docker_available, sweep
 
 
 def _gc(args: argparse.Namespace) -> int:
+    from pytest_reb.session import docker_available, sweep
+
     problem = docker_available()
     if problem:
         print(f"reb gc: {problem}", file=sys.stderr)

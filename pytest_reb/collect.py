@@ -24,7 +24,7 @@ from pytest_reb import diagnose
 from pytest_reb.context import TIER_TESTS, Context, tier_probe
 from pytest_reb.distribute import shard_keys
 from pytest_reb.outcome import Outcome, one_line
-from pytest_reb.spec import Repo
+from pytest_reb.spec import Repo, repo_of
 from pytest_reb.target import checkout_commit
 from pytest_reb.verdict import misconfigured
 
@@ -34,23 +34,6 @@ if TYPE_CHECKING:
 
 #: Stash key under which a tier test leaves its outcome for the report hooks.
 OUTCOME_KEY = pytest.StashKey[Outcome]()
-
-def repo_of(module: Any) -> Repo | None:
-    """The module's ``repo`` if it is a repository module."""
-    repo = getattr(module, "repo", None)
-    return repo if isinstance(repo, Repo) else None
-
-
-def repo_commits(items: Iterable[Any]) -> dict[str, str]:
-    """owner/name -> pinned commit, from the collected repository modules (for the
-    official layout, which names each repository's commit)."""
-    out: dict[str, str] = {}
-    for item in items:
-        repo = repo_of(getattr(item, "module", None))
-        if repo is not None:
-            out[repo.name] = repo.commit
-    return out
-
 
 def judge(outcome: Outcome) -> None:
     """Turn an outcome into the test's pytest result, with a message a person can act on.

@@ -13,11 +13,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from pytest_reb.collect import repo_of, selected
+from pytest_reb.collect import selected
 from pytest_reb.context import Context
 from pytest_reb.matrix import TargetSpec
-from pytest_reb.plugin import SESSION_KEY
 from pytest_reb.session import RebSession
+from pytest_reb.spec import repo_of
+from pytest_reb.stash import SESSION_KEY
 from pytest_reb.target import Target
 
 

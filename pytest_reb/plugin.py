@@ -24,12 +24,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_reb import optiontypes
+from pytest_reb.stash import SESSION_KEY
 
 if TYPE_CHECKING:
     from pytest_reb.session import RebSession
-
-#: The run's state in this process; present only while pytest-reb is active.
-SESSION_KEY = pytest.StashKey["RebSession"]()
 
 MARKERS = {
     "c0": "C0 static: pyright finds the imports the environment cannot resolve",

@@ -31,13 +31,12 @@ import pytest
 from pytest_reb.assets.cache import AssetCache, Prepared, default_cache
 from pytest_reb.assets.fetchers import checkout_copy
 from pytest_reb.audit.report import MAX_REPORT_BYTES, ReportLoad, load_report
-from pytest_reb.collect import repo_commits, repo_of
 from pytest_reb.distribute import parse_shard
 from pytest_reb.evidence import host_gpus
 from pytest_reb.lease import LOCK_DIR, GpuLeases
 from pytest_reb.matrix import MatrixError, TargetSpec, load_matrix
 from pytest_reb.outcome import Outcome, OutcomeLog, one_line
-from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo
+from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo, repo_commits, repo_of
 from pytest_reb.target import (
     LABEL_OWNER,
     LABEL_RUN,

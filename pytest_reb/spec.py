@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Any, Literal
 
@@ -448,3 +448,20 @@ class Repo:
         """Which tiers count in the denominators (C0, C2 and C5 always do)."""
         return {"c0": True, "c1": self.cpu is not None, "c2": True,
                 "c3": self.single_gpu is not None, "c4": self.multi_gpu is not None, "c5": True}
+
+
+def repo_of(module: Any) -> Repo | None:
+    """The module's ``repo`` if it is a repository module."""
+    repo = getattr(module, "repo", None)
+    return repo if isinstance(repo, Repo) else None
+
+
+def repo_commits(items: Iterable[Any]) -> dict[str, str]:
+    """owner/name -> pinned commit, from the collected repository modules (for the
+    official layout, which names each repository's commit)."""
+    out: dict[str, str] = {}
+    for item in items:
+        repo = repo_of(getattr(item, "module", None))
+        if repo is not None:
+            out[repo.name] = repo.commit
+    return out

@@ -24,7 +24,9 @@ from pathlib import Path
 import pytest
 
 #: The modules of ours an inactive plugin may load: the entry point and its hookspecs.
-LIGHT = {"pytest_reb", "pytest_reb.plugin", "pytest_reb.hookspecs"}
+#: What loading the plugin imports of ours (the options' types and the stash key: stdlib only).
+LIGHT = {"pytest_reb", "pytest_reb.plugin", "pytest_reb.hookspecs", "pytest_reb.optiontypes",
+         "pytest_reb.stash"}
 HEAVY = ("docker", "pydantic", "matplotlib", "testinfra", "pytest_reb.session")
 
 PROJECT_TEST = """

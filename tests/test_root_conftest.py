@@ -61,10 +61,12 @@ def interpreters(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Pat
     """``installed`` / ``not-installed`` -> the folders their sys.path adds to the stdlib
     (the checkout copy is added to the installed one's per test)."""
     base = tmp_path_factory.mktemp("interpreters")
-    try:
-        ours = {Path(str(f)).parts[0] for f in metadata.distribution("pytest-reb").files or []}
-    except metadata.PackageNotFoundError:
-        ours = set()
+    # the installed distribution's own files, read from site-packages: the checkout's
+    # pytest_reb.egg-info (an editable install leaves one there) is first on this process's
+    # sys.path and lists the sources instead
+    ours = {Path(str(f)).parts[0]
+            for d in metadata.distributions(path=list(site.getsitepackages()))
+            if (d.metadata["Name"] or "").lower() == "pytest-reb" for f in d.files or []}
     ours -= {"..", "__pycache__"}
     site_dir = base / "site"
     site_dir.mkdir()

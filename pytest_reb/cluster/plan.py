@@ -22,11 +22,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_reb.collect import repo_of
 from pytest_reb.distribute import shard_keys
 from pytest_reb.matrix import MatrixError, TargetSpec, load_matrix
 from pytest_reb.outcome import TIERS
-from pytest_reb.spec import Repo, Run
+from pytest_reb.spec import Repo, Run, repo_of
 
 #: Per pair, what no stage timeout covers: container start and removal, the integrity
 #: check of the checkout, the fakes scan, the report read.  Generous on purpose.

@@ -29,12 +29,12 @@ from pytest_reb.assets import view
 from pytest_reb.assets.fetchers import checkout_copy
 from pytest_reb.context import Context
 from pytest_reb.outcome import Outcome
+from pytest_reb.shims import shim_path, with_shim
 from pytest_reb.spec import Asset, Run
 from pytest_reb.target import PROBES_MOUNT, SHIMLIB_MOUNT, ExecResult, Profile, TargetError
 from pytest_reb.tiers import stage_messages
 from pytest_reb.tiers.gpu_rules import EvidenceRule, figures
 from pytest_reb.tiers.run_integrity import changed_during, with_pycache
-from pytest_reb.tiers.shims import shim_path, with_shim
 from pytest_reb.tiers.witnessing import StageWitness
 
 #: The client that judges ``server_http`` runs, shipped read-only into the target.

@@ -22,7 +22,7 @@ from pytest_reb.assets.cache import AssetCache
 from pytest_reb.assets.view import needed
 from pytest_reb.spec import Run
 from pytest_reb.tiers.entrypoint import Places
-from pytest_reb.tiers.shims import with_shim
+from pytest_reb.shims import with_shim
 
 from .conftest import asset, standin
 

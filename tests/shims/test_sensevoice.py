@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from repomodules import SHIMLIB, Stage, module, write_tree
 
-from pytest_reb.tiers.shims import with_shim
+from pytest_reb.shims import with_shim
 
 from .conftest import python
 
