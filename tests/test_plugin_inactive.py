@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-#: The modules of ours an inactive plugin may load: the entry point and its hookspecs.
-#: What loading the plugin imports of ours (the options' types and the stash key: stdlib only).
+#: The modules of ours an inactive plugin may load: the entry point, its hookspecs, the
+#: options' types and the stash key (each stdlib only).
 LIGHT = {"pytest_reb", "pytest_reb.plugin", "pytest_reb.hookspecs", "pytest_reb.optiontypes",
          "pytest_reb.stash"}
 HEAVY = ("docker", "pydantic", "matplotlib", "testinfra", "pytest_reb.session")
