@@ -8,9 +8,10 @@ only step with network), an image ``reb-real:<slug>`` built with its network
 off from the project's Debian base (a venv under /opt/envs, the checkout at
 /data/project/repo, a report.json written *inside* the image by probing the
 venv, so it claims only what it observed), then C0, C1 and C5 strict and
-compat, whose outcomes go to ``tests/data/realruns/<slug>.json`` for the
-replay test.  The image and the build context are removed afterwards (the
-disk is shared) unless ``--keep``.  The repository's code stays under the
+compat, and the official bundle's run_all.sh (``official.py``), whose
+verdicts go to ``tests/data/realruns/<slug>.json`` for the replay test.
+The image and the wheels are removed afterwards (the disk is shared) unless
+``--keep``.  The repository's code stays under the
 git-ignored ``.cache/realruns/``.
 """
 
@@ -28,10 +29,13 @@ from typing import Any
 import docker
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import official
 import standin
 from table import RealEnv, find
 
 from pytest_reb.images import ensure_base_image
+from pytest_reb.outcome import Outcome
+from pytest_reb.report import summary, table
 
 ROOT = standin.ROOT
 WORK = ROOT / ".cache" / "realruns"
@@ -154,6 +158,16 @@ def trim(outcome: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
+def figures(outcomes: list[dict[str, Any]]) -> dict[str, Any]:
+    """What summary and table made of the outcomes when they were recorded (the replay's key)."""
+    loaded = [Outcome.from_json(o) for o in outcomes]
+    totals = summary.tally(loaded)
+    return {"verdicts": {o.tier: [o.status, o.category, o.strict, o.compat] for o in loaded},
+            "totals": {t: {k: v for k, v in c.items() if k != "mean_duration"}
+                       for t, c in totals.items()},
+            "row": table.record(table.row_of("realrun", loaded, [], []))}
+
+
 def record(row: RealEnv, tag: str, context: Path) -> Path:
     image = docker.from_env().images.get(tag)
     report = json.loads(subprocess.run(
@@ -162,7 +176,9 @@ def record(row: RealEnv, tag: str, context: Path) -> Path:
     data = {"repo": row.repo, "commit": row.commit, "image_mib": image.attrs["Size"] >> 20,
             "packages": list(row.packages), "left_out": row.left_out, "report": report,
             "strict": run_tiers(row, tag, context, compat=False),
-            "compat": run_tiers(row, tag, context, compat=True)}
+            "compat": run_tiers(row, tag, context, compat=True),
+            "official": official.run(row.repo, tag)}
+    data["figures"] = {mode: figures(data[mode]) for mode in ("strict", "compat")}
     DATA.mkdir(parents=True, exist_ok=True)
     path = DATA / f"{slug(row.repo)}.json"
     path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
@@ -178,6 +194,8 @@ def main() -> None:
     row = find(args.repo)
     tag, context = build(row, args.mirror)
     try:
+        if row.standin:
+            getattr(standin, row.standin)(tag, WORK / "assets")
         print("recorded", record(row, tag, context))
     finally:
         if not args.keep:

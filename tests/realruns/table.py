@@ -39,6 +39,8 @@ class RealEnv:
     source: str = ""
     #: packages the repository names that were not installed, each with its reason
     left_out: dict[str, str] = field(default_factory=dict)
+    #: the ``standin.py`` function that puts a stand-in of a hub asset into the asset cache
+    standin: str | None = None
 
 
 ENVIRONMENTS: tuple[RealEnv, ...] = (
@@ -74,9 +76,12 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         repo="LiheYoung/Depth-Anything",
         commit="1d03336771fe09c5398ffdd211441e33941a97dc",
         env="depth_anything",
-        packages=(*TORCH_VISION, "opencv-python-headless", "huggingface_hub"),
+        packages=(*TORCH_VISION, "opencv-python-headless", "huggingface_hub", "tqdm",
+                  "safetensors"),
         source="requirements.txt: torch, torchvision, opencv-python, huggingface_hub (opencv "
-               "as its headless build: no display here)",
+               "as its headless build: no display here); tqdm, which run.py imports; "
+               "safetensors, which from_pretrained of huggingface_hub's mixin loads with",
+        standin="da1_model",
         left_out={"gradio==4.14.0, gradio_imageslider": "the web demo app.py only"},
     ),
 )
