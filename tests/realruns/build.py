@@ -93,8 +93,10 @@ def notes(row: RealEnv) -> str:
 
 def dockerfile(row: RealEnv, base: str) -> str:
     env_dir = f"/opt/envs/{row.env}"
+    wanted = " ".join(repr(p) for p in row.packages)
     own = ""
     if row.install_repo:
+        wanted += " setuptools wheel"
         own = (f" \\\n && cp -r /tmp/repo /tmp/repo-build && {env_dir}/bin/pip install --no-index"
                f" --no-deps --no-build-isolation --no-cache-dir --quiet /tmp/repo-build")
     return f"""\
@@ -103,8 +105,7 @@ COPY wheels/ /tmp/wheels/
 COPY repo/ /tmp/repo/
 RUN python3 -m venv {env_dir} \\
  && {env_dir}/bin/pip install --no-index --find-links /tmp/wheels --no-cache-dir --no-compile \\
-      --disable-pip-version-check --quiet {" ".join(repr(p) for p in row.packages)} \\
-      {"setuptools wheel" if row.install_repo else ""}{own}
+      --disable-pip-version-check --quiet {wanted}{own}
 COPY report_probe.py /tmp/report_probe.py
 RUN mkdir -p {os.path.dirname(REPORT)} && {env_dir}/bin/python /tmp/report_probe.py \\
       {env_dir}/bin/python {row.env} {json.dumps(notes(row))} > /tmp/report.json
