@@ -186,6 +186,16 @@ def record(row: RealEnv, tag: str, context: Path) -> Path:
     return path
 
 
+def remove_env_stage(row: RealEnv) -> None:
+    """The build's untagged ``env`` stage (the classic builder keeps it): only ours, found by
+    the venv its history creates, never another image."""
+    client = docker.from_env()
+    for image in client.images.list(filters={"dangling": True}):
+        if any(f"/opt/envs/{row.env} " in (step.get("CreatedBy") or "")
+               for step in image.history()):
+            client.images.remove(image.id, force=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("repo")
@@ -201,6 +211,7 @@ def main() -> None:
     finally:
         if not args.keep:
             subprocess.run(["docker", "rmi", "-f", tag], check=False, capture_output=True)
+            remove_env_stage(row)
             shutil.rmtree(context / "wheels", ignore_errors=True)
 
 
