@@ -122,7 +122,8 @@ def examine(target: Target, checkout: str, commit: str, *,
         with hostview.frozen(target) as view:  # a TargetError here is the tier's infra
             if view is None:
                 return Examined(commit, _with_target_git(target, checkout, commit))
-            return _Check(view, checkout, commit, against_head).run()
+            return _Check(view, checkout, commit, against_head,
+                          ours=_mounted_under(target, checkout)).run()
     except Unverifiable as exc:
         return Examined(commit, [finding("unverifiable", checkout, str(exc))])
     except (OSError, subprocess.SubprocessError, ValueError) as exc:  # never the tier's end
@@ -130,13 +131,23 @@ def examine(target: Target, checkout: str, commit: str, *,
             f"the check failed: {type(exc).__name__}: {str(exc)[:300]}"))])
 
 
+def _mounted_under(target: Target, checkout: str) -> frozenset[str]:
+    """Our own mounts inside the checkout (the shim folder at ``benchmark_scripts``, the
+    asset view), checkout-relative: their files are ours, not untracked files of the image;
+    an image's own folder of that name, with no mount over it, is still walked."""
+    base = checkout.rstrip("/") + "/"
+    return frozenset(at.removeprefix(base).strip("/") for at in target.mounted()
+                     if at.startswith(base))
+
+
 # --------------------------------------------------------------------------- from the host
 
 
 class _Check:
     def __init__(self, view: hostview.HostView, checkout: str, commit: str,
-                 against_head: bool) -> None:
+                 against_head: bool, ours: frozenset[str] = frozenset()) -> None:
         self.view = view
+        self.ours = ours
         self.checkout = checkout
         self.result = Examined(commit)
         self.against_head = against_head
@@ -264,7 +275,7 @@ class _Check:
                     if name == "__pycache__":
                         self._bytecode(base, rel, tree)
                         continue
-                    if name in SKIP_DIRS:
+                    if name in SKIP_DIRS or rel in self.ours:
                         continue
                     package = rel not in tracked_dirs and any(
                         os.path.lexists(f"{base}/{rel}/__init__.{x}") for x in ("py", "pyi"))

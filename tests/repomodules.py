@@ -15,9 +15,9 @@ from functools import cache
 from pathlib import Path
 from types import ModuleType
 
+from pytest_reb.shims import with_shim
 from pytest_reb.spec import Repo, Run
 from pytest_reb.tiers.entrypoint import Places
-from pytest_reb.shims import with_shim
 
 ROOT = Path(__file__).resolve().parents[1]
 REPOS = ROOT / "repos"

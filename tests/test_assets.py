@@ -29,9 +29,9 @@ from pytest_reb.assets import fetchers
 from pytest_reb.assets.cache import VIEW_MANIFEST, AssetCache
 from pytest_reb.assets.fetchers import AssetError
 from pytest_reb.assets.view import needed, references
+from pytest_reb.shims import shim_dirs, with_shim
 from pytest_reb.spec import Asset, Repo, Run
 from pytest_reb.target import LocalTarget
-from pytest_reb.shims import shim_dirs, with_shim
 
 ROOT = Path(__file__).resolve().parents[1]
 REPOS = ROOT / "repos"

@@ -322,6 +322,11 @@ class Target:
         """
         return None
 
+    def mounted(self) -> frozenset[str]:
+        """Where ``mount`` shows our own folders (shims, the asset view) in this target: the
+        integrity walk leaves them out, since they are not the checkout's files."""
+        return frozenset()
+
     def read_file(self, path: str, limit: int = 1 << 20) -> bytes | None:
         """At most ``limit`` bytes of a file in the target, exactly, or None if unreadable."""
         raise NotImplementedError

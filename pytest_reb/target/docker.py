@@ -294,6 +294,10 @@ class DockerTarget(Target):
                     self._remove(key)
         return at
 
+    def mounted(self) -> frozenset[str]:
+        with self._lock:
+            return frozenset(self.extra_mounts)
+
     # -- processes
 
     def _run_pids(self, key: str) -> list[int]:

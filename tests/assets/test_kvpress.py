@@ -20,9 +20,9 @@ from repomodules import SHIMLIB, module, write_tree  # tests/repomodules.py
 
 from pytest_reb.assets.cache import AssetCache
 from pytest_reb.assets.view import needed
+from pytest_reb.shims import with_shim
 from pytest_reb.spec import Run
 from pytest_reb.tiers.entrypoint import Places
-from pytest_reb.shims import with_shim
 
 from .conftest import asset, standin
 

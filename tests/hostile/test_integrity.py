@@ -12,6 +12,7 @@ no ``git`` in the target (the demo image has none).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -114,3 +115,26 @@ def test_target_without_a_host_view_uses_its_own_git(image_commit: str) -> None:
     [found] = integrity.check(Target(), REPO, image_commit)  # type: ignore[arg-type]
     assert found["kind"] == "unverifiable" and "its git could not compare" in found["detail"]
     assert calls[0][:1] == ["git"] and "core.fsmonitor=false" in calls[0]
+
+
+def test_our_shim_mount_is_not_an_untracked_file(demo_image: str, image_commit: str,
+                                                 tmp_path: Path) -> None:
+    """The shim folder pytest-reb mounts at ``benchmark_scripts`` holds a sitecustomize.py;
+    the walk must not take it for the image's (real run of long-context-attention: strict C0
+    failed ``integrity`` on an honest image).  The image's own folder there is still walked."""
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "sitecustomize.py").write_text("# ours\n")
+    for own in (False, True):
+        for t in demo_target(demo_image, f"tests-integrity-shim-{int(own)}"):
+            if own:
+                script = f"mkdir -p {REPO}/benchmark_scripts && touch {REPO}/benchmark_scripts/x.py"
+                script += f" {REPO}/benchmark_scripts/sitecustomize.py"
+                assert t.exec(["sh", "-c", script], timeout=15).exit_code == 0
+                got = integrity.check(t, REPO, image_commit)
+                assert [(f["kind"], f["path"]) for f in got] == [
+                    ("untracked", "benchmark_scripts/sitecustomize.py")]
+            else:
+                assert t.mount(str(shim), f"{REPO}/benchmark_scripts") is not None
+                assert t.mounted() == {f"{REPO}/benchmark_scripts"}
+                assert integrity.check(t, REPO, image_commit) == []

@@ -13,10 +13,13 @@ the depth it predicts is meaningless, which no tier claims otherwise.
 
     python tests/realruns/standin.py checkout MIRROR COMMIT DEST
     python tests/realruns/standin.py dav2-model PYTHON REPO_DIR CACHE
+
+``da1_model`` is Depth Anything v1's, made the same way for ``build.py``.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tempfile
@@ -39,6 +42,26 @@ print("stand-in", sys.argv[2], sum(p.numel() for p in model.parameters()), "para
 """
 STANDIN_ORIGIN = ("stand-in: random-init DepthAnythingV2(vits, max_depth=20) state dict made by "
                   "the repository's own model class (the hub is not reachable here)")
+
+#: Depth Anything v1's run.py loads ``LiheYoung/depth_anything_vits14`` by hub id; this writes the
+#: same model class (random weights, ``save_pretrained``: config.json, model.safetensors) into a
+#: Hugging Face cache layout, which the hub client falls back to when the network is off.
+DA1_STANDIN = """
+import os, sys, torch
+sys.path.insert(0, sys.argv[1])
+from depth_anything.dpt import DepthAnything
+torch.manual_seed(0)
+model = DepthAnything({"encoder": "vits", "features": 64, "out_channels": [48, 96, 192, 384]})
+root = os.path.join(sys.argv[2], "models--LiheYoung--depth_anything_vits14")
+rev = "0" * 40
+model.save_pretrained(os.path.join(root, "snapshots", rev))
+os.makedirs(os.path.join(root, "refs"), exist_ok=True)
+open(os.path.join(root, "refs", "main"), "w").write(rev)
+print("stand-in", root, sum(p.numel() for p in model.parameters()), "parameters")
+"""
+DA1_ORIGIN = ("stand-in: random-init DepthAnything(vits) saved with save_pretrained by the "
+              "repository's own model class into a Hugging Face cache layout (the hub is not "
+              "reachable here)")
 
 
 def checkout(mirror: str, commit: str, dest: Path) -> None:
@@ -74,6 +97,21 @@ def dav2_model(python: list[str], repo_dir: str, cache: Path) -> None:
         argv = [a.replace("{scratch}", scratch) for a in python]
         subprocess.run([*argv, "-c", DAV2_STANDIN, repo_dir, inside], check=True)
         AssetCache(cache).ingest(repo, "metric_hypersim_vits", out, origin=STANDIN_ORIGIN)
+
+
+def da1_model(image: str, cache: Path) -> None:
+    """The Depth Anything v1 stand-in, made in a container of ``image``, into ``cache``."""
+    from pytest_reb.assets.cache import AssetCache
+
+    repo = load_repo(ROOT / "repos" / "test_LiheYoung__Depth_Anything.py")
+    with tempfile.TemporaryDirectory() as scratch:
+        hub = Path(scratch) / "hub"
+        hub.mkdir()
+        hub.chmod(0o777)
+        subprocess.run(["docker", "run", "--rm", "--network", "none", "--user", str(os.getuid()),
+                        "-v", f"{hub}:/out", "--entrypoint", "/opt/envs/depth_anything/bin/python",
+                        image, "-c", DA1_STANDIN, "/data/project/repo", "/out"], check=True)
+        AssetCache(cache).ingest(repo, "depth_anything_vits14", hub, origin=DA1_ORIGIN)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,105 @@
+"""The official probe bundle of a repository, run on a real-run image the way its harness runs it.
+
+    python tests/realruns/official.py OWNER/NAME IMAGE [RELEASE_GIT_DIR]
+
+The harness copies ``scripts/<owner>@<repo>/benchmark_scripts/`` of the
+release into ``/data/project/repo/benchmark_scripts/`` of the agent's container
+and runs ``run_all.sh`` there (docs/reference: official-harness.md, section 2).
+Here the bundle is taken from the fetched release with ``git archive`` into a
+scratch folder (its code is never committed) and copied into a throwaway
+container of the image, so the image itself stays as built.  The bundle
+pip-installs pyright into the reported interpreter and its prepare stage
+downloads assets, so that container has the default network with the host's
+CA bundle mounted (the way pip reaches the index from a container here); the
+hub is not reachable, and a prepare stage that needs it fails as it would
+officially.  What is kept of each stage is its verdict and the figures the
+official aggregation reads, nothing of its logs.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import docker
+
+RELEASE = Path("/work/.mirror/No-518+ResearchEnvBench/repo")
+REPO_DIR = "/data/project/repo"
+CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
+STAGES = ("pyright", "prepare", "cpu", "cuda", "single_gpu", "multi_gpu", "env_size",
+          "hallucination")
+#: run_all.sh's own stage timeouts add up to more; this bounds one repository's turn.
+WHOLE_TIMEOUT_S = 1500
+
+
+def bundle(repo: str, release: Path, dest: Path) -> Path:
+    """The release's bundle for ``repo``, extracted under ``dest``/benchmark_scripts."""
+    owner, name = repo.split("/")
+    prefix = f"scripts/{owner}@{name}/benchmark_scripts"
+    archive = subprocess.run(["git", "-C", str(release), "archive", "HEAD", prefix],
+                             check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest), "--strip-components=2"], input=archive,
+                   check=True)
+    return dest / "benchmark_scripts"
+
+
+def stage_verdict(data: dict[str, Any]) -> dict[str, Any]:
+    """What M5 reads of one stage: status, exit code, category, C0 metrics, C5 counts."""
+    kept = {k: data.get(k) for k in ("status", "exit_code", "failure_category", "skip_reason")}
+    metrics = data.get("metrics") or {}
+    for key in ("missing_packages_count", "total_imported_packages_count"):
+        if key in metrics:
+            kept[key] = metrics[key]
+    if isinstance(data.get("missing_packages"), list):
+        kept["missing_packages"] = sorted(data["missing_packages"])
+    halluc = data.get("hallucinations")
+    if isinstance(halluc, dict):
+        kept["hallucinations"] = {k: (v or {}).get("count") for k, v in halluc.items()
+                                  if isinstance(v, dict)}
+    return kept
+
+
+def run(repo: str, image: str, release: Path = RELEASE) -> dict[str, Any]:
+    """run_all.sh in a throwaway container of ``image``; per stage its verdict."""
+    client = docker.from_env()
+    with tempfile.TemporaryDirectory() as scratch:
+        scripts = bundle(repo, release, Path(scratch))
+        container = client.containers.create(
+            image, ["sleep", "infinity"], entrypoint=[], working_dir=REPO_DIR,
+            volumes={CA_BUNDLE: {"bind": CA_BUNDLE, "mode": "ro"}},
+            environment={"PIP_CERT": CA_BUNDLE, "SSL_CERT_FILE": CA_BUNDLE,
+                         "REQUESTS_CA_BUNDLE": CA_BUNDLE, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+            labels={"reb.realruns": "official"})
+        try:
+            container.start()
+            buf = io.BytesIO()
+            with tarfile.open(fileobj=buf, mode="w") as tar:
+                tar.add(scripts, arcname="benchmark_scripts")
+            container.put_archive(REPO_DIR, buf.getvalue())
+            run_all = f"{REPO_DIR}/benchmark_scripts/run_all.sh"
+            code, out = container.exec_run(["timeout", str(WHOLE_TIMEOUT_S), "bash", run_all])
+            tail = [ln for ln in out.decode(errors="replace").splitlines()
+                    if ln.startswith("[run_all]")]
+            stages: dict[str, Any] = {}
+            for stage in STAGES:
+                read = container.exec_run(["cat", f"{REPO_DIR}/build_output/{stage}/results.json"])
+                try:
+                    stages[stage] = stage_verdict(json.loads(read.output)) if read.exit_code == 0 \
+                        else {"status": "absent"}
+                except json.JSONDecodeError:
+                    stages[stage] = {"status": "invalid_json"}
+        finally:
+            container.remove(force=True)
+    return {"run_all_exit": code, "run_all_lines": tail, "stages": stages}
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    print(json.dumps(run(args[0], args[1], Path(args[2]) if len(args) > 2 else RELEASE),
+                     indent=1))
