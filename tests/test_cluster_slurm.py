@@ -30,7 +30,7 @@ import pytest
 from slurmcluster import LocalSlurm, missing_binaries
 
 from pytest_reb.cli import main as reb
-from pytest_reb.cluster import slurm
+from pytest_reb.cluster import gres, slurm
 from pytest_reb.cluster.plan import PlanError, make_plan, run_seconds
 from pytest_reb.outcome import Outcome, OutcomeLog
 from pytest_reb.report.merge import summary_differences
@@ -153,7 +153,7 @@ def test_scripts_carry_gres_time_and_passthrough(tmp_path: Path, modules: Path,
     out = tmp_path / "out"
     assert reb(["slurm", str(m), "--modules", str(modules), "--tiers", "c1,c3,c4", "--out",
                 str(out), "--partition", "gpu", "--account", "lab", "--qos", "high",
-                "--constraint", "h100", "--sbatch-arg=--mem=64G", "--dry-run",
+                "--constraint", "h100", "--sbatch-arg=--mem=64G", "--dry-run", "--node-gpus", "8",
                 "--pytest-args=-p no:cacheprovider"]) == 0
     assert "not submitted (--dry-run)" in capsys.readouterr().out
     submit = (out / "submit.sh").read_text()
@@ -169,7 +169,8 @@ def test_scripts_carry_gres_time_and_passthrough(tmp_path: Path, modules: Path,
     array = (out / "array.sbatch").read_text()
     assert "#SBATCH --requeue\n" in array
     assert ' --reb-shard "$((task + 1))/3" --reb-outdir "$out" --reb-gpus "$gpus"' in array
-    assert "gpus=${SLURM_JOB_GPUS:-}" in array and "-m 'c1 or c3 or c4'" in array
+    assert "gpus=${SLURM_JOB_GPUS:-}" in array and '-m "${marks[$task]}"' in array
+    assert "marks=([0]='c1 or c3 or c4' [1]='c1 or c3 or c4' [2]='c1 or c3 or c4')" in array
     assert "-p no:cacheprovider" in array
     plan = json.loads((out / "plan.json").read_text())
     assert [(t["gpus"], t["pairs"]) for t in plan["tasks"]] == [
@@ -177,6 +178,62 @@ def test_scripts_carry_gres_time_and_passthrough(tmp_path: Path, modules: Path,
     assert reb(["slurm", str(m), "--modules", str(modules), "--out", str(out),
                 "--dry-run"]) == 2  # one submission per folder
     assert "already holds a submission" in capsys.readouterr().err
+
+
+def test_the_cluster_gres_from_sinfo_lines() -> None:
+    assert gres.parse(["(null)"]).gpus == 0 and gres.parse(["(null)"]).describe() == "no GRES"
+    nodes = gres.parse(["gpu:a100:4(S:0-1),gpu:t4:2,shard:8", "gpu:2", "(null)"])
+    assert (nodes.gpus, nodes.most["shard"], nodes.typed) == (6, 8, {"gpu:a100": 4, "gpu:t4": 2})
+    assert gres.refusal(["gpu:6", "gpu:a100:4", "gpu:t4", "shard:8"], nodes) is None
+    assert gres.refusal(["gpu:h100:1"], nodes) == (
+        "--gres=gpu:h100:1 asks for 1 gpu:h100 per node, but the cluster's nodes have at most 0 "
+        "(GRES gpu:2, gpu:a100:4(S:0-1),gpu:t4:2,shard:8)")
+    assert "asks for 7 gpu" in (gres.refusal(["gpu:7"], nodes) or "")
+    assert gres.requests_of(["--mem=1G", "--gres=gpu:1", "--gres", "shard:2"]) == [
+        "gpu:1", "shard:2"]
+
+
+def test_tiers_a_node_cannot_serve_are_skipped_and_said(tmp_path: Path, modules: Path) -> None:
+    m = matrix(tmp_path / "m.toml", ROWS)
+    none = make_plan(m, [modules], node_gpus=0)
+    # me/cpu has no C3/C4 stage, so they need no GPU and stay (the plugin marks them n/a)
+    assert [(t.tiers, t.gpus) for t in none.tasks] == [
+        (("c0", "c1", "c3", "c4"), 0), (("c0", "c1"), 0), (("c0", "c1"), 0)]
+    assert none.skipped == (
+        "C2 needs 1 GPU(s), a node has 0: skipped for me/cpu|x@local://, me/ddp|x@local://, "
+        "me/ddp|y@local://",
+        "C3 needs 1 GPU(s), a node has 0: skipped for me/ddp|x@local://, me/ddp|y@local://",
+        "C4 needs 4 GPU(s), a node has 0: skipped for me/ddp|x@local://, me/ddp|y@local://",
+        "C5 compares every tier, so it needs 1 GPU(s), a node has 0: skipped for "
+        "me/cpu|x@local://",
+        "C5 compares every tier, so it needs 4 GPU(s), a node has 0: skipped for "
+        "me/ddp|x@local://, me/ddp|y@local://")
+    # the time limit counts only the tiers that run: C0 and C1, no C2 sweep
+    assert none.tasks[1].seconds == make_plan(m, [modules], tiers=["c0", "c1"]).tasks[1].seconds
+    two = make_plan(m, [modules], node_gpus=2)
+    assert [(t.tiers, t.gpus) for t in two.tasks] == [
+        (("c0", "c1", "c2", "c3", "c4", "c5"), 1), (("c0", "c1", "c2", "c3"), 1),
+        (("c0", "c1", "c2", "c3"), 1)]
+    with pytest.raises(PlanError, match="no selected tier can run on this cluster: C3 needs 1"):
+        make_plan(matrix(tmp_path / "d.toml", ROWS[1:]), [modules], tiers=["c3"], node_gpus=0)
+
+
+def test_a_gres_the_cluster_lacks_is_refused_before_anything_is_written(
+        tmp_path: Path, modules: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    m = matrix(tmp_path / "m.toml", ROWS)
+    out = tmp_path / "out"
+    assert reb(["slurm", str(m), "--modules", str(modules), "--out", str(out), "--node-gpus",
+                "0", "--sbatch-arg=--gres=gpu:1", "--dry-run"]) == 2
+    assert capsys.readouterr().err == (
+        "reb slurm: not submitted: --gres=gpu:1 asks for 1 gpu per node, but the cluster's "
+        "nodes have at most 0 (GRES --node-gpus 0)\n")
+    assert not out.exists()
+    assert reb(["slurm", str(m), "--modules", str(modules), "--out", str(out), "--node-gpus",
+                "0", "--dry-run"]) == 0
+    printed = capsys.readouterr().out
+    assert "reb slurm: C4 needs 4 GPU(s), a node has 0: skipped for me/ddp" in printed
+    assert "task 1: c0,c1, 0 GPU" in printed
+    assert "--gres" not in (out / "submit.sh").read_text()
 
 
 def test_resubmit_takes_only_the_tasks_not_done(tmp_path: Path, modules: Path) -> None:
@@ -324,3 +381,28 @@ def test_a_cancelled_task_resubmitted_resumes(cluster: LocalSlurm, demo: dict[st
     assert "--reb-resume" in task_log
     same_as_one_machine(demo, out)
     assert os.readlink(out / "merged" / "latest") == again.stdout.split("merge job ")[1].split()[0]
+
+
+@pytest.mark.container
+def test_a_gpu_less_cluster_runs_the_cpu_tiers_and_says_what_it_skipped(
+        cluster: LocalSlurm, demo: dict[str, Any]) -> None:
+    """The test cluster has no GRES: GPU tiers are skipped with why, a --gres is refused."""
+    assert cluster.run("sinfo", "-h", "-o", "%G").strip() == "(null)"
+    refused = cluster.path("refused")
+    proc = reb_slurm(demo, "m.toml", "--modules", DEMO_MODULE.name, "--out", str(refused),
+                     "--sbatch-arg=--gres=gpu:1")
+    assert proc.returncode == 2 and proc.stderr == (
+        "reb slurm: not submitted: --gres=gpu:1 asks for 1 gpu per node, but the cluster's "
+        "nodes have at most 0 (no GRES)\n"), proc.stderr
+    assert not refused.exists()
+    out = cluster.path("gpu-less")
+    proc = reb_slurm(demo, "m.toml", "--modules", DEMO_MODULE.name, "--tiers", "c1,c2,c3,c4",
+                     "--out", str(out), "--pytest-args=-p no:cacheprovider", "--wait")
+    assert proc.returncode == 0, proc.stdout + proc.stderr + cluster.logs()
+    print(proc.stdout)  # the lines docs/scaling.md quotes
+    for line in ("C2 needs 1 GPU(s), a node has 0: skipped for reb/tinynet|alpha",
+                 "C3 needs 1 GPU(s)", "C4 needs 2 GPU(s)", "task 0: c1, 0 GPU",
+                 "merge job COMPLETED"):
+        assert line in proc.stdout, (line, proc.stdout)
+    assert "--gres" not in (out / "submit.sh").read_text()
+    same_as_one_machine(demo, out)  # the one-machine run is C1 alone

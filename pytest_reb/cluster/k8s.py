@@ -1,4 +1,4 @@
-"""A run matrix as Kubernetes Indexed Jobs: the manifest, on paper (no cluster runs it here).
+"""A run matrix as Kubernetes objects a user applies as they are (no cluster runs them here).
 
 There is no Docker engine in a pod, so the pod *is* the target: its image is
 the agent-built image and the plugin checks it as ``local://``.  Nothing of
@@ -9,9 +9,17 @@ each index comes from a ConfigMap, also read-only.
 
 A pod template has one image, so there is one Indexed Job per agent-built
 image, and one completion index per (repository, target) pair of that image
-(an image that serves several repositories has several indices).  Index *i*
-reads ``<job>-<i>.toml`` and writes its run to ``<claim>/<job>/<i>`` on a
-shared PersistentVolumeClaim; ``reb merge`` joins those runs afterwards.
+(an image that serves several repositories has several indices).  Every
+name carries the run's id (``<name>-<run id>``), so a second run never
+collides with the first, and each writes under its own folder of the claim.
+Index *i* reads ``<job>-<i>.toml`` and writes its run to
+``<claim>/<run>/<job>/<i>``; the claim is a PersistentVolumeClaim of the
+manifest (``ReadWriteMany``: pods on several nodes write to it) unless
+``--claim`` names one that exists.  Kubernetes has no dependency between
+Jobs, so the merge Job starts with the others and waits on the claim for
+every index's ``summary.json`` (pytest wrote it: every verdict is in), then
+joins them with ``reb merge``'s code into ``<claim>/<run>/merged``; at its
+deadline it merges what there is and fails naming what is missing.
 GPUs are ``nvidia.com/gpu`` limits from the pair's tiers, ``/dev/shm`` is a
 memory ``emptyDir`` (NCCL and data loaders need more than the 64 MiB default),
 ``activeDeadlineSeconds`` is the longest pair's time limit, and a
@@ -25,11 +33,14 @@ from __future__ import annotations
 
 import json
 import re
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pytest_reb.cluster.plan import Pair, Plan
+from pytest_reb.report import merge as merging
 
 #: Where the harness image keeps pytest-reb with an interpreter of its own.
 HARNESS = "/opt/reb"
@@ -38,6 +49,8 @@ OUT_MOUNT = "/reb-out"
 #: Checkout root of pytest-reb: modules under it are in the harness image at ``HARNESS``.
 ROOT = Path(__file__).resolve().parents[2]
 INDEX_ANNOTATION = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+#: The merge Job's deadline past the longest index's: its own start, the merge.
+MERGE_SLACK = 600
 
 
 class K8sError(ValueError):
@@ -48,9 +61,12 @@ class K8sError(ValueError):
 class K8sOptions:
     """What the manifest needs beyond the plan."""
 
+    run: str  # the run's id, in every name: two runs never collide
     name: str = "reb"
     harness_image: str = "pytest-reb-harness:latest"
-    claim: str = "reb-outcomes"
+    claim: str | None = None  # an existing claim; None: the manifest makes <name>-<run>
+    claim_size: str = "20Gi"
+    storage_class: str | None = None
     namespace: str = "default"
     python: str = f"{HARNESS}/bin/python"
     pytest_args: tuple[str, ...] = ()
@@ -58,10 +74,15 @@ class K8sOptions:
     shm: str = "8Gi"
 
 
-def _dns_name(text: str) -> str:
+def _dns_name(text: str, most: int = 52) -> str:
     """An RFC 1123 label (Job and ConfigMap names): lower case, digits and '-'."""
     name = re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")
-    return name[:52].rstrip("-") or "reb"
+    return name[:most].rstrip("-") or "reb"
+
+
+def run_name(opts: K8sOptions) -> str:
+    """``<name>-<run id>``: short enough that ``<job>-<index>`` pod host names stay labels."""
+    return f"{_dns_name(opts.name, 20)}-{_dns_name(opts.run, 24)}"
 
 
 def _row(pair: Pair, report: str | None) -> str:
@@ -95,8 +116,9 @@ def by_image(plan: Plan) -> dict[str, list[Pair]]:
 
 
 def manifest(plan: Plan, opts: K8sOptions) -> dict[str, Any]:
-    """A ``v1 List``: the NetworkPolicy, the ConfigMap of rows, one Indexed Job per image."""
-    run = _dns_name(opts.name)
+    """A ``v1 List``: NetworkPolicy, claim, ConfigMap of rows, Indexed Jobs, the merge Job."""
+    run = run_name(opts)
+    claim = opts.claim or f"{run}-outcomes"
     labels = {"app.kubernetes.io/name": "pytest-reb", "reb.run": run}
     data: dict[str, str] = {}
     jobs = []
@@ -111,24 +133,74 @@ def manifest(plan: Plan, opts: K8sOptions) -> dict[str, Any]:
                 data[f"{job}-{i}.report.json"] = Path(pair.target.report).read_text()
                 report = f"{MATRIX_MOUNT}/{job}-{i}.report.json"
             data[f"{job}-{i}.toml"] = _row(pair, report)
-        jobs.append(_job(job, image, pairs, labels, opts, modules,
+        jobs.append(_job(job, image, pairs, labels, opts, modules, claim,
                          gpus=max(gpus[p.key] for p in pairs),
                          deadline=max(seconds[p.key] for p in pairs), plan=plan))
     meta = {"namespace": opts.namespace, "labels": labels}
+    indices = [f"{j['metadata']['name']}/{i}" for j in jobs
+               for i in range(j["spec"]["completions"])]
+    deadline = max(j["spec"]["activeDeadlineSeconds"] for j in jobs)
+    made = [] if opts.claim else [_claim(claim, meta, opts)]
     policy = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
               "metadata": {"name": f"{run}-no-network", **meta},
               "spec": {"podSelector": {"matchLabels": labels},
                        "policyTypes": ["Ingress", "Egress"]}}
     config = {"apiVersion": "v1", "kind": "ConfigMap",
               "metadata": {"name": f"{run}-matrix", **meta}, "data": data}
-    return {"apiVersion": "v1", "kind": "List", "items": [policy, config, *jobs]}
+    return {"apiVersion": "v1", "kind": "List",
+            "items": [policy, *made, config, *jobs,
+                      _merge_job(run, labels, opts, claim, indices, deadline)]}
+
+
+def _claim(name: str, meta: dict[str, Any], opts: K8sOptions) -> dict[str, Any]:
+    spec: dict[str, Any] = {"accessModes": ["ReadWriteMany"],
+                            "resources": {"requests": {"storage": opts.claim_size}}}
+    if opts.storage_class:
+        spec["storageClassName"] = opts.storage_class
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": name, **meta}, "spec": spec}
+
+
+def _hardened(container: dict[str, Any]) -> dict[str, Any]:
+    container["securityContext"] = {"allowPrivilegeEscalation": False, "privileged": False,
+                                    "capabilities": {"drop": ["ALL"]}}
+    return container
+
+
+def _merge_job(run: str, labels: dict[str, str], opts: K8sOptions, claim: str,
+               indices: list[str], deadline: int) -> dict[str, Any]:
+    """The Job that waits for every index's run on the claim and merges them."""
+    argv = [opts.python, "-m", "pytest_reb.cli", "k8s", "--merge", f"{OUT_MOUNT}/{run}",
+            "--timeout", str(deadline + MERGE_SLACK // 2), "--wait-for", *indices]
+    merge = _hardened({
+        "name": "merge", "image": opts.harness_image, "imagePullPolicy": "IfNotPresent",
+        "command": argv, "workingDir": "/",
+        "resources": {"limits": {"memory": "1Gi"}, "requests": {"cpu": "100m",
+                                                                "memory": "256Mi"}},
+        "volumeMounts": [{"name": "outcomes", "mountPath": OUT_MOUNT}]})
+    return {
+        "apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": f"{run}-merge", "namespace": opts.namespace, "labels": labels,
+                     "annotations": {"reb.indices": json.dumps(indices)}},
+        "spec": {
+            "completions": 1, "backoffLimit": 0,
+            "activeDeadlineSeconds": deadline + MERGE_SLACK,
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"restartPolicy": "Never", "automountServiceAccountToken": False,
+                         "enableServiceLinks": False, "containers": [merge],
+                         "volumes": [{"name": "outcomes",
+                                      "persistentVolumeClaim": {"claimName": claim}}]}}},
+    }
 
 
 def _job(name: str, image: str, pairs: list[Pair], labels: dict[str, str], opts: K8sOptions,
-         modules: list[str], *, gpus: int, deadline: int, plan: Plan) -> dict[str, Any]:
+         modules: list[str], claim: str, *, gpus: int, deadline: int, plan: Plan
+         ) -> dict[str, Any]:
     argv = [opts.python, "-m", "pytest", *modules,
             "--reb-matrix", f"{MATRIX_MOUNT}/{name}-$(REB_INDEX).toml",
-            "--reb-outdir", f"{OUT_MOUNT}/{name}/$(REB_INDEX)", "-m", plan.marker_expression(),
+            "--reb-outdir", f"{OUT_MOUNT}/{labels['reb.run']}/{name}/$(REB_INDEX)",
+            "-m", plan.marker_expression(),
             f"--reb-timeout-scale={plan.timeout_scale:g}", "-p", "no:cacheprovider",
             *opts.pytest_args]
     limits = {"memory": opts.memory, **({"nvidia.com/gpu": str(gpus)} if gpus else {})}
@@ -154,7 +226,7 @@ def _job(name: str, image: str, pairs: list[Pair], labels: dict[str, str], opts:
     volumes = [{"name": "harness", "emptyDir": {}},
                {"name": "matrix", "configMap": {"name": f"{labels['reb.run']}-matrix"}},
                {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": opts.shm}},
-               {"name": "outcomes", "persistentVolumeClaim": {"claimName": opts.claim}}]
+               {"name": "outcomes", "persistentVolumeClaim": {"claimName": claim}}]
     return {
         "apiVersion": "batch/v1", "kind": "Job",
         "metadata": {"name": name, "namespace": opts.namespace,
@@ -169,3 +241,32 @@ def _job(name: str, image: str, pairs: list[Pair], labels: dict[str, str], opts:
                          "enableServiceLinks": False, "initContainers": [copy],
                          "containers": [verify], "volumes": volumes}}},
     }
+
+
+def merge_indices(root: Path, indices: Sequence[str], *, timeout: float, poll: float = 10.0
+                  ) -> tuple[Path, list[str]]:
+    """Wait until every index folder under ``root`` holds a finished run, then merge them.
+
+    An index's run is finished when pytest wrote its ``summary.json``.  At
+    ``timeout`` what there is is merged; returns (merged folder, indices missing).
+    """
+    deadline = time.monotonic() + timeout
+
+    def finished(index: str) -> Path | None:
+        found = sorted((root / index).glob("[0-9]*/summary.json"))
+        return found[-1].parent if found else None
+
+    while True:
+        missing = [i for i in indices if finished(i) is None]
+        if not missing or time.monotonic() >= deadline:
+            break
+        time.sleep(poll)
+    runs = [run for i in indices if (run := finished(i)) is not None]
+    if not runs:
+        raise K8sError(f"{root}: no index finished a run within {timeout:g} s")
+    target = root / "merged"
+    try:
+        merging.write(runs, target)
+    except merging.MergeError as exc:
+        raise K8sError(str(exc)) from None
+    return target, missing

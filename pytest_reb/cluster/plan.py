@@ -60,6 +60,11 @@ class Task:
     pairs: tuple[Pair, ...]
     gpus: int
     seconds: int
+    tiers: tuple[str, ...] = ()  # the selected tiers this task runs (the cluster may drop some)
+
+    def marker_expression(self) -> str:
+        """The ``-m`` expression of this task's tiers."""
+        return " or ".join(self.tiers)
 
     @property
     def shard(self) -> str:
@@ -76,6 +81,8 @@ class Plan:
     tiers: tuple[str, ...]
     tasks: tuple[Task, ...]
     timeout_scale: float = 1.0
+    #: tiers a node of the cluster cannot give enough GPUs for: one line each, with why
+    skipped: tuple[str, ...] = ()
 
     def marker_expression(self) -> str:
         """The ``-m`` expression that selects ``tiers``."""
@@ -182,13 +189,43 @@ def pair_needs(pair: Pair, tiers: Sequence[str]) -> tuple[int, float]:
                                      for t in ran)
 
 
+def tier_need(pair: Pair, tier: str) -> int:
+    """GPUs ``tier`` needs on one pair; C5 needs what every tier it compares needs."""
+    return max(tier_gpus(pair.repo, t) for t in closure([tier]))
+
+
+def fit(pairs: Sequence[Pair], tiers: Sequence[str], node_gpus: int | None
+        ) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The selected tiers one task can run on nodes of ``node_gpus`` GPUs, and why not the rest.
+
+    A task runs on one node, so a tier that needs more GPUs than a node has
+    would only end ``insufficient_hardware`` after queueing for a request the
+    cluster rejects; it is left out of the task instead (``None``: no limit).
+    """
+    chosen = tuple(t for t in TIERS if t in tiers)
+    if node_gpus is None:
+        return chosen, {}
+    kept, why = [], {}
+    for tier in chosen:
+        need = max(tier_need(p, tier) for p in pairs)
+        if need > node_gpus:
+            what = "compares every tier, so it " if tier == "c5" else ""
+            why[tier] = f"{tier.upper()} {what}needs {need} GPU(s)"
+        else:
+            kept.append(tier)
+    return tuple(kept), why
+
+
 def make_plan(matrix: Path, modules: Sequence[Path], *, tiers: Sequence[str] = TIERS,
               shards: int | None = None, timeout_scale: float = 1.0,
-              agent_budget: float = 0.0) -> Plan:
+              agent_budget: float = 0.0, node_gpus: int | None = None) -> Plan:
     """Split ``matrix`` into tasks: one per pair (``shards=None``) or ``shards`` of them.
 
     ``agent_budget`` is the time a task spends before the verification (an
     agent run of the benchmark loop); it is added to every task's limit.
+    ``node_gpus``: the most GPUs one node of the cluster has; each task drops
+    the tiers that need more (``Plan.skipped`` says which and why), and a task
+    left with no tier is not planned at all.
     """
     try:
         targets = load_matrix(matrix)
@@ -203,12 +240,22 @@ def make_plan(matrix: Path, modules: Sequence[Path], *, tiers: Sequence[str] = T
     if shards is not None and shards < 1:
         raise PlanError(f"shards must be at least 1, not {shards}")
     count = len(pairs) if shards is None else min(shards, len(pairs))
-    tasks = []
+    closure(tiers)  # unknown tiers are refused before anything is planned
+    tasks, skipped = [], {}
     for index in range(count):
         mine = tuple(pairs[k] for k in sorted(shard_keys(set(pairs), (index + 1, count))))
-        needs = [pair_needs(p, tiers) for p in mine]
+        kept, why = fit(mine, tiers, node_gpus)
+        for reason in why.values():
+            skipped.setdefault(reason, []).extend(p.key for p in mine)
+        if not kept:
+            continue
+        needs = [pair_needs(p, kept) for p in mine]
         seconds = (TASK_OVERHEAD + sum(s for _, s in needs)) * timeout_scale + agent_budget
         tasks.append(Task(index, count, mine, max(g for g, _ in needs),
-                          math.ceil(seconds / 60.0) * 60))
+                          math.ceil(seconds / 60.0) * 60, kept))
+    lines = tuple(f"{reason}, a node has {node_gpus}: skipped for {', '.join(keys)}"
+                  for reason, keys in sorted(skipped.items()))
+    if not tasks:
+        raise PlanError("no selected tier can run on this cluster: " + "; ".join(lines))
     return Plan(matrix.resolve(), used, tuple(t for t in TIERS if t in tiers),
-                tuple(tasks), timeout_scale)
+                tuple(tasks), timeout_scale, lines)

@@ -100,10 +100,9 @@ def groups(tasks: Sequence[Mapping[str, Any]]) -> list[tuple[list[str], list[int
 
 
 def pytest_argv(plan: Plan, opts: SlurmOptions) -> list[str]:
-    """pytest's arguments of every task, before the per-task shard, folder, GPUs and resume."""
+    """pytest's arguments of every task, before the per-task tiers, shard, folder, GPUs, resume."""
     return [opts.python, "-m", "pytest", *map(str, plan.modules), "--reb-matrix",
-            str(plan.matrix), "-m", plan.marker_expression(),
-            f"--reb-timeout-scale={plan.timeout_scale:g}", *opts.pytest_args]
+            str(plan.matrix), f"--reb-timeout-scale={plan.timeout_scale:g}", *opts.pytest_args]
 
 
 def _directives(lines: list[str]) -> str:
@@ -112,8 +111,12 @@ def _directives(lines: list[str]) -> str:
 
 def array_script(plan: Plan, out: Path, opts: SlurmOptions) -> str:
     """``array.sbatch``: one array task runs one shard of the matrix, continuing its last run."""
-    table = "".join(f"#   task {t.index} ({t.gpus} GPU, {slurm_time(t.seconds)}): "
-                    f"{', '.join(p.key for p in t.pairs)}\n" for t in plan.tasks)
+    table = "".join(f"#   task {t.index} ({t.gpus} GPU, {slurm_time(t.seconds)}, "
+                    f"{','.join(t.tiers)}): {', '.join(p.key for p in t.pairs)}\n"
+                    for t in plan.tasks)
+    # tasks differ in tiers once the cluster's GPUs drop some: one -m per task index
+    marks = " ".join(f"[{t.index}]={shlex.quote(t.marker_expression())}" for t in plan.tasks)
+    shards = plan.tasks[0].shards
     py = shlex.quote(opts.python)
     return (
         "#!/bin/bash\n"
@@ -125,6 +128,7 @@ def array_script(plan: Plan, out: Path, opts: SlurmOptions) -> str:
                      *opts.passthrough()]) +
         "set -uo pipefail\n"
         "task=${SLURM_ARRAY_TASK_ID:?run as a Slurm array task}\n"
+        f"marks=({marks})\n"
         f"out={shlex.quote(str(out))}/tasks/$task\n"
         'mkdir -p "$out"\n'
         "# an earlier attempt (cancelled, failed, preempted) is continued, never redone;\n"
@@ -138,10 +142,10 @@ def array_script(plan: Plan, out: Path, opts: SlurmOptions) -> str:
         "# the job's GPUs as the host numbers them (Docker runs outside the job's cgroup);\n"
         "# none allocated means none used\n"
         "gpus=${SLURM_JOB_GPUS:-}\n"
-        f'echo "reb: task $task = shard $((task + 1))/{len(plan.tasks)} on $(hostname),'
-        ' GPUs [$gpus], ${resume[*]:-new run}"\n'
+        f'echo "reb: task $task = shard $((task + 1))/{shards} on $(hostname),'
+        ' tiers ${marks[$task]}, GPUs [$gpus], ${resume[*]:-new run}"\n'
         + shlex.join(pytest_argv(plan, opts)) +
-        f' --reb-shard "$((task + 1))/{len(plan.tasks)}" --reb-outdir "$out"'
+        f' -m "${{marks[$task]}}" --reb-shard "$((task + 1))/{shards}" --reb-outdir "$out"'
         ' --reb-gpus "$gpus" "${resume[@]}"\n'
         "rc=$?\n"
         "# 0: every tier passed, 1: some did not; either way every verdict is in\n"
@@ -180,9 +184,10 @@ def plan_json(plan: Plan, opts: SlurmOptions) -> dict[str, Any]:
     """What ``plan.json`` keeps: enough to resubmit without the matrix or modules."""
     return {"matrix": str(plan.matrix), "modules": [str(m) for m in plan.modules],
             "tiers": list(plan.tiers), "timeout_scale": plan.timeout_scale,
-            "options": asdict(opts),
+            "skipped": list(plan.skipped), "options": asdict(opts),
             "tasks": [{"index": t.index, "shard": t.shard, "gpus": t.gpus, "seconds": t.seconds,
-                       "pairs": [p.key for p in t.pairs]} for t in plan.tasks]}
+                       "tiers": list(t.tiers), "pairs": [p.key for p in t.pairs]}
+                      for t in plan.tasks]}
 
 
 def write(plan: Plan, out: Path, opts: SlurmOptions) -> Path:
