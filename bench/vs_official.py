@@ -264,7 +264,8 @@ def main() -> int:
     off_sum = median([sum(r[s][0] for _, s in comparable) for r in off])
     ours_sum = sum(ours_tiers[t] for t in {t for t, _ in comparable})
     print(f"\ncorresponding stages ({', '.join(s for _, s in comparable)}): official "
-          f"{off_sum:.1f} s wall, pytest-reb's tiers {ours_sum:.1f} s: {off_sum / ours_sum:.2f}x")
+          f"{off_sum:.1f} s wall, pytest-reb's tiers {ours_sum:.1f} s: {off_sum / ours_sum:.2f}x "
+          "(a stage whose status is failure may have stopped before its work; see its row)")
     print(f"pytest-reb whole run: wall {median([m['wall'] for m in mine]):.1f} s, CPU "
           f"{median([m['cpu'] for m in mine]):.1f} s (containers + pytest)")
     last = mine[-1]
