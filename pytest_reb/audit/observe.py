@@ -54,52 +54,9 @@ OFFICIAL_TORCH_JSON_CODE = (
     " 'gpu_count': int(torch.cuda.device_count())}))\n"
     "except Exception as e:\n"
     "  print(json.dumps({'ok': False, 'error': str(e)}))\n")
-#: Appended to the strict probe so one interpreter start answers the official questions too
-#: (each ``import torch`` costs seconds).  It asks them as ``python -c CODE`` would, in the
-#: checkout (``argv[2]``): fresh globals, ``sys.path[0]`` the empty string, stdout and stderr
-#: captured, an uncaught exception printed and exit 1.  Torch is already imported then, from
-#: ``/``; where a name the strict part imported could come from the checkout instead, the
-#: answers would differ from a fresh start, so it says ``shadowed`` and the host asks each
-#: question on its own.  Anything it does not answer (an old interpreter, a crash, a
-#: timeout) is asked on its own too, so batching never changes the evidence.
-BATCH_TAIL = r"""
-import io, os, traceback
-def ask(code):
-    out, err = io.StringIO(), io.StringIO()
-    so, se = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = out, err
-    rc = 0
-    try:
-        g = {"__name__": "__main__", "__builtins__": __builtins__}
-        exec(compile(code, "<string>", "exec"), g)
-    except SystemExit as e:
-        rc = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-        if not isinstance(e.code, int) and e.code is not None:
-            err.write(str(e.code) + "\n")
-    except BaseException:
-        traceback.print_exc()
-        rc = 1
-    finally:
-        sys.stdout.flush()
-        sys.stdout, sys.stderr = so, se
-    return {"exit_code": rc, "stdout": out.getvalue()[-2000:], "stderr": err.getvalue()[-2000:]}
-os.chdir(sys.argv[2])
-have = set(e.split(".")[0] for e in os.listdir("."))
-loaded = set(k.split(".")[0] for k in list(sys.modules))
-if have & loaded:
-    sys.stdout.write(m + json.dumps({"nonce": n, "shadowed": sorted(have & loaded)[:20]}) + "\n")
-else:
-    for key, code in json.loads(sys.argv[3]):
-        sys.stdout.write(m + json.dumps({"nonce": n, "official": key, "run": ask(code)}) + "\n")
-        sys.stdout.flush()
-"""
 PROBE_TIMEOUT = 60.0
 VERSION_TIMEOUT = 30.0
 TEST_TIMEOUT = 15.0
-#: (the observation's field, the code, its timeout), in the order the validators ask them.
-OFFICIAL_QUESTIONS = (("official_version", OFFICIAL_VERSION_CODE, VERSION_TIMEOUT),
-                      ("official_torch", OFFICIAL_TORCH_CODE, PROBE_TIMEOUT),
-                      ("official_torch_json", OFFICIAL_TORCH_JSON_CODE, PROBE_TIMEOUT))
 
 
 @dataclass
@@ -205,9 +162,7 @@ def observe_python(target: Target, python_path: str, *, cwd: str = "/",
     elif obs.executable is False:
         obs.runs, obs.problem = False, "not executable"
     else:
-        answered = _run_probe(obs, ask, cwd, official_cwd)
-        for key, invocation in answered.items():
-            setattr(obs, key, invocation)
+        _run_probe(obs, ask, cwd)
     if obs.executable is not False:
         ask.officially(obs, python_path, official_cwd)
     return obs
@@ -236,21 +191,19 @@ class _Asker:
 
         Some bundles probe torch even when the version question printed nothing,
         so the compat rules get both answers and decide by the bundle's variant.
-        A question the batched probe already answered is not asked again.
         """
-        for key, code, timeout in OFFICIAL_QUESTIONS:
-            if getattr(obs, key) is None:
-                setattr(obs, key, self.invoke(python, code, timeout, cwd))
+        obs.official_version = self.invoke(python, OFFICIAL_VERSION_CODE, VERSION_TIMEOUT, cwd)
+        obs.official_torch = self.invoke(python, OFFICIAL_TORCH_CODE, PROBE_TIMEOUT, cwd)
+        obs.official_torch_json = self.invoke(python, OFFICIAL_TORCH_JSON_CODE,
+                                              PROBE_TIMEOUT, cwd)
 
     def invoke(self, python: str, code: str, timeout: float, cwd: str) -> Invocation:
         res = self.exec([python, "-c", code], timeout, cwd)
         return Invocation(res.exit_code, res.stdout[-2000:], res.stderr[-2000:], res.timed_out)
 
 
-def _run_probe(obs: PythonObservation, ask: _Asker, cwd: str,
-               official_cwd: str) -> dict[str, Invocation]:
-    """The strict question: run the nonce probe and read its (at most two) answers; the
-    official questions' answers of the same start (``BATCH_TAIL``), by field.
+def _run_probe(obs: PythonObservation, ask: _Asker, cwd: str) -> None:
+    """The strict question: run the nonce probe and read its (at most two) answers.
 
     The nonce is a challenge, not a secret: it must reach the claimed
     interpreter, which is the image's, so argv, stdin and environment are all
@@ -260,12 +213,9 @@ def _run_probe(obs: PythonObservation, ask: _Asker, cwd: str,
     and no process of an earlier command is alive to read ``/proc/*/cmdline``.
     """
     nonce = secrets.token_hex(8)
-    questions = json.dumps([[key, code] for key, code, _ in OFFICIAL_QUESTIONS])
-    res = ask.exec([obs.path, "-c", PYTHON_PROBE + BATCH_TAIL, nonce, official_cwd, questions],
-                   PROBE_TIMEOUT, cwd)
+    res = ask.exec([obs.path, "-c", PYTHON_PROBE, nonce], PROBE_TIMEOUT, cwd)
     head: dict[str, Any] | None = None
     tail: dict[str, Any] | None = None
-    answered: dict[str, Invocation] = {}
     for line in res.stdout.splitlines():
         if not line.startswith(PYTHON_MARKER + " "):
             continue
@@ -279,15 +229,13 @@ def _run_probe(obs: PythonObservation, ask: _Asker, cwd: str,
             head = data
         elif "torch_version" in data or "torch_error" in data:
             tail = data
-        elif tail is not None and isinstance(data.get("run"), dict):
-            _answer(answered, data)
     if head is None:
         obs.runs = False
         said = (res.stderr.strip() or res.stdout.strip()).splitlines()[-1:] or ["nothing"]
         how = "timed out" if res.timed_out else f"exit {res.exit_code}"
         obs.problem = (f"not a Python interpreter: it did not answer the probe ({how}; "
                        f"printed {clip(said[0], 160)!r})")
-        return {}
+        return
     obs.runs = True
     obs.python_version = clip(head["python_version"], 100)
     obs.sys_executable = clip(str(head.get("executable")), 300)
@@ -299,15 +247,4 @@ def _run_probe(obs: PythonObservation, ask: _Asker, cwd: str,
         obs.torch_error = "timed out importing torch"
     else:
         obs.torch_error = f"the interpreter exited {res.exit_code} while importing torch"
-    return answered
 
-
-def _answer(answered: dict[str, Invocation], data: dict[str, Any]) -> None:
-    """One official question's answer from the batch, kept only when it is well typed."""
-    key, run = data.get("official"), data["run"]
-    fields = [field for field, _, _ in OFFICIAL_QUESTIONS]
-    if key not in fields or key in answered or fields.index(key) != len(answered):
-        return
-    if type(run.get("exit_code")) is int and isinstance(run.get("stdout"), str) \
-            and isinstance(run.get("stderr"), str):
-        answered[key] = Invocation(run["exit_code"], run["stdout"], run["stderr"])
