@@ -151,7 +151,8 @@ def test_what_the_host_saw_comes_before_any_line() -> None:
     _, _, message = run_failed(SHAPE_ERROR, 124, timed_out=True)
     assert message == "timed out after 2s; the process tree was killed"
     _, _, message = run_failed("", 137, disk_limited=True, disk_used=21 << 30)
-    assert message.startswith("the container's writable layer grew to 21504 MiB")
+    assert message.startswith("the container's disk use (writable layer, volumes, unlinked open "
+                              "files) grew to 21504 MiB")
     _, _, message = run_failed("", 137, oom_killed=True)
     assert message == ("exit 137 (oom): out_of_memory: the kernel's OOM killer ended a "
                        "process of the run (exit 137); last line: step 0")
