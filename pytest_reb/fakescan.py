@@ -92,18 +92,22 @@ def scan(target: Target, python: str, checkout: str | None = None,
                       "detail": f["detail"][:500], "seen_from": "target"})
     for item in found:  # who owns a hook is the host's reading, never the target's
         if item["kind"] in HOOK_KINDS:
-            item["owner"], item["sha256"] = _owner(view, item["path"], trusted)
+            # the host's own scan read the owner already (``hook_findings`` over the view)
+            known_owner = item.get("owner") if item["seen_from"] == "host" else None
+            item["owner"], item["sha256"] = _owner(view, item["path"], trusted,
+                                                   known_owner, item["seen_from"] == "host")
     if inside.get("error"):
         found.append({"kind": "scan_incomplete", "path": python, "detail": inside["error"],
                       "seen_from": "host"})
     return found
 
 
-def _owner(view: hostview.HostView | None, path: str,
-           trusted: frozenset[str]) -> tuple[str | None, str | None]:
+def _owner(view: hostview.HostView | None, path: str, trusted: frozenset[str],
+           known: str | None = None, read: bool = False) -> tuple[str | None, str | None]:
     """(who owns ``path``, the sha256 of its bytes), read from the host: a distribution that
     lists it with its hash, the operator when its digest is trusted, else nobody; (None,
-    None) when the host cannot read the target's files."""
+    None) when the host cannot read the target's files. ``read``: the host's scan already
+    looked the owner up (``known``), so the RECORD and dpkg lists are not read twice."""
     if view is None or not path.startswith("/"):
         return None, None
     try:
@@ -113,7 +117,7 @@ def _owner(view: hostview.HostView | None, path: str,
         digest = hashlib.sha256(data).hexdigest()
         if digest in trusted:
             return "the operator (--reb-trust-hook)", digest
-        return rules().owner(view, path), digest
+        return (known if read else rules().owner(view, path)), digest
     except (OSError, ValueError):
         return None, None
 

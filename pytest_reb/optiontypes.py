@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from typing import Any
 
 UNITS = {"b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
@@ -39,23 +40,21 @@ def size(text: str) -> str:
 
 def positive_float(text: str) -> float:
     """A factor such as ``--reb-timeout-scale``: a number above 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} must be a number above 0")
-    return value
+    return _positive(text, float, "a number")
 
 
 def positive_int(text: str) -> int:
     """A count such as ``--reb-pids``: a whole number above 0."""
+    return _positive(text, int, "a whole number")
+
+
+def _positive(text: str, convert: type[int] | type[float], kind: str) -> Any:
     try:
-        value = int(text)
+        value = convert(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be above 0")
+        raise argparse.ArgumentTypeError(f"{text!r} is not {kind}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} must be {kind} above 0")
     return value
 
 

@@ -172,3 +172,22 @@ def test_the_real_codex_as_a_plain_command_leaks_its_shell_snapshot_and_is_caugh
     assert (rec.status, rec.image) == ("secret_leaked", None)
     assert any(p.startswith("/root/.codex/shell_snapshots/") for p in rec.leaks), rec.leaks
     assert not docker_client.images.list(filters={"label": f"reb.agent-env.run={rec.run}"})
+
+
+@pytest.mark.container
+def test_the_engines_export_is_read_where_the_layer_is_not_on_this_host(
+        docker_client: Any, tinynet_task: str) -> None:
+    """The fallback channel (a remote engine, another storage driver): the changed paths of
+    the engine's export, names with a leading dot and top-level files included."""
+    from pytest_reb.target import labels
+
+    ctr = docker_client.containers.run(
+        tinynet_task, ["sh", "-c", f"echo {SECRET} > /.top-secret; echo {SECRET} > /root/.rc; "
+                                   "echo clean > /root/plain"],
+        detach=True, network_mode="none", labels=labels("tests-leaks-export"))
+    try:
+        ctr.wait(timeout=60)
+        found = leaks._scan_export(ctr, leaks.scan_patterns(KEYS))
+    finally:
+        ctr.remove(force=True, v=True)
+    assert (found.channel, sorted(found.contents)) == ("export", ["/.top-secret", "/root/.rc"])

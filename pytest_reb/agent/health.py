@@ -83,13 +83,13 @@ SKIPPED = Preflight(True, "not checked (--no-preflight)")
 def preflight(backend: Backend, secrets: Mapping[str, str], extra_args: Sequence[str] = (),
               environ: Mapping[str, str] | None = None) -> Preflight:
     """Check, in seconds, that ``backend`` can reach its model with the keys it is given."""
-    service_name = _service_of(backend, extra_args, {**(environ or {}), **secrets})
+    values = {**(environ or {}), **secrets}
+    service_name = _service_of(backend, extra_args, values)
     if service_name is None:
         return Preflight(True, f"{backend.name}: no model service declared, nothing to check")
     if service_name == "-":
         return Preflight(True, f"{backend.name}: a test model, no service to reach")
     service = SERVICES[service_name]
-    values = {**(environ or {}), **secrets}
     key_name = next((k for k in service.keys if secrets.get(k)), None)
     if key_name is None:
         return Preflight(False, f"no key for {service.name}: give {' or '.join(service.keys)} "

@@ -180,7 +180,7 @@ def _scan_export(ctr: Any, patterns: list[str]) -> Leaks:
     stream = _StreamReader(ctr.export(chunk_size=1 << 20))
     with tarfile.open(fileobj=stream, mode="r|") as tar:
         for member in tar:
-            path = "/" + member.name.lstrip("./")
+            path = "/" + member.name.removeprefix("./").lstrip("/")  # ".bashrc" keeps its dot
             if path not in changed:
                 continue
             if _named(path.rsplit("/", 1)[-1], patterns):
