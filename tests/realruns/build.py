@@ -4,10 +4,13 @@
 
 For one row: the checkout at the pinned commit (from the session's ``fetch``
 mirror, ``MIRROR/owner+name/repo``), the wheels downloaded on the host (the
-only step with network), an image ``reb-real:<slug>`` built with its network
-off from the project's Debian base (a venv under /opt/envs, the checkout at
-/data/project/repo, a report.json written *inside* the image by probing the
-venv, so it claims only what it observed), then C0, C1 and C5 strict and
+only step with network), an image ``reb-real:<slug>`` committed from a
+container with its network off, on a base that holds the row's exact torch
+pins (``reb-real-base:<pins>``, made once per machine from the project's
+Debian base and kept: ``docker rmi`` it to free the disk), with one venv
+``/opt/envs/research``, the checkout at /data/project/repo and a report.json
+written *inside* the image by probing the venv, so it claims only what it
+observed, then C0, C1 and C5 strict and
 compat, and the official bundle's run_all.sh (``official.py``), whose
 verdicts go to ``tests/data/realruns/<slug>.json`` for the replay test.
 The image and the wheels are removed afterwards (the disk is shared) unless
@@ -18,8 +21,10 @@ git-ignored ``.cache/realruns/``.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -75,12 +80,84 @@ def module_of(repo: str) -> Path:
     return ROOT / "repos" / f"test_{clean}.py"
 
 
-def wheels(row: RealEnv, dest: Path) -> None:
-    """The row's wheels (and setuptools/wheel for the checkout's own build) into ``dest``."""
+#: One venv for every row, on a base that already holds its torch (below).
+VENV = "/opt/envs/research"
+
+
+#: The packages a base holds, when the row pins them exactly: the large, shared part of an image.
+BASE_FAMILY = ("torch==", "torchvision==", "torchaudio==")
+
+
+def flavour(row: RealEnv) -> tuple[str, ...]:
+    """The row's exact torch-family pins: its base image (rows with the same pins share it)."""
+    return tuple(p for p in row.packages if p.startswith(BASE_FAMILY))
+
+
+def download(packages: tuple[str, ...], dest: Path, *, skip: set[str] = frozenset()) -> set[str]:
+    """The wheels of ``packages`` into ``dest`` (the only step with network; PyPI only), less
+    the files named in ``skip`` (already in the base); returns the file names kept."""
     dest.mkdir(parents=True, exist_ok=True)
-    extra = ("setuptools", "wheel") if row.install_repo else ()
-    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:",
-                    "-d", str(dest), *row.packages, *extra], check=True)
+    done = subprocess.run(["nice", "-n", "19", sys.executable, "-m", "pip", "download", "-q",
+                           "--only-binary=:all:", "-d", str(dest), *packages],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"pip download {' '.join(packages)} failed:\n{done.stderr[-3000:]}")
+    for wheel in dest.iterdir():
+        if wheel.name in skip:
+            wheel.unlink()
+    return {w.name for w in dest.iterdir()}
+
+
+def commit(image: str, script: str, tag: str, context: Path, *,
+           changes: tuple[str, ...] = ()) -> None:
+    """Run ``script`` (bash) in a container of ``image`` with the network off and ``context``
+    read-only at ``/mnt``, then commit it as ``tag``: an agent's way of building, and no
+    build cache or context copy is left on the engine (the disk is shared).  ``/mnt`` exists
+    in the base, so the mount leaves no mount point behind in the image."""
+    client = docker.from_env()
+    container = client.containers.run(
+        image, ["bash", "-euo", "pipefail", "-c", script], detach=True, network_mode="none",
+        # a Mount, not ``volumes=``: docker-py's volumes also go into the container's config,
+        # and a commit would make them the image's VOLUMEs
+        mounts=[docker.types.Mount("/mnt", str(context), type="bind", read_only=True)],
+        labels={"reb.realruns": "build"})
+    try:
+        status = container.wait()["StatusCode"]
+        if status != 0:
+            raise SystemExit(f"building {tag} failed (exit {status}):\n"
+                             + container.logs(tail=40).decode(errors="replace"))
+        container.commit(*tag.split(":"), changes=list(changes))
+    finally:
+        container.remove(force=True, v=True)
+
+
+def pip_install(packages: tuple[str, ...] | list[str]) -> str:
+    wanted = " ".join(repr(p) for p in packages)
+    return (f"{VENV}/bin/pip install --no-index --find-links /mnt/wheels --no-cache-dir "
+            f"--no-compile --disable-pip-version-check --quiet {wanted}")
+
+
+def base_image(pins: tuple[str, ...]) -> tuple[str, set[str]]:
+    """The venv with ``pins`` on the project's Debian base, made once per machine; returns its
+    tag and the wheel files it was made from (a row's wheelhouse leaves those out)."""
+    name = "-".join(p.replace("==", "") for p in pins) or "bare"
+    tag = f"reb-real-base:{name}"
+    record = WORK / "bases" / f"{name}.txt"
+    client = docker.from_env()
+    try:
+        client.images.get(tag)
+        if record.exists():
+            return tag, set(record.read_text().split())
+    except docker.errors.ImageNotFound:
+        pass
+    scratch = WORK / "bases" / name
+    shutil.rmtree(scratch, ignore_errors=True)
+    files = download(pins, scratch / "wheels") if pins else set()
+    script = f"python3 -m venv {VENV}" + (f" && {pip_install(pins)}" if pins else "")
+    commit(ensure_base_image(client), script, tag, scratch)
+    shutil.rmtree(scratch, ignore_errors=True)
+    record.write_text("\n".join(sorted(files)) + "\n")
+    return tag, files
 
 
 def notes(row: RealEnv) -> str:
@@ -91,45 +168,27 @@ def notes(row: RealEnv) -> str:
             "the CUDA fields are what torch said there; DDP not checked.")
 
 
-def dockerfile(row: RealEnv, base: str) -> str:
-    env_dir = f"/opt/envs/{row.env}"
-    wanted = " ".join(repr(p) for p in row.packages)
-    own = ""
-    if row.install_repo:
-        wanted += " setuptools wheel"
-        own = (f" \\\n && cp -r /tmp/repo /tmp/repo-build && {env_dir}/bin/pip install --no-index"
-               f" --no-deps --no-build-isolation --no-cache-dir --quiet /tmp/repo-build")
-    return f"""\
-FROM {base} AS env
-COPY wheels/ /tmp/wheels/
-COPY repo/ /tmp/repo/
-RUN python3 -m venv {env_dir} \\
- && {env_dir}/bin/pip install --no-index --find-links /tmp/wheels --no-cache-dir --no-compile \\
-      --disable-pip-version-check --quiet {wanted}{own}
-COPY report_probe.py /tmp/report_probe.py
-RUN mkdir -p {os.path.dirname(REPORT)} && {env_dir}/bin/python /tmp/report_probe.py \\
-      {env_dir}/bin/python {row.env} {json.dumps(notes(row))} > /tmp/report.json
-
-FROM {base}
-COPY --from=env {env_dir} {env_dir}
-COPY --from=env /tmp/report.json {REPORT}
-COPY repo/ {REPO_DIR}/
-WORKDIR {REPO_DIR}
-"""
-
-
 def build(row: RealEnv, mirror: Path) -> tuple[str, Path]:
-    """Build ``reb-real:<slug>``; returns the tag and the context folder."""
+    """Build ``reb-real:<slug>`` on its torch base; returns the tag and the context folder."""
     context = WORK / slug(row.repo)
     owner, name = row.repo.split("/")
     standin.checkout(str(mirror / f"{owner}+{name}" / "repo"), row.commit, context / "repo")
-    wheels(row, context / "wheels")
-    base = ensure_base_image(docker.from_env())
+    base, in_base = base_image(flavour(row))
+    extra = ("setuptools", "wheel") if row.install_repo else ()
+    shutil.rmtree(context / "wheels", ignore_errors=True)
+    download((*row.packages, *extra), context / "wheels", skip=in_base)
     (context / "report_probe.py").write_text(REPORT_PROBE)
-    (context / "Dockerfile").write_text(dockerfile(row, base))
+    script = [pip_install([*row.packages, *extra])]
+    if row.install_repo:
+        script.append(f"cp -r /mnt/repo /tmp/repo-build && {VENV}/bin/pip install --no-index "
+                      "--no-deps --no-build-isolation --no-cache-dir --quiet /tmp/repo-build "
+                      "&& rm -rf /tmp/repo-build")
+    script += [f"mkdir -p {REPO_DIR} {os.path.dirname(REPORT)}",
+               f"cp -a /mnt/repo/. {REPO_DIR}/",
+               f"{VENV}/bin/python /mnt/report_probe.py {VENV}/bin/python {row.env} "
+               f"{shlex.quote(notes(row))} > {REPORT}"]
     tag = f"reb-real:{slug(row.repo).replace('__', '.')}"
-    subprocess.run(["nice", "-n", "19", "docker", "build", "--network", "none", "-q", "-t", tag,
-                    str(context)], check=True)
+    commit(base, " && ".join(script), tag, context, changes=(f"WORKDIR {REPO_DIR}",))
     return tag, context
 
 
@@ -186,14 +245,12 @@ def record(row: RealEnv, tag: str, context: Path) -> Path:
     return path
 
 
-def remove_env_stage(row: RealEnv) -> None:
-    """The build's untagged ``env`` stage (the classic builder keeps it): only ours, found by
-    the venv its history creates, never another image."""
-    client = docker.from_env()
-    for image in client.images.list(filters={"dangling": True}):
-        if any(f"/opt/envs/{row.env} " in (step.get("CreatedBy") or "")
-               for step in image.history()):
-            client.images.remove(image.id, force=True)
+def make_standin(name: str, tag: str) -> None:
+    """The row's stand-in: ``function`` of ``standin.py``, or ``module:function`` of another
+    module beside it (one per batch of rows, so parallel work on rows never edits one file)."""
+    module_name, _, function = name.rpartition(":")
+    module = importlib.import_module(module_name) if module_name else standin
+    getattr(module, function)(tag, WORK / "assets")
 
 
 def main() -> None:
@@ -206,12 +263,11 @@ def main() -> None:
     tag, context = build(row, args.mirror)
     try:
         if row.standin:
-            getattr(standin, row.standin)(tag, WORK / "assets")
+            make_standin(row.standin, tag)
         print("recorded", record(row, tag, context))
     finally:
         if not args.keep:
             subprocess.run(["docker", "rmi", "-f", tag], check=False, capture_output=True)
-            remove_env_stage(row)
             shutil.rmtree(context / "wheels", ignore_errors=True)
 
 

@@ -14,6 +14,16 @@ CA bundle mounted (the way pip reaches the index from a container here); the
 hub is not reachable, and a prepare stage that needs it fails as it would
 officially.  What is kept of each stage is its verdict and the figures the
 official aggregation reads, nothing of its logs.
+
+The bundle also relies on the official *base image* (official-harness.md,
+section 11): a ``python`` on ``PATH`` (there, conda's base interpreter: the
+helpers parse the report with it) and Node.js 20 (the ``pyright`` wrapper from
+PyPI runs the Node CLI, and would otherwise download Node from a host that is
+not reachable here).  The throwaway container gets both, never the image: a
+``python`` link to the base's ``python3`` and this host's Node.js 20 and npm,
+mounted read-only.  Without them the pyright stage writes no results
+(``python: command not found``), which is what earlier runs recorded as
+``invalid_json``.
 """
 
 from __future__ import annotations
@@ -32,6 +42,11 @@ import docker
 RELEASE = Path("/work/.mirror/No-518+ResearchEnvBench/repo")
 REPO_DIR = "/data/project/repo"
 CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
+#: What the official base image has and the bundle uses: Node.js 20 and npm (from this host).
+NODE = ("/usr/bin/node", "/usr/lib/node_modules/npm")
+#: The links the official base image has on PATH, made in the throwaway container only.
+BASE_LINKS = ("ln -sf /usr/bin/python3 /usr/local/bin/python && "
+              "ln -sf /usr/lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm")
 STAGES = ("pyright", "prepare", "cpu", "cuda", "single_gpu", "multi_gpu", "env_size",
           "hallucination")
 #: run_all.sh's own stage timeouts add up to more; this bounds one repository's turn.
@@ -72,8 +87,9 @@ def run(repo: str, image: str, release: Path = RELEASE) -> dict[str, Any]:
         scripts = bundle(repo, release, Path(scratch))
         container = client.containers.create(
             image, ["sleep", "infinity"], entrypoint=[], working_dir=REPO_DIR,
-            volumes={CA_BUNDLE: {"bind": CA_BUNDLE, "mode": "ro"}},
+            volumes={path: {"bind": path, "mode": "ro"} for path in (CA_BUNDLE, *NODE)},
             environment={"PIP_CERT": CA_BUNDLE, "SSL_CERT_FILE": CA_BUNDLE,
+                         "NODE_EXTRA_CA_CERTS": CA_BUNDLE,
                          "REQUESTS_CA_BUNDLE": CA_BUNDLE, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
             labels={"reb.realruns": "official"})
         try:
@@ -82,6 +98,7 @@ def run(repo: str, image: str, release: Path = RELEASE) -> dict[str, Any]:
             with tarfile.open(fileobj=buf, mode="w") as tar:
                 tar.add(scripts, arcname="benchmark_scripts")
             container.put_archive(REPO_DIR, buf.getvalue())
+            container.exec_run(["bash", "-c", BASE_LINKS])
             run_all = f"{REPO_DIR}/benchmark_scripts/run_all.sh"
             code, out = container.exec_run(["timeout", str(WHOLE_TIMEOUT_S), "bash", run_all])
             tail = [ln for ln in out.decode(errors="replace").splitlines()
@@ -95,7 +112,7 @@ def run(repo: str, image: str, release: Path = RELEASE) -> dict[str, Any]:
                 except json.JSONDecodeError:
                     stages[stage] = {"status": "invalid_json"}
         finally:
-            container.remove(force=True)
+            container.remove(force=True, v=True)
     return {"run_all_exit": code, "run_all_lines": tail, "stages": stages}
 
 

@@ -39,7 +39,8 @@ class RealEnv:
     source: str = ""
     #: packages the repository names that were not installed, each with its reason
     left_out: dict[str, str] = field(default_factory=dict)
-    #: the ``standin.py`` function that puts a stand-in of a hub asset into the asset cache
+    #: the function that puts a stand-in of a hub asset into the asset cache: a name in
+    #: ``standin.py``, or ``module:function`` of another module in this folder
     standin: str | None = None
 
 
@@ -84,6 +85,22 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         standin="da1_model",
         left_out={"gradio==4.14.0, gradio_imageslider": "the web demo app.py only"},
     ),
+
+    # ---------------------------------------------------------------------------------------
+    # batch A: rows added by the batch-A run (keep each batch's rows under its own heading)
+    # ---------------------------------------------------------------------------------------
+
+    # ---------------------------------------------------------------------------------------
+    # batch B: rows added by the batch-B run (keep each batch's rows under its own heading)
+    # ---------------------------------------------------------------------------------------
+
+    # ---------------------------------------------------------------------------------------
+    # batch C: rows added by the batch-C run (keep each batch's rows under its own heading)
+    # ---------------------------------------------------------------------------------------
+
+    # ---------------------------------------------------------------------------------------
+    # batch D: rows added by the batch-D run (keep each batch's rows under its own heading)
+    # ---------------------------------------------------------------------------------------
 )
 
 
