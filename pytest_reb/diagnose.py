@@ -79,7 +79,8 @@ CLASSES: dict[str, str] = {
 #: Categories whose failure is not the environment's doing: no diagnosis.
 NOT_DIAGNOSED = frozenset({
     "missing_report", "invalid_report", "insufficient_hardware", "not_applicable", "infra",
-    "integrity", "no_gpu_evidence", "no_gpu_compute", "entrypoint_not_run",
+    "integrity", "no_gpu_evidence", "no_gpu_compute", "gpu_work_not_entrypoint",
+    "entrypoint_not_run",
     "pyright_wrong_interpreter", "path_hallucination",
     "version_hallucination", "capability_hallucination",
 })

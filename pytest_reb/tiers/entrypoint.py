@@ -360,6 +360,10 @@ def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
     o.compat = early is None and res.exit_code == 0 and not res.timed_out and log_problem is None
     witness_problem = seen.problem() if o.compat else None
     evidence_problem = evidence_rule(res) if (o.compat and evidence_rule) else None
+    if evidence_problem is None and o.compat and evidence_rule and profile == "gpu" \
+            and witness_problem is None:
+        launched = seen.gpu_problem()  # C3/C4: the GPU work is the entrypoint's own
+        evidence_problem = ("gpu_work_not_entrypoint", launched) if launched else None
     o.strict = (o.compat and witness_problem is None and evidence_problem is None
                 and tampered is None)
     diagnosis: list[dict[str, Any]] | None = None

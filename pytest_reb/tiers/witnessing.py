@@ -82,6 +82,12 @@ class StageWitness:
             return f"the witness's record cannot be taken: {self.forger}"
         return witness.judge(self.expect, witness.merge(self.texts))
 
+    def gpu_problem(self) -> str | None:
+        """Why strict cannot take the GPU work as launched by the entrypoint's code, or None."""
+        if self.library is None or self.expect is None:
+            return self.problem()
+        return witness.attribution(self.expect, witness.merge(self.texts))
+
     def evidence(self) -> dict[str, Any]:
         if self.expect is None:
             return {"available": self.library is not None}

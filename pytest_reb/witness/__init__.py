@@ -111,6 +111,10 @@ class Process:
     program: str | None = None  # the command line of a process that is not Python
     ended: bool = False  # that program ended through exit() or _exit() with status 0
     is_python: bool = False  # a "py" record: an interpreter (a wrapper may exec into one)
+    #: GPU kernel launches seen at the CUDA runtime's and driver's entry points
+    launched_own: bool = False  # one came from the entrypoint's code path
+    launched_other: str | None = None  # where the first other one came from
+    launches: tuple[int, int] | None = None  # (the entrypoint's, others) at the end
 
     @property
     def finished(self) -> bool:
@@ -124,8 +128,14 @@ class Process:
         if not self.python:
             return {"pid": self.pid, "ppid": self.ppid, "program": self.program,
                     "ended": self.ended}
-        return {"pid": self.pid, "ppid": self.ppid, "start": self.start,
-                "reached": self.reached, "end": self.end, "taints": self.taints}
+        out: dict[str, object] = {"pid": self.pid, "ppid": self.ppid, "start": self.start,
+                                  "reached": self.reached, "end": self.end,
+                                  "taints": self.taints}
+        if self.launched_own or self.launched_other or self.launches:
+            out["gpu_launches"] = {"entrypoint": self.launched_own,
+                                   "first_other_from": self.launched_other,
+                                   "counts": list(self.launches) if self.launches else None}
+        return out
 
 
 def parse(text: str) -> dict[int, Process]:
@@ -154,6 +164,15 @@ def parse(text: str) -> dict[int, Process]:
             proc.ended = detail.strip() in ("", "0")
         elif kind == "py":
             proc.is_python = True
+        elif kind == "launch":
+            if detail.strip() == "checkout":
+                proc.launched_own = True
+            elif detail.startswith("foreign") and proc.launched_other is None:
+                proc.launched_other = detail[len("foreign"):].strip()[:300] or "?"
+        elif kind == "launches":
+            counts = detail.split()
+            if len(counts) == 2 and all(c.isdigit() for c in counts):
+                proc.launches = (int(counts[0]), int(counts[1]))
     return found
 
 
@@ -303,6 +322,35 @@ def _reached(exp: Expect, proc: Process) -> bool:
     if exp.entries:
         return proc.reached is not None
     return proc.start is not None
+
+
+def attribution(exp: Expect, procs: Mapping[int, Process]) -> str | None:
+    """Why the GPU work is not shown to be the entrypoint's own (strict C3/C4), or None.
+
+    Each rank (``exp.workers`` processes) must have launched a kernel from the
+    entrypoint's code path: a frame of the checkout, or library code it called,
+    with no startup hook, import hook or exec'd string in between (the witness's
+    launch entry points, ``reb_witness.c``).  Work launched only from elsewhere is
+    GPU work that is not the entrypoint's, however much of it the counters saw.
+    """
+    own = [p for p in procs.values() if p.python and p.launched_own]
+    if len(own) >= exp.workers:
+        return None
+    others = [p for p in procs.values() if p.python and p.launched_other]
+    if others:
+        first = others[0]
+        where = (f"; the first was launched from {first.launched_other} (pid {first.pid})")
+        if own:
+            return (f"only {len(own)} process(es) launched GPU kernels from the entrypoint's "
+                    f"code, {exp.workers} ranks were expected{where}")
+        return ("the GPU kernels were launched from code outside the entrypoint's path "
+                f"(a startup hook, an import hook or an exec'd string){where}")
+    if own:
+        return (f"only {len(own)} process(es) launched GPU kernels; {exp.workers} ranks were "
+                "expected")
+    return ("no process of the run launched a GPU kernel through the CUDA runtime or driver "
+            "entry points the witness watches (cudaLaunchKernel, cuLaunchKernel and their "
+            "variants), so the GPU work seen is not the entrypoint's")
 
 
 def summary(exp: Expect, procs: Mapping[int, Process]) -> dict[str, object]:

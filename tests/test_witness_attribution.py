@@ -1,0 +1,269 @@
+"""GPU launch attribution (strict C3/C4) on real processes, without a GPU.
+
+The witness interposes the CUDA runtime's and driver's launch entry points and
+counts each launch by where the launching thread's Python code is: the
+entrypoint's own code path, or a startup hook, an import hook, an exec'd string.
+No CUDA here, so the runtime is a stand-in with the same shape as the real one:
+``libstandin_cudart.so`` defines ``cudaLaunchKernel`` and ``cuLaunchKernel``, and
+``libstandin_op.so``, like a framework's kernel library, calls them through its
+PLT (the path torch's own kernels take).  Python reaches the op with ``ctypes``,
+the way a framework's extension module would.  The same rule on an H200 with torch
+is in docs/gpu.md.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_reb import witness
+
+LIB = witness.library_path()
+CC = shutil.which("cc") or shutil.which("gcc")
+pytestmark = pytest.mark.skipif(LIB is None or CC is None, reason="no C compiler")
+
+RUNTIME = r"""
+typedef struct { unsigned int x, y, z; } dim3;
+static int n;
+int cudaLaunchKernel(const void *f, dim3 g, dim3 b, void **a, unsigned long s, void *st) {
+    (void)f; (void)a; (void)s; (void)st;
+    n++;
+    return (g.x == 7 && b.z == 9) ? 0 : 1; /* arguments arrive as given */
+}
+int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                   unsigned bz, unsigned sh, void *st, void **p, void **e) {
+    (void)f; (void)gy; (void)gz; (void)bx; (void)by; (void)sh; (void)st; (void)p; (void)e;
+    n++;
+    return (gx == 7 && bz == 9) ? 0 : 1;
+}
+int launched(void) { return n; }
+"""
+OP = r"""
+typedef struct { unsigned int x, y, z; } dim3;
+int cudaLaunchKernel(const void *f, dim3 g, dim3 b, void **a, unsigned long s, void *st);
+int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                   unsigned bz, unsigned sh, void *st, void **p, void **e);
+int op(void) { dim3 g = {7, 1, 1}, b = {1, 1, 9}; return cudaLaunchKernel(0, g, b, 0, 0, 0); }
+int driver_op(void) { return cuLaunchKernel(0, 7, 1, 1, 1, 1, 9, 0, 0, 0, 0); }
+"""
+#: What the entrypoint and the hooks import to launch: a framework's extension, in short.
+GPU_MODULE = """\
+import ctypes, os
+_lib = ctypes.CDLL(os.path.join(os.environ["STANDIN_LIBS"], "libstandin_op.so"))
+_rt = ctypes.CDLL(os.path.join(os.environ["STANDIN_LIBS"], "libstandin_cudart.so"))
+
+
+def launch():
+    assert _lib.op() == 0, "arguments reached the runtime changed"
+
+
+def launch_driver():
+    assert _lib.driver_op() == 0
+
+
+def launched():
+    return _rt.launched()
+"""
+
+
+@pytest.fixture(scope="module")
+def libs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The stand-in runtime and the op library linked against it, and ``standin_gpu``."""
+    where = tmp_path_factory.mktemp("standin")
+    (where / "rt.c").write_text(RUNTIME)
+    (where / "op.c").write_text(OP)
+    subprocess.run([CC, "-shared", "-fPIC", "-o", str(where / "libstandin_cudart.so"),
+                    str(where / "rt.c")], check=True)
+    subprocess.run([CC, "-shared", "-fPIC", "-o", str(where / "libstandin_op.so"),
+                    str(where / "op.c"), f"-L{where}", "-lstandin_cudart",
+                    "-Wl,-rpath,$ORIGIN"], check=True)
+    site = where / "site"
+    site.mkdir()
+    (site / "standin_gpu.py").write_text(GPU_MODULE)
+    return where
+
+
+def run(libs: Path, repo: Path, argv: list[str], *, hooks: Path | None = None,
+        nproc: int = 1) -> tuple[subprocess.CompletedProcess[str], dict[int, witness.Process],
+                                 str | None]:
+    """``argv`` under the witness in ``repo``: the output, the record, the attribution verdict."""
+    record = repo.parent / f"{repo.name}-witness.log"
+    record.unlink(missing_ok=True)
+    exp = witness.expect(argv, python=sys.executable, entrypoint=None, checkout=str(repo),
+                         cwd=str(repo), nproc=nproc, ranks=nproc > 1, server=False,
+                         stopped=False)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "REB_"))}
+    path = [str(libs / "site")] + ([str(hooks)] if hooks else [])
+    env.update(STANDIN_LIBS=str(libs), PYTHONPATH=os.pathsep.join(path),
+               **witness.env_vars(str(LIB), str(record), exp.entries, None, str(repo)))
+    res = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=60)
+    procs = witness.parse(record.read_text() if record.exists() else "")
+    return res, procs, witness.attribution(exp, procs)
+
+
+def repo_with(tmp_path: Path, train: str) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "train.py").write_text(train)
+    return repo
+
+
+def hook_dir(tmp_path: Path, sitecustomize: str) -> Path:
+    """Startup code: a ``sitecustomize`` on the path, as an image's PYTHONPATH would put it."""
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(sitecustomize)
+    return hooks
+
+
+def test_the_entrypoint_launching_is_attributed(libs: Path, tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, "import standin_gpu\nstandin_gpu.launch()\n"
+                               "standin_gpu.launch_driver()\nprint(standin_gpu.launched())\n")
+    res, procs, problem = run(libs, repo, [sys.executable, "train.py"])
+    assert res.returncode == 0 and res.stdout.split() == ["2"], res.stderr
+    assert problem is None
+    (proc,) = [p for p in procs.values() if p.python]
+    assert proc.launched_own and proc.launches == (2, 0) and proc.launched_other is None
+
+
+def test_library_code_the_entrypoint_calls_is_its_own(libs: Path, tmp_path: Path) -> None:
+    """A model's forward in site-packages, called from the checkout: the checkout's work."""
+    (libs / "site" / "standin_model.py").write_text(
+        "import standin_gpu\n\ndef forward():\n    return standin_gpu.launch()\n")
+    repo = repo_with(tmp_path, "import standin_model\nstandin_model.forward()\n")
+    assert run(libs, repo, [sys.executable, "train.py"])[2] is None
+
+
+def test_a_thread_the_entrypoint_starts_is_its_own(libs: Path, tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, "import threading, standin_gpu\n"
+                               "t = threading.Thread(target=standin_gpu.launch)\n"
+                               "t.start(); t.join()\n")
+    assert run(libs, repo, [sys.executable, "train.py"])[2] is None
+
+
+def test_the_stages_own_command_is_its_own(libs: Path, tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, "")
+    res, _, problem = run(libs, repo, [sys.executable, "-c",
+                                       "import standin_gpu; standin_gpu.launch()"])
+    assert res.returncode == 0 and problem is None
+
+
+def test_an_import_hook_launching_at_the_entrypoints_import_is_not(
+        libs: Path, tmp_path: Path) -> None:
+    """Issue 26's false pass: a meta-path finder bursts on the GPU at ``import torch``, and the
+    entrypoint then computes on the CPU."""
+    hooks = hook_dir(tmp_path, "import sys\n"
+                               "class Burst:\n"
+                               "    def find_spec(self, name, path=None, target=None):\n"
+                               "        if name == 'json':\n"
+                               "            import standin_gpu\n"
+                               "            for _ in range(50): standin_gpu.launch()\n"
+                               "sys.meta_path.insert(0, Burst())\n")
+    repo = repo_with(tmp_path, "import json\nprint('trained on the CPU')\n")
+    res, procs, problem = run(libs, repo, [sys.executable, "train.py"], hooks=hooks)
+    assert res.returncode == 0 and "trained on the CPU" in res.stdout
+    assert problem is not None and "outside the entrypoint's path" in problem
+    assert "sitecustomize.py" in problem
+    assert next(p for p in procs.values() if p.python).launches == (0, 50)
+
+
+def test_a_finder_written_as_an_exec_string_is_not(libs: Path, tmp_path: Path) -> None:
+    """The hook imports nothing but ``base64`` at start-up; its finder is an exec'd string."""
+    code = ("import sys\n"
+            "class Burst:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name == 'json':\n"
+            "            import standin_gpu; standin_gpu.launch()\n"
+            "sys.meta_path.insert(0, Burst())\n")
+    hooks = hook_dir(tmp_path, "import base64\n"
+                     f"exec(base64.b64decode({base64.b64encode(code.encode())!r}))\n")
+    repo = repo_with(tmp_path, "import json\n")
+    problem = run(libs, repo, [sys.executable, "train.py"], hooks=hooks)[2]
+    assert problem is not None and "<string>" in problem
+
+
+def test_a_patched_function_the_entrypoint_calls_is_not(libs: Path, tmp_path: Path) -> None:
+    """A startup hook swaps a library function the entrypoint calls for its own: the work is
+    launched inside the entrypoint's call, from the hook's code."""
+    hooks = hook_dir(tmp_path, "import json, standin_gpu\n"
+                               "_dumps = json.dumps\n"
+                               "def dumps(*a, **k):\n"
+                               "    standin_gpu.launch()\n"
+                               "    return _dumps(*a, **k)\n"
+                               "json.dumps = dumps\n")
+    repo = repo_with(tmp_path, "import json\nprint(json.dumps([1]))\n")
+    res, _, problem = run(libs, repo, [sys.executable, "train.py"], hooks=hooks)
+    assert res.returncode == 0 and problem is not None
+    assert "outside the entrypoint's path" in problem and "startup code" in problem
+
+
+def test_a_module_a_hook_imports_later_is_the_hooks(libs: Path, tmp_path: Path) -> None:
+    """The hook's finder imports a helper module only at the entrypoint's import (so it was not
+    loaded at start-up) and patches with the helper's function: still the hook's code."""
+    (libs / "site" / "late_helper.py").write_text(
+        "import standin_gpu\n\ndef getcwd():\n    standin_gpu.launch()\n    return '/here'\n")
+    hooks = hook_dir(tmp_path, "import os, sys\n"
+                               "class Patch:\n"
+                               "    def find_spec(self, name, path=None, target=None):\n"
+                               "        if name == 'json':\n"
+                               "            import late_helper\n"
+                               "            os.getcwd = late_helper.getcwd\n"
+                               "sys.meta_path.insert(0, Patch())\n")
+    repo = repo_with(tmp_path, "import json, os\nprint(os.getcwd())\n")
+    res, _, problem = run(libs, repo, [sys.executable, "train.py"], hooks=hooks)
+    assert res.returncode == 0 and "/here" in res.stdout
+    assert problem is not None and "late_helper.py (loaded by" in problem
+    assert "sitecustomize.py" in problem
+
+
+def test_a_thread_a_startup_hook_starts_is_not(libs: Path, tmp_path: Path) -> None:
+    hooks = hook_dir(tmp_path, "import threading, time, standin_gpu\n"
+                               "def burst():\n"
+                               "    time.sleep(0.3); standin_gpu.launch()\n"
+                               "threading.Thread(target=burst).start()\n")
+    repo = repo_with(tmp_path, "import time\ntime.sleep(1)\n")
+    problem = run(libs, repo, [sys.executable, "train.py"], hooks=hooks)[2]
+    assert problem is not None and "outside the entrypoint's path" in problem
+
+
+def test_code_compiled_under_the_checkouts_name_by_a_hook_is_a_taint(
+        libs: Path, tmp_path: Path) -> None:
+    """Foreign code cannot dress its work up as the checkout's by naming it ``train.py``."""
+    repo = repo_with(tmp_path, "import json\n")
+    hooks = hook_dir(tmp_path, "import sys\n"
+                               "class Dress:\n"
+                               "    def find_spec(self, name, path=None, target=None):\n"
+                               "        if name == 'json':\n"
+                               "            c = compile('import standin_gpu; standin_gpu.launch()',"
+                               f" {str(repo / 'train.py')!r}, 'exec')\n"
+                               "            exec(c)\n"
+                               "sys.meta_path.insert(0, Dress())\n")
+    procs = run(libs, repo, [sys.executable, "train.py"], hooks=hooks)[1]
+    taints = [t for p in procs.values() for t in p.taints]
+    assert any("under the checkout's name" in t for t in taints), taints
+
+
+def test_no_launch_at_all_is_no_attribution(libs: Path, tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, "print('nothing on the GPU')\n")
+    problem = run(libs, repo, [sys.executable, "train.py"])[2]
+    assert problem is not None and "no process of the run launched a GPU kernel" in problem
+
+
+def test_a_forked_worker_does_not_inherit_the_parents_launches(
+        libs: Path, tmp_path: Path) -> None:
+    """A DataLoader worker forked after the parent launched is not a second rank."""
+    repo = repo_with(tmp_path, "import os, standin_gpu\nstandin_gpu.launch()\n"
+                               "pid = os.fork()\n"
+                               "if pid == 0:\n    os._exit(0)\n"
+                               "os.waitpid(pid, 0)\n")
+    res, procs, problem = run(libs, repo, [sys.executable, "train.py"])
+    assert res.returncode == 0 and problem is None
+    assert res.stdout.strip() == ""
+    launching = [(p.pid, p.launches) for p in procs.values() if p.launched_own or p.launches]
+    assert len(launching) == 1 and launching[0][1] == (1, 0), launching
