@@ -14,6 +14,7 @@ is in docs/gpu.md.
 from __future__ import annotations
 
 import base64
+import json
 import os
 import shutil
 import subprocess
@@ -267,3 +268,17 @@ def test_a_forked_worker_does_not_inherit_the_parents_launches(
     assert res.stdout.strip() == ""
     launching = [(p.pid, p.launches) for p in procs.values() if p.launched_own or p.launches]
     assert len(launching) == 1 and launching[0][1] == (1, 0), launching
+
+
+def test_the_h200_record_attributes_every_honest_run_and_no_hostile_one() -> None:
+    """What ``tests/gpu/attribution.py`` recorded on an H200 with torch (docs/gpu.md): the
+    calibration family launched from its own code, every injected burst from elsewhere."""
+    data = json.loads((Path(__file__).parent / "data" / "gpu" / "h200-attribution.json")
+                      .read_text())
+    assert len(data["honest"]) == 13 and len(data["hostile"]) == 4
+    for name, run_ in data["honest"].items():
+        assert run_["exit"] == 0 and run_["attribution"] is None, name
+        assert run_["launches"][0] > 0 and run_["launches"][1] == 0, name
+    for name, run_ in data["hostile"].items():
+        assert run_["attribution"] is not None and run_["launches"][0] == 0, name
+        assert run_["launches"][1] > 0, name

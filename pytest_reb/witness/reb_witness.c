@@ -860,6 +860,10 @@ typedef struct { unsigned int x, y, z; } dim3;
     }
 LAUNCH6(cudaLaunchKernel)
 LAUNCH6(cudaLaunchKernel_ptsz)
+/* what nvcc's kernel stubs call since CUDA 13 (torch's own kernels): forwarded with the same
+ * arguments, whatever of them the runtime reads */
+LAUNCH6(__cudaLaunchKernel)
+LAUNCH6(__cudaLaunchKernel_ptsz)
 LAUNCH6(cudaLaunchCooperativeKernel)
 
 #define LAUNCH3(name)                                                                       \

@@ -11,10 +11,10 @@ set to a scratch checkout holding the entrypoint:
   is there: each must launch from the entrypoint's code path;
 * the same ``train.py`` under hostile startup code that does GPU work the
   entrypoint does not: a meta-path finder that bursts matmuls at the entrypoint's
-  ``import torch`` and then makes ``torch.cuda.is_available()`` false (issue 26's
-  false pass), the same finder as an exec'd base64 string, a thread a
-  ``sitecustomize`` starts, and a ``sitecustomize`` that wraps ``torch.manual_seed``
-  (which the entrypoint calls) with a burst: each must be attributed elsewhere;
+  first import and then makes ``torch.cuda.is_available()`` false (issue 26's false
+  pass), the same finder as an exec'd base64 string, a thread a ``sitecustomize``
+  starts, and a ``sitecustomize`` that wraps ``ArgumentParser.parse_args`` (which the
+  entrypoint calls) with a burst: each must be attributed elsewhere;
 * the cost: ``train.py --device cuda --steps 50`` alternately under ``--baseline`` (a
   witness library built before attribution) and the current one.
 
@@ -60,13 +60,15 @@ for _ in range(a.steps):
 print("device", device, "loss", round(loss.item(), 4))
 """
 BURST = ("import torch\n"
-         "a = torch.randn(4096, 4096, device='cuda')\n"
-         "for _ in range(20): a = a @ a; a = a / a.norm()\n"
+         "m = torch.randn(4096, 4096, device='cuda')\n"
+         "for _ in range(20): m = m @ m; m = m / m.norm()\n"
          "torch.cuda.synchronize()\n")
+#: At the entrypoint's first import (argparse, before its ``import torch``) the finder
+#: imports torch itself, bursts, and hides the GPU: the entrypoint then trains on the CPU.
 FINDER = ("import sys\n"
           "class Burst:\n"
           "    def find_spec(self, name, path=None, target=None):\n"
-          "        if name == 'torch':\n"
+          "        if name == 'argparse':\n"
           "            sys.meta_path.remove(self)\n"
           "            import torch\n"
           + "".join(f"            {line}\n" for line in BURST.splitlines()[1:])
@@ -81,13 +83,14 @@ HOOKS = {
                             + "".join(f"    {line}\n" for line in BURST.splitlines())
                             + "threading.Thread(target=burst).start()\n"
                             "import torch\ntorch.cuda.is_available = lambda: False\n"),
-    "wrapped_library_call": ("import torch\n"
-                             "_seed = torch.manual_seed\n"
-                             "def manual_seed(s):\n"
-                             + "".join(f"    {line}\n" for line in BURST.splitlines()[1:])
-                             + "    return _seed(s)\n"
-                             "torch.manual_seed = manual_seed\n"
-                             "torch.cuda.is_available = lambda: False\n"),
+    # a library call the entrypoint makes (before it picks its device) does the hook's work
+    "wrapped_library_call": ("import argparse\n"
+                             "_parse = argparse.ArgumentParser.parse_args\n"
+                             "def parse_args(self, *a, **k):\n"
+                             + "".join(f"    {line}\n" for line in BURST.splitlines())
+                             + "    torch.cuda.is_available = lambda: False\n"
+                             "    return _parse(self, *a, **k)\n"
+                             "argparse.ArgumentParser.parse_args = parse_args\n"),
 }
 
 
