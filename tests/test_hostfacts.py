@@ -53,6 +53,22 @@ def test_an_edited_version_file_beside_the_wheels_metadata_supports_nothing(
     assert facts.torch_contradiction("2.13.0+cpu") is not None  # version.py disagrees
 
 
+def test_a_pypi_cuda_wheel_has_its_local_version_only_in_version_py(tmp_path: Path) -> None:
+    """PyPI's torch 2.11.0 (CUDA 13.0): METADATA ``2.11.0``, version.py ``2.11.0+cu130``: an
+    honest report of ``torch.__version__`` is no contradiction (seen on the H200)."""
+    facts = hostfacts.from_view(_layout(tmp_path, version_py="2.11.0+cu130",
+                                        metadata=("2.11.0",)), "/opt/env/bin/python")
+    assert facts.torch_contradiction("2.11.0+cu130") is None
+    assert facts.torch_contradiction("2.11.0") is not None  # version.py says more
+    assert facts.torch_contradiction("2.12.0+cu130") is not None
+
+
+def test_metadata_with_a_local_version_must_match_it(tmp_path: Path) -> None:
+    facts = hostfacts.from_view(_layout(tmp_path, version_py="2.13.0+cu124",
+                                        metadata=("2.13.0+cpu",)), "/opt/env/bin/python")
+    assert facts.torch_contradiction("2.13.0+cu124") is not None
+
+
 def test_an_upgrade_left_two_metadata_folders(tmp_path: Path) -> None:
     facts = hostfacts.from_view(_layout(tmp_path, version_py="2.5.1",
                                         metadata=("2.4.0", "2.5.1")), "/opt/env/bin/python")

@@ -57,12 +57,15 @@ class TorchInstall:
 
     def supports(self, version: str) -> bool:
         """This install is ``version``: its ``version.py`` says so and, where it has
-        distribution metadata, one of them does too (an edited ``version.py`` beside the
-        wheel's own metadata supports nothing)."""
+        distribution metadata, one of them does too, up to the local part where the metadata
+        has none (an edited ``version.py`` beside the wheel's own metadata supports nothing)."""
         code = [v for src, v in self.versions.items() if src.endswith("/version.py")]
         meta = [v for src, v in self.versions.items() if not src.endswith("/version.py")]
+        # PyPI takes no local versions: its CUDA wheels say ``2.11.0`` in their metadata and
+        # ``2.11.0+cu130`` in version.py, so metadata without a local part names the public one
+        public = version.split("+", 1)[0]
         return bool(self.versions) and all(v == version for v in code) and \
-            (not meta or version in meta)
+            (not meta or any(m == version or ("+" not in m and m == public) for m in meta))
 
 
 @dataclass

@@ -80,6 +80,7 @@ static void attribution_start(const char *how);
 static void attribution_event(const char *event, PyObject *args);
 static void launches_forked(void);
 static void launches_end(void);
+static void lookups_ready(void);
 
 static void record(const char *kind, const char *detail) {
     char line[PATH_MAX * 3];
@@ -365,6 +366,7 @@ __attribute__((constructor)) static void reb_witness_init(void) {
     if (PySys_AddAuditHook(hook, NULL) == 0)
         record("py", "");
     pthread_atfork(NULL, NULL, launches_forked);
+    lookups_ready();
 }
 
 /* os._exit() at the end of a program is an honest way to finish when the checkout's own code
@@ -426,7 +428,8 @@ extern void PyErr_Restore(PyObject *, PyObject *, PyObject *) __attribute__((wea
 
 enum { C_LIB = 0, C_CHECKOUT = 1, C_FOREIGN = 2, C_IMPORT = 3 };
 #define STACK_MAX 1024
-#define CACHE_SIZE 16384 /* code objects classified, kept alive so their address is theirs */
+#define CACHE_SIZE 65536 /* code objects classified, kept alive so their address is theirs */
+#define NAMES_MAX 4096
 #define FOREIGN_MAX 256
 
 struct where {
@@ -438,7 +441,7 @@ struct where {
 struct cached {
     PyObject *code;
     unsigned char cls;
-    char *file;
+    const char *file;
 };
 
 static __thread struct where stack[STACK_MAX];
@@ -493,6 +496,21 @@ static int is_stdlib(const char *file) {
     return stdlib_dir[0] && under(file, stdlib_dir) && !strstr(file, "-packages/");
 }
 
+/* The checkout's own package installed into site-packages (``pip install .``): its files are
+ * the repository's, at the same package-relative path under the checkout or its src/. */
+static int installed_from_checkout(const char *file) {
+    const char *rel = strstr(file, "-packages/");
+    char mine[PATH_MAX];
+    if (!rel || !root[0] || !strchr(rel + 10, '/'))
+        return 0; /* a top-level module file could be anyone's: only package files count */
+    rel += 10;
+    if (snprintf(mine, sizeof mine, "%s/%s", root, rel) < (int)sizeof mine &&
+        access(mine, F_OK) == 0)
+        return 1;
+    return snprintf(mine, sizeof mine, "%s/src/%s", root, rel) < (int)sizeof mine &&
+           access(mine, F_OK) == 0;
+}
+
 static int classify_file(const char *file) {
     if (file[0] == '<') {
         if (!strncmp(file, "<frozen importlib._bootstrap", 28))
@@ -510,6 +528,8 @@ static int classify_file(const char *file) {
         return C_CHECKOUT;
     if (access(file, F_OK) != 0)
         return C_FOREIGN; /* compiled from a string under a name that is no file */
+    if (installed_from_checkout(file))
+        return C_CHECKOUT;
     return C_LIB;
 }
 
@@ -530,26 +550,48 @@ static char *code_file(PyObject *code) {
     return copy;
 }
 
+/* A lasting copy of ``text`` (file names are few; the frames that name them are many). */
+static const char *intern(const char *text) {
+    static char *names[NAMES_MAX];
+    static int n_names;
+    for (int i = 0; i < n_names; i++)
+        if (!strcmp(names[i], text))
+            return names[i];
+    if (n_names < NAMES_MAX) {
+        char *copy = strdup(text);
+        if (copy)
+            return names[n_names++] = copy;
+    }
+    return "(a file among too many)";
+}
+
+/* The class of code in ``file``, and the name a report gives it. */
+static int classify_named(const char *file, const char **name) {
+    const struct foreign *why = file ? foreign_of(file) : NULL;
+    char both[PATH_MAX * 2 + 16];
+    if (!file) {
+        *name = "(code without a file name)";
+        return C_FOREIGN;
+    }
+    if (why) { /* say who brought it in: the hook, not the module it used */
+        snprintf(both, sizeof both, "%s (loaded by %s)", file, why->by);
+        *name = intern(both);
+    } else {
+        *name = intern(file);
+    }
+    return classify_file(file);
+}
+
 static struct cached *lookup(PyObject *code) {
     size_t h = ((uintptr_t)code >> 4) & (CACHE_SIZE - 1);
-    for (int i = 0; i < 64; i++) {
+    for (int i = 0; i < 128; i++) {
         struct cached *c = &cache[(h + i) & (CACHE_SIZE - 1)];
         if (c->code == code)
             return c;
         if (!c->code) {
             char *file = code_file(code);
-            const struct foreign *why = file ? foreign_of(file) : NULL;
-            c->cls = file ? classify_file(file) : C_FOREIGN;
-            c->file = file ? file : strdup("?");
-            if (why && c->file) { /* say who brought it in: the hook, not the module it used */
-                size_t n = strlen(file) + strlen(why->by) + 16;
-                char *both = malloc(n);
-                if (both) {
-                    snprintf(both, n, "%s (loaded by %s)", file, why->by);
-                    free(c->file);
-                    c->file = both;
-                }
-            }
+            c->cls = classify_named(file, &c->file);
+            free(file);
             if (main_is_command) {
                 main_is_command = 0;
                 c->cls = C_CHECKOUT; /* the -c command of the stage itself */
@@ -567,11 +609,10 @@ static struct where enter(PyObject *code) {
     struct where w = *up;
     struct cached *c = lookup(code);
     struct cached tmp;
-    char *file = NULL;
     if (!c) {
-        file = code_file(code);
-        tmp.cls = file ? classify_file(file) : C_FOREIGN;
-        tmp.file = "(unnamed)";
+        char *file = code_file(code);
+        tmp.cls = classify_named(file, &tmp.file);
+        free(file);
         c = &tmp;
     }
     if (c->cls == C_IMPORT) {
@@ -581,7 +622,6 @@ static struct where enter(PyObject *code) {
         w.cls = w.origin = c->cls;
         w.file = w.by = c->file;
     }
-    free(file);
     return w;
 }
 
@@ -917,6 +957,29 @@ DRIVER11(cuLaunchKernel_ptsz)
 DRIVER4(cuLaunchKernelEx)
 DRIVER4(cuLaunchKernelEx_ptsz)
 
+/* Forward declarations of the run-time lookups below. */
+static int get_proc_address(const char *symbol, void **pfn, int version, uint64_t flags);
+static int get_proc_address_v2(const char *symbol, void **pfn, int version, uint64_t flags,
+                               void *status);
+typedef int (*proc4)(const char *, void **, int, uint64_t);
+typedef int (*proc5)(const char *, void **, int, uint64_t, void *);
+static proc4 real_proc4;
+static proc5 real_proc5;
+
+/* Callers linked against the driver itself look these up through their PLT. */
+int cuGetProcAddress(const char *symbol, void **pfn, int version, uint64_t flags) {
+    if (!real_proc4)
+        real_proc4 = (proc4)real("cuGetProcAddress", (void **)&real_proc4);
+    return real_proc4 ? get_proc_address(symbol, pfn, version, flags) : NOT_LOADED;
+}
+
+int cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t flags,
+                        void *status) {
+    if (!real_proc5)
+        real_proc5 = (proc5)real("cuGetProcAddress_v2", (void **)&real_proc5);
+    return real_proc5 ? get_proc_address_v2(symbol, pfn, version, flags, status) : NOT_LOADED;
+}
+
 /* A new thread starts with its creator's class: a thread the checkout's code started runs
  * the checkout's work, one a startup hook started runs the hook's. */
 struct start { void *(*fn)(void *); void *arg; struct where from; };
@@ -948,3 +1011,156 @@ int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *)
         free(s);
     return rc;
 }
+
+/* Launch entry points a library finds at run time rather than through its PLT: by dlsym on a
+ * handle of the driver (Triton's launcher, XLA) or through cuGetProcAddress (the CUDA runtime,
+ * cuBLAS).  Each real function handed out is wrapped by one of a few forwarders that count the
+ * launch and call it with the caller's arguments: integer and pointer arguments only, in
+ * registers and 8-byte stack slots, so one shape carries every launch signature (extra slots
+ * are read from the caller's frame and ignored by the callee). */
+#define WRAPPERS 12
+typedef uintptr_t (*word_fn)(uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t,
+                             uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t);
+static word_fn wrapped[WRAPPERS];
+
+#define FORWARDER(i)                                                                        \
+    static uintptr_t forward_##i(uintptr_t a, uintptr_t b, uintptr_t c, uintptr_t d,        \
+                                 uintptr_t e, uintptr_t f, uintptr_t g, uintptr_t h,        \
+                                 uintptr_t j, uintptr_t k, uintptr_t l) {                   \
+        counted();                                                                          \
+        return wrapped[i](a, b, c, d, e, f, g, h, j, k, l);                                 \
+    }
+FORWARDER(0) FORWARDER(1) FORWARDER(2) FORWARDER(3) FORWARDER(4) FORWARDER(5)
+FORWARDER(6) FORWARDER(7) FORWARDER(8) FORWARDER(9) FORWARDER(10) FORWARDER(11)
+static const word_fn forwarders[WRAPPERS] = {
+    forward_0, forward_1, forward_2, forward_3, forward_4, forward_5,
+    forward_6, forward_7, forward_8, forward_9, forward_10, forward_11};
+
+static int watched(const char *name) {
+    static const char *names[] = {"cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernelEx",
+                                  "cuLaunchKernelEx_ptsz", "cuLaunchCooperativeKernel",
+                                  "cuLaunchCooperativeKernel_ptsz", "cuGraphLaunch",
+                                  "cuGraphLaunch_ptsz", NULL};
+    for (int i = 0; name && names[i]; i++)
+        if (!strcmp(name, names[i]))
+            return 1;
+    return 0;
+}
+
+/* A counting forwarder for ``fn`` (the same one for the same function), or ``fn`` itself
+ * when all are taken. */
+static int in_self(struct dl_phdr_info *info, size_t size, void *data) {
+    uintptr_t fn = *(uintptr_t *)data, here = (uintptr_t)in_self;
+    int mine = 0, has = 0;
+    (void)size;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t start = info->dlpi_addr + ph->p_vaddr, end = start + ph->p_memsz;
+        if (ph->p_type != PT_LOAD)
+            continue;
+        mine |= here >= start && here < end;
+        has |= fn >= start && fn < end;
+    }
+    if (mine)
+        *(uintptr_t *)data = has; /* 1: the function is one of ours, already counting */
+    return mine;
+}
+
+static void *wrap(void *fn) {
+    uintptr_t probe = (uintptr_t)fn;
+    if (fn && dl_iterate_phdr(in_self, &probe) && probe == 1)
+        return fn;
+    for (int i = 0; fn && i < WRAPPERS; i++) {
+        word_fn seen = __atomic_load_n(&wrapped[i], __ATOMIC_ACQUIRE);
+        if (seen == (word_fn)fn)
+            return (void *)forwarders[i];
+        if (!seen) {
+            word_fn none = NULL;
+            if (__atomic_compare_exchange_n(&wrapped[i], &none, (word_fn)fn, 0, __ATOMIC_ACQ_REL,
+                                            __ATOMIC_ACQUIRE) ||
+                none == (word_fn)fn)
+                return (void *)forwarders[i];
+        }
+    }
+    return fn;
+}
+
+static int get_proc_address(const char *symbol, void **pfn, int version, uint64_t flags) {
+    int rc = real_proc4(symbol, pfn, version, flags);
+    if (rc == 0 && pfn && *pfn && watched(symbol))
+        *pfn = wrap(*pfn);
+    return rc;
+}
+
+static int get_proc_address_v2(const char *symbol, void **pfn, int version, uint64_t flags,
+                               void *status) {
+    int rc = real_proc5(symbol, pfn, version, flags, status);
+    if (rc == 0 && pfn && *pfn && watched(symbol))
+        *pfn = wrap(*pfn);
+    return rc;
+}
+
+#if defined(__x86_64__)
+typedef void *(*dlsym_fn)(void *, const char *);
+__attribute__((used)) static dlsym_fn real_dlsym;
+
+/* dlsym on a library's handle is the same from any caller, so it is answered here; the
+ * caller-relative forms (RTLD_DEFAULT 0, RTLD_NEXT -1) jump to the real dlsym with the
+ * caller's return address untouched, so they find what they found before. */
+__attribute__((used, visibility("hidden"))) void *reb_dlsym_handle(void *handle,
+                                                                   const char *name) {
+    void *found;
+    if (!real_dlsym)
+        real_dlsym = (dlsym_fn)real("dlsym", (void **)&real_dlsym);
+    found = real_dlsym ? real_dlsym(handle, name) : NULL;
+    if (!found || !name || name[0] != 'c' || name[1] != 'u')
+        return found;
+    if (!strcmp(name, "cuGetProcAddress")) {
+        real_proc4 = (proc4)found;
+        return (void *)get_proc_address;
+    }
+    if (!strcmp(name, "cuGetProcAddress_v2")) {
+        real_proc5 = (proc5)found;
+        return (void *)get_proc_address_v2;
+    }
+    return watched(name) ? wrap(found) : found;
+}
+
+__attribute__((used, visibility("hidden"))) void *reb_dlsym_resolve(void) {
+    if (!real_dlsym)
+        real_dlsym = (dlsym_fn)real("dlsym", (void **)&real_dlsym);
+    return (void *)real_dlsym;
+}
+
+static void lookups_ready(void) {
+    reb_dlsym_resolve();
+}
+
+__asm__(".text\n"
+        ".globl dlsym\n"
+        ".type dlsym, @function\n"
+        "dlsym:\n"
+        "    cmpq $0, %rdi\n"
+        "    je 1f\n"
+        "    cmpq $-1, %rdi\n"
+        "    je 1f\n"
+        "    jmp reb_dlsym_handle\n"
+        "1:  movq real_dlsym(%rip), %rax\n"
+        "    testq %rax, %rax\n"
+        "    jz 2f\n"
+        "    jmp *%rax\n"
+        "2:  pushq %rdi\n" /* first use before the constructor found it: find it, then go */
+        "    pushq %rsi\n"
+        "    subq $8, %rsp\n"
+        "    call reb_dlsym_resolve\n"
+        "    addq $8, %rsp\n"
+        "    popq %rsi\n"
+        "    popq %rdi\n"
+        "    testq %rax, %rax\n"
+        "    jz 3f\n"
+        "    jmp *%rax\n"
+        "3:  ret\n"
+        ".size dlsym, .-dlsym\n");
+#else
+static void lookups_ready(void) {}
+#endif

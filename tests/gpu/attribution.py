@@ -59,6 +59,9 @@ for _ in range(a.steps):
     opt.step()
 print("device", device, "loss", round(loss.item(), 4))
 """
+#: The same training compiled (torch.compile): Triton's kernels, whose launcher finds the
+#: driver's entry point with dlsym, and cuBLAS's, found through cuGetProcAddress.
+COMPILED = TRAIN.replace("opt = torch.optim", "net = torch.compile(net)\nopt = torch.optim")
 BURST = ("import torch\n"
          "m = torch.randn(4096, 4096, device='cuda')\n"
          "for _ in range(20): m = m @ m; m = m / m.norm()\n"
@@ -134,6 +137,7 @@ def main() -> None:
         checkout = Path(scratch) / "checkout"
         checkout.mkdir()
         (checkout / "train.py").write_text(TRAIN)
+        (checkout / "train_compiled.py").write_text(COMPILED)
         shutil.copy(Path(__file__).with_name("micro_workloads.py"), checkout)
         honest: dict[str, dict] = {}
         for kind in ("mlp_1step", "mlp_2steps", "mlp_infer_b1", "conv_1step",
@@ -142,6 +146,8 @@ def main() -> None:
                 honest[f"{kind}_{dtype}"] = run(library, checkout,
                                                 ["micro_workloads.py", kind, dtype])
         honest["train_auto"] = run(library, checkout, ["train.py"])
+        honest["train_compiled"] = run(library, checkout, ["train_compiled.py", "--device",
+                                                           "cuda"])
         hostile: dict[str, dict] = {}
         for name, code in HOOKS.items():
             hooks = Path(scratch) / f"hooks-{name}"
