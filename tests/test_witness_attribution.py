@@ -341,3 +341,18 @@ def test_the_h200_record_attributes_every_honest_run_and_no_hostile_one() -> Non
     for name, run_ in data["hostile"].items():
         assert run_["attribution"] is not None and run_["launches"][0] == 0, name
         assert run_["launches"][1] > 0, name
+
+
+def test_a_program_the_checkout_built_launches_as_the_checkout(libs: Path, tmp_path: Path) -> None:
+    """A compiled benchmark of the repository (not Python) is the repository's code; the same
+    program from outside the checkout is not."""
+    repo = repo_with(tmp_path, "")
+    source = tmp_path / "bench.c"
+    source.write_text("int op(void);\nint main(void) { return op(); }\n")
+    for where in (repo / "bench", tmp_path / "elsewhere"):
+        subprocess.run([CC, "-o", str(where), str(source), f"-L{libs}", "-lstandin_op",
+                        f"-Wl,-rpath,{libs}"], check=True)
+    inside, procs, problem = run(libs, repo, [str(repo / "bench")])
+    assert inside.returncode == 0 and problem is None, procs
+    outside, _, problem = run(libs, repo, [str(tmp_path / "elsewhere")])
+    assert outside.returncode == 0 and problem is not None

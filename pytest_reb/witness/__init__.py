@@ -126,16 +126,21 @@ class Process:
 
     def to_json(self) -> dict[str, object]:
         if not self.python:
-            return {"pid": self.pid, "ppid": self.ppid, "program": self.program,
-                    "ended": self.ended}
+            prog: dict[str, object] = {"pid": self.pid, "ppid": self.ppid,
+                                       "program": self.program, "ended": self.ended}
+            if self.launched_own or self.launched_other or self.launches:
+                prog["gpu_launches"] = self._launches()
+            return prog
         out: dict[str, object] = {"pid": self.pid, "ppid": self.ppid, "start": self.start,
                                   "reached": self.reached, "end": self.end,
                                   "taints": self.taints}
         if self.launched_own or self.launched_other or self.launches:
-            out["gpu_launches"] = {"entrypoint": self.launched_own,
-                                   "first_other_from": self.launched_other,
-                                   "counts": list(self.launches) if self.launches else None}
+            out["gpu_launches"] = self._launches()
         return out
+
+    def _launches(self) -> dict[str, object]:
+        return {"entrypoint": self.launched_own, "first_other_from": self.launched_other,
+                "counts": list(self.launches) if self.launches else None}
 
 
 def parse(text: str) -> dict[int, Process]:
@@ -333,10 +338,10 @@ def attribution(exp: Expect, procs: Mapping[int, Process]) -> str | None:
     launch entry points, ``reb_witness.c``).  Work launched only from elsewhere is
     GPU work that is not the entrypoint's, however much of it the counters saw.
     """
-    own = [p for p in procs.values() if p.python and p.launched_own]
+    own = [p for p in procs.values() if p.launched_own]
     if len(own) >= exp.workers:
         return None
-    others = [p for p in procs.values() if p.python and p.launched_other]
+    others = [p for p in procs.values() if p.launched_other]
     if others:
         first = others[0]
         where = (f"; the first was launched from {first.launched_other} (pid {first.pid})")

@@ -81,6 +81,7 @@ static void attribution_event(const char *event, PyObject *args);
 static void launches_forked(void);
 static void launches_end(void);
 static void lookups_ready(void);
+static void program_class(void);
 
 static void record(const char *kind, const char *detail) {
     char line[PATH_MAX * 3];
@@ -361,6 +362,7 @@ __attribute__((constructor)) static void reb_witness_init(void) {
     if (!PySys_AddAuditHook || !PyEval_GetFrame || !PyTuple_Size || !PyTuple_GetItem ||
         !PyUnicode_AsUTF8 || !PyErr_Clear) {
         prog_start(); /* not a Python process: a shell, a launcher binary, coreutils */
+        program_class(); /* a program of the checkout's launches as the checkout */
         return;
     }
     if (PySys_AddAuditHook(hook, NULL) == 0)
@@ -629,7 +631,9 @@ static int profile(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
     (void)obj;
     (void)arg;
     if (what == 0) { /* PyTrace_CALL */
-        PyObject *code = PyFrame_GetCode(frame);
+        /* PyFrame_GetCode is 3.9+; on 3.8 the attribute gives the same new reference */
+        PyObject *code = PyFrame_GetCode ? PyFrame_GetCode(frame)
+                                         : PyObject_GetAttrString((PyObject *)frame, "f_code");
         struct where w = code ? enter(code) : *top();
         if (code)
             Py_DecRef(code);
@@ -643,7 +647,7 @@ static int profile(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 }
 
 static int profile_symbols(void) {
-    return PyEval_SetProfile && PyFrame_GetCode && PyImport_GetModuleDict && PyDict_Next &&
+    return PyEval_SetProfile && PyImport_GetModuleDict && PyDict_Next &&
            Py_IncRef && Py_DecRef && PyErr_Fetch && PyErr_Restore && PyObject_GetAttrString;
 }
 
@@ -745,6 +749,16 @@ static void counted(void) {
         char text[PATH_MAX + 32];
         one_line(text, sizeof text, "foreign", w->file ? w->file : "?");
         record("launch", text);
+    }
+}
+
+/* A compiled program of the checkout (a benchmark binary it built) is the checkout's code;
+ * any other program's launches (a launcher, a shell) are nobody's. */
+static void program_class(void) {
+    char exe[PATH_MAX];
+    if (root[0] && realpath("/proc/self/exe", exe) && under(exe, root)) {
+        base.cls = base.origin = C_CHECKOUT;
+        base.file = base.by = "the checkout's own program";
     }
 }
 
