@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -188,19 +187,15 @@ class _Asker:
         return {0: True, 1: False}.get(res.exit_code) if not res.timed_out else None
 
     def officially(self, obs: PythonObservation, python: str, cwd: str) -> None:
-        """The official validators' questions, each asked whatever the others answered.
+        """The official validators' questions, each asked whatever the other answered.
 
         Some bundles probe torch even when the version question printed nothing,
         so the compat rules get both answers and decide by the bundle's variant.
         """
-        questions = ((OFFICIAL_VERSION_CODE, VERSION_TIMEOUT), (OFFICIAL_TORCH_CODE, PROBE_TIMEOUT),
-                     (OFFICIAL_TORCH_JSON_CODE, PROBE_TIMEOUT))
-        # Each still its own ``python -c`` start, as the validators ask them, but side by side:
-        # three torch imports at once instead of in a row.  Only after the strict probe ended,
-        # so no process of the image is alive to read its nonce.
-        with ThreadPoolExecutor(len(questions)) as pool:
-            answers = list(pool.map(lambda q: self.invoke(python, q[0], q[1], cwd), questions))
-        obs.official_version, obs.official_torch, obs.official_torch_json = answers
+        obs.official_version = self.invoke(python, OFFICIAL_VERSION_CODE, VERSION_TIMEOUT, cwd)
+        obs.official_torch = self.invoke(python, OFFICIAL_TORCH_CODE, PROBE_TIMEOUT, cwd)
+        obs.official_torch_json = self.invoke(python, OFFICIAL_TORCH_JSON_CODE,
+                                              PROBE_TIMEOUT, cwd)
 
     def invoke(self, python: str, code: str, timeout: float, cwd: str) -> Invocation:
         res = self.exec([python, "-c", code], timeout, cwd)
