@@ -21,7 +21,7 @@ from pytest_reb.cluster.cli import add_parsers as add_cluster_parsers
 
 
 def _gc(args: argparse.Namespace) -> int:
-    from pytest_reb.session import docker_available, sweep
+    from pytest_reb.housekeeping import docker_available, sweep
 
     problem = docker_available()
     if problem:
@@ -37,7 +37,7 @@ def _merge(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from pytest_reb.report.merge import MergeError, summary_differences, write
-    from pytest_reb.session import new_run_id
+    from pytest_reb.runs import new_run_id
 
     runs = [Path(r) for r in args.runs]
     out = Path(args.out) if args.out else runs[0].parent / f"merged-{new_run_id()}"

@@ -19,7 +19,7 @@ import pytest
 from agentruns import agent  # tests/agentruns.py
 
 from pytest_reb.agent import commit
-from pytest_reb.session import sweep
+from pytest_reb.housekeeping import sweep
 from pytest_reb.target import labels
 
 pytestmark = pytest.mark.container

@@ -76,7 +76,7 @@ def _refuse(requests: list[str], nodes: gres.NodeGres | None) -> None:
 
 def _slurm(args: argparse.Namespace) -> int:
     from pytest_reb.cluster import slurm
-    from pytest_reb.session import new_run_id
+    from pytest_reb.runs import new_run_id
 
     try:
         if args.merge:
@@ -133,7 +133,7 @@ def _slurm(args: argparse.Namespace) -> int:
 
 def _k8s(args: argparse.Namespace) -> int:
     from pytest_reb.cluster import k8s
-    from pytest_reb.session import new_run_id
+    from pytest_reb.runs import new_run_id
 
     if args.merge:
         try:
