@@ -15,6 +15,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
+from pathlib import Path
 from typing import Any, Literal
 
 from pytest_reb.compat_c2 import C2_MAJORITY, C2Variant
@@ -22,6 +23,21 @@ from pytest_reb.compat_c2 import C2_MAJORITY, C2Variant
 #: Where the official harness put the checkout and the agent's report.
 OFFICIAL_REPO_DIR = "/data/project/repo"
 OFFICIAL_REPORT_PATH = "/opt/scimlopsbench/report.json"
+
+#: Where ``reb task``, ``reb agent``, ``reb slurm`` and ``reb k8s`` read repository modules
+#: unless ``--modules`` names them: the suite and the demo of a pytest-reb checkout, relative
+#: to the working directory (docs/options.md); the package never looks beside itself.
+DEFAULT_MODULES = (Path("repos"), Path("demo"))
+MODULES_HELP = ("repository modules or folders of them (default repos/ and demo/ of the "
+                "working directory: run from a pytest-reb checkout)")
+
+
+def module_paths(given: Sequence[Path] | None) -> list[Path]:
+    """``--modules`` as given, else those of ``DEFAULT_MODULES`` that exist (all of them if
+    none does, so that the caller's error names where it looked)."""
+    if given:
+        return list(given)
+    return [p for p in DEFAULT_MODULES if p.exists()] or list(DEFAULT_MODULES)
 
 #: How the ranks of a distributed run come to exist; decides what C4 evidence means.
 Launcher = Literal[

@@ -1,6 +1,6 @@
 """Shared fixtures of pytest-reb's own tests: the real Docker engine and the images it builds.
 
-Container tests use real images the suite builds (``pytest_reb.images``),
+Container tests use real images the suite builds (``pytest_reb.demo``),
 never a mocked client.  They are marked ``container``; without a Docker
 daemon they skip with the reason, and ``.ci/run`` fails if none of them ran.
 At the end of the session no container with our labels may exist: the
@@ -69,7 +69,7 @@ def docker_client() -> Any:
 @pytest.fixture(scope="session")
 def demo_image(docker_client: Any) -> str:
     """The agent-built image of the demo repository (good environment)."""
-    from pytest_reb.images import ensure_demo_image
+    from pytest_reb.demo.images import ensure_demo_image
 
     return ensure_demo_image(docker_client, "good")
 
@@ -87,7 +87,7 @@ def agent_images(docker_client: Any) -> Iterator[list[str]]:
 @pytest.fixture(scope="session")
 def missing_dep_image(docker_client: Any) -> str:
     """The demo image without PyYAML: one missing dependency."""
-    from pytest_reb.images import ensure_demo_image
+    from pytest_reb.demo.images import ensure_demo_image
 
     return ensure_demo_image(docker_client, "missing-dep")
 
@@ -102,7 +102,7 @@ def tinynet_task(docker_client: Any) -> str:
 
 @pytest.fixture(scope="session")
 def demo_commit() -> str:
-    from pytest_reb.images import demo_commit as commit
+    from pytest_reb.demo.checkout import demo_commit as commit
 
     return commit()
 

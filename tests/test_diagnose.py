@@ -18,7 +18,7 @@ import breakage  # tests/breakage.py: pytest puts this folder on sys.path
 import pytest
 
 from pytest_reb import diagnose
-from pytest_reb.images import demo_commit
+from pytest_reb.demo.checkout import demo_commit
 from pytest_reb.outcome import TIER_TITLES, Outcome, OutcomeLog
 from pytest_reb.report import summary, terminal
 from pytest_reb.tiers.ext_sweep import summarise
