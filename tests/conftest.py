@@ -7,7 +7,7 @@ At the end of the session no container with our labels may exist: the
 controller checks, removes any, and fails the run.  Nor may the host have
 changed: the controller compares its interfaces, Docker networks, images
 other than the suite's and mounts with what they were at the start
-(``tests/hoststate.py``), and fails the run listing each difference.
+(``tests/support/hoststate.py``), and fails the run listing each difference.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import docker  # noqa: F401  before any in-process pytester run: see below
-import hoststate  # tests/hoststate.py: tests/ is on sys.path
 import pytest
+from support import hoststate
 
 # the plugin's lazy imports, also before any in-process pytester run: see below
 import pytest_reb.fixtures
@@ -130,7 +130,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     Only this suite's containers (label ``reb.suite``) are looked at, so a run
     beside another one on the same engine never touches the other's; the host's
     changes are only reported, since what the suite did cannot be told apart
-    from what it undid (``tests/hoststate.py`` says what is left out and why).
+    from what it undid (``tests/support/hoststate.py`` says what is left out and why).
     """
     if hasattr(session.config, "workerinput"):
         return

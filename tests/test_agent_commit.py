@@ -16,7 +16,7 @@ from typing import Any
 
 import docker
 import pytest
-from agentruns import agent  # tests/agentruns.py
+from support.agentruns import agent
 
 from pytest_reb.agent import commit
 from pytest_reb.housekeeping import sweep

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentruns import agent  # tests/agentruns.py: tests/ is on sys.path
+from support.agentruns import agent
 
 from pytest_reb.agent import backends
 from pytest_reb.agent.run import run_agent

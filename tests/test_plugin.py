@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from minirepo import git_checkout  # tests/minirepo.py: pytest puts this folder on sys.path
+from support.minirepo import git_checkout
 
 from pytest_reb.outcome import Outcome, OutcomeLog
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from imagebuild import ensure_image  # tests/imagebuild.py: tests/ is on sys.path
+from support.imagebuild import ensure_image
 
 from pytest_reb.demo.checkout import DEMO_GIT_ENV, make_demo_checkout
 from pytest_reb.demo.images import REPO_DIR

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from imagebuild import ensure_image  # tests/imagebuild.py: tests/ is on sys.path
+from support.imagebuild import ensure_image
 
 from pytest_reb.demo.images import ENV_DIR, ENV_PYTHON, REPO_DIR, REPORT_PATH
 from pytest_reb.images import CACHE_DIR
