@@ -73,7 +73,6 @@ LABEL_RECIPE = "reb.recipe"
 LABEL_PYTHON = "reb.python-version"
 
 
-
 class ImageError(RuntimeError):
     """An image could not be made; the message is one line a person can act on."""
 

@@ -26,7 +26,6 @@ DEMO_GIT_ENV = {
 DEMO_COMMIT_MESSAGE = "TinyNet: a two-layer perceptron on synthetic blobs"
 
 
-
 def source_root() -> Path:
     """The pytest-reb checkout the demo comes from: ``$REB_SOURCE``, else the working directory.
 

@@ -58,7 +58,6 @@ REPO_DIR = "/data/project/repo"
 REPORT_PATH = "/opt/scimlopsbench/report.json"
 
 
-
 def cache_dir() -> Path:
     """The checkout's ``.cache/``: the wheelhouse, and build contexts that hard-link from it."""
     return source_root() / ".cache"
