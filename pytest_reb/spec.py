@@ -12,6 +12,7 @@ of ad-hoc shell.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
@@ -25,19 +26,26 @@ OFFICIAL_REPO_DIR = "/data/project/repo"
 OFFICIAL_REPORT_PATH = "/opt/scimlopsbench/report.json"
 
 #: Where ``reb task``, ``reb agent``, ``reb slurm`` and ``reb k8s`` read repository modules
-#: unless ``--modules`` names them: the suite and the demo of a pytest-reb checkout, relative
-#: to the working directory (docs/options.md); the package never looks beside itself.
+#: unless ``--modules`` names them: the suite and the demo of a pytest-reb checkout
+#: (``checkout_root``), docs/options.md; the package never looks beside itself.
 DEFAULT_MODULES = (Path("repos"), Path("demo"))
 MODULES_HELP = ("repository modules or folders of them (default repos/ and demo/ of the "
-                "working directory: run from a pytest-reb checkout)")
+                "checkout: $REB_SOURCE, else the working directory)")
+
+
+def checkout_root() -> Path:
+    """The pytest-reb checkout whose files a command reads: ``$REB_SOURCE``, else the
+    working directory (relative then, so messages name ``repos``, not a long path)."""
+    return Path(os.environ.get("REB_SOURCE") or ".")
 
 
 def module_paths(given: Sequence[Path] | None) -> list[Path]:
-    """``--modules`` as given, else those of ``DEFAULT_MODULES`` that exist (all of them if
-    none does, so that the caller's error names where it looked)."""
+    """``--modules`` as given, else those of ``DEFAULT_MODULES`` in the checkout that exist
+    (all of them if none does, so that the caller's error names where it looked)."""
     if given:
         return list(given)
-    return [p for p in DEFAULT_MODULES if p.exists()] or list(DEFAULT_MODULES)
+    defaults = [checkout_root() / p for p in DEFAULT_MODULES]
+    return [p for p in defaults if p.exists()] or defaults
 
 #: How the ranks of a distributed run come to exist; decides what C4 evidence means.
 Launcher = Literal[

@@ -82,7 +82,7 @@ def module_files(paths: Sequence[Path] | None = None) -> list[Path]:
             files += sorted(path.glob("test_*.py"))
         else:
             raise TaskError(f"no such module or folder: {path} (--modules names the suite's "
-                            "folder; run from a pytest-reb checkout)")
+                            "folder; run from a pytest-reb checkout or set REB_SOURCE)")
     if not files:
         raise TaskError(f"no repository modules in {', '.join(map(str, paths))}")
     return files

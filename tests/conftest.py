@@ -41,6 +41,9 @@ import pytest_reb.report.html  # noqa: F401
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parent.parent
+# The checkout whose demo/ and repos/ the demo builder and ``reb task`` read when no path is
+# given (docs/options.md): this one, also from the temporary folders pytester runs in.
+os.environ.setdefault("REB_SOURCE", str(ROOT))
 _LEFT_BEHIND = pytest.StashKey[list[str]]()
 _HOST_BEFORE = pytest.StashKey[hoststate.HostState]()
 _HOST_CHANGES = pytest.StashKey[list[str]]()

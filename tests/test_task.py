@@ -39,8 +39,10 @@ def test_the_44_are_selected_by_name_or_all() -> None:
 
 def test_the_suite_is_found_where_modules_says_never_beside_the_package(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """repos/ and demo/ of the working directory by default; ``--modules`` elsewhere."""
+    """repos/ and demo/ of the checkout (``$REB_SOURCE``, else the working directory) by
+    default; ``--modules`` names others."""
     root = Path(__file__).resolve().parent.parent
+    monkeypatch.delenv("REB_SOURCE", raising=False)
     monkeypatch.chdir(tmp_path)
     with pytest.raises(task.TaskError, match=r"^no such module or folder: repos \(--modules"):
         task.select(["reb/tinynet"])
@@ -52,8 +54,9 @@ def test_the_suite_is_found_where_modules_says_never_beside_the_package(
     [demo] = task.select(["reb/tinynet"], modules=[root / "demo"])
     assert demo.commit == demo_commit_of(root) and demo.module == root / "demo" / (
         "test_demo__tinynet.py")
-    monkeypatch.chdir(root)
     assert len(task.select([], every=True, modules=[root / "repos"])) == 44
+    monkeypatch.setenv("REB_SOURCE", str(root))
+    assert task.select(["reb/tinynet"]) == [demo]  # the checkout named, from anywhere
 
 
 def demo_commit_of(root: Path) -> str:

@@ -5,8 +5,8 @@ What it builds plays an agent-built environment for the sample repository ``demo
 (``images.py``: a venv with CPU torch, the checkout at the official path, the agent's
 self-report; the ``missing-dep`` variant lacks PyYAML while its report claims the same),
 and the demo's git checkout alone (``checkout.py``), which ``reb task build reb/tinynet``
-also uses.  The files come from a pytest-reb checkout, found from the working directory
-or ``$REB_SOURCE`` (``checkout.source_root``), never by walking up from this package.
+also uses.  The files come from a pytest-reb checkout: ``$REB_SOURCE``, else the working
+directory (``spec.checkout_root``), never found by walking up from this package.
 
     python -m pytest_reb.demo base             # the base image
     python -m pytest_reb.demo images           # the base image and both demo variants

@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 from pytest_reb.images import ImageError, run_host
+from pytest_reb.spec import checkout_root
 
 # Fixed identity and dates: the demo commit's hash then depends on the tree alone.
 DEMO_GIT_ENV = {
@@ -32,7 +33,7 @@ def source_root() -> Path:
     One line, not a traceback, when it holds no ``demo/tinynet``: the demo is a checkout's
     files, and an installed package alone has none.
     """
-    root = Path(os.environ.get("REB_SOURCE") or ".").resolve()
+    root = checkout_root().resolve()
     if not (root / "demo" / "tinynet").is_dir():
         raise ImageError(f"no demo/tinynet in {root}: run from a pytest-reb checkout "
                          "or set REB_SOURCE to one")
