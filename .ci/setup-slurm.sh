@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Make this Debian machine able to start the one-machine Slurm cluster that
-# tests/test_cluster_slurm.py runs (tests/slurmcluster.py): Debian's slurm-wlm
+# tests/test_cluster_slurm.py runs (tests/support/slurmcluster.py): Debian's slurm-wlm
 # (slurmctld, slurmd, the clients) and munge. Only installs; it starts nothing
 # and configures nothing: the tests bring their own slurm.conf, munge key and
 # socket under a temp folder. Idempotent and silent when already in place. Run as root.

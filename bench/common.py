@@ -76,7 +76,7 @@ def demo_images(*variants: str) -> list[str]:
     """Tags of the demo images (built on first use, as the test suite builds them)."""
     import docker
 
-    from pytest_reb.images import ensure_demo_image
+    from pytest_reb.demo.images import ensure_demo_image
 
     client = docker.from_env()
     return [ensure_demo_image(client, v) for v in variants]

@@ -16,7 +16,7 @@ out=reports/loop/$(date +%Y%m%d-%H%M%S)
 # 1. the starting image: base + demo/tinynet at its pinned commit + task text and contract
 reb task build reb/tinynet
 # the wheels the scripted agents install from, offline (a read-only mount, never in the image)
-python3 -c 'from pytest_reb.images import ensure_wheelhouse; ensure_wheelhouse()'
+python3 -c 'from pytest_reb.demo.images import ensure_wheelhouse; ensure_wheelhouse()'
 
 # 2. two agents work in containers of it; each result is committed and gets a matrix row
 for agent in tinynet minimal; do

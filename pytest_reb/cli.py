@@ -16,12 +16,14 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from pytest_reb.cluster.cli import add_parsers as add_cluster_parsers
+from pytest_reb.spec import MODULES_HELP
 
 
 def _gc(args: argparse.Namespace) -> int:
-    from pytest_reb.session import docker_available, sweep
+    from pytest_reb.housekeeping import docker_available, sweep
 
     problem = docker_available()
     if problem:
@@ -34,10 +36,9 @@ def _gc(args: argparse.Namespace) -> int:
 
 def _merge(args: argparse.Namespace) -> int:
     import json
-    from pathlib import Path
 
     from pytest_reb.report.merge import MergeError, summary_differences, write
-    from pytest_reb.session import new_run_id
+    from pytest_reb.runs import new_run_id
 
     runs = [Path(r) for r in args.runs]
     out = Path(args.out) if args.out else runs[0].parent / f"merged-{new_run_id()}"
@@ -69,8 +70,6 @@ def _merge(args: argparse.Namespace) -> int:
 
 
 def _table(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from pytest_reb.report import table
 
     try:
@@ -100,8 +99,6 @@ def _table(args: argparse.Namespace) -> int:
 
 
 def _task_build(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from docker.errors import DockerException
 
     from pytest_reb import task
@@ -113,7 +110,8 @@ def _task_build(args: argparse.Namespace) -> int:
     try:
         built = task.build(args.repos, every=args.all, base=args.base,
                            checkout=Path(args.checkout) if args.checkout else None,
-                           mirror=Path(args.mirror) if args.mirror else None)
+                           mirror=Path(args.mirror) if args.mirror else None,
+                           modules=args.modules)
     except (task.TaskError, ImageError, DockerException) as exc:
         print(f"reb task build: {exc}", file=sys.stderr)
         return 1
@@ -202,6 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
                                             "(cached by base, commit and task text)")
     tb.add_argument("repos", nargs="*", metavar="OWNER/NAME")
     tb.add_argument("--all", action="store_true", help="all 44 repositories of repos/")
+    tb.add_argument("--modules", nargs="+", type=Path, metavar="PATH", help=MODULES_HELP)
     tb.add_argument("--base", metavar="IMAGE",
                     help="any local image (default: Debian with python3, pip, venv, git, "
                          "gcc/g++, curl, made with debootstrap)")

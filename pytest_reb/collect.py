@@ -30,7 +30,7 @@ from pytest_reb.verdict import misconfigured
 
 if TYPE_CHECKING:
     from pytest_reb.matrix import TargetSpec
-    from pytest_reb.session import RebOptions
+    from pytest_reb.options import RebOptions
 
 #: Stash key under which a tier test leaves its outcome for the report hooks.
 OUTCOME_KEY = pytest.StashKey[Outcome]()

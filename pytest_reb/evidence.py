@@ -47,6 +47,17 @@ def host_gpus() -> list[str]:
     return gpu_indices(out)
 
 
+def describe_gpus() -> str:
+    """One line about this machine's GPUs for the report header (``reb: host ...``)."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
+                              "--format=csv,noheader"], capture_output=True, text=True,
+                             timeout=20).stdout.strip().splitlines()
+    except (OSError, subprocess.SubprocessError):
+        return "no NVIDIA GPU on this host"
+    return f"{len(out)} GPU(s): {out[0]}" if out else "no NVIDIA GPU on this host"
+
+
 def gpu_indices(listing: str) -> list[str]:
     """GPU indices from the text of ``nvidia-smi -L`` (one ``GPU n: ...`` line each)."""
     return [str(i) for i, _ in enumerate(ln for ln in listing.splitlines()

@@ -8,19 +8,17 @@ writes ``outcomes.jsonl`` and ``summary.json``, from the reports it receives,
 which is what keeps the log consistent under ``-n``.  What a run does before
 its first item (pre-flight of the Docker engine, ``--reb-prepare``) and after
 its last (the sweep of its containers) is here too, so the plugin only calls it.
+
+Around it: the options it is made from (``options.py``), its name (``runs.py``), the
+engine checks and the sweep (``housekeeping.py``), signal handling (``signals.py``) and
+the host's GPU line of the header (``evidence.describe_gpus``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import re
-import secrets
-import signal
-import socket
-import subprocess
-import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -31,99 +29,21 @@ import pytest
 from pytest_reb.assets.cache import AssetCache, Prepared, default_cache
 from pytest_reb.assets.fetchers import checkout_copy
 from pytest_reb.audit.report import MAX_REPORT_BYTES, ReportLoad, load_report
-from pytest_reb.distribute import parse_shard
-from pytest_reb.evidence import host_gpus
+from pytest_reb.evidence import describe_gpus, host_gpus
+from pytest_reb.housekeeping import docker_available, missing_images, sweep
 from pytest_reb.lease import LOCK_DIR, GpuLeases
-from pytest_reb.matrix import MatrixError, TargetSpec, load_matrix
+from pytest_reb.matrix import MatrixError, TargetSpec
+from pytest_reb.options import RebOptions
 from pytest_reb.outcome import Outcome, OutcomeLog, one_line
+from pytest_reb.runs import resolve_run
+from pytest_reb.signals import install_sigterm, interrupts_deferred
 from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo, repo_commits, repo_of
-from pytest_reb.target import (
-    LABEL_OWNER,
-    LABEL_RUN,
-    ImageRef,
-    Limits,
-    Target,
-    TargetError,
-    is_remote,
-    make_target,
-)
+from pytest_reb.target import Limits, Target, TargetError, is_remote, make_target
 
 #: What a run without targets says once, so 264 skips are not a surprise.
 NO_TARGET = "reb: no target given (--reb-image / --reb-host): tier items will skip"
 #: The tiers that run a stage, and so read assets (C5 asks for them).
 STAGE_TESTS = ("test_c1_cpu", "test_c3_single_gpu", "test_c4_multi_gpu", "test_c5_audit")
-
-
-@dataclass
-class RebOptions:
-    """The ``--reb-*`` options, read once."""
-
-    targets: list[TargetSpec]
-    agent_report: str | None
-    python: str | None
-    repo_dir: str | None
-    repo: str | None
-    outdir: Path
-    network: str
-    gpus: list[str] | None
-    timeout_scale: float
-    compat: bool
-    resume: str | None
-    memory: str
-    pids: int
-    disk: str = "20g"
-    shard: tuple[int, int] | None = None
-    assets: Path | None = None
-    prepare: bool = False
-    ext_sweep: bool = True
-    allow_mismatch: bool = False
-    trusted_hooks: frozenset[str] = frozenset()
-    keep_outputs: bool = False
-
-    @classmethod
-    def from_config(cls, config: Any) -> RebOptions:
-        opt = config.getoption
-        report = opt("reb_agent_report")
-        targets = [TargetSpec(ImageRef(i), report=report) for i in opt("reb_image") or []]
-        targets += [TargetSpec(h, report=report) for h in opt("reb_host") or []]
-        if opt("reb_matrix"):
-            targets += load_matrix(Path(opt("reb_matrix")))
-        gpus = opt("reb_gpus")
-        outdir = opt("reb_outdir")
-        if outdir is None:  # a checkout's root conftest names its own reports/ (hookspecs.py)
-            outdir = config.hook.pytest_reb_default_outdir(config=config) or "reports"
-        return cls(
-            targets=targets, agent_report=report, python=opt("reb_python"),
-            repo_dir=opt("reb_repo_dir"), repo=opt("reb_repo"), outdir=Path(outdir),
-            network=opt("reb_network"),
-            gpus=None if gpus is None else [g.strip() for g in gpus.split(",") if g.strip()],
-            timeout_scale=opt("reb_timeout_scale"), compat=opt("reb_compat"),
-            resume=opt("reb_resume"), memory=opt("reb_memory"), pids=opt("reb_pids"),
-            disk=opt("reb_disk"),
-            shard=parse_shard(opt("reb_shard")) if opt("reb_shard") else None,
-            assets=Path(opt("reb_assets")) if opt("reb_assets") else None,
-            prepare=opt("reb_prepare"), ext_sweep=opt("reb_ext_sweep"),
-            allow_mismatch=opt("reb_allow_commit_mismatch"),
-            trusted_hooks=frozenset(opt("reb_trust_hook") or ()),
-            keep_outputs=opt("reb_keep_outputs"))
-
-
-def new_run_id() -> str:
-    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
-
-
-def resolve_run(outdir: Path, resume: str | None) -> str:
-    """The run to write into: a new one, or the one ``--reb-resume`` names (or the latest)."""
-    if resume is None:
-        return new_run_id()
-    if resume != "latest":
-        if not (outdir / resume).is_dir():
-            raise TargetError(f"--reb-resume: no run {resume!r} under {outdir}")
-        return resume
-    runs = sorted(p.parent.name for p in outdir.glob("[0-9]*/outcomes.jsonl"))  # not merged-*
-    if not runs:
-        raise TargetError(f"--reb-resume: no earlier run with outcomes under {outdir}")
-    return runs[-1]
 
 
 @dataclass
@@ -160,7 +80,7 @@ class RebSession:
         try:  # a worker made active by its modules alone has no run from the controller
             run_id = ((workerinput or {}).get("reb_run_id")
                       or resolve_run(options.outdir, options.resume))
-        except TargetError as exc:
+        except ValueError as exc:
             raise pytest.UsageError(str(exc)) from None
         session = cls(options, run_id, controller=workerinput is None)
         if session.controller:
@@ -340,141 +260,3 @@ def _read_bounded(path: Path, limit: int = MAX_REPORT_BYTES + 1) -> bytes | None
             return fh.read(limit)
     except OSError:
         return None
-
-
-# --------------------------------------------------------------------------- cleanup
-
-
-@contextlib.contextmanager
-def interrupts_deferred() -> Iterator[None]:
-    """Hold Ctrl-C and SIGTERM until the block is done, then raise KeyboardInterrupt.
-
-    Cleanup interrupted half-way is what leaves a container behind: a
-    ``KeyboardInterrupt`` raised inside a removal skips the rest of the loop, and
-    the engine may still be removing the one it was asked about.  The block is
-    bounded (``sweep`` waits at most ``SWEEP_WAIT`` seconds), so a held signal is
-    late by that much at worst.  Off the main thread signals cannot be handled
-    there, and the block just runs.
-    """
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    held: list[int] = []
-    previous = {sig: signal.signal(sig, lambda signum, _frame: held.append(signum))
-                for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    if held:
-        raise KeyboardInterrupt(f"signal {held[0]} (held until cleanup was done)")
-
-
-#: How long ``sweep`` waits for the engine to finish removals it started.
-SWEEP_WAIT = 60.0
-
-
-def sweep(run_id: str | None = None, *, only_orphans: bool = False) -> int:
-    """Remove our containers: those of ``run_id``, or all of ours; returns how many.
-
-    Ours are those whose ``reb.run`` label names a run; with ``only_orphans``, only those
-    whose maker (``reb.owner``: this host and a pid) is gone.
-
-    Waits until the engine lists none of them any more (at most ``SWEEP_WAIT``
-    seconds): a removal an interrupted client started goes on in the engine,
-    and a second ``remove`` meanwhile is refused as "already in progress".
-    """
-    try:
-        import docker
-
-        client = docker.from_env()
-        label = f"{LABEL_RUN}={run_id}" if run_id else LABEL_RUN
-        containers = client.containers.list(all=True, filters={"label": label})
-    except Exception:  # no daemon: nothing of ours can be running there
-        return 0
-    # an empty run label is a kept image's (``agent.commit``): a container a user started
-    # from it is nobody's orphan
-    doomed = [ctr for ctr in containers if ctr.labels.get(LABEL_RUN)
-              and not (only_orphans and _owner_alive(ctr.labels.get(LABEL_OWNER, "")))]
-    deadline = time.monotonic() + SWEEP_WAIT
-    left = {ctr.id: ctr for ctr in doomed}
-    while left and time.monotonic() < deadline:
-        for ctr in left.values():
-            with contextlib.suppress(Exception):
-                ctr.remove(force=True, v=True)  # their anonymous volumes too
-        with contextlib.suppress(Exception):  # one look per round, at all of them
-            listed = {c.id for c in client.containers.list(all=True, filters={"label": label})}
-            left = {cid: ctr for cid, ctr in left.items() if cid in listed}
-        if left:
-            time.sleep(0.5)
-    return len(doomed) - len(left)
-
-
-def _owner_alive(owner: str) -> bool:
-    """Whether the process that made a container may still be running.
-
-    A maker on another host (a shared engine) cannot be checked from here, so
-    it counts as alive: only ``reb gc --all`` or ``--run`` removes those.
-    """
-    host, _, pid = owner.rpartition(":")
-    if host != socket.gethostname():
-        return bool(host)
-    if not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def install_sigterm() -> None:
-    """SIGTERM becomes KeyboardInterrupt, so pytest's teardown removes the containers."""
-
-    def handler(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    with contextlib.suppress(ValueError):  # not the main thread
-        signal.signal(signal.SIGTERM, handler)
-
-
-def docker_available() -> str | None:
-    """Why the Docker daemon cannot be used, or None when it answers."""
-    try:
-        import docker
-
-        docker.from_env().ping()
-    except Exception as exc:
-        return f"the Docker daemon does not answer ({type(exc).__name__}: {str(exc)[:200]})"
-    return None
-
-
-def missing_images(images: list[str]) -> list[str]:
-    """The images not on the local engine (asked without pulling)."""
-    import docker
-    from docker.errors import ImageNotFound
-
-    client = docker.from_env()
-    missing = []
-    for image in images:
-        try:
-            client.images.get(image)
-        except ImageNotFound:
-            missing.append(image)
-    return missing
-
-
-def describe_gpus() -> str:
-    """One line about this machine's GPUs for the report header."""
-    try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
-                              "--format=csv,noheader"], capture_output=True, text=True,
-                             timeout=20).stdout.strip().splitlines()
-    except (OSError, subprocess.SubprocessError):
-        return "no NVIDIA GPU on this host"
-    return f"{len(out)} GPU(s): {out[0]}" if out else "no NVIDIA GPU on this host"

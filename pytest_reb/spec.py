@@ -12,9 +12,11 @@ of ad-hoc shell.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
+from pathlib import Path
 from typing import Any, Literal
 
 from pytest_reb.compat_c2 import C2_MAJORITY, C2Variant
@@ -22,6 +24,28 @@ from pytest_reb.compat_c2 import C2_MAJORITY, C2Variant
 #: Where the official harness put the checkout and the agent's report.
 OFFICIAL_REPO_DIR = "/data/project/repo"
 OFFICIAL_REPORT_PATH = "/opt/scimlopsbench/report.json"
+
+#: Where ``reb task``, ``reb agent``, ``reb slurm`` and ``reb k8s`` read repository modules
+#: unless ``--modules`` names them: the suite and the demo of a pytest-reb checkout
+#: (``checkout_root``), docs/options.md; the package never looks beside itself.
+DEFAULT_MODULES = (Path("repos"), Path("demo"))
+MODULES_HELP = ("repository modules or folders of them (default repos/ and demo/ of the "
+                "checkout: $REB_SOURCE, else the working directory)")
+
+
+def checkout_root() -> Path:
+    """The pytest-reb checkout whose files a command reads: ``$REB_SOURCE``, else the
+    working directory (relative then, so messages name ``repos``, not a long path)."""
+    return Path(os.environ.get("REB_SOURCE") or ".")
+
+
+def module_paths(given: Sequence[Path] | None) -> list[Path]:
+    """``--modules`` as given, else those of ``DEFAULT_MODULES`` in the checkout that exist
+    (all of them if none does, so that the caller's error names where it looked)."""
+    if given:
+        return list(given)
+    defaults = [checkout_root() / p for p in DEFAULT_MODULES]
+    return [p for p in defaults if p.exists()] or defaults
 
 #: How the ranks of a distributed run come to exist; decides what C4 evidence means.
 Launcher = Literal[

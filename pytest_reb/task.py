@@ -25,8 +25,8 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import docker
@@ -34,7 +34,7 @@ from docker.errors import BuildError, ImageNotFound
 
 from pytest_reb import images
 from pytest_reb.audit.report import AgentReport
-from pytest_reb.spec import OFFICIAL_REPO_DIR, OFFICIAL_REPORT_PATH, Repo
+from pytest_reb.spec import OFFICIAL_REPO_DIR, OFFICIAL_REPORT_PATH, Repo, module_paths
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,6 @@ TASK_BASE_PACKAGES = (*images.BASE_PACKAGES, "python3-pip", "python3-dev", "git"
 TASK_DIR = "/opt/scimlopsbench"
 PROMPT_PATH = f"{TASK_DIR}/prompt.md"
 SCHEMA_PATH = f"{TASK_DIR}/report_schema.json"
-MODULE_DIRS = (images.REPO_ROOT / "repos", images.REPO_ROOT / "demo")
 DEMO_REPO = "reb/tinynet"
 
 LABEL_REPO = "reb.task.repo"
@@ -64,31 +63,53 @@ class Task:
 
     repo: str
     commit: str
+    #: the module file it was read from: the demo's source sits beside its module
+    module: Path | None = field(default=None, compare=False)
 
     @property
     def slug(self) -> str:
         return self.repo.replace("/", "__")
 
 
-def known_tasks(dirs: Iterable[Path] = MODULE_DIRS) -> dict[str, Task]:
+def module_files(paths: Sequence[Path] | None = None) -> list[Path]:
+    """The ``test_*.py`` files of ``--modules`` (files, or folders of them; default
+    ``spec.DEFAULT_MODULES``), in order; a path that is not there is an error."""
+    files: list[Path] = []
+    for path in (paths := module_paths(paths)):
+        if path.is_file():
+            files.append(path)
+        elif path.is_dir():
+            files += sorted(path.glob("test_*.py"))
+        else:
+            raise TaskError(f"no such module or folder: {path} (--modules names the suite's "
+                            "folder; run from a pytest-reb checkout or set REB_SOURCE)")
+    if not files:
+        raise TaskError(f"no repository modules in {', '.join(map(str, paths))}")
+    return files
+
+
+def known_tasks(paths: Sequence[Path] | None = None) -> dict[str, Task]:
     """Every repository module's (name, commit), keyed by lower-cased name."""
     found: dict[str, Task] = {}
-    for folder in dirs:
-        for path in sorted(folder.glob("test_*.py")):
-            spec = importlib.util.spec_from_file_location(f"_reb_task_modules.{path.stem}", path)
-            if spec is None or spec.loader is None:
-                continue
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            repo = getattr(module, "repo", None)
-            if isinstance(repo, Repo):
-                found[repo.name.lower()] = Task(repo.name, repo.commit)
+    for path in module_files(paths):
+        spec = importlib.util.spec_from_file_location(f"_reb_task_modules.{path.stem}", path)
+        if spec is None or spec.loader is None:
+            continue
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        repo = getattr(module, "repo", None)
+        if isinstance(repo, Repo):
+            found[repo.name.lower()] = Task(repo.name, repo.commit, module=path)
     return found
 
 
-def select(names: Sequence[str], *, every: bool = False) -> list[Task]:
-    """The tasks named (case-insensitive), or all 44 of ``repos/``; an unknown name is an error."""
-    known = known_tasks()
+def select(names: Sequence[str], *, every: bool = False,
+           modules: Sequence[Path] | None = None) -> list[Task]:
+    """The tasks named (case-insensitive), or all 44 of ``repos/``; an unknown name is an error.
+
+    ``modules``: the module files or folders to read (``--modules``).
+    """
+    known = known_tasks(modules)
     if every:
         return [t for t in known.values() if t.repo != DEMO_REPO]
     unknown = [n for n in names if n.lower() not in known]
@@ -212,10 +233,10 @@ def ensure_task_image(client: docker.DockerClient, task: Task, *, base: str | No
         raise TaskError(f"base image {base!r} is not on this Docker engine") from None
     text = task_text(task)
     schema = json.dumps(report_schema(), indent=2) + "\n"
-    recipe = images._digest("task", task.repo, task.commit, base_id, text, schema, DOCKERFILE)
+    recipe = images.digest("task", task.repo, task.commit, base_id, text, schema, DOCKERFILE)
     tag = f"{TASK_REPOSITORY}:{task.slug}-{recipe}"
-    with images._lock(f"task-{task.slug}"):
-        if not images._image_exists(client, tag):
+    with images.lock(f"task-{task.slug}"):
+        if not images.image_exists(client, tag):
             with tempfile.TemporaryDirectory(prefix="reb-task-", dir=_scratch_root()) as scr:
                 context = Path(scr)
                 _checkout(task, context / "repo", checkout=checkout, mirror=mirror)
@@ -237,7 +258,7 @@ def ensure_task_image(client: docker.DockerClient, task: Task, *, base: str | No
                 except BuildError as exc:
                     raise TaskError(f"building {tag} failed: {exc.msg}") from None
         client.images.get(tag).tag(TASK_REPOSITORY, task.slug)
-        images._remove_superseded(client, tag)
+        images.remove_superseded(client, tag)
     return tag
 
 
@@ -271,7 +292,10 @@ def mirror_of(task: Task, mirror: Path) -> Path:
 def _checkout(task: Task, dest: Path, *, checkout: Path | None, mirror: Path | None) -> None:
     """Clone ``task``'s source to ``dest`` and detach at its commit; its ``.git`` is kept."""
     if task.repo == DEMO_REPO and checkout is None and mirror is None:
-        commit = images.make_demo_checkout(dest)
+        from pytest_reb.demo.checkout import make_demo_checkout
+
+        source = task.module.parent / "tinynet" if task.module else None
+        commit = make_demo_checkout(dest, source)
         if commit != task.commit:
             raise TaskError(f"demo/tinynet is at {commit}, its module pins {task.commit}")
         return
@@ -306,13 +330,13 @@ def _git(argv: list[str], what: str | None, *, check: bool = True) -> int:
 
 
 def build(names: Sequence[str], *, every: bool = False, base: str | None = None,
-          checkout: Path | None = None, mirror: Path | None = None
-          ) -> list[tuple[Task, str | TaskError]]:
+          checkout: Path | None = None, mirror: Path | None = None,
+          modules: Sequence[Path] | None = None) -> list[tuple[Task, str | TaskError]]:
     """Build the named tasks' images, each on its own: (task, tag) or (task, why not).
 
     ``--checkout`` is one repository's clone, so it needs exactly one name.
     """
-    tasks = select(names, every=every)
+    tasks = select(names, every=every, modules=modules)
     if checkout is not None and len(tasks) != 1:
         raise TaskError("--checkout is one repository's clone; give exactly one owner/name")
     if shutil.which("git") is None:

@@ -1,13 +1,13 @@
 """Shared fixtures of pytest-reb's own tests: the real Docker engine and the images it builds.
 
-Container tests use real images the suite builds (``pytest_reb.images``),
+Container tests use real images the suite builds (``pytest_reb.demo``),
 never a mocked client.  They are marked ``container``; without a Docker
 daemon they skip with the reason, and ``.ci/run`` fails if none of them ran.
 At the end of the session no container with our labels may exist: the
 controller checks, removes any, and fails the run.  Nor may the host have
 changed: the controller compares its interfaces, Docker networks, images
 other than the suite's and mounts with what they were at the start
-(``tests/hoststate.py``), and fails the run listing each difference.
+(``tests/support/hoststate.py``), and fails the run listing each difference.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import docker  # noqa: F401  before any in-process pytester run: see below
-import hoststate  # tests/hoststate.py: tests/ is on sys.path
 import pytest
+from support import hoststate
 
 # the plugin's lazy imports, also before any in-process pytester run: see below
 import pytest_reb.fixtures
@@ -41,6 +41,9 @@ import pytest_reb.report.html  # noqa: F401
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parent.parent
+# The checkout whose demo/ and repos/ the demo builder and ``reb task`` read when no path is
+# given (docs/options.md): this one, also from the temporary folders pytester runs in.
+os.environ.setdefault("REB_SOURCE", str(ROOT))
 _LEFT_BEHIND = pytest.StashKey[list[str]]()
 _HOST_BEFORE = pytest.StashKey[hoststate.HostState]()
 _HOST_CHANGES = pytest.StashKey[list[str]]()
@@ -69,7 +72,7 @@ def docker_client() -> Any:
 @pytest.fixture(scope="session")
 def demo_image(docker_client: Any) -> str:
     """The agent-built image of the demo repository (good environment)."""
-    from pytest_reb.images import ensure_demo_image
+    from pytest_reb.demo.images import ensure_demo_image
 
     return ensure_demo_image(docker_client, "good")
 
@@ -87,7 +90,7 @@ def agent_images(docker_client: Any) -> Iterator[list[str]]:
 @pytest.fixture(scope="session")
 def missing_dep_image(docker_client: Any) -> str:
     """The demo image without PyYAML: one missing dependency."""
-    from pytest_reb.images import ensure_demo_image
+    from pytest_reb.demo.images import ensure_demo_image
 
     return ensure_demo_image(docker_client, "missing-dep")
 
@@ -102,7 +105,7 @@ def tinynet_task(docker_client: Any) -> str:
 
 @pytest.fixture(scope="session")
 def demo_commit() -> str:
-    from pytest_reb.images import demo_commit as commit
+    from pytest_reb.demo.checkout import demo_commit as commit
 
     return commit()
 
@@ -130,7 +133,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     Only this suite's containers (label ``reb.suite``) are looked at, so a run
     beside another one on the same engine never touches the other's; the host's
     changes are only reported, since what the suite did cannot be told apart
-    from what it undid (``tests/hoststate.py`` says what is left out and why).
+    from what it undid (``tests/support/hoststate.py`` says what is left out and why).
     """
     if hasattr(session.config, "workerinput"):
         return

@@ -16,10 +16,10 @@ from typing import Any
 
 import docker
 import pytest
-from agentruns import agent  # tests/agentruns.py
+from support.agentruns import agent
 
 from pytest_reb.agent import commit
-from pytest_reb.session import sweep
+from pytest_reb.housekeeping import sweep
 from pytest_reb.target import labels
 
 pytestmark = pytest.mark.container

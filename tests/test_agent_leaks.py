@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from agentruns import agent, host_files, saved_hits  # tests/agentruns.py
+from support.agentruns import agent, host_files, saved_hits
 
 from pytest_reb.agent import backends, health, leaks
 from pytest_reb.agent.run import run_agent

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentruns import agent  # tests/agentruns.py: tests/ is on sys.path
+from support.agentruns import agent
 
 from pytest_reb.agent import backends
 from pytest_reb.agent.run import run_agent
@@ -45,7 +45,7 @@ def verify(pytester: pytest.Pytester, tmp_path: Path, *args: str) -> dict[str, O
 def test_scripted_agent_image_passes_c1_and_c5(pytester: pytest.Pytester, docker_client: Any,
                                                tinynet_task: str, tmp_path: Path,
                                                agent_images: list[str]) -> None:
-    from pytest_reb.images import ensure_wheelhouse
+    from pytest_reb.demo.images import ensure_wheelhouse
 
     ensure_wheelhouse()
     rec = agent(docker_client, tinynet_task, tmp_path, agent_images,

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from minirepo import git_checkout, head
+from support.minirepo import git_checkout, head
 
 import pytest_reb
 from pytest_reb.assets import fetchers

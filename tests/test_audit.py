@@ -12,7 +12,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
-from repomodules import benchmark
+from support.outcomes import outcome as make_outcome
+from support.repomodules import benchmark
 
 from pytest_reb.audit.observe import Invocation, PythonObservation
 from pytest_reb.audit.report import REQUIRED_KEYS, load_report
@@ -70,9 +71,8 @@ CHANNEL = "host /proc fd scan of the container's processes"
 
 def outcome(tier: str, status: str, category: str | None, strict: bool | None,
             compat: bool | None, **evidence: Any) -> Outcome:
-    return Outcome(repo="r", target="t", tier=tier, status=status,  # type: ignore[arg-type]
-                   category=category, message=f"{tier} said so", strict=strict, compat=compat,
-                   evidence=evidence)
+    return make_outcome(tier, status, category, repo="r", message=f"{tier} said so",
+                        strict=strict, compat=compat, evidence=evidence)
 
 
 def c2_cpu() -> Outcome:

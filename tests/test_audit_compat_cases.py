@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from repomodules import benchmark
+from support.repomodules import benchmark
 
 from pytest_reb.audit.compat import compat_path
 from pytest_reb.audit.observe import Invocation, PythonObservation

@@ -16,7 +16,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from repomodules import benchmark
+from support.repomodules import benchmark
 
 from pytest_reb.audit.observe import Invocation, PythonObservation, observe_python
 from pytest_reb.audit.report import REQUIRED_KEYS, ReportLoad, load_report

@@ -63,7 +63,7 @@ def demo_checkout(tmp_path_factory: pytest.TempPathFactory) -> str:
     given = os.environ.get("REB_DEMO_CHECKOUT")
     if given:
         return given
-    from pytest_reb.images import make_demo_checkout
+    from pytest_reb.demo.checkout import make_demo_checkout
 
     dest = tmp_path_factory.mktemp("demo") / "repo"
     make_demo_checkout(dest)

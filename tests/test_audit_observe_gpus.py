@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from repomodules import benchmark
+from support.repomodules import benchmark
 
 from pytest_reb.audit.observe import observe_python
 from pytest_reb.audit.report import load_report

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from repomodules import write_tree as tree  # tests/repomodules.py
+from support.repomodules import write_tree as tree
 
 from pytest_reb.audit.report import ReportLoad, load_report
 from pytest_reb.context import Context

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from repomodules import write_tree as tree  # tests/repomodules.py
+from support.repomodules import write_tree as tree
 
 from pytest_reb.audit.report import ReportLoad
 from pytest_reb.context import Context

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from slurmcluster import LocalSlurm, missing_binaries
+from support.slurmcluster import LocalSlurm, missing_binaries
 
 from pytest_reb.cli import main as reb
 from pytest_reb.cluster import gres, slurm

@@ -1,10 +1,10 @@
 """Root-cause diagnosis on real breakage: each fault happens in an image the suite builds.
 
-``tests/breakage.py`` builds the images (a compiled module deleted, a shared
+``tests/support/breakage.py`` builds the images (a compiled module deleted, a shared
 library removed, a symbol gone from an upgraded library, a forced pin, no
 ffmpeg, a memory hog).  The end-to-end tests run them through pytest like a
 user does and read the outcome log; the table tests classify what those images
-printed, captured into ``tests/data/breakage`` by ``python tests/breakage.py
+printed, captured into ``tests/data/breakage`` by ``python tests/support/breakage.py
 capture`` (no log line here is written by hand).
 """
 
@@ -14,11 +14,11 @@ import json
 import re
 from typing import Any
 
-import breakage  # tests/breakage.py: pytest puts this folder on sys.path
 import pytest
+from support import breakage
 
 from pytest_reb import diagnose
-from pytest_reb.images import demo_commit
+from pytest_reb.demo.checkout import demo_commit
 from pytest_reb.outcome import TIER_TITLES, Outcome, OutcomeLog
 from pytest_reb.report import summary, terminal
 from pytest_reb.tiers.ext_sweep import summarise

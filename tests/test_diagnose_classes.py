@@ -125,7 +125,7 @@ def test_c0_names_the_distribution_and_the_repositorys_file(tmp_path: Path,
                                                             bare_python: str) -> None:  # noqa: F811
     """Real pyright on a VisionMamba-shaped tree: the hint says zetascale for ``import zeta``,
     and the missing einops is the repository's (our shim folder is never C0's to count)."""
-    from repomodules import write_tree
+    from support.repomodules import write_tree
     from test_c0 import local_ctx
 
     from pytest_reb.tiers.c0_imports import imports_total, probe

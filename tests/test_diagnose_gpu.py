@@ -22,7 +22,7 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-from minirepo import commit_all
+from support.minirepo import commit_all
 
 from pytest_reb.outcome import Outcome, OutcomeLog
 

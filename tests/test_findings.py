@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.outcomes import outcome as make_outcome
 
 from pytest_reb.findings import attach
 from pytest_reb.outcome import Outcome
@@ -16,7 +17,7 @@ SMI = {"kind": "fake_nvidia_smi", "path": "/usr/local/bin/nvidia-smi", "detail":
 
 
 def outcome(tier: str, status: str = "passed", message: str = "") -> Outcome:
-    return Outcome(repo="r", target="t", tier=tier, status=status, message=message)  # type: ignore[arg-type]
+    return make_outcome(tier, status, repo="r", message=message, strict=None, compat=None)
 
 
 def test_a_startup_hook_could_produce_a_run_tiers_pass_and_strict_says_so() -> None:

@@ -1,4 +1,4 @@
-"""The suite's check that it leaves the host as it found it (``tests/hoststate.py``).
+"""The suite's check that it leaves the host as it found it (``tests/support/hoststate.py``).
 
 ``tests/conftest.py`` fails the run on any line ``changes`` gives; these tests pin what a line
 says, and that what any user's engine makes and removes on its own is not read at all (or a run
@@ -11,7 +11,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from hoststate import SUITE_IMAGES, HostState, changes, snapshot
+from support.hoststate import SUITE_IMAGES, HostState, changes, snapshot
 
 
 def state(interfaces: set[str], mounts: list[str], images: dict[str, str]) -> HostState:

@@ -8,16 +8,19 @@ import json
 import re
 import tarfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import docker
 import pytest
 from docker.errors import DockerException
 
 from pytest_reb import images
+from pytest_reb.demo import images as demo
+from pytest_reb.demo.checkout import demo_commit, demo_dir, source_root
 
 pytestmark = pytest.mark.container
 
-TRAIN = [images.ENV_PYTHON, f"{images.REPO_DIR}/train.py", "--device", "cpu", "--steps", "3"]
+TRAIN = [demo.ENV_PYTHON, f"{demo.REPO_DIR}/train.py", "--device", "cpu", "--steps", "3"]
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +41,7 @@ def base_image(client: docker.DockerClient) -> str:
 
 @pytest.fixture(scope="module")
 def demo_images(client: docker.DockerClient) -> dict[str, str]:
-    return {variant: images.ensure_demo_image(client, variant) for variant in images.DEMO_VARIANTS}
+    return {variant: demo.ensure_demo_image(client, variant) for variant in demo.DEMO_VARIANTS}
 
 
 def run(client: docker.DockerClient, image: str, command: list[str]) -> tuple[int, str]:
@@ -96,31 +99,43 @@ def test_missing_dep_demo_fails_on_yaml(client, demo_images):
     assert "TRAIN_OK" not in output
 
 
-@pytest.mark.parametrize("variant", images.DEMO_VARIANTS)
+@pytest.mark.parametrize("variant", demo.DEMO_VARIANTS)
 def test_demo_checkout_is_the_demo_commit(client, demo_images, variant):
     image = demo_images[variant]
-    head = read_file(client, image, f"{images.REPO_DIR}/.git/HEAD").strip()
+    head = read_file(client, image, f"{demo.REPO_DIR}/.git/HEAD").strip()
     assert head == "ref: refs/heads/main"
-    commit = read_file(client, image, f"{images.REPO_DIR}/.git/refs/heads/main").strip()
-    assert commit == images.demo_commit()
+    commit = read_file(client, image, f"{demo.REPO_DIR}/.git/refs/heads/main").strip()
+    assert commit == demo_commit()
+
+
+def test_the_demo_is_found_in_the_working_directory_never_beside_the_package(
+        tmp_path, monkeypatch):
+    """An installed package has no demo/: outside a checkout it is one line, not a traceback."""
+    monkeypatch.delenv("REB_SOURCE", raising=False)
+    assert source_root() == Path.cwd().resolve()
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(images.ImageError, match=r"^no demo/tinynet in .*: run from a pytest-reb"):
+        demo_commit()
+    monkeypatch.setenv("REB_SOURCE", str(Path(__file__).resolve().parent.parent))
+    assert re.fullmatch(r"[0-9a-f]{40}", demo_commit())
 
 
 def test_demo_commit_is_stable():
-    assert re.fullmatch(r"[0-9a-f]{40}", images.demo_commit())
-    assert images.demo_commit() == images.demo_commit()
+    assert re.fullmatch(r"[0-9a-f]{40}", demo_commit())
+    assert demo_commit() == demo_commit()
 
 
-@pytest.mark.parametrize("variant", images.DEMO_VARIANTS)
+@pytest.mark.parametrize("variant", demo.DEMO_VARIANTS)
 def test_demo_report_is_the_checked_in_one(client, demo_images, variant):
     image = demo_images[variant]
-    in_image = json.loads(read_file(client, image, images.REPORT_PATH))
-    checked_in = json.loads(images.DEMO_REPORT.read_text())
-    assert in_image == checked_in, f"demo/report.json differs from {image}'s {images.REPORT_PATH}"
+    in_image = json.loads(read_file(client, image, demo.REPORT_PATH))
+    checked_in = json.loads((demo_dir() / "report.json").read_text())
+    assert in_image == checked_in, f"demo/report.json differs from {image}'s {demo.REPORT_PATH}"
 
 
 def test_good_demo_report_is_true(client, demo_images):
     """The good variant's report is what an honest agent writes: it matches the interpreter."""
-    report = json.loads(images.DEMO_REPORT.read_text())
+    report = json.loads((demo_dir() / "report.json").read_text())
     probe = (
         "import json, sys, torch; print(json.dumps({'python_version': sys.version.split()[0],"
         " 'torch_version': torch.__version__, 'cuda_available': torch.cuda.is_available()}))"

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from minirepo import git_checkout  # tests/minirepo.py: pytest puts this folder on sys.path
+from support.minirepo import git_checkout
 
 from pytest_reb.outcome import Outcome, OutcomeLog
 
@@ -219,7 +219,7 @@ def test_demo_module_pins_the_demo_commit() -> None:
     """The demo module is pinned like the 44; a change to demo/tinynet must update the pin."""
     import importlib.util
 
-    from pytest_reb.images import demo_commit
+    from pytest_reb.demo.checkout import demo_commit
 
     path = Path(__file__).resolve().parent.parent / "demo" / "test_demo__tinynet.py"
     spec = importlib.util.spec_from_file_location("demo_module", path)

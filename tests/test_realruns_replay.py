@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from repomodules import module
+from support.repomodules import module
 
 sys.path.insert(0, str(Path(__file__).parent / "realruns"))
 from build import figures, module_of  # tests/realruns is not a package

@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 import pytest
-from minirepo import mini_project  # tests/minirepo.py: pytest puts this folder on sys.path
+from support.minirepo import mini_project
 
 # Loaded here, once: pytester's in-process runs drop the modules a run imported,
 # and numpy's extension cannot be loaded twice in one process.

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.outcomes import outcome as make_outcome
 
 from pytest_reb.outcome import Outcome
 from pytest_reb.report import official, table
@@ -147,9 +148,7 @@ def assert_same_as_ours(layout: Path, rows: list[table.Row], run_id: str) -> Non
 
 def oc(tier: str, status: str, target: str, agent: str | None, category: str | None = None,
        repo: str = "me/mini", **kw: Any) -> Outcome:
-    return Outcome(repo=repo, target=target, tier=tier, status=status,  # type: ignore[arg-type]
-                   category=category, strict=status == "passed", compat=status == "passed",
-                   agent=agent, **kw)
+    return make_outcome(tier, status, category, repo=repo, target=target, agent=agent, **kw)
 
 
 def job(target: str, agent: str | None, *, missing: int | None, c1: str, c2: bool,

@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
+from support.outcomes import outcome as make_outcome
 
 from pytest_reb import cli
 from pytest_reb.outcome import Outcome, OutcomeLog
@@ -24,9 +25,8 @@ from pytest_reb.report import summary, table
 def oc(tier: str, status: str = "passed", category: str | None = None, *, target: str = "img:a",
        repo: str = "me/mini", agent: str | None = None, duration: float = 1.0,
        **kw: object) -> Outcome:
-    return Outcome(repo=repo, target=target, tier=tier, status=status,  # type: ignore[arg-type]
-                   category=category, strict=status == "passed", compat=status == "passed",
-                   duration=duration, agent=agent, **kw)  # type: ignore[arg-type]
+    return make_outcome(tier, status, category, repo=repo, target=target, duration=duration,
+                        agent=agent, **kw)
 
 
 def pyramid(target: str, *, missing: int | None = 0, total: int = 10, c1: str = "passed",

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from minirepo import mini_project  # tests/minirepo.py: pytest puts this folder on sys.path
+from support.minirepo import mini_project
+from support.outcomes import outcome as make_outcome
 
 from pytest_reb.outcome import TIER_TITLES, Outcome
 from pytest_reb.report import summary, terminal
@@ -18,11 +19,7 @@ from pytest_reb.report import summary, terminal
 
 def oc(tier: str, status: str = "passed", category: str | None = None, *, target: str = "img:a",
        repo: str = "me/mini", **kw: object) -> Outcome:
-    strict = status == "passed"
-    kw.setdefault("strict", strict)
-    kw.setdefault("compat", strict)
-    return Outcome(repo=repo, target=target, tier=tier, status=status,  # type: ignore[arg-type]
-                   category=category, **kw)  # type: ignore[arg-type]
+    return make_outcome(tier, status, category, repo=repo, target=target, **kw)
 
 
 def c0(missing: int | None, total: int = 8, **kw: object) -> Outcome:

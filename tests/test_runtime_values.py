@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from minirepo import git_checkout  # tests/minirepo.py: pytest puts this folder on sys.path
+from support.minirepo import git_checkout
 
 from pytest_reb.target.cgroup import alive as process_alive
 from pytest_reb.tiers.entrypoint import Places

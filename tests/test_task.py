@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 
 from pytest_reb import task
 from pytest_reb.audit.report import REQUIRED_KEYS
-from pytest_reb.images import demo_commit
+from pytest_reb.demo.checkout import demo_commit
 
 
 def test_the_schema_and_the_text_share_the_nine_keys() -> None:
@@ -36,9 +37,39 @@ def test_the_44_are_selected_by_name_or_all() -> None:
         task.select(["no/such"])
 
 
+def test_the_suite_is_found_where_modules_says_never_beside_the_package(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """repos/ and demo/ of the checkout (``$REB_SOURCE``, else the working directory) by
+    default; ``--modules`` names others."""
+    root = Path(__file__).resolve().parent.parent
+    monkeypatch.delenv("REB_SOURCE", raising=False)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(task.TaskError, match=r"^no such module or folder: repos \(--modules"):
+        task.select(["reb/tinynet"])
+    with pytest.raises(task.TaskError, match=r"^no such module or folder: nowhere "):
+        task.select(["reb/tinynet"], modules=[Path("nowhere")])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(task.TaskError, match=r"^no repository modules in empty$"):
+        task.select(["reb/tinynet"], modules=[Path("empty")])
+    [demo] = task.select(["reb/tinynet"], modules=[root / "demo"])
+    assert demo.commit == demo_commit_of(root) and demo.module == root / "demo" / (
+        "test_demo__tinynet.py")
+    assert len(task.select([], every=True, modules=[root / "repos"])) == 44
+    monkeypatch.setenv("REB_SOURCE", str(root))
+    assert task.select(["reb/tinynet"]) == [demo]  # the checkout named, from anywhere
+
+
+def demo_commit_of(root: Path) -> str:
+    """The demo's pinned commit, made from ``root``'s files (not the working directory's)."""
+    from pytest_reb.demo.checkout import make_demo_checkout
+
+    with tempfile.TemporaryDirectory() as scratch:
+        return make_demo_checkout(Path(scratch) / "repo", root / "demo" / "tinynet")
+
+
 def _bare_mirror(tmp_path: Path) -> Path:
     """A bare mirror of the demo repository (its deterministic commit)."""
-    from pytest_reb.images import make_demo_checkout
+    from pytest_reb.demo.checkout import make_demo_checkout
 
     work = tmp_path / "work"
     make_demo_checkout(work)

@@ -22,6 +22,7 @@ from typing import Any
 from pytest_reb.agent import backends
 from pytest_reb.agent.health import SERVICES
 from pytest_reb.agent.run import DEFAULT_BUDGET
+from pytest_reb.spec import MODULES_HELP
 
 
 def tools_root() -> Path:
@@ -67,7 +68,7 @@ def _run(args: argparse.Namespace) -> int:
                                    mounts=mounts, service=args.service,
                                    error_regex=args.error_regex)
         tool_dir = _tool_dir(args, backend)
-        tasks = task.select(args.repo, every=args.all)
+        tasks = task.select(args.repo, every=args.all, modules=args.modules)
         if not tasks:
             raise backends.BackendError("name a repository with --repo, or give --all")
         secrets = secrets_for(backend, Path(args.env_file) if args.env_file else None,
@@ -153,6 +154,7 @@ def add_parser(sub: Any) -> None:
                      help=f"built in: {', '.join(backends.BUILTIN)}; any name with --command")
     run.add_argument("--repo", action="append", default=[], metavar="OWNER/NAME")
     run.add_argument("--all", action="store_true", help="all 44 repositories")
+    run.add_argument("--modules", nargs="+", type=Path, metavar="PATH", help=MODULES_HELP)
     run.add_argument("--command", metavar="ARGV",
                      help="the agent's command line, with {prompt_file} {prompt} {repo} "
                           "{report_path} {schema} {out} {tool}")

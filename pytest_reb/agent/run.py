@@ -43,7 +43,7 @@ from typing import Any
 from pytest_reb.agent import commit, health, leaks
 from pytest_reb.agent.backends import OUT_MOUNT, STATE_MOUNT, Backend, parse_usage
 from pytest_reb.evidence import host_gpus
-from pytest_reb.session import new_run_id
+from pytest_reb.runs import new_run_id
 from pytest_reb.spec import OFFICIAL_REPO_DIR
 from pytest_reb.target import TailBuffer, image_file, labels
 from pytest_reb.task import PROMPT_PATH, TASK_REPOSITORY, Task

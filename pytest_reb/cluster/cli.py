@@ -12,6 +12,7 @@ from pathlib import Path
 from pytest_reb.cluster import gres
 from pytest_reb.cluster.k8s import HARNESS
 from pytest_reb.cluster.plan import TIERS, Plan, PlanError, make_plan
+from pytest_reb.spec import MODULES_HELP, module_paths
 
 
 def _tiers(text: str) -> list[str]:
@@ -20,8 +21,7 @@ def _tiers(text: str) -> list[str]:
 
 def _add_plan_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("runs", nargs="?", metavar="RUNS", help="run matrix (TOML or JSON lines)")
-    p.add_argument("--modules", nargs="+", type=Path, default=[Path("repos")], metavar="PATH",
-                   help="repository modules or folders of them (default repos/)")
+    p.add_argument("--modules", nargs="+", type=Path, metavar="PATH", help=MODULES_HELP)
     p.add_argument("--tiers", type=_tiers, default=list(TIERS), metavar="c1,c3,...",
                    help="tiers to run (default all); they decide GPUs and time limits")
     p.add_argument("--shards", type=int, metavar="N",
@@ -39,8 +39,9 @@ def _plan(args: argparse.Namespace, command: str, node_gpus: int | None = None) 
         print(f"reb {command}: give a run matrix", file=sys.stderr)
         return None
     try:
-        return make_plan(Path(args.runs), args.modules, tiers=args.tiers, shards=args.shards,
-                         timeout_scale=args.timeout_scale, node_gpus=node_gpus)
+        return make_plan(Path(args.runs), module_paths(args.modules), tiers=args.tiers,
+                         shards=args.shards, timeout_scale=args.timeout_scale,
+                         node_gpus=node_gpus)
     except PlanError as exc:
         print(f"reb {command}: {exc}", file=sys.stderr)
         return None
@@ -76,7 +77,7 @@ def _refuse(requests: list[str], nodes: gres.NodeGres | None) -> None:
 
 def _slurm(args: argparse.Namespace) -> int:
     from pytest_reb.cluster import slurm
-    from pytest_reb.session import new_run_id
+    from pytest_reb.runs import new_run_id
 
     try:
         if args.merge:
@@ -133,7 +134,7 @@ def _slurm(args: argparse.Namespace) -> int:
 
 def _k8s(args: argparse.Namespace) -> int:
     from pytest_reb.cluster import k8s
-    from pytest_reb.session import new_run_id
+    from pytest_reb.runs import new_run_id
 
     if args.merge:
         try:

@@ -46,8 +46,6 @@ from pytest_reb.report import merge as merging
 HARNESS = "/opt/reb"
 MATRIX_MOUNT = "/etc/reb/matrix"
 OUT_MOUNT = "/reb-out"
-#: Checkout root of pytest-reb: modules under it are in the harness image at ``HARNESS``.
-ROOT = Path(__file__).resolve().parents[2]
 INDEX_ANNOTATION = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
 #: The merge Job's deadline past the longest index's: its own start, the merge.
 MERGE_SLACK = 600
@@ -93,11 +91,15 @@ def _row(pair: Pair, report: str | None) -> str:
 
 
 def _module_path(module: Path) -> str:
+    """Where a module is in the harness image: ``reb k8s`` runs in the pytest-reb tree that
+    image holds at ``HARNESS``, so a module's path under the working directory is its path
+    there (the package does not guess where its own source tree is)."""
     try:
-        return f"{HARNESS}/{module.resolve().relative_to(ROOT)}"
+        return f"{HARNESS}/{module.resolve().relative_to(Path.cwd().resolve())}"
     except ValueError:
-        raise K8sError(f"{module} is not in pytest-reb's tree, so not in the harness image; "
-                       "put it there (repos/) and build the harness image") from None
+        raise K8sError(f"{module} is not under the working directory, so not in the harness "
+                       f"image's tree at {HARNESS}; run reb k8s from that tree (a pytest-reb "
+                       "checkout) with the module in it (repos/)") from None
 
 
 def by_image(plan: Plan) -> dict[str, list[Pair]]:

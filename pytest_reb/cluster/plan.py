@@ -94,7 +94,8 @@ def load_modules(paths: Iterable[Path]) -> dict[Path, Repo]:
     found: dict[Path, Repo] = {}
     for path in paths:
         if not path.exists():
-            raise PlanError(f"no such module or folder: {path}")
+            raise PlanError(f"no such module or folder: {path} (--modules names the suite's "
+                            "folder; run from a pytest-reb checkout or set REB_SOURCE)")
         files = sorted(path.glob("test_*.py")) if path.is_dir() else [path]
         for file in files:
             file = file.resolve()

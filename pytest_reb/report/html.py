@@ -19,10 +19,11 @@ from typing import Any
 
 import pytest
 
+from pytest_reb.evidence import describe_gpus
 from pytest_reb.outcome import TIER_TITLES, TIERS, Outcome
 from pytest_reb.report import terminal
 from pytest_reb.report.summary import tally
-from pytest_reb.session import RebSession, describe_gpus
+from pytest_reb.session import RebSession
 from pytest_reb.spec import OFFICIAL_REPORT_PATH
 
 #: Characters of each output stream and of the evidence shown per item.

@@ -19,7 +19,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from repomodules import Stage, stages  # tests/repomodules.py
+from support.repomodules import Stage, stages
 
 from pytest_reb.assets.cache import AssetCache
 from pytest_reb.assets.fetchers import checkout_copy, fetch

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from repomodules import Stage, module  # tests/repomodules.py
-from repomodules import runs as stages
+from support.repomodules import Stage, module
+from support.repomodules import runs as stages
 
 from pytest_reb.assets.cache import AssetCache
 

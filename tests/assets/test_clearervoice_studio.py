@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from repomodules import module  # tests/repomodules.py
+from support.repomodules import module
 
 from .conftest import Target, write
 

@@ -12,7 +12,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from repomodules import REPOS, module  # tests/repomodules.py
+from support.repomodules import REPOS, module
 
 from .conftest import Target, on_server, write
 

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import numpy as np
-from repomodules import module  # tests/repomodules.py
-from repomodules import runs as stages
+from support.repomodules import module
+from support.repomodules import runs as stages
 
 from .conftest import names, run_step
 

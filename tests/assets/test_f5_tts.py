@@ -9,7 +9,7 @@ import os
 import wave
 from pathlib import Path
 
-from repomodules import Stage, module  # tests/repomodules.py
+from support.repomodules import Stage, module
 
 from .conftest import assert_real
 

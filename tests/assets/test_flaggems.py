@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from repomodules import module  # tests/repomodules.py
+from support.repomodules import module
 
 from pytest_reb.assets.cache import AssetCache
 

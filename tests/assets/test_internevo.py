@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from repomodules import module  # tests/repomodules.py
+from support.repomodules import module
 
 from .conftest import Target, on_server, write
 

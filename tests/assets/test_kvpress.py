@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from repomodules import SHIMLIB, module, write_tree  # tests/repomodules.py
+from support.repomodules import SHIMLIB, module, write_tree
 
 from pytest_reb.assets.cache import AssetCache
 from pytest_reb.assets.view import needed

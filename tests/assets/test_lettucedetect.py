@@ -8,7 +8,7 @@ import json
 import shutil
 from pathlib import Path
 
-from repomodules import Stage, module, stages  # tests/repomodules.py
+from support.repomodules import Stage, module, stages
 
 from .conftest import assert_real, fetched
 

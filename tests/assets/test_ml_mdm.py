@@ -9,7 +9,7 @@ import io
 import tarfile
 from pathlib import Path
 
-from repomodules import Stage, module, stages  # tests/repomodules.py
+from support.repomodules import Stage, module, stages
 
 from .conftest import assert_real
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from repomodules import Stage, module, stages  # tests/repomodules.py
+from support.repomodules import Stage, module, stages
 
 from .conftest import assert_real
 

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from repomodules import module  # tests/repomodules.py
+from support.repomodules import module
 
 from .conftest import Target, write
 

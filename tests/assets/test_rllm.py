@@ -9,8 +9,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from repomodules import Stage, module  # tests/repomodules.py
-from repomodules import runs as stages
+from support.repomodules import Stage, module
+from support.repomodules import runs as stages
 
 from pytest_reb.assets.cache import AssetCache
 from pytest_reb.assets.view import needed

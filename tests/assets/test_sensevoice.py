@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from repomodules import module, write_tree  # tests/repomodules.py
+from support.repomodules import module, write_tree
 
 from pytest_reb.assets.cache import AssetCache
 from pytest_reb.assets.fetchers import AssetError, fetch

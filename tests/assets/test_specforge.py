@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from repomodules import Stage, module, write_tree  # tests/repomodules.py
-from repomodules import runs as stages
+from support.repomodules import Stage, module, write_tree
+from support.repomodules import runs as stages
 
 from pytest_reb.assets.cache import AssetCache
 

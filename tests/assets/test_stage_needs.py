@@ -7,8 +7,8 @@ setup itself is tested in each repository's own file here.
 from __future__ import annotations
 
 import pytest
-from repomodules import module  # tests/repomodules.py
-from repomodules import runs as stages
+from support.repomodules import module
+from support.repomodules import runs as stages
 
 from pytest_reb.assets.view import needed
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from repomodules import module, write_tree  # tests/repomodules.py
-from repomodules import runs as stages
+from support.repomodules import module, write_tree
+from support.repomodules import runs as stages
 
 from .conftest import names, run_step
 

@@ -10,7 +10,7 @@ import shutil
 import tarfile
 from pathlib import Path
 
-from repomodules import Stage, module, stages  # tests/repomodules.py
+from support.repomodules import Stage, module, stages
 
 from pytest_reb.assets.fetchers import _extract_all
 

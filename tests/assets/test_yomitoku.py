@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from repomodules import module  # tests/repomodules.py
-from repomodules import runs as stages
+from support.repomodules import module
+from support.repomodules import runs as stages
 
 from pytest_reb.assets.cache import AssetCache
 from pytest_reb.assets.view import needed

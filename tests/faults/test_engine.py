@@ -27,9 +27,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import hoststate  # tests/hoststate.py
 import pytest
 from hostile.images import module_text
+from support import hoststate
 
 from .conftest import AFTER, HANG, Spawned, logged, process_in
 
@@ -223,7 +223,7 @@ def tiny(docker_client: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[
     no object store."""
     import hashlib
 
-    from minirepo import git_checkout
+    from support.minirepo import git_checkout
 
     from pytest_reb.images import ensure_base_image
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from repomodules import REPOS, SHIMLIB  # tests/repomodules.py
+from support.repomodules import REPOS, SHIMLIB
 
 #: The shim folders, one per repository module that has shims: ``repos/shims/<module>/``.
 SHIMS = REPOS / "shims"

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from repomodules import module  # tests/repomodules.py
+from support.repomodules import module
 
 from .conftest import Tree, report, run, shim
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from repomodules import write_tree as write
+from support.repomodules import write_tree as write
 
 from .conftest import SHIMS
 from .conftest import run_python as run

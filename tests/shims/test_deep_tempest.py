@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from repomodules import Stage, module  # tests/repomodules.py
+from support.repomodules import Stage, module
 
 from pytest_reb.spec import Run
 

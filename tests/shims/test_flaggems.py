@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from repomodules import module  # tests/repomodules.py
+from support.repomodules import module
 
 from .conftest import Tree, run
 

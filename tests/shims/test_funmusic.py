@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from repomodules import REPOS, Stage, module  # tests/repomodules.py
+from support.repomodules import REPOS, Stage, module
 
 FUNMUSIC = module("test_FunAudioLLM__FunMusic")
 

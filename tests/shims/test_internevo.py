@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from repomodules import Stage, module  # tests/repomodules.py
+from support.repomodules import Stage, module
 
 INTERNEVO = module("test_InternLM__InternEvo").repo
 

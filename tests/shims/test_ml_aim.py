@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from repomodules import REPOS  # tests/repomodules.py
+from support.repomodules import REPOS
 
 from .conftest import python_code
 

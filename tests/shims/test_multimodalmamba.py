@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from repomodules import module as repo_module
-from repomodules import write_tree  # tests/repomodules.py
+from support.repomodules import module as repo_module
+from support.repomodules import write_tree
 
 from .conftest import SHIMS, fill, python
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from repomodules import module  # tests/repomodules.py
+from support.repomodules import module
 
 from .conftest import Tree, report, run
 

@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from repomodules import module  # tests/repomodules.py
+from support.repomodules import module
 
 from .conftest import Tree, run, shim
 

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from repomodules import SHIMLIB, Stage, module, write_tree
+from support.repomodules import SHIMLIB, Stage, module, write_tree
 
 from pytest_reb.shims import with_shim
 

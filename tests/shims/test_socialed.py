@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from repomodules import write_tree as write
+from support.repomodules import write_tree as write
 
 from .conftest import FAKE_TORCH, SHIMS
 from .conftest import run_python as run

@@ -8,8 +8,8 @@ import glob
 import re
 from pathlib import Path
 
-from repomodules import module as repo_module
-from repomodules import write_tree  # tests/repomodules.py
+from support.repomodules import module as repo_module
+from support.repomodules import write_tree
 
 from .conftest import fill
 

@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from repomodules import SHIMLIB, write_tree  # tests/repomodules.py
-from repomodules import module as repo_module
+from support.repomodules import SHIMLIB, write_tree
+from support.repomodules import module as repo_module
 
 from pytest_reb.spec import Repo
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from repomodules import write_tree as write
+from support.repomodules import write_tree as write
 
 from .conftest import FAKE_TORCH, SHIMS
 from .conftest import run_python as run

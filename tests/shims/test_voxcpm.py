@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from repomodules import Stage, module  # tests/repomodules.py
+from support.repomodules import Stage, module
 
 VOXCPM = module("test_OpenBMB__VoxCPM").repo
 

@@ -16,7 +16,7 @@ are assembled here too (a wheel is a zip with a RECORD) and installed in
 the image by its own pip, offline.  Images are tagged
 ``reb-test-<fault>:<hash of the recipe>`` and reused while the recipe holds.
 
-    python tests/breakage.py capture   # build the images, capture each fault's output
+    cd tests && python -m support.breakage capture   # build the images, capture each fault's output
 """
 
 from __future__ import annotations
@@ -37,15 +37,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from imagebuild import ensure_image  # tests/imagebuild.py, beside this file
+from support.imagebuild import ensure_image
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LOCKS = ROOT / ".cache" / "locks"
 ENV = "/opt/envs/tinynet"
 SITE = f"{ENV}/lib/python3.11/site-packages"
 REPO = "/data/project/repo"
 #: What each fault's entrypoint printed, captured from its image (``capture`` rewrites them).
-CAPTURED = Path(__file__).resolve().parent / "data" / "breakage"
+CAPTURED = Path(__file__).resolve().parents[1] / "data" / "breakage"
 
 # --------------------------------------------------------------------------- C sources
 
@@ -328,7 +328,7 @@ def capture(client: Any, base: str, fault: Fault) -> dict[str, Any]:
 def main(argv: Sequence[str]) -> int:
     import docker
 
-    from pytest_reb.images import ensure_demo_image
+    from pytest_reb.demo.images import ensure_demo_image
 
     if argv[:1] != ["capture"]:
         print(__doc__)

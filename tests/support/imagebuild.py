@@ -1,6 +1,6 @@
 """Derived test images: built from an in-memory context, tagged by content, reused (not collected).
 
-``tests/breakage.py`` (images in which a root-cause fault really happens) and
+``tests/support/breakage.py`` (images in which a root-cause fault really happens) and
 ``tests/hostile/images.py`` (images holding what a hostile agent leaves) both put
 a few files on top of the demo image.  Each names its image
 ``<repository>:<hash of its recipe>``; this module makes that tag exist: under a

@@ -1,6 +1,6 @@
 """The ``repos/`` modules as the shim and asset tests load them, and their stages' setup.
 
-Shared by the test files of shims and prepared assets (``from repomodules import
+Shared by the test files of shims and prepared assets (``from support.repomodules import
 module``; rootdir-relative imports work because pytest puts ``tests/`` on sys.path).
 """
 
@@ -19,7 +19,7 @@ from pytest_reb.shims import with_shim
 from pytest_reb.spec import Repo, Run
 from pytest_reb.tiers.entrypoint import Places
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REPOS = ROOT / "repos"
 #: Our shims' shared library, which a target puts right after a shim folder.
 SHIMLIB = ROOT / "pytest_reb" / "shimlib"

@@ -1,0 +1,100 @@
+"""The Docker engine around a run: is it there, are the images there, remove our containers.
+
+Used by a run (its pre-flight and its end, ``session.py``) and by ``reb gc`` (``cli.py``).
+Nothing here makes a container; it only asks the engine and removes what our labels
+(``reb.run``, ``reb.owner``: ``target/base.py``) mark as ours.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import time
+
+from pytest_reb.target import LABEL_OWNER, LABEL_RUN
+
+#: How long ``sweep`` waits for the engine to finish removals it started.
+SWEEP_WAIT = 60.0
+
+
+def sweep(run_id: str | None = None, *, only_orphans: bool = False) -> int:
+    """Remove our containers: those of ``run_id``, or all of ours; returns how many.
+
+    Ours are those whose ``reb.run`` label names a run; with ``only_orphans``, only those
+    whose maker (``reb.owner``: this host and a pid) is gone.
+
+    Waits until the engine lists none of them any more (at most ``SWEEP_WAIT``
+    seconds): a removal an interrupted client started goes on in the engine,
+    and a second ``remove`` meanwhile is refused as "already in progress".
+    """
+    try:
+        import docker
+
+        client = docker.from_env()
+        label = f"{LABEL_RUN}={run_id}" if run_id else LABEL_RUN
+        containers = client.containers.list(all=True, filters={"label": label})
+    except Exception:  # no daemon: nothing of ours can be running there
+        return 0
+    # an empty run label is a kept image's (``agent.commit``): a container a user started
+    # from it is nobody's orphan
+    doomed = [ctr for ctr in containers if ctr.labels.get(LABEL_RUN)
+              and not (only_orphans and _owner_alive(ctr.labels.get(LABEL_OWNER, "")))]
+    deadline = time.monotonic() + SWEEP_WAIT
+    left = {ctr.id: ctr for ctr in doomed}
+    while left and time.monotonic() < deadline:
+        for ctr in left.values():
+            with contextlib.suppress(Exception):
+                ctr.remove(force=True, v=True)  # their anonymous volumes too
+        with contextlib.suppress(Exception):  # one look per round, at all of them
+            listed = {c.id for c in client.containers.list(all=True, filters={"label": label})}
+            left = {cid: ctr for cid, ctr in left.items() if cid in listed}
+        if left:
+            time.sleep(0.5)
+    return len(doomed) - len(left)
+
+
+def _owner_alive(owner: str) -> bool:
+    """Whether the process that made a container may still be running.
+
+    A maker on another host (a shared engine) cannot be checked from here, so
+    it counts as alive: only ``reb gc --all`` or ``--run`` removes those.
+    """
+    host, _, pid = owner.rpartition(":")
+    if host != socket.gethostname():
+        return bool(host)
+    if not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def docker_available() -> str | None:
+    """Why the Docker daemon cannot be used, or None when it answers."""
+    try:
+        import docker
+
+        docker.from_env().ping()
+    except Exception as exc:
+        return f"the Docker daemon does not answer ({type(exc).__name__}: {str(exc)[:200]})"
+    return None
+
+
+def missing_images(images: list[str]) -> list[str]:
+    """The images not on the local engine (asked without pulling)."""
+    import docker
+    from docker.errors import ImageNotFound
+
+    client = docker.from_env()
+    missing = []
+    for image in images:
+        try:
+            client.images.get(image)
+        except ImageNotFound:
+            missing.append(image)
+    return missing
