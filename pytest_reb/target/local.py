@@ -104,7 +104,7 @@ class LocalTarget(Target):
         killed = False
         watch = GpuWatch(lambda: _session_pids(sid, tag), devices) if devices else None
         with watch or contextlib.nullcontext(), \
-                self.observing(env, lambda: _tree(sid), lambda: _session_pids(sid, tag)):
+                self.observing(env, lambda: observe.tree(sid), lambda: _session_pids(sid, tag)):
             try:
                 proc.wait(timeout=timeout + KILL_GRACE + HOST_SLACK)
             except subprocess.TimeoutExpired:
@@ -162,22 +162,6 @@ def _session_pids(sid: int, tag: str) -> list[int]:
                 changed = True
     members.discard(os.getpid())
     return sorted(members)
-
-
-def _tree(sid: int) -> list[int]:
-    """The command's process tree from its session leader, through each thread's
-    ``children``: cheap enough to read every few milliseconds (``_session_pids`` reads all
-    of ``/proc``; it finds what left the tree, less often)."""
-    found, todo = [], [sid]
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        with contextlib.suppress(OSError):
-            for task in os.listdir(f"/proc/{pid}/task"):
-                with contextlib.suppress(OSError):
-                    todo += [int(c) for c in
-                             Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
-    return found
 
 
 def _has_tag(pid: int, tag: str) -> bool:

@@ -267,6 +267,21 @@ def stopped(host_pid: int) -> bool:
     return stat.rsplit(")", 1)[-1].split()[:1] == ["T"]
 
 
+def tree(pid: int) -> list[int]:
+    """``pid`` and its descendants, through each thread's ``children``: cheap enough to read
+    every few milliseconds (a full list of ``/proc`` also finds what left the tree)."""
+    found, todo = [], [pid]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        with contextlib.suppress(OSError):
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with contextlib.suppress(OSError):
+                    todo += [int(c) for c in
+                             Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
+    return found
+
+
 def _start_time(host_pid: int) -> str:
     with contextlib.suppress(OSError, IndexError):
         return Path(f"/proc/{host_pid}/stat").read_text().rsplit(")", 1)[-1].split()[19]

@@ -54,6 +54,7 @@
 #include <link.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,9 +116,23 @@ struct reb_witness_state {
     char reach[1024];
     char taint[512]; /* the first one */
 };
-__attribute__((visibility("default"), used)) struct reb_witness_state reb_witness_state = {
-    "reb-witness", REB_STATE_VERSION, sizeof(struct reb_witness_state), 0, 0, 0, 0, 0, 0, 0, 0,
-    "", "", ""};
+/* A page of its own, read-only but while the witness writes it: a write from Python
+ * (ctypes.memmove) faults, and the host checks at each stop that the page is read-only. */
+#define REB_STATE_PAGE 4096
+__attribute__((visibility("default"), used, aligned(REB_STATE_PAGE))) union {
+    struct reb_witness_state s;
+    char page[REB_STATE_PAGE];
+} reb_witness_state = {{"reb-witness", REB_STATE_VERSION, sizeof(struct reb_witness_state), 0, 0,
+                        0, 0, 0, 0, 0, 0, "", "", ""}};
+#define S reb_witness_state.s
+static int state_guarded;
+
+/* The state page writable (``on``) or read-only again; a system whose pages are larger than
+ * the state's is left unguarded, which the host sees in the mappings. */
+static void state_writable(int on) {
+    if (state_guarded)
+        mprotect(&reb_witness_state, REB_STATE_PAGE, on ? PROT_READ | PROT_WRITE : PROT_READ);
+}
 static int stop_at_reach, stop_at_finish, stop_at_prog;
 
 /* ``src`` into a field of the state, cut to fit. */
@@ -222,26 +237,32 @@ static void taint(const char *event, const char *detail) {
     if (taints++ >= 20)
         return;
     one_line(text, sizeof text, event, detail);
-    if (reb_witness_state.taints++ == 0)
-        keep(reb_witness_state.taint, sizeof reb_witness_state.taint, text);
+    state_writable(1);
+    if (S.taints++ == 0)
+        keep(S.taint, sizeof S.taint, text);
+    state_writable(0);
     record("taint", text);
 }
 
 /* Stop this process for the host to read the state (``why``: REB_STOP_*); the host continues
  * it.  Only the process that began the main program stops (a fork of it does not count). */
 static void stop_for_host(uint32_t why) {
-    reb_witness_state.stop = why;
-    reb_witness_state.stops++;
+    state_writable(1);
+    S.stop = why;
+    S.stops++;
+    state_writable(0);
     __sync_synchronize();
     raise(SIGSTOP);
-    reb_witness_state.stop = 0;
+    state_writable(1);
+    S.stop = 0;
+    state_writable(0);
 }
 
 /* Whether a finish of this process can count: it began the main program itself, and reached
  * the entrypoint (or the run names none). */
 static int finish_counts(void) {
-    return stop_at_finish && reb_witness_state.pid == (int32_t)getpid() &&
-           (reb_witness_state.reached || n_entries == 0);
+    return stop_at_finish && S.pid == (int32_t)getpid() &&
+           (S.reached || n_entries == 0);
 }
 
 /* An address given to ctypes that lies in this library (the state, its settings). */
@@ -263,20 +284,41 @@ static int refuse(const char *event, const char *detail) {
     return -1;
 }
 
-/* ctypes' ways to write this library's memory from Python: a symbol of ours by name, an
- * object at one of our addresses, a foreign call (memmove, memset, cast) given one. */
+/* Functions that would make the state page writable, or write or find it, from ctypes. */
+static const char *const unsafe_symbols[] = {"mprotect", "pkey_mprotect", "syscall",
+                                             "process_vm_writev", "ptrace", "dl_iterate_phdr",
+                                             NULL};
+
+static int unsafe_symbol(const char *name) {
+    if (!strncmp(name, "reb_witness", 11))
+        return 1;
+    for (int i = 0; unsafe_symbols[i]; i++)
+        if (!strcmp(name, unsafe_symbols[i]))
+            return 1;
+    return 0;
+}
+
+/* ctypes' ways to this library's memory from Python that raise an event: loading it by
+ * name, a symbol of ours or one that unprotects or finds pages, an object or a read at one of
+ * our addresses, the rare foreign call that is audited.  (CPython audits no ordinary foreign
+ * call: a ctypes.memmove into the state is met by the read-only page instead.) */
 static int ctypes_guard(const char *event, PyObject *args) {
     PyObject *item, *value;
     const char *name;
     ssize_t n;
+    if (!strcmp(event, "ctypes.dlopen")) {
+        name = first_path(args);
+        return name && strstr(name, "reb_witness") ? refuse(event, name) : 0;
+    }
     if (!strcmp(event, "ctypes.dlsym") || !strcmp(event, "ctypes.dlsym/handle")) {
         item = PyTuple_Size(args) > 1 ? PyTuple_GetItem(args, 1) : NULL;
         name = item ? PyUnicode_AsUTF8(item) : NULL;
         if (!name)
             PyErr_Clear();
-        return name && strncmp(name, "reb_witness", 11) == 0 ? refuse(event, name) : 0;
+        return name && unsafe_symbol(name) ? refuse(event, name) : 0;
     }
-    if (!strcmp(event, "ctypes.cdata"))
+    if (!strcmp(event, "ctypes.cdata") || !strcmp(event, "ctypes.string_at") ||
+        !strcmp(event, "ctypes.wstring_at"))
         return PyTuple_Size(args) > 0 && is_own(PyTuple_GetItem(args, 0))
                    ? refuse(event, "an address of the witness") : 0;
     if (strcmp(event, "ctypes.call_function") || PyTuple_Size(args) < 2)
@@ -324,12 +366,16 @@ static int own_span(struct dl_phdr_info *info, size_t size, void *unused) {
     return 1;
 }
 
-/* /proc/<pid>/mem (by any path, or "mem" relative to a /proc folder's descriptor): a way to
- * write the state from Python, refused at any time. */
+/* /proc/<pid>/mem (by any path, or "mem" relative to a /proc folder's descriptor), a
+ * process's map_files, or this library's file (where the state's offset is read): ways to
+ * the state from Python, refused at any time. */
 static int is_proc_mem(const char *path) {
     const char *base = path ? strrchr(path, '/') : NULL;
     if (!path)
         return 0;
+    if (strstr(path, "libreb_witness") || (!strncmp(path, "/proc/", 6) && strstr(path,
+                                                                            "/map_files")))
+        return 1;
     base = base ? base + 1 : path;
     return !strcmp(base, "mem") && (path[0] != '/' || strncmp(path, "/proc/", 6) == 0);
 }
@@ -365,9 +411,11 @@ static void reach(const char *path) {
     reached = 1;
     one_line(text, sizeof text, path, NULL);
     record("reach", text);
-    if (reb_witness_state.pid == (int32_t)getpid()) {
-        reb_witness_state.reached = 1;
-        keep(reb_witness_state.reach, sizeof reb_witness_state.reach, text);
+    if (S.pid == (int32_t)getpid()) {
+        state_writable(1);
+        S.reached = 1;
+        keep(S.reach, sizeof S.reach, text);
+        state_writable(0);
         if (stop_at_reach)
             stop_for_host(REB_STOP_REACH);
     }
@@ -404,8 +452,10 @@ static int hook(const char *event, PyObject *args, void *unused) {
             if (started && !finished && from_interpreter()) {
                 finished = 1;
                 record("finish", "");
-                if (reb_witness_state.pid == (int32_t)getpid())
-                    reb_witness_state.how = REB_HOW_FINALISED;
+                state_writable(1);
+                if (S.pid == (int32_t)getpid())
+                    S.how = REB_HOW_FINALISED;
+                state_writable(0);
                 if (finish_counts())
                     stop_for_host(REB_STOP_FINISH);
             }
@@ -432,9 +482,11 @@ static int hook(const char *event, PyObject *args, void *unused) {
                 *p = ' ';
         started = 1;
         record("start", text);
-        reb_witness_state.pid = (int32_t)getpid();
-        reb_witness_state.started = 1;
-        keep(reb_witness_state.start, sizeof reb_witness_state.start, text);
+        state_writable(1);
+        S.pid = (int32_t)getpid();
+        S.started = 1;
+        keep(S.start, sizeof S.start, text);
+        state_writable(0);
         if (arg && !strcmp(what, "run_file") && is_entry(arg))
             reach(arg);
         return 0;
@@ -484,18 +536,20 @@ static void prog_start(void) {
     cmd[n] = 0;
     is_prog = 1;
     record("prog", cmd);
-    reb_witness_state.pid = (int32_t)getpid();
-    keep(reb_witness_state.start, sizeof reb_witness_state.start, cmd);
+    state_writable(1);
+    S.pid = (int32_t)getpid();
+    keep(S.start, sizeof S.start, cmd);
+    state_writable(0);
 }
 
 /* Whether a program's end can count for the host: the run names no entrypoint, or its
  * command line holds an entry's file name (the host applies its own rule to what it reads). */
 static int prog_counts(void) {
-    if (!stop_at_prog || reb_witness_state.pid != (int32_t)getpid())
+    if (!stop_at_prog || S.pid != (int32_t)getpid())
         return 0;
     for (int i = 0; i < n_entries; i++) {
         const char *name = strrchr(entries[i], '/');
-        if (strstr(reb_witness_state.start, name ? name + 1 : entries[i]))
+        if (strstr(S.start, name ? name + 1 : entries[i]))
             return 1;
     }
     return n_entries == 0;
@@ -508,8 +562,10 @@ static void prog_end(int status) {
         snprintf(text, sizeof text, "%d", status);
         record("end", text);
         if (prog_counts()) {
-            reb_witness_state.how = REB_HOW_PROGRAM;
-            reb_witness_state.status = status;
+            state_writable(1);
+            S.how = REB_HOW_PROGRAM;
+            S.status = status;
+            state_writable(0);
             stop_for_host(REB_STOP_FINISH);
         }
     }
@@ -550,6 +606,8 @@ __attribute__((constructor)) static void reb_witness_init(void) {
     stop_at_finish = path && strstr(path, "finish") != NULL;
     stop_at_prog = path && strstr(path, "prog") != NULL;
     dl_iterate_phdr(own_span, NULL);
+    state_guarded = sysconf(_SC_PAGESIZE) == REB_STATE_PAGE &&
+                    mprotect(&reb_witness_state, REB_STATE_PAGE, PROT_READ) == 0;
     if (!PySys_AddAuditHook || !PyEval_GetFrame || !PyTuple_Size || !PyTuple_GetItem ||
         !PyUnicode_AsUTF8 || !PyErr_Clear) {
         prog_start(); /* not a Python process: a shell, a launcher binary, coreutils */
@@ -574,9 +632,11 @@ void _exit(int status) {
             snprintf(text, sizeof text, "%d from native code", status);
         else if (n && realpath(file, real) && !strncmp(real, root, n) && real[n] == '/') {
             snprintf(text, sizeof text, "%d", status);
-            if (reb_witness_state.pid == (int32_t)getpid()) {
-                reb_witness_state.how = REB_HOW_EXIT;
-                reb_witness_state.status = status;
+            if (S.pid == (int32_t)getpid()) {
+                state_writable(1);
+                S.how = REB_HOW_EXIT;
+                S.status = status;
+                state_writable(0);
             }
         } else
         {
@@ -585,7 +645,7 @@ void _exit(int status) {
             one_line(text, sizeof text, head, file);
         }
         record("exit", text);
-        if (reb_witness_state.how == REB_HOW_EXIT && finish_counts())
+        if (S.how == REB_HOW_EXIT && finish_counts())
             stop_for_host(REB_STOP_FINISH);
     }
     syscall(SYS_exit_group, status);
