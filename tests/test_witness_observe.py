@@ -14,11 +14,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from hostile.forgeries import FD_FORGER, MEMMOVE_FORGER
 
 from pytest_reb import witness
 from pytest_reb.witness import observe
-
-from hostile.forgeries import FD_FORGER, MEMMOVE_FORGER
 
 LIB = witness.library_path()
 pytestmark = pytest.mark.skipif(LIB is None, reason="no C compiler to build the witness")

@@ -143,7 +143,7 @@ def _state():
         lo, hi = (int(x, 16) for x in parts[0].split("-"))
         buf = ctypes.create_string_buffer(hi - lo)
         ctypes.memmove(buf, lo, hi - lo)
-        at = buf.raw.find(b"reb-witness\\0")
+        at = buf.raw.find(b"reb-witness" + bytes(5) + struct.pack("I", 1))
         if at >= 0:
             return lo + at, parts[1]
     return None, ""
