@@ -115,3 +115,81 @@ def test_other_ways_to_the_state_are_refused(repo: Path, how: str) -> None:
 def test_a_state_that_is_not_one_is_refused() -> None:
     with pytest.raises(ValueError, match="no witness state"):
         observe.parse_state(b"\0" * observe.SIZE)
+
+
+#: The host's side, run as ``nobody`` with the system interpreter: the command it watches is
+#: its child, of the same user (what ``local://`` is), and may make itself undumpable.
+NOBODY_HOST = """\
+import json, os, subprocess, sys
+from pytest_reb import witness
+from pytest_reb.witness import observe
+lib, repo = sys.argv[1], sys.argv[2]
+argv = [sys.executable, "train.py"]
+exp = witness.expect(argv, python=sys.executable, entrypoint=None, checkout=repo, cwd=repo,
+                     nproc=1, ranks=False, server=False, stopped=False)
+env = {"PATH": os.environ["PATH"], **witness.env_vars(lib, repo + "/rec.log", exp.entries,
+                                                      None, repo, witness.stops_for(exp))}
+proc = subprocess.Popen(argv, cwd=repo, env=env, stdout=subprocess.PIPE, text=True)
+with observe.Observer(observe.Library(lib, lib), lambda: observe.tree(proc.pid)) as obs:
+    out = proc.communicate(timeout=60)[0]
+text = open(repo + "/rec.log").read()
+print(json.dumps([out, witness.judge(exp, witness.merge([text], [obs.seen]))]))
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not Path("/usr/bin/python3").exists(),
+                    reason="needs root to become nobody, and a system interpreter")
+@pytest.mark.parametrize("undumpable", [False, True])
+def test_a_refused_read_fails_closed(tmp_path_factory: pytest.TempPathFactory,
+                                     undumpable: bool) -> None:
+    """Same user and an ancestor: the host reads; a process that made itself undumpable
+    cannot be read by a host that is not root, and strict fails, saying why."""
+    import json
+    import shutil
+    import tempfile
+
+    assert LIB is not None
+    repo = Path(tempfile.mkdtemp(prefix="reb-nobody-"))
+    try:
+        repo.chmod(0o777)
+        shutil.copy(LIB, repo / "libreb_witness.so")
+        prctl = "import ctypes; ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)\n" if undumpable else ""
+        (repo / "train.py").write_text(prctl + "print('TRAIN_OK')\n")
+        (repo / "host.py").write_text(NOBODY_HOST)
+        res = subprocess.run(["/usr/bin/python3", str(repo / "host.py"),
+                              str(repo / "libreb_witness.so"), str(repo)],
+                             capture_output=True, text=True, timeout=90, user=65534, group=65534,
+                             env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(__file__)
+                                                                            .parents[1])})
+        assert res.returncode == 0, res.stderr
+        out, problem = json.loads(res.stdout)
+        assert "TRAIN_OK" in out
+        if undumpable:
+            assert problem is not None and "the host may not read the mappings of pid" in problem
+            assert "undumpable), so its finish cannot be taken" in problem
+        else:
+            assert problem is None
+    finally:
+        shutil.rmtree(repo, ignore_errors=True)
+
+
+def test_a_run_the_harness_ends_is_seen_at_its_reach(tmp_path: Path) -> None:
+    """``stop_after``: SIGINT ends the run; the host took the reach when it happened."""
+    (tmp_path / "train.py").write_text("import time\nprint('TRAIN_OK', flush=True)\n"
+                                       "time.sleep(30)\n")
+    argv = ["timeout", "--preserve-status", "--signal=SIGINT", "2s", sys.executable, "train.py"]
+    exp = witness.expect(argv, python=sys.executable, entrypoint=None, checkout=str(tmp_path),
+                         cwd=str(tmp_path), nproc=1, ranks=False, server=False, stopped=True)
+    assert witness.stops_for(exp) == "reach"
+    record = tmp_path / "rec.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "REB_"))}
+    env.update(witness.env_vars(str(LIB), str(record), exp.entries, None, str(tmp_path),
+                                witness.stops_for(exp)))
+    proc = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    with observe.Observer(observe.Library(str(LIB), str(LIB)),
+                          lambda: observe.tree(proc.pid)) as obs:
+        out = proc.communicate(timeout=60)[0]
+    assert "TRAIN_OK" in out
+    assert [s.reasons for s in obs.seen.values()] == [[observe.STOP_REACH]]
+    assert witness.judge(exp, witness.merge([record.read_text()], [obs.seen])) is None

@@ -211,7 +211,7 @@ def examine(host_pid: int, lib: Library, allowed: frozenset[str] = frozenset()) 
     try:
         maps = _maps(host_pid)
     except OSError as exc:
-        seen.problem = f"the host cannot read the mappings of pid {ns_pid} ({exc.strerror})"
+        seen.problem = _refused("mappings", ns_pid, exc)
         return seen
     dev, ino = lib.identity
     ours = [m for m in maps if m[4] == lib.target_path]
@@ -233,10 +233,7 @@ def examine(host_pid: int, lib: Library, allowed: frozenset[str] = frozenset()) 
             mem.seek(base + lib.offset)
             raw = mem.read(SIZE)
     except OSError as exc:
-        seen.problem = (f"the host may not read the memory of pid {ns_pid} "
-                        f"({exc.strerror or exc}: not root, not an ancestor under Yama's "
-                        "ptrace scope, or the process made itself undumpable), so its finish "
-                        "cannot be taken")
+        seen.problem = _refused("memory", ns_pid, exc)
         return seen
     try:
         seen.state = parse_state(raw)
@@ -251,6 +248,12 @@ def examine(host_pid: int, lib: Library, allowed: frozenset[str] = frozenset()) 
     elif seen.state.pid != ns_pid:
         seen.problem = f"pid {ns_pid} holds the state of pid {seen.state.pid}"
     return seen
+
+
+def _refused(what: str, pid: int, exc: OSError) -> str:
+    return (f"the host may not read the {what} of pid {pid} ({exc.strerror or exc}: not root, "
+            "not an ancestor under Yama's ptrace scope, or the process made itself "
+            "undumpable), so its finish cannot be taken")
 
 
 def _devno(text: str) -> int:
