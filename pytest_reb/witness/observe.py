@@ -172,16 +172,47 @@ def _status(host_pid: int) -> dict[str, str]:
     return out
 
 
-def _maps(host_pid: int) -> list[tuple[int, int, str, int, str]]:
-    """(start, offset, device, inode, path) of every file mapping."""
+@dataclass(frozen=True)
+class Mapping:
+    """One file mapping of ``/proc/<pid>/maps``."""
+
+    start: int
+    end: int
+    perms: str
+    offset: int
+    device: str
+    inode: int
+    path: str
+
+
+def _maps(host_pid: int) -> list[Mapping]:
     rows = []
     for line in Path(f"/proc/{host_pid}/maps").read_text().splitlines():
         parts = line.split(None, 5)
         if len(parts) < 6 or not parts[5].startswith("/"):
             continue
-        start = int(parts[0].split("-", 1)[0], 16)
-        rows.append((start, int(parts[2], 16), parts[3], int(parts[4]), parts[5]))
+        lo, hi = (int(x, 16) for x in parts[0].split("-", 1))
+        rows.append(Mapping(lo, hi, parts[1], int(parts[2], 16), parts[3], int(parts[4]),
+                            parts[5]))
     return rows
+
+
+def _same_code(host_pid: int, lib: Library, ours: list[Mapping]) -> bool:
+    """Whether the executable mappings of the library hold the host's build, byte for byte:
+    the check when the mapping's device and inode are not the host's stat of the file (a
+    layered filesystem can report another pair for the same file)."""
+    code = [m for m in ours if "x" in m.perms]
+    data = Path(lib.host_path).read_bytes()
+    try:
+        with open(f"/proc/{host_pid}/mem", "rb", buffering=0) as mem:
+            for m in code:
+                want = data[m.offset:m.offset + (m.end - m.start)]
+                mem.seek(m.start)
+                if not want or mem.read(len(want)) != want:
+                    return False
+    except OSError:
+        return False
+    return bool(code)
 
 
 def _preloads(host_pid: int) -> list[str]:
@@ -214,18 +245,26 @@ def examine(host_pid: int, lib: Library, allowed: frozenset[str] = frozenset()) 
         seen.problem = _refused("mappings", ns_pid, exc)
         return seen
     dev, ino = lib.identity
-    ours = [m for m in maps if m[4] == lib.target_path]
+    ours = [m for m in maps if m.path == lib.target_path]
     if not ours:
         return None  # no witness in it: not stopped by ours
-    if any(m[3] != ino or _devno(m[2]) != dev for m in ours):
+    if any(m.inode != ino or _devno(m.device) != dev for m in ours) \
+            and not _same_code(host_pid, lib, ours):
         seen.problem = (f"pid {ns_pid} maps a file at {lib.target_path} that is not the "
                         "library the host built")
         return seen
-    base = min(m[0] for m in ours if m[1] == 0) if any(m[1] == 0 for m in ours) else None
-    if base is None:
+    firsts = [m.start for m in ours if m.offset == 0]
+    if not firsts:
         seen.problem = f"pid {ns_pid} maps the witness without its first segment"
         return seen
-    mapped = {m[4] for m in maps}
+    base = min(firsts)
+    state_page = next((m for m in ours if m.start <= base + lib.offset < m.end), None)
+    if state_page is None or "w" in state_page.perms:
+        seen.problem = (f"pid {ns_pid}: the witness's state page is "
+                        f"{'not mapped' if state_page is None else 'writable'} at its stop "
+                        "(the witness keeps it read-only)")
+        return seen
+    mapped = {m.path for m in maps}
     beside = [p for p in _preloads(host_pid) if p != lib.target_path and p not in allowed
               and (p in mapped or any(m.endswith("/" + p) for m in mapped))]
     try:

@@ -117,8 +117,9 @@ struct reb_witness_state {
     char taint[512]; /* the first one */
 };
 /* A page of its own, read-only but while the witness writes it: a write from Python
- * (ctypes.memmove) faults, and the host checks at each stop that the page is read-only. */
-#define REB_STATE_PAGE 4096
+ * (ctypes.memmove) faults, and the host checks at each stop that the page is read-only.
+ * 64 KiB: a whole number of pages on 4 KiB and 64 KiB systems alike. */
+#define REB_STATE_PAGE 65536
 __attribute__((visibility("default"), used, aligned(REB_STATE_PAGE))) union {
     struct reb_witness_state s;
     char page[REB_STATE_PAGE];
@@ -128,7 +129,7 @@ __attribute__((visibility("default"), used, aligned(REB_STATE_PAGE))) union {
 static int state_guarded;
 
 /* The state page writable (``on``) or read-only again; a system whose pages are larger than
- * the state's is left unguarded, which the host sees in the mappings. */
+ * the state's is left unguarded, which the host sees in the mappings (and refuses). */
 static void state_writable(int on) {
     if (state_guarded)
         mprotect(&reb_witness_state, REB_STATE_PAGE, on ? PROT_READ | PROT_WRITE : PROT_READ);
@@ -606,7 +607,7 @@ __attribute__((constructor)) static void reb_witness_init(void) {
     stop_at_finish = path && strstr(path, "finish") != NULL;
     stop_at_prog = path && strstr(path, "prog") != NULL;
     dl_iterate_phdr(own_span, NULL);
-    state_guarded = sysconf(_SC_PAGESIZE) == REB_STATE_PAGE &&
+    state_guarded = sysconf(_SC_PAGESIZE) > 0 && REB_STATE_PAGE % sysconf(_SC_PAGESIZE) == 0 &&
                     mprotect(&reb_witness_state, REB_STATE_PAGE, PROT_READ) == 0;
     if (!PySys_AddAuditHook || !PyEval_GetFrame || !PyTuple_Size || !PyTuple_GetItem ||
         !PyUnicode_AsUTF8 || !PyErr_Clear) {

@@ -138,7 +138,7 @@ import ctypes, os, signal, struct, sys, time
 def _state():
     for line in open("/proc/self/maps"):
         parts = line.split()
-        if len(parts) < 6 or not parts[5].endswith("libreb_witness.so"):
+        if len(parts) < 6 or not parts[5].endswith("libreb_witness.so") or parts[1][0] != "r":
             continue
         lo, hi = (int(x, 16) for x in parts[0].split("-"))
         buf = ctypes.create_string_buffer(hi - lo)
@@ -165,7 +165,7 @@ class _Forge:
             if "w" not in perms:
                 try:
                     libc = ctypes.CDLL(None)
-                    libc.mprotect(ctypes.c_void_p(at & ~4095), 4096, 3)
+                    libc.mprotect(ctypes.c_void_p(at & ~65535), 65536, 3)
                     perms = "rw"
                 except Exception as exc:
                     print("mprotect:", exc, flush=True)
