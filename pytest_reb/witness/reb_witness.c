@@ -497,8 +497,8 @@ static int hook(const char *event, PyObject *args, void *unused) {
             exec_event(args);
         return 0;
     }
-    if (event[0] == 'c' && strncmp(event, "ctypes.", 7) == 0)
-        return ctypes_guard(event, args);
+    if (event[0] == 'c' && strncmp(event, "ctypes.", 7) == 0 && ctypes_guard(event, args))
+        return -1; /* refused; an allowed ctypes.dlopen before the start is still a taint */
     if (!strcmp(event, "open") || !strcmp(event, "os.open")) {
         arg = first_path(args);
         if (is_proc_mem(arg))

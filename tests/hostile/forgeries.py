@@ -107,12 +107,14 @@ LIED_VERSIONS = {"python_version": "3.12.4", "torch_version": "2.5.1+cu124"}
 #: leaves by exec'ing ``/bin/true`` (past the witness's ``_exit``, exit status 0): the file
 #: says the run finished, and nothing in it says otherwise (issue 25, class 1, made a class).
 FD_FORGER = f"""\
-import ctypes, os, sys
+import os, sys
 
 
 class _Forge:
     def find_spec(self, name, path=None, target=None):
         if name == "torch" and any(a.endswith("train.py") for a in sys.argv):
+            import ctypes  # after the start: loading it before is a taint
+
             libc = ctypes.CDLL(None)
             fd = libc.open(os.environ["REB_WITNESS"].encode(),
                            os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
@@ -132,7 +134,7 @@ sys.meta_path.insert(0, _Forge())
 #: ``ctypes.memmove``, and stops itself with ``SIGSTOP`` for the host to read; a child it
 #: forked continues it a second later, and it exits 0.
 MEMMOVE_FORGER = f"""\
-import ctypes, os, signal, struct, sys, time
+import os, signal, struct, sys, time
 
 
 def _state():
@@ -159,6 +161,9 @@ def _forged():
 class _Forge:
     def find_spec(self, name, path=None, target=None):
         if name == "torch" and any(a.endswith("train.py") for a in sys.argv):
+            global ctypes
+            import ctypes  # after the start: loading it before is a taint
+
             at, perms = _state()
             forged = _forged()
             print("state at", hex(at or 0), perms, flush=True)
