@@ -299,7 +299,7 @@ def judge(exp: Expect, procs: Mapping[int, Process]) -> str | None:
     if not pythons or (exp.kind.startswith(("shell driver", "program"))
                        and not any(e.endswith(".py") for e in exp.entries)):
         return _program_only(exp, progs)
-    started = [p for p in pythons if p.start]
+    started = [p for p in pythons if p.start or (p.state is not None and p.state.started)]
     if not started:
         return (f"{len(pythons)} Python process(es) started, but the interpreter never began "
                 "a main program: startup code (.pth, sitecustomize, usercustomize, PYTHON* "

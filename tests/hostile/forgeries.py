@@ -132,7 +132,7 @@ sys.meta_path.insert(0, _Forge())
 #: in ``/proc/self/maps``, then ``ctypes.memmove`` reads of them for the magic), makes its
 #: page writable (``mprotect`` through ctypes), writes a finished state with
 #: ``ctypes.memmove``, and stops itself with ``SIGSTOP`` for the host to read; a child it
-#: forked continues it a second later, and it exits 0.
+#: forked continues it once it is stopped, and it exits 0.
 MEMMOVE_FORGER = f"""\
 import os, signal, struct, sys, time
 
@@ -177,8 +177,13 @@ class _Forge:
             if at and "w" in perms:
                 ctypes.memmove(at, forged, len(forged))
             print("TRAIN_OK steps=5", flush=True)
-            if os.fork() == 0:
-                time.sleep(1)
+            if os.fork() == 0:  # continues it once stopped (or after 5 s)
+                for _ in range(500):
+                    stat = open(f"/proc/{{os.getppid()}}/stat").read()
+                    if stat.rsplit(")", 1)[-1].split()[0] == "T":
+                        break
+                    time.sleep(0.01)
+                time.sleep(0.5)  # the host's look, had the stop been the witness's
                 os.kill(os.getppid(), signal.SIGCONT)
                 os._exit(0)
             os.kill(os.getpid(), signal.SIGSTOP)
