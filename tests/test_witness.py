@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from pytest_reb import witness
+from pytest_reb.witness import observe
 
 LIB = witness.library_path()
 pytestmark = pytest.mark.skipif(LIB is None, reason="no C compiler to build the witness")
@@ -40,10 +41,25 @@ def run(tmp: Path, argv: list[str], *, env: dict[str, str] | None = None,
                          cwd=where, nproc=nproc, ranks=ranks, server=False, stopped=False)
     full = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "REB_"))}
     full.update(env or {})
-    full.update(witness.env_vars(str(LIB), str(record), exp.entries, None, where))
-    res = subprocess.run(argv, cwd=where, env=full, capture_output=True, text=True, timeout=60)
+    full.update(witness.env_vars(str(LIB), str(record), exp.entries, None, where,
+                                 witness.stops_for(exp)))
+    return observed(argv, where, full, record, exp)
+
+
+def observed(argv: list[str], cwd: str, env: dict[str, str], record: Path,
+             exp: witness.Expect) -> tuple[subprocess.CompletedProcess[str], str | None]:
+    """Run ``argv`` with the host's observer watching its process tree, as a target does."""
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    with observe.Observer(observe.Library(str(LIB), str(LIB)),
+                          lambda: observe.tree(proc.pid)) as obs:
+        try:
+            out, err = proc.communicate(timeout=60)
+        finally:
+            proc.kill()
+    res = subprocess.CompletedProcess(argv, proc.returncode, out, err)
     text = record.read_text() if record.exists() else ""
-    return res, witness.judge(exp, witness.parse(text))
+    return res, witness.judge(exp, witness.merge([text], [obs.seen]))
 
 
 @pytest.fixture
@@ -199,10 +215,11 @@ def test_fewer_workers_than_ranks(repo: Path) -> None:
                          cwd=str(repo), nproc=2, ranks=True, server=False, stopped=False)
     full = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "REB_"))}
     full.update(PYTHONPATH=f"{hooks}:{repo}",
-                **witness.env_vars(str(LIB), str(record), exp.entries, None, str(repo)))
-    subprocess.run([sys.executable, "-m", "launch.run", "train.py"], cwd=repo, env=full,
-                   check=True, capture_output=True, timeout=60)
-    problem = witness.judge(exp, witness.parse(record.read_text()))
+                **witness.env_vars(str(LIB), str(record), exp.entries, None, str(repo),
+                                   witness.stops_for(exp)))
+    res, problem = observed([sys.executable, "-m", "launch.run", "train.py"], str(repo), full,
+                            record, exp)
+    assert res.returncode == 0
     assert problem is not None and "only 1 process(es) reached" in problem
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from pytest_reb import witness
+from pytest_reb.witness import observe
 
 LIB = witness.library_path()
 CC = shutil.which("cc") or shutil.which("gcc")
@@ -141,7 +142,8 @@ def libs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def run(libs: Path, repo: Path, argv: list[str], *, hooks: Path | None = None,
         nproc: int = 1) -> tuple[subprocess.CompletedProcess[str], dict[int, witness.Process],
                                  str | None]:
-    """``argv`` under the witness in ``repo``: the output, the record, the attribution verdict."""
+    """``argv`` under the witness in ``repo``, watched by the host's observer as a target
+    watches a stage: the output, what the host and the record saw, the attribution verdict."""
     record = repo.parent / f"{repo.name}-witness.log"
     record.unlink(missing_ok=True)
     exp = witness.expect(argv, python=sys.executable, entrypoint=None, checkout=str(repo),
@@ -150,9 +152,18 @@ def run(libs: Path, repo: Path, argv: list[str], *, hooks: Path | None = None,
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "REB_"))}
     path = [str(libs / "site")] + ([str(hooks)] if hooks else [])
     env.update(STANDIN_LIBS=str(libs), PYTHONPATH=os.pathsep.join(path),
-               **witness.env_vars(str(LIB), str(record), exp.entries, None, str(repo)))
-    res = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=60)
-    procs = witness.parse(record.read_text() if record.exists() else "")
+               **witness.env_vars(str(LIB), str(record), exp.entries, None, str(repo),
+                                  witness.stops_for(exp)))
+    proc = subprocess.Popen(argv, cwd=repo, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    with observe.Observer(observe.Library(str(LIB), str(LIB)),
+                          lambda: observe.tree(proc.pid)) as obs:
+        try:
+            out, err = proc.communicate(timeout=60)
+        finally:
+            proc.kill()
+    res = subprocess.CompletedProcess(argv, proc.returncode, out, err)
+    procs = witness.merge([record.read_text() if record.exists() else ""], [obs.seen])
     return res, procs, witness.attribution(exp, procs)
 
 
@@ -344,15 +355,15 @@ def test_the_h200_record_attributes_every_honest_run_and_no_hostile_one() -> Non
 
 
 def test_a_program_the_checkout_built_launches_as_the_checkout(libs: Path, tmp_path: Path) -> None:
-    """A compiled benchmark of the repository (not Python) is the repository's code; the same
-    program from outside the checkout is not."""
+    """A compiled benchmark of the repository (not Python, run by a shell driver) is the
+    repository's code; the same program from outside the checkout is not."""
     repo = repo_with(tmp_path, "")
     source = tmp_path / "bench.c"
     source.write_text("int op(void);\nint main(void) { return op(); }\n")
     for where in (repo / "bench", tmp_path / "elsewhere"):
         subprocess.run([CC, "-o", str(where), str(source), f"-L{libs}", "-lstandin_op",
                         f"-Wl,-rpath,{libs}"], check=True)
-    inside, procs, problem = run(libs, repo, [str(repo / "bench")])
+    inside, procs, problem = run(libs, repo, ["bash", "-c", str(repo / "bench")])
     assert inside.returncode == 0 and problem is None, procs
-    outside, _, problem = run(libs, repo, [str(tmp_path / "elsewhere")])
+    outside, _, problem = run(libs, repo, ["bash", "-c", str(tmp_path / "elsewhere")])
     assert outside.returncode == 0 and problem is not None

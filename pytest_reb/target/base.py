@@ -24,13 +24,14 @@ import contextlib
 import json
 import os
 import socket
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pytest_reb import witness
 from pytest_reb.evidence import GpuWatch
+from pytest_reb.witness import observe
 
 Profile = Literal["cpu", "gpu"]
 
@@ -339,6 +340,39 @@ class Target:
     def take_record(self, path: str, devices: Sequence[str]) -> str:
         """The witness's record file of a command that ran with ``devices``, once it ended."""
         return ""
+
+    def witness_observed(self) -> observe.Library | None:
+        """Our library as the host built it and as this target's processes map it, where the
+        host can watch them stop for it (``witness.observe``); None where it cannot."""
+        return None
+
+    @contextlib.contextmanager
+    def observing(self, env: Mapping[str, str], quick: Callable[[], Iterable[int]],
+                  full: Callable[[], Iterable[int]] | None = None) -> Iterator[None]:
+        """Watch a command's processes (host pids) for those the witness stops, while it runs.
+
+        What is seen is kept by the command's record file, for ``take_observed``.
+        """
+        record, lib = env.get("REB_WITNESS"), self.witness_observed()
+        if not record or lib is None or not env.get("REB_WITNESS_STOP"):
+            yield
+            return
+        ours = {lib.target_path, lib.host_path}
+        allowed = frozenset(p for p in env.get("LD_PRELOAD", "").replace(" ", ":").split(":")
+                            if p and p not in ours)
+        obs = observe.Observer(lib, quick, full, allowed)
+        try:
+            with obs:
+                yield
+        finally:
+            self.__dict__.setdefault("_observed", {})[record] = obs.seen
+
+    def take_observed(self, record: str) -> dict[int, observe.Seen] | None:
+        """What the host saw of the processes of the command with this record file, by the pid
+        the record names; None where this target cannot observe its processes."""
+        if self.witness_observed() is None:
+            return None
+        return self.__dict__.setdefault("_observed", {}).pop(record, {})
 
     @property
     def host(self) -> Any:

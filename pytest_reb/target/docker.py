@@ -56,6 +56,7 @@ from pytest_reb.target.base import (
     tool_mounts,
 )
 from pytest_reb.target.cgroup import Cgroup, CgroupError, alive
+from pytest_reb.witness import observe
 
 #: Who runs what: our keep-alive as nobody, commands as root (no capabilities either way).
 KEEPALIVE_USER = "65534:65534"
@@ -377,7 +378,7 @@ class DockerTarget(Target):
 
         reader = threading.Thread(target=pump, name="reb-exec", daemon=True)
         watch = GpuWatch(lambda: self._run_pids(key), devices) if devices else None
-        with watch or contextlib.nullcontext():
+        with watch or contextlib.nullcontext(), self.observing(env, lambda: self._run_pids(key)):
             reader.start()
             disk = self._watch(key, ctr, reader, start + timeout)
             killed = disk is None and reader.is_alive()
@@ -447,8 +448,9 @@ class DockerTarget(Target):
         keep = self._keep.get(key, set())
         if cgroup is not None:
             with contextlib.suppress(OSError):
-                if timed_out:
+                if timed_out:  # a process stopped (for the witness) takes TERM once continued
                     cgroup.signal_all(signal.SIGTERM, keep)
+                    cgroup.signal_all(signal.SIGCONT, keep)
                     reader.join(KILL_GRACE)
                 cgroup.kill_all(keep)
         reader.join(HOST_SLACK)
@@ -461,6 +463,10 @@ class DockerTarget(Target):
 
     def witness_library(self) -> str | None:
         return f"{witness.MOUNT}/{witness.LIBRARY}" if witness.library_dir() else None
+
+    def witness_observed(self) -> observe.Library | None:
+        built = witness.library_path()
+        return observe.Library(built, f"{witness.MOUNT}/{witness.LIBRARY}") if built else None
 
     def take_record(self, path: str, devices: Sequence[str]) -> str:
         """Read after the sweep killed every leftover, so nothing of the run writes it any more."""

@@ -33,6 +33,7 @@ from pytest_reb.target.base import (
     wrap_timeout,
 )
 from pytest_reb.target.cgroup import stat_fields
+from pytest_reb.witness import observe
 
 
 class LocalTarget(Target):
@@ -77,6 +78,10 @@ class LocalTarget(Target):
     def take_record(self, path: str, devices: Sequence[str]) -> str:
         return witness.read_local(path)
 
+    def witness_observed(self) -> observe.Library | None:
+        built = witness.library_path()
+        return observe.Library(built, built) if built else None
+
     def _exec(self, argv: list[str], *, timeout: float, env: dict[str, str], cwd: str | None,
               devices: list[str]) -> ExecResult:
         tag = f"{os.getpid()}-{time.monotonic_ns()}"
@@ -98,13 +103,17 @@ class LocalTarget(Target):
             t.start()
         killed = False
         watch = GpuWatch(lambda: _session_pids(sid, tag), devices) if devices else None
-        with watch or contextlib.nullcontext():
+        with watch or contextlib.nullcontext(), \
+                self.observing(env, lambda: observe.tree(sid), lambda: _session_pids(sid, tag)):
             try:
                 proc.wait(timeout=timeout + KILL_GRACE + HOST_SLACK)
             except subprocess.TimeoutExpired:
                 killed = True
                 _kill_session(sid, tag)
                 proc.wait(timeout=30)
+            except BaseException:  # Ctrl-C: nothing of the command stays, stopped or not
+                _kill_session(sid, tag)
+                raise
         leftovers = _kill_session(sid, tag)
         for t in readers:
             t.join(timeout=5)

@@ -16,6 +16,11 @@ interpreter finalises or ``os._exit`` ends it, and any attempt from Python to
 touch the record or, before the program started, to spawn, load libraries or
 read other processes' memory or environment.
 
+That file is the target's to write, so it only ever fails a run (taints, a program's
+command line, an exit from elsewhere): what grants one (started, reached, finished and
+how) the host reads from the process's memory while the witness holds it stopped for the
+host (``observe``), and a process the host never saw stopped did not finish.
+
 What a fake then needs is native code written against this protocol (a
 compiled extension or an ``/etc/ld.so.preload`` library of its own), or a
 non-Python wrapper that writes the record file itself; the known-fakes scan
@@ -36,6 +41,8 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+
+from pytest_reb.witness import observe
 
 SOURCE = Path(__file__).with_name("reb_witness.c")
 LIBRARY = "libreb_witness.so"
@@ -82,17 +89,31 @@ def library_path() -> str | None:
 
 
 def env_vars(library: str, record: str, entries: Sequence[str],
-             preload: str | None, root: str = "") -> dict[str, str]:
+             preload: str | None, root: str = "", stops: str = "") -> dict[str, str]:
     """The variables that put the witness into every process of a command.
 
     Ours goes first in ``LD_PRELOAD``; an image's own preload (a malloc,
     say) stays after it (and strict does not take the record of such a run:
     ``tiers.witnessing``).  ``root`` is the checkout: an ``os._exit()`` from its
-    code is a finish, from anywhere else it is not.
+    code is a finish, from anywhere else it is not.  ``stops`` (``stops_for``) are
+    the moments the witness stops its process for the host to read; none without a host
+    that watches for them (a stopped process waits for its ``SIGCONT``).
     """
     rest = [p for p in (preload or "").replace(" ", ":").split(":") if p and p != library]
     return {"LD_PRELOAD": ":".join([library, *rest]), "REB_WITNESS": record,
-            "REB_WITNESS_ENTRY": ":".join(entries), "REB_WITNESS_ROOT": root}
+            "REB_WITNESS_ENTRY": ":".join(entries), "REB_WITNESS_ROOT": root,
+            "REB_WITNESS_STOP": stops}
+
+
+def stops_for(exp: Expect) -> str:
+    """Where the processes of a run with this shape stop for the host: at a finish, or, for a
+    run the harness ends (a server, a stopped run), at the entrypoint; a shell driver with no
+    Python entrypoint also at its programs' ends."""
+    stops = ["finish"] if exp.needs_finish else ["reach"]
+    if exp.kind.startswith(("shell driver", "program")) and not any(
+            e.endswith(".py") for e in exp.entries):
+        stops.append("prog")
+    return ",".join(stops)
 
 
 # --------------------------------------------------------------------------- records
@@ -100,7 +121,8 @@ def env_vars(library: str, record: str, entries: Sequence[str],
 
 @dataclass
 class Process:
-    """One Python process of the run, as the witness recorded it."""
+    """One process of the run, as the witness's file says (which can only fail it) and as
+    the host saw it stopped (``seen``: what grants a pass)."""
 
     pid: int
     ppid: int
@@ -115,25 +137,34 @@ class Process:
     launched_own: bool = False  # one came from the entrypoint's code path
     launched_other: str | None = None  # where the first other one came from
     launches: tuple[int, int] | None = None  # (the entrypoint's, others) at the end
+    seen: observe.Seen | None = None  # what the host read while the process was stopped
+
+    @property
+    def state(self) -> observe.State | None:
+        """The state the host read, when it could take it (no ``problem``)."""
+        return self.seen.state if self.seen is not None and self.seen.problem is None else None
 
     @property
     def finished(self) -> bool:
-        return self.end == "finish" or self.end == "exit 0"
+        """The host saw this process stopped at a finish."""
+        return self.state is not None and self.state.how != observe.HOW_PROGRAM \
+            and self.state.finished
 
     @property
     def python(self) -> bool:
-        return self.is_python
+        return self.is_python or (self.state is not None and self.state.started)
 
     def to_json(self) -> dict[str, object]:
+        host = {"host": self.seen.to_json()} if self.seen is not None else {}
         if not self.python:
             prog: dict[str, object] = {"pid": self.pid, "ppid": self.ppid,
-                                       "program": self.program, "ended": self.ended}
+                                       "program": self.program, "ended": self.ended, **host}
             if self.launched_own or self.launched_other or self.launches:
                 prog["gpu_launches"] = self._launches()
             return prog
         out: dict[str, object] = {"pid": self.pid, "ppid": self.ppid, "start": self.start,
                                   "reached": self.reached, "end": self.end,
-                                  "taints": self.taints}
+                                  "taints": self.taints, **host}
         if self.launched_own or self.launched_other or self.launches:
             out["gpu_launches"] = self._launches()
         return out
@@ -274,8 +305,16 @@ def _script_after(args: Sequence[str]) -> str | None:
 
 
 def judge(exp: Expect, procs: Mapping[int, Process]) -> str | None:
-    """Why the witness does not show the entrypoint running to its end, or None when it does."""
+    """Why the host did not see the entrypoint run to its end, or None when it did.
+
+    Granting comes only from ``Process.seen`` (the host's reads of stopped processes); the
+    file's lines only describe, or fail the run (taints).
+    """
     pythons = [p for p in procs.values() if p.python]
+    for p in pythons:  # interference the host read in memory counts as the file's does
+        if p.seen is not None and p.seen.state is not None and p.seen.state.taints \
+                and not p.taints:
+            p.taints.append(p.seen.state.taint)
     tainted = [p for p in pythons if p.taints]
     if tainted:
         return (f"the witness was interfered with: {'; '.join(tainted[0].taints[:3])} "
@@ -284,7 +323,7 @@ def judge(exp: Expect, procs: Mapping[int, Process]) -> str | None:
     if not pythons or (exp.kind.startswith(("shell driver", "program"))
                        and not any(e.endswith(".py") for e in exp.entries)):
         return _program_only(exp, progs)
-    started = [p for p in pythons if p.start]
+    started = [p for p in pythons if p.start or (p.state is not None and p.state.started)]
     if not started:
         return (f"{len(pythons)} Python process(es) started, but the interpreter never began "
                 "a main program: startup code (.pth, sitecustomize, usercustomize, PYTHON* "
@@ -292,11 +331,13 @@ def judge(exp: Expect, procs: Mapping[int, Process]) -> str | None:
     good = [p for p in pythons if _reached(exp, p) and (p.finished or not exp.needs_finish)]
     if len(good) >= exp.workers:
         return None
-    reached = [p for p in pythons if _reached(exp, p)]
+    refused = [p.seen.problem for p in procs.values() if p.seen and p.seen.problem]
+    if refused:
+        return f"the host could not take a stopped process as the witness's: {refused[0]}"
+    reached = [p for p in pythons if _reached(exp, p) or (exp.entries and p.reached)]
     what = (f"the entrypoint ({exp.entries[0]})" if exp.entries else "a main program")
     if len(reached) > len(good):
-        ends = ", ".join(f"pid {p.pid}: {p.end or 'no normal end (killed or crashed)'}"
-                         for p in reached if p not in good)
+        ends = ", ".join(f"pid {p.pid}: {_end_words(p)}" for p in reached if p not in good)
         return f"{what} ran but did not finish: {ends}"
     ran = sorted({(p.start or "").split("\t")[1] if "\t" in (p.start or "") else ""
                   for p in started} - {""})
@@ -306,17 +347,35 @@ def judge(exp: Expect, procs: Mapping[int, Process]) -> str | None:
     return f"no process of the run reached {what}; the main programs were: {ran[:5]}"
 
 
+def _end_words(p: Process) -> str:
+    """How a process that reached the entrypoint ended, as the host and then the file say."""
+    if p.state is not None and p.state.end:
+        return f"{p.state.end} (seen by the host)"
+    if p.end in ("finish", "exit 0"):
+        return (f"the record file says {p.end!r}, but the host never saw the process stopped "
+                "at a finish")
+    return p.end or "no normal end (killed or crashed)"
+
+
+def _names_entry(exp: Expect, program: str) -> bool:
+    return not exp.entries or any(n in program or PurePosixPath(n).name in program.split()
+                                  for n in exp.entries)
+
+
 def _program_only(exp: Expect, progs: list[Process]) -> str | None:
     """A run that started no Python: what its launcher allows is the program's own run, with
-    the entrypoint (when the run names a file) on its command line, to a normal exit."""
+    the entrypoint (when the run names a file) on its command line, to a normal exit, both
+    as the host read them from the stopped program."""
     if not exp.kind.startswith(("shell driver", "program")) or exp.workers > 1:
         return ("no Python process of the run loaded the witness (a static or wrapper "
                 "interpreter, or the command never started Python)")
-    ran = [p for p in progs if not exp.entries
-           or any(n in (p.program or "") or PurePosixPath(n).name in (p.program or "").split()
-                  for n in exp.entries)]
-    if any(p.ended for p in ran):
+    if any(p.state is not None and p.state.how == observe.HOW_PROGRAM and p.state.finished
+           and _names_entry(exp, p.state.start) for p in progs):
         return None
+    ran = [p for p in progs if _names_entry(exp, p.program or "")]
+    if any(p.ended for p in ran):
+        return (f"the record file says the program ({ran[0].program}) ended, but the host "
+                "never saw it stopped at its end")
     if ran:
         return f"the program ({ran[0].program}) did not end normally (killed or crashed)"
     return "no process of the run ran the entrypoint " + (f"({exp.entries[0]})" if exp.entries
@@ -324,9 +383,11 @@ def _program_only(exp: Expect, progs: list[Process]) -> str | None:
 
 
 def _reached(exp: Expect, proc: Process) -> bool:
-    if exp.entries:
-        return proc.reached is not None
-    return proc.start is not None
+    """The host read that this process reached the entrypoint (or began a main program)."""
+    state = proc.state
+    if state is None:
+        return False
+    return state.reached if exp.entries else state.started
 
 
 def attribution(exp: Expect, procs: Mapping[int, Process]) -> str | None:
@@ -335,24 +396,41 @@ def attribution(exp: Expect, procs: Mapping[int, Process]) -> str | None:
     Each rank (``exp.workers`` processes) must have launched a kernel from the
     entrypoint's code path: a frame of the checkout, or library code it called,
     with no startup hook, import hook or exec'd string in between (the witness's
-    launch entry points, ``reb_witness.c``).  Work launched only from elsewhere is
-    GPU work that is not the entrypoint's, however much of it the counters saw.
+    launch entry points, ``reb_witness.c``).  The counts that grant it are the
+    ones the host read in the stopped process's memory (``Process.state``); a run
+    the harness ends (a server, ``stop_after``) is read at its reach, before it
+    computes, so there the record file's line is taken, a weaker channel, and the
+    evidence says so.  Work launched only from elsewhere is GPU work that is not
+    the entrypoint's, however much of it the counters saw.
     """
-    own = [p for p in procs.values() if p.launched_own]
-    if len(own) >= exp.workers:
+    def own(p: Process) -> bool:
+        if p.state is not None and p.state.launches_own > 0:
+            return True
+        return not exp.needs_finish and p.launched_own
+
+    def other(p: Process) -> str | None:
+        if p.state is not None and p.state.launches_other > 0:
+            return p.state.launch_other or "?"
+        return p.launched_other
+
+    mine = [p for p in procs.values() if own(p)]
+    if len(mine) >= exp.workers:
         return None
-    others = [p for p in procs.values() if p.launched_other]
+    others = [(p, other(p)) for p in procs.values() if other(p)]
     if others:
-        first = others[0]
-        where = (f"; the first was launched from {first.launched_other} (pid {first.pid})")
-        if own:
-            return (f"only {len(own)} process(es) launched GPU kernels from the entrypoint's "
+        first, where_from = others[0]
+        where = f"; the first was launched from {where_from} (pid {first.pid})"
+        if mine:
+            return (f"only {len(mine)} process(es) launched GPU kernels from the entrypoint's "
                     f"code, {exp.workers} ranks were expected{where}")
         return ("the GPU kernels were launched from code outside the entrypoint's path "
                 f"(a startup hook, an import hook or an exec'd string){where}")
-    if own:
-        return (f"only {len(own)} process(es) launched GPU kernels; {exp.workers} ranks were "
+    if mine:
+        return (f"only {len(mine)} process(es) launched GPU kernels; {exp.workers} ranks were "
                 "expected")
+    if any(p.launched_own for p in procs.values()):
+        return ("the record file says the entrypoint launched GPU kernels, but no process the "
+                "host read while stopped had launched any")
     return ("no process of the run launched a GPU kernel through the CUDA runtime or driver "
             "entry points the witness watches (cudaLaunchKernel, cuLaunchKernel and their "
             "variants), so the GPU work seen is not the entrypoint's")
@@ -365,11 +443,19 @@ def summary(exp: Expect, procs: Mapping[int, Process]) -> dict[str, object]:
             "processes": [p.to_json() for p in procs.values()]}
 
 
-def merge(texts: Iterable[str]) -> dict[int, Process]:
-    """Records of several commands of one stage (``together``), by pid."""
+def merge(texts: Iterable[str],
+          seen: Iterable[Mapping[int, observe.Seen]] = ()) -> dict[int, Process]:
+    """Records of several commands of one stage (``together``), by pid, with what the host
+    saw of each process stopped for it."""
     merged: dict[int, Process] = {}
     for text in texts:
         merged.update(parse(text))
+    for observed in seen:
+        for pid, one in observed.items():
+            proc = merged.setdefault(pid, Process(pid, 0))
+            proc.seen = one
+            if one.state is not None and one.state.how == observe.HOW_PROGRAM:
+                proc.program = proc.program or one.state.start[:500]
     return merged
 
 

@@ -32,6 +32,18 @@
  *           file (by a str or a bytes path), or, before the main program started, spawn a process, load a
  *           library with ctypes or read another process's memory or environment
  * The host reads the file after the command; only the host decides what it means.
+ *
+ * The file is the target's to write, so nothing in it grants a pass (issue 25, class 1).
+ * What does is the state below, in this library's own memory: at the moment the process
+ * would record a finish (finalisation, an _exit() from the checkout's code, a program's
+ * end, or reaching the entrypoint where the run is not expected to end), the witness
+ * fills it and stops its process (SIGSTOP); the host, polling the command's processes,
+ * sees it stopped, checks from outside what runs there (its executable, its mappings),
+ * reads the state through /proc/<pid>/mem at the offset of the symbol in the library it
+ * built, and continues it (SIGCONT).  REB_WITNESS_STOP names the moments to stop at
+ * ("reach", "finish", "prog"); unset, the witness never stops.  Python code cannot write
+ * the state: ctypes' ways to an address (a symbol of ours by name, from_address, a
+ * foreign call with one of our addresses, /proc/<pid>/mem) are refused by the hook.
  * Built by pytest_reb/witness.py with the host's C compiler; it uses only old
  * libc symbols and weak references to the Python C API, so one build loads in
  * any glibc image and in processes that are not Python at all.
@@ -42,6 +54,10 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <limits.h>
+#include <link.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +79,9 @@ extern PyObject *PyObject_GetAttrString(PyObject *, const char *) __attribute__(
 extern void Py_DecRef(PyObject *) __attribute__((weak));
 extern char *PyBytes_AsString(PyObject *) __attribute__((weak));
 extern int PyGILState_Check(void) __attribute__((weak));
+extern void *PyLong_AsVoidPtr(PyObject *) __attribute__((weak));
+extern void PyErr_SetString(PyObject *, const char *) __attribute__((weak));
+extern PyObject *PyExc_PermissionError __attribute__((weak));
 
 #define MAX_ENTRIES 8
 
@@ -82,6 +101,65 @@ static void launches_forked(void);
 static void launches_end(void);
 static void lookups_ready(void);
 static void program_class(void);
+static void launches_into_state(void);
+/* What the host reads from this process's memory while it is stopped for it.  Layout v1,
+ * mirrored by pytest_reb/witness/observe.py: fields are only ever appended, ``size`` says
+ * how many bytes this build has, so a newer host reads an older library and the reverse. */
+#define REB_STATE_VERSION 2
+#define REB_STOP_REACH 1
+#define REB_STOP_FINISH 2
+#define REB_HOW_FINALISED 1 /* interpreter finalisation, no frame: the main program ended */
+#define REB_HOW_EXIT 2      /* _exit() whose innermost Python frame is the checkout's code */
+#define REB_HOW_PROGRAM 3   /* a program that is not Python ended through exit() / _exit() */
+struct reb_witness_state {
+    char magic[16];   /* "reb-witness" */
+    uint32_t version; /* REB_STATE_VERSION */
+    uint32_t size;    /* sizeof(struct reb_witness_state) */
+    int32_t pid;      /* the process that began the main program (a fork of it inherits) */
+    uint32_t stop;    /* why it is stopped for the host now: REB_STOP_*, 0 when running */
+    uint32_t stops;   /* how many times it stopped for the host */
+    uint32_t started;
+    uint32_t reached;
+    uint32_t how; /* REB_HOW_*, 0: no end yet */
+    int32_t status;
+    uint32_t taints; /* interference the hook saw (the file has them too) */
+    char start[2048];
+    char reach[1024];
+    char taint[512]; /* the first one */
+    /* version 2: GPU kernel launches (strict C3/C4's attribution), as of the stop */
+    uint64_t launches_own;   /* from the entrypoint's code path */
+    uint64_t launches_other; /* from anywhere else */
+    char launch_other[512];  /* where the first other one came from */
+};
+/* A page of its own, read-only but while the witness writes it: a write from Python
+ * (ctypes.memmove) faults, and the host checks at each stop that the page is read-only.
+ * 64 KiB: a whole number of pages on 4 KiB and 64 KiB systems alike. */
+#define REB_STATE_PAGE 65536
+__attribute__((visibility("default"), used, aligned(REB_STATE_PAGE))) union {
+    struct reb_witness_state s;
+    char page[REB_STATE_PAGE];
+} reb_witness_state = {{"reb-witness", REB_STATE_VERSION, sizeof(struct reb_witness_state), 0, 0,
+                        0, 0, 0, 0, 0, 0, "", "", "", 0, 0, ""}};
+#define S reb_witness_state.s
+static int state_guarded;
+
+/* The state page writable (``on``) or read-only again; a system whose pages are larger than
+ * the state's is left unguarded, which the host sees in the mappings (and refuses). */
+static void state_writable(int on) {
+    if (state_guarded)
+        mprotect(&reb_witness_state, REB_STATE_PAGE, on ? PROT_READ | PROT_WRITE : PROT_READ);
+}
+static int stop_at_reach, stop_at_finish, stop_at_prog;
+
+/* ``src`` into a field of the state, cut to fit. */
+static void keep(char *dst, size_t size, const char *src) {
+    size_t n = strlen(src);
+    n = n < size ? n : size - 1;
+    memcpy(dst, src, n);
+    dst[n] = 0;
+}
+/* The span of this library in memory: what ctypes must not be given the address of. */
+static uintptr_t own_lo, own_hi;
 
 static void record(const char *kind, const char *detail) {
     char line[PATH_MAX * 3];
@@ -175,7 +253,149 @@ static void taint(const char *event, const char *detail) {
     if (taints++ >= 20)
         return;
     one_line(text, sizeof text, event, detail);
+    state_writable(1);
+    if (S.taints++ == 0)
+        keep(S.taint, sizeof S.taint, text);
+    state_writable(0);
     record("taint", text);
+}
+
+/* Stop this process for the host to read the state (``why``: REB_STOP_*); the host continues
+ * it.  Only the process that began the main program stops (a fork of it does not count). */
+static void stop_for_host(uint32_t why) {
+    state_writable(1);
+    S.stop = why;
+    S.stops++;
+    launches_into_state();
+    state_writable(0);
+    __sync_synchronize();
+    raise(SIGSTOP);
+    state_writable(1);
+    S.stop = 0;
+    state_writable(0);
+}
+
+/* Whether a finish of this process can count: it began the main program itself, and reached
+ * the entrypoint (or the run names none). */
+static int finish_counts(void) {
+    return stop_at_finish && S.pid == (int32_t)getpid() &&
+           (S.reached || n_entries == 0);
+}
+
+/* An address given to ctypes that lies in this library (the state, its settings). */
+static int is_own(PyObject *value) {
+    uintptr_t a;
+    if (!value || !PyLong_AsVoidPtr)
+        return 0;
+    a = (uintptr_t)PyLong_AsVoidPtr(value);
+    if (!a && PyErr_Clear)
+        PyErr_Clear(); /* not an int: no address */
+    return a && a >= own_lo && a < own_hi;
+}
+
+/* Refuse an event (the operation raises PermissionError) after recording it as a taint. */
+static int refuse(const char *event, const char *detail) {
+    taint(event, detail);
+    if (PyErr_SetString && PyExc_PermissionError)
+        PyErr_SetString(PyExc_PermissionError, "reb witness: its memory is the host's");
+    return -1;
+}
+
+/* Functions that would make the state page writable, or write or find it, from ctypes.
+ * (Not ``syscall``: honest libraries call it through ctypes, filelock's renameat2 among them;
+ * what that leaves open is in docs/threat-model.md.) */
+static const char *const unsafe_symbols[] = {"mprotect", "pkey_mprotect", "process_vm_writev",
+                                             "ptrace", "dl_iterate_phdr", NULL};
+
+static int unsafe_symbol(const char *name) {
+    if (!strncmp(name, "reb_witness", 11))
+        return 1;
+    for (int i = 0; unsafe_symbols[i]; i++)
+        if (!strcmp(name, unsafe_symbols[i]))
+            return 1;
+    return 0;
+}
+
+/* ctypes' ways to this library's memory from Python that raise an event: loading it by
+ * name, a symbol of ours or one that unprotects or finds pages, an object or a read at one of
+ * our addresses, the rare foreign call that is audited.  (CPython audits no ordinary foreign
+ * call: a ctypes.memmove into the state is met by the read-only page instead.) */
+static int ctypes_guard(const char *event, PyObject *args) {
+    PyObject *item, *value;
+    const char *name;
+    ssize_t n;
+    if (!strcmp(event, "ctypes.dlopen")) {
+        name = first_path(args);
+        return name && strstr(name, "reb_witness") ? refuse(event, name) : 0;
+    }
+    if (!strcmp(event, "ctypes.dlsym") || !strcmp(event, "ctypes.dlsym/handle")) {
+        item = PyTuple_Size(args) > 1 ? PyTuple_GetItem(args, 1) : NULL;
+        name = item ? PyUnicode_AsUTF8(item) : NULL;
+        if (!name)
+            PyErr_Clear();
+        return name && unsafe_symbol(name) ? refuse(event, name) : 0;
+    }
+    if (!strcmp(event, "ctypes.cdata") || !strcmp(event, "ctypes.string_at") ||
+        !strcmp(event, "ctypes.wstring_at"))
+        return PyTuple_Size(args) > 0 && is_own(PyTuple_GetItem(args, 0))
+                   ? refuse(event, "an address of the witness") : 0;
+    if (strcmp(event, "ctypes.call_function") || PyTuple_Size(args) < 2)
+        return 0;
+    item = PyTuple_GetItem(args, 1);
+    n = item ? PyTuple_Size(item) : -1;
+    if (n < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    for (ssize_t i = 0; i < n; i++) {
+        PyObject *arg = PyTuple_GetItem(item, i);
+        int own = is_own(arg);
+        value = !own && arg && PyObject_GetAttrString ? PyObject_GetAttrString(arg, "value")
+                                                      : NULL;
+        if (!own && !value)
+            PyErr_Clear();
+        if (value) { /* c_void_p(address) */
+            own = is_own(value);
+            Py_DecRef(value);
+        }
+        if (own)
+            return refuse(event, "an address of the witness");
+    }
+    return 0;
+}
+
+static int own_span(struct dl_phdr_info *info, size_t size, void *unused) {
+    uintptr_t me = (uintptr_t)&reb_witness_state, lo = UINTPTR_MAX, hi = 0;
+    (void)size;
+    (void)unused;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        if (info->dlpi_addr + ph->p_vaddr < lo)
+            lo = info->dlpi_addr + ph->p_vaddr;
+        if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi)
+            hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+    }
+    if (me < lo || me >= hi)
+        return 0;
+    own_lo = lo;
+    own_hi = hi;
+    return 1;
+}
+
+/* /proc/<pid>/mem (by any path, or "mem" relative to a /proc folder's descriptor), a
+ * process's map_files, or this library's file (where the state's offset is read): ways to
+ * the state from Python, refused at any time. */
+static int is_proc_mem(const char *path) {
+    const char *base = path ? strrchr(path, '/') : NULL;
+    if (!path)
+        return 0;
+    if (strstr(path, "libreb_witness") || (!strncmp(path, "/proc/", 6) && strstr(path,
+                                                                            "/map_files")))
+        return 1;
+    base = base ? base + 1 : path;
+    return !strcmp(base, "mem") && (path[0] != '/' || strncmp(path, "/proc/", 6) == 0);
 }
 
 static int is_proc_peek(const char *path) {
@@ -209,6 +429,14 @@ static void reach(const char *path) {
     reached = 1;
     one_line(text, sizeof text, path, NULL);
     record("reach", text);
+    if (S.pid == (int32_t)getpid()) {
+        state_writable(1);
+        S.reached = 1;
+        keep(S.reach, sizeof S.reach, text);
+        state_writable(0);
+        if (stop_at_reach)
+            stop_for_host(REB_STOP_REACH);
+    }
 }
 
 /* The file of the code object an exec event runs, when that file is the entrypoint. */
@@ -242,6 +470,12 @@ static int hook(const char *event, PyObject *args, void *unused) {
             if (started && !finished && from_interpreter()) {
                 finished = 1;
                 record("finish", "");
+                state_writable(1);
+                if (S.pid == (int32_t)getpid())
+                    S.how = REB_HOW_FINALISED;
+                state_writable(0);
+                if (finish_counts())
+                    stop_for_host(REB_STOP_FINISH);
             }
             return 0;
         }
@@ -267,6 +501,11 @@ static int hook(const char *event, PyObject *args, void *unused) {
         started = 1;
         record("start", text);
         attribution_start(what);
+        state_writable(1);
+        S.pid = (int32_t)getpid();
+        S.started = 1;
+        keep(S.start, sizeof S.start, text);
+        state_writable(0);
         if (arg && !strcmp(what, "run_file") && is_entry(arg))
             reach(arg);
         return 0;
@@ -281,8 +520,12 @@ static int hook(const char *event, PyObject *args, void *unused) {
         attribution_event(event, args);
         return 0;
     }
+    if (event[0] == 'c' && strncmp(event, "ctypes.", 7) == 0 && ctypes_guard(event, args))
+        return -1; /* refused; an allowed ctypes.dlopen before the start is still a taint */
     if (!strcmp(event, "open") || !strcmp(event, "os.open")) {
         arg = first_path(args);
+        if (is_proc_mem(arg))
+            return refuse(event, arg);
         if (arg && (strstr(arg, record_path) || strstr(arg, "reb-witness") ||
                     (!started && is_proc_peek(arg))))
             taint(event, arg);
@@ -317,6 +560,23 @@ static void prog_start(void) {
     cmd[n] = 0;
     is_prog = 1;
     record("prog", cmd);
+    state_writable(1);
+    S.pid = (int32_t)getpid();
+    keep(S.start, sizeof S.start, cmd);
+    state_writable(0);
+}
+
+/* Whether a program's end can count for the host: the run names no entrypoint, or its
+ * command line holds an entry's file name (the host applies its own rule to what it reads). */
+static int prog_counts(void) {
+    if (!stop_at_prog || S.pid != (int32_t)getpid())
+        return 0;
+    for (int i = 0; i < n_entries; i++) {
+        const char *name = strrchr(entries[i], '/');
+        if (strstr(S.start, name ? name + 1 : entries[i]))
+            return 1;
+    }
+    return n_entries == 0;
 }
 
 static void prog_end(int status) {
@@ -325,6 +585,13 @@ static void prog_end(int status) {
         is_prog = 2;
         snprintf(text, sizeof text, "%d", status);
         record("end", text);
+        if (prog_counts()) {
+            state_writable(1);
+            S.how = REB_HOW_PROGRAM;
+            S.status = status;
+            state_writable(0);
+            stop_for_host(REB_STOP_FINISH);
+        }
     }
 }
 
@@ -359,6 +626,13 @@ __attribute__((constructor)) static void reb_witness_init(void) {
     load_entries(getenv("REB_WITNESS_ENTRY"));
     if (!getenv("REB_WITNESS_ROOT") || !realpath(getenv("REB_WITNESS_ROOT"), root))
         root[0] = 0;
+    path = getenv("REB_WITNESS_STOP");
+    stop_at_reach = path && strstr(path, "reach") != NULL;
+    stop_at_finish = path && strstr(path, "finish") != NULL;
+    stop_at_prog = path && strstr(path, "prog") != NULL;
+    dl_iterate_phdr(own_span, NULL);
+    state_guarded = sysconf(_SC_PAGESIZE) > 0 && REB_STATE_PAGE % sysconf(_SC_PAGESIZE) == 0 &&
+                    mprotect(&reb_witness_state, REB_STATE_PAGE, PROT_READ) == 0;
     if (!PySys_AddAuditHook || !PyEval_GetFrame || !PyTuple_Size || !PyTuple_GetItem ||
         !PyUnicode_AsUTF8 || !PyErr_Clear) {
         prog_start(); /* not a Python process: a shell, a launcher binary, coreutils */
@@ -385,15 +659,23 @@ void _exit(int status) {
         finished = 1;
         if (!caller_file(file, sizeof file))
             snprintf(text, sizeof text, "%d from native code", status);
-        else if (n && realpath(file, real) && !strncmp(real, root, n) && real[n] == '/')
+        else if (n && realpath(file, real) && !strncmp(real, root, n) && real[n] == '/') {
             snprintf(text, sizeof text, "%d", status);
-        else
+            if (S.pid == (int32_t)getpid()) {
+                state_writable(1);
+                S.how = REB_HOW_EXIT;
+                S.status = status;
+                state_writable(0);
+            }
+        } else
         {
             char head[32];
             snprintf(head, sizeof head, "%d from", status);
             one_line(text, sizeof text, head, file);
         }
         record("exit", text);
+        if (S.how == REB_HOW_EXIT && finish_counts())
+            stop_for_host(REB_STOP_FINISH);
     }
     syscall(SYS_exit_group, status);
     for (;;) {
@@ -461,6 +743,7 @@ static int main_is_command;            /* -c: the first frame is the command the
 static int profile_on;
 static uint64_t launches[2];           /* checkout, other */
 static int said_checkout, said_foreign, said_total;
+static char first_other[512]; /* where the first launch not from the entrypoint came from */
 
 static const struct where *top(void) {
     if (depth <= 0)
@@ -748,6 +1031,7 @@ static void counted(void) {
     else if (!mine && !__atomic_exchange_n(&said_foreign, 1, __ATOMIC_RELAXED)) {
         char text[PATH_MAX + 32];
         one_line(text, sizeof text, "foreign", w->file ? w->file : "?");
+        keep(first_other, sizeof first_other, w->file ? w->file : "?");
         record("launch", text);
     }
 }
@@ -765,7 +1049,15 @@ static void program_class(void) {
 /* A forked child (a DataLoader worker) starts its own count: the parent's launches are not its. */
 static void launches_forked(void) {
     launches[0] = launches[1] = 0;
+    first_other[0] = 0;
     said_checkout = said_foreign = said_total = 0;
+}
+
+/* The counts into the state the host reads at a stop (the page is writable here). */
+static void launches_into_state(void) {
+    S.launches_own = launches[0];
+    S.launches_other = launches[1];
+    keep(S.launch_other, sizeof S.launch_other, first_other);
 }
 
 static void launches_end(void) {

@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from pytest_reb import witness  # noqa: E402
+from pytest_reb.witness import observe  # noqa: E402
 
 TRAIN = """\
 import argparse, torch
@@ -107,20 +108,29 @@ def run(library: str, checkout: Path, argv: list[str], hooks: Path | None = None
     env = {k: v for k, v in os.environ.items() if not k.startswith("REB_")}
     if hooks is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(hooks), env.get("PYTHONPATH")]))
-    env.update(witness.env_vars(library, str(record), exp.entries, None, str(checkout)))
+    env.update(witness.env_vars(library, str(record), exp.entries, None, str(checkout),
+                                witness.stops_for(exp)))
     start = time.perf_counter()
-    res = subprocess.run([sys.executable, entry, *argv[1:]], cwd=checkout, env=env,
-                         capture_output=True, text=True, timeout=300)
+    proc = subprocess.Popen([sys.executable, entry, *argv[1:]], cwd=checkout, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    with observe.Observer(observe.Library(library, library),
+                          lambda: observe.tree(proc.pid)) as obs:
+        try:
+            out, err = proc.communicate(timeout=300)
+        finally:
+            proc.kill()
     wall = time.perf_counter() - start
-    procs = witness.parse(record.read_text() if record.exists() else "")
+    res = subprocess.CompletedProcess(argv, proc.returncode, out, err)
+    procs = witness.merge([record.read_text() if record.exists() else ""], [obs.seen])
     record.unlink(missing_ok=True)
-    main = next((p for p in procs.values() if p.python and p.start), None)
+    main = next((p for p in procs.values() if p.state is not None), None)
     return {"exit": res.returncode, "wall_s": round(wall, 3),
             "out": (res.stdout.strip().splitlines() or [""])[-1][:120],
             "err": res.stderr.strip()[-300:] if res.returncode else "",
             "witnessed": witness.judge(exp, procs), "attribution": witness.attribution(exp, procs),
-            "launches": main.launches if main else None,
-            "first_other": main.launched_other if main else None}
+            "launches": (main.state.launches_own, main.state.launches_other) if main else None,
+            "first_other": main.state.launch_other if main else None}
 
 
 def main() -> None:
@@ -128,6 +138,8 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--repeat", type=int, default=5, help="cost runs per library")
     parser.add_argument("--baseline", help="a witness library built before attribution")
+    parser.add_argument("--quick", action="store_true",
+                        help="two honest workloads, the research-style train.py, the hostile ones")
     args = parser.parse_args()
     library = witness.library_path()
     if library is None:
@@ -140,14 +152,17 @@ def main() -> None:
         (checkout / "train_compiled.py").write_text(COMPILED)
         shutil.copy(Path(__file__).with_name("micro_workloads.py"), checkout)
         honest: dict[str, dict] = {}
-        for kind in ("mlp_1step", "mlp_2steps", "mlp_infer_b1", "conv_1step",
-                     "transformer_1step", "transformer_infer_b1"):
-            for dtype in ("fp32", "bf16"):
+        kinds = ("mlp_1step", "transformer_infer_b1") if args.quick else (
+            "mlp_1step", "mlp_2steps", "mlp_infer_b1", "conv_1step", "transformer_1step",
+            "transformer_infer_b1")
+        for kind in kinds:
+            for dtype in ("fp32",) if args.quick else ("fp32", "bf16"):
                 honest[f"{kind}_{dtype}"] = run(library, checkout,
                                                 ["micro_workloads.py", kind, dtype])
         honest["train_auto"] = run(library, checkout, ["train.py"])
-        honest["train_compiled"] = run(library, checkout, ["train_compiled.py", "--device",
-                                                           "cuda"])
+        if not args.quick:
+            honest["train_compiled"] = run(library, checkout, ["train_compiled.py", "--device",
+                                                               "cuda"])
         hostile: dict[str, dict] = {}
         for name, code in HOOKS.items():
             hooks = Path(scratch) / f"hooks-{name}"

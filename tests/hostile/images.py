@@ -41,7 +41,10 @@ from .forgeries import (
     BYTES_PATH_FORGER,
     EDIT_AT_START,
     EXIT_AT_IMPORT,
+    FD_FORGER,
+    HONEST_WORKERS,
     LIED_VERSIONS,
+    MEMMOVE_FORGER,
     PLANTED,
     PYTHON_LIAR,
     RECORD_FORGER_C,
@@ -454,6 +457,12 @@ CASES: dict[str, Case] = {c.name: c for c in (
          report={"python_path": "/usr/local/bin/python"}),
     Case("import-hook-exit", [("file", f"{SITE}/zz_end.pth", "import reb_end\n", 0o644),
                               ("file", f"{SITE}/reb_end.py", EXIT_AT_IMPORT, 0o644)]),
+    # code in the process after start writes the record or the witness's memory (the class)
+    Case("ctypes-fd-forger", [("file", f"{SITE}/zz_fd.pth", "import reb_fdforge\n", 0o644),
+                              ("file", f"{SITE}/reb_fdforge.py", FD_FORGER, 0o644)]),
+    Case("memmove-stop-forger", [("file", f"{SITE}/zz_mem.pth", "import reb_memforge\n", 0o644),
+                                 ("file", f"{SITE}/reb_memforge.py", MEMMOVE_FORGER, 0o644)]),
+    Case("honest-workers", [("file", f"{REPO_DIR}/workers.py", HONEST_WORKERS, 0o644)]),
     # what a stage loads from the checkout, changed where a check before the run cannot see
     Case("pth-edits-entrypoint", [("file", f"{SITE}/zz_edit.pth", EDIT_AT_START, 0o644)]),
     Case("pth-drops-shadow", [("file", f"{SITE}/zz_shadow.pth", SHADOW_AT_START, 0o644)]),
