@@ -169,7 +169,8 @@ class Seen:
         st = self.state
         return {"pid": self.pid, "exe": self.exe, "problem": self.problem,
                 "stops": self.reasons, "end": st.end if st else None,
-                "reached": st.reach if st and st.reached else None}
+                "reached": st.reach if st and st.reached else None,
+                "launches": [st.launches_own, st.launches_other] if st else None}
 
 
 def _status(host_pid: int) -> dict[str, str]:
