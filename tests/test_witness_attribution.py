@@ -367,3 +367,41 @@ def test_a_program_the_checkout_built_launches_as_the_checkout(libs: Path, tmp_p
     assert inside.returncode == 0 and problem is None, procs
     outside, _, problem = run(libs, repo, ["bash", "-c", str(tmp_path / "elsewhere")])
     assert outside.returncode == 0 and problem is not None
+
+
+def test_a_stage_on_local_grants_from_the_hosts_read(libs: Path, tmp_path: Path) -> None:
+    """The stage's own machinery (``StageWitness`` on ``local://``, its observer and its
+    record): the launch counts that grant C3 are the ones the host read from the stopped
+    process, and a run launching from elsewhere fails with the hook named."""
+    from pytest_reb.spec import Run
+    from pytest_reb.target.local import LocalTarget
+    from pytest_reb.tiers.witnessing import StageWitness
+
+    def stage(repo: Path, hooks: Path | None) -> StageWitness:
+        target = LocalTarget(gpus=[])
+        seen = StageWitness.for_target(target, str(repo), "c3")
+        argv = [sys.executable, "train.py"]
+        path = [str(libs / "site")] + ([str(hooks)] if hooks else [])
+        env, record = seen.env(Run(argv=argv), argv, sys.executable, str(repo),
+                               {"STANDIN_LIBS": str(libs), "PYTHONPATH": os.pathsep.join(path)})
+        res = target.exec(argv, timeout=60, env=env, cwd=str(repo))
+        assert res.exit_code == 0, res.stderr
+        seen.collect(record, [])
+        return seen
+
+    (tmp_path / "honest").mkdir()
+    good = stage(repo_with(tmp_path / "honest", "import standin_gpu\nstandin_gpu.launch()\n"),
+                 None)
+    assert good.problem() is None and good.gpu_problem() is None
+    (tmp_path / "hostile").mkdir()
+    hostile = repo_with(tmp_path / "hostile", "import json\n")
+    hooks = hook_dir(tmp_path / "hostile", "import sys\n"
+                     "class Burst:\n"
+                     "    def find_spec(self, name, path=None, target=None):\n"
+                     "        if name == 'json':\n"
+                     "            import standin_gpu; standin_gpu.launch()\n"
+                     "sys.meta_path.insert(0, Burst())\n")
+    bad = stage(hostile, hooks)
+    assert bad.problem() is None
+    problem = bad.gpu_problem()
+    assert problem is not None and "sitecustomize.py" in problem

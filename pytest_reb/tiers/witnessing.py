@@ -110,7 +110,7 @@ class StageWitness:
         """Why strict cannot take the GPU work as launched by the entrypoint's code, or None."""
         if self.library is None or self.expect is None:
             return self.problem()
-        return witness.attribution(self.expect, witness.merge(self.texts))
+        return witness.attribution(self.expect, self._processes())
 
     def evidence(self) -> dict[str, Any]:
         if self.expect is None:
