@@ -80,6 +80,10 @@ def module_of(repo: str) -> Path:
     return ROOT / "repos" / f"test_{clean}.py"
 
 
+#: The engine's answer to a commit of a multi-GB layer takes minutes on a loaded machine;
+#: docker-py's default of 60 s raised ReadTimeout while the engine went on and tagged the image.
+ENGINE_TIMEOUT_S = 1800
+
 #: One venv for every row, on a base that already holds its torch (below).
 VENV = "/opt/envs/research"
 
@@ -114,7 +118,7 @@ def commit(image: str, script: str, tag: str, context: Path, *,
     read-only at ``/mnt``, then commit it as ``tag``: an agent's way of building, and no
     build cache or context copy is left on the engine (the disk is shared).  ``/mnt`` exists
     in the base, so the mount leaves no mount point behind in the image."""
-    client = docker.from_env()
+    client = docker.from_env(timeout=ENGINE_TIMEOUT_S)
     container = client.containers.run(
         image, ["bash", "-euo", "pipefail", "-c", script], detach=True, network_mode="none",
         # a Mount, not ``volumes=``: docker-py's volumes also go into the container's config,
