@@ -174,6 +174,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         repo="Auto1111SDK/Auto1111SDK",
         commit="4f3cd1504d0afa344fd322df0c4ac3e9eec7a129",
         env="auto1111sdk",
+        standin="standin_A:auto1111_mnist",
         packages=(*TORCH_VISION, "GitPython==3.1.32", "Pillow==9.5.0", "accelerate==0.21.0",
                   "blendmodes==2022", "clean-fid==0.1.35", "einops==0.4.1", "fastapi==0.94.0",
                   "gradio==3.41.2", "httpcore==0.15", "inflection==0.5.1", "jsonmerge==1.8.0",
