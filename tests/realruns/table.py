@@ -115,6 +115,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         repo="NVIDIA/kvpress",
         commit="ef2a1ca5f81bec64a382e5bb66d5a77d4af853f2",
         env="kvpress",
+        standin="standin_A:kvpress_assets",
         packages=(TORCH_CPU, "numpy>=2.0.0,<3", "transformers>=4.56", "sentencepiece>=0.2.0,<0.3",
                   "protobuf>=5.27.2,<6", "datasets>=2.21.0,<3", "pandas>=2.2.2,<3",
                   "accelerate>=1.0.0,<2", "requests>=2.32.3,<3", "cachetools>=5.5.2,<6",
