@@ -116,14 +116,17 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         commit="ef2a1ca5f81bec64a382e5bb66d5a77d4af853f2",
         env="kvpress",
         standin="standin_A:kvpress_assets",
-        packages=(TORCH_CPU, "numpy>=2.0.0,<3", "transformers>=4.56", "sentencepiece>=0.2.0,<0.3",
-                  "protobuf>=5.27.2,<6", "datasets>=2.21.0,<3", "pandas>=2.2.2,<3",
+        packages=(TORCH_CPU, "numpy>=2.0.0,<3", "transformers>=4.56,<5",
+                  "sentencepiece>=0.2.0,<0.3", "protobuf>=5.27.2,<6", "datasets>=2.21.0,<3",
+                  "pandas>=2.2.2,<3",
                   "accelerate>=1.0.0,<2", "requests>=2.32.3,<3", "cachetools>=5.5.2,<6",
                   "fire>=0.6.0,<0.7", "rouge>=1.0.1,<2", "nltk>=3.9.1,<4", "tqdm>=4.66.4,<5",
                   "scipy>=1.13.1,<2", "bert-score>=0.3.13,<0.4", "hatchling",
                   *sdists("fire")),
         install_repo=True,
-        source="pyproject.toml: dependencies (torch>=2.3.1,<3 pinned to the CPU 2.13.0) and the "
+        source="pyproject.toml: dependencies (torch>=2.3.1,<3 pinned to the CPU 2.13.0; "
+               "transformers>=4.56 held below 5, the major release of the commit's date: with "
+               "5.24 the press hook's kwargs['past_key_values'] raised KeyError) and the "
                "[eval] extra, which evaluation/evaluate.py imports; fire 0.6 has no wheel and is "
                "built from its sdist; hatchling, its build backend, to install the checkout",
         left_out={"flash-attn": "the optional [flash-attn] extra: a CUDA build",
