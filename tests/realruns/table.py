@@ -187,11 +187,12 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "pytorch_lightning==1.9.4", "resize-right==0.0.2", "safetensors==0.3.1",
                   "scikit-image==0.21.0", "timm==0.9.2", "tomesd==0.1.3", "torchdiffeq==0.2.3",
                   "torchsde==0.2.6", "transformers==4.30.2", "httpx==0.24.1",
-                  *sdists("jsonmerge", "antlr4-python3-runtime")),
+                  *sdists("jsonmerge", "antlr4-python3-runtime"), "setuptools<70"),
         source="setup.py install_requires (= requirements.txt), every pin kept but torch==2.1.0 "
                "(the shared CUDA 2.14.1 with torchvision 0.29.1: the sgm toy trainer reads MNIST "
                "through torchvision); jsonmerge 1.8.0 and omegaconf's antlr4 runtime 4.9 have no "
-               "wheel and are built from their sdists",
+               "wheel and are built from their sdists; setuptools held below 70, whose "
+               "pkg_resources lightning_fabric 1.9.4 imports (the newest setuptools has none)",
         left_out={"basicsr==1.4.2, gfpgan==1.3.8, realesrgan==0.3.0": "sdist only, and "
                   "basicsr's setup.py imports torch to build (it cannot build in pip's isolated "
                   "build); face restoration and upscaling only, not the sgm trainer",
