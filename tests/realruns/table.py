@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 TORCH_CPU = "torch==2.13.0"
 #: The CUDA pair from this machine's disk, for repositories that import torchvision.
 TORCH_VISION = ("torch==2.14.1", "torchvision==0.29.1")
-#: The CUDA torch with the newest torchaudio on PyPI (2.11.1: it requires ``torch>=2.11`` and
-#: is built on torch's stable ABI; no torchaudio 2.14 exists), for repositories that import
-#: torchaudio (added by batch A).
+#: The CUDA torch with the newest torchaudio on PyPI (2.11.1: its wheel requires ``torch>=2.11``
+#: and has no CPython tag, ``py3-none``; no torchaudio 2.14 exists), for repositories that
+#: import torchaudio (added by batch A; not yet built, so not yet seen to load beside 2.14.1).
 TORCH_AUDIO = ("torch==2.14.1", "torchaudio==2.11.1")
 #: pip's option for a pure-Python package published only as an sdist (no wheel of the pinned
 #: version): it is downloaded as the sdist and built in the image by pip, with ``setuptools``
