@@ -52,6 +52,10 @@ repo = Repo(
                 "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz",
             ],
             dest="dataset/mnist/.data/MNIST/raw",
+            # torchvision's MNIST(download=True) finds only the .gz files and gunzips them next
+            # to themselves, which the read-only asset view refuses (the official prepare's
+            # folder is writable): the cache holds them unpacked, which MNIST reads as they are
+            extract=True,
             note=(
                 "raw files placed under {assets}/dataset/mnist/.data/MNIST/raw; the stage runs "
                 "with that dataset folder as cwd"

@@ -11,6 +11,7 @@ the staging folder.
 from __future__ import annotations
 
 import contextlib
+import gzip
 import io
 import os
 import shutil
@@ -132,7 +133,8 @@ def _unzip(path: Path, into: Path) -> None:
 
 
 def _extract_all(staging: Path, basename: str) -> None:
-    """Unpack every archive in ``staging`` in place; drop one top folder named like the dest."""
+    """Unpack every archive (and lone ``.gz`` file) in ``staging`` in place; drop one top
+    folder named like the dest."""
     for path in sorted(p for p in staging.iterdir() if p.is_file()):
         name = path.name.lower()
         into = staging / "x"
@@ -142,6 +144,14 @@ def _extract_all(staging: Path, basename: str) -> None:
         elif name.endswith((".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")):
             with open(path, "rb") as fh:
                 _untar(fh, into)
+        elif name.endswith(".gz"):
+            # one compressed file (MNIST's idx files): its content under the name less ".gz",
+            # since a stage whose code would gunzip it next to itself finds a read-only view
+            try:
+                with gzip.open(path, "rb") as src:
+                    _copy_member(src, into / path.name[:-3])
+            except (OSError, EOFError) as exc:
+                raise AssetError(f"{path.name} is not a whole gzip file: {exc}") from None
         else:
             continue
         path.unlink()

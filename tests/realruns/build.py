@@ -80,6 +80,10 @@ def module_of(repo: str) -> Path:
     return ROOT / "repos" / f"test_{clean}.py"
 
 
+#: The engine's answer to a commit of a multi-GB layer takes minutes on a loaded machine;
+#: docker-py's default of 60 s raised ReadTimeout while the engine went on and tagged the image.
+ENGINE_TIMEOUT_S = 1800
+
 #: One venv for every row, on a base that already holds its torch (below).
 VENV = "/opt/envs/research"
 
@@ -114,7 +118,7 @@ def commit(image: str, script: str, tag: str, context: Path, *,
     read-only at ``/mnt``, then commit it as ``tag``: an agent's way of building, and no
     build cache or context copy is left on the engine (the disk is shared).  ``/mnt`` exists
     in the base, so the mount leaves no mount point behind in the image."""
-    client = docker.from_env()
+    client = docker.from_env(timeout=ENGINE_TIMEOUT_S)
     container = client.containers.run(
         image, ["bash", "-euo", "pipefail", "-c", script], detach=True, network_mode="none",
         # a Mount, not ``volumes=``: docker-py's volumes also go into the container's config,
@@ -192,13 +196,15 @@ def build(row: RealEnv, mirror: Path) -> tuple[str, Path]:
     return tag, context
 
 
-def run_tiers(row: RealEnv, tag: str, context: Path, *, compat: bool) -> list[dict[str, Any]]:
+def run_tiers(row: RealEnv, tag: str, context: Path, *, compat: bool,
+              timeout_scale: float = 1.0) -> list[dict[str, Any]]:
     """pytest-reb C0, C1 and C5 on ``tag``; the outcomes it wrote, trimmed to the verdicts."""
     outdir = context / ("reports-compat" if compat else "reports-strict")
     shutil.rmtree(outdir, ignore_errors=True)
     argv = [sys.executable, "-m", "pytest", str(module_of(row.repo)), "--reb-image", tag,
             "-m", TIERS, "--reb-outdir", str(outdir), "--reb-assets", str(WORK / "assets"),
-            "-p", "no:benchmark", "-q", "-rA", *(["--reb-compat"] if compat else [])]
+            "-p", "no:benchmark", "-q", "-rA", f"--reb-timeout-scale={timeout_scale:g}",
+            *(["--reb-compat"] if compat else [])]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(["nice", "-n", "19", *argv], cwd=ROOT, env=env, text=True,
                           capture_output=True)
@@ -228,15 +234,15 @@ def figures(outcomes: list[dict[str, Any]]) -> dict[str, Any]:
             "row": table.record(table.row_of("realrun", loaded, [], []))}
 
 
-def record(row: RealEnv, tag: str, context: Path) -> Path:
+def record(row: RealEnv, tag: str, context: Path, timeout_scale: float = 1.0) -> Path:
     image = docker.from_env().images.get(tag)
     report = json.loads(subprocess.run(
         ["docker", "run", "--rm", "--network", "none", "--entrypoint", "cat", tag, REPORT],
         check=True, capture_output=True, text=True).stdout)
     data = {"repo": row.repo, "commit": row.commit, "image_mib": image.attrs["Size"] >> 20,
             "packages": list(row.packages), "left_out": row.left_out, "report": report,
-            "strict": run_tiers(row, tag, context, compat=False),
-            "compat": run_tiers(row, tag, context, compat=True),
+            "strict": run_tiers(row, tag, context, compat=False, timeout_scale=timeout_scale),
+            "compat": run_tiers(row, tag, context, compat=True, timeout_scale=timeout_scale),
             "official": official.run(row.repo, tag)}
     data["figures"] = {mode: figures(data[mode]) for mode in ("strict", "compat")}
     DATA.mkdir(parents=True, exist_ok=True)
@@ -258,13 +264,18 @@ def main() -> None:
     parser.add_argument("repo")
     parser.add_argument("--mirror", type=Path, default=Path("/work/.mirror"))
     parser.add_argument("--keep", action="store_true", help="keep the image and the context")
+    parser.add_argument("--timeout-scale", type=float, default=1.0,
+                        help="--reb-timeout-scale for the tiers (a large tree's pyright on a "
+                             "loaded machine ran past C0's 600 s)")
     args = parser.parse_args()
+    if args.timeout_scale <= 0:
+        parser.error("--timeout-scale must be above 0")
     row = find(args.repo)
     tag, context = build(row, args.mirror)
     try:
         if row.standin:
             make_standin(row.standin, tag)
-        print("recorded", record(row, tag, context))
+        print("recorded", record(row, tag, context, args.timeout_scale))
     finally:
         if not args.keep:
             subprocess.run(["docker", "rmi", "-f", tag], check=False, capture_output=True)

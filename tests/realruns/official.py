@@ -28,6 +28,7 @@ mounted read-only.  Without them the pyright stage writes no results
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import subprocess
@@ -111,6 +112,13 @@ def run(repo: str, image: str, release: Path = RELEASE) -> dict[str, Any]:
                         else {"status": "absent"}
                 except json.JSONDecodeError:
                     stages[stage] = {"status": "invalid_json"}
+            # the names behind the pyright count are in its analysis.json, not results.json
+            read = container.exec_run(["cat", f"{REPO_DIR}/build_output/pyright/analysis.json"])
+            if read.exit_code == 0 and isinstance(stages.get("pyright"), dict):
+                with contextlib.suppress(json.JSONDecodeError, AttributeError, TypeError):
+                    names = json.loads(read.output).get("missing_packages")
+                    if isinstance(names, list):
+                        stages["pyright"]["missing_packages"] = sorted(map(str, names))
         finally:
             container.remove(force=True, v=True)
     return {"run_all_exit": code, "run_all_lines": tail, "stages": stages}
