@@ -17,7 +17,7 @@ import gzip
 from pathlib import Path
 
 import pytest
-from repomodules import module
+from support.repomodules import module
 
 from pytest_reb.assets import fetchers
 from pytest_reb.assets.cache import AssetCache
