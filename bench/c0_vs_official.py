@@ -36,7 +36,7 @@ import docker
 from pytest_reb.audit.report import load_report
 from pytest_reb.context import Context
 from pytest_reb.spec import OFFICIAL_REPO_DIR, OFFICIAL_REPORT_PATH, Repo
-from pytest_reb.target import LABEL_OWNER, LABEL_RUN, DockerTarget, owner_label
+from pytest_reb.targets import LABEL_OWNER, LABEL_RUN, DockerTarget, owner_label
 from pytest_reb.tiers.c0_imports import probe
 from pytest_reb.tiers.c0_pyright import missing_imports
 

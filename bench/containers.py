@@ -22,7 +22,7 @@ from typing import Any
 
 from common import bench_labels, demo_images, machine, median, table
 
-from pytest_reb.target import DockerTarget, Limits, labels
+from pytest_reb.targets import DockerTarget, Limits, labels
 
 
 def harness_once(image: str, run_id: str) -> tuple[float, float]:

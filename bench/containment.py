@@ -31,7 +31,7 @@ from typing import Any
 
 from common import bench_labels, demo_images, machine, median, table
 
-from pytest_reb.target import DockerTarget, Limits
+from pytest_reb.targets import DockerTarget, Limits
 
 #: Sixteen chains in ``sh``: each generation starts the next and exits (output closed).
 HOP = ("for i in $(seq 16); do setsid sh -c 'hop() { hop </dev/null >/dev/null 2>&1 & exit 0; };"

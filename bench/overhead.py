@@ -41,11 +41,11 @@ from typing import Any
 
 from common import DEMO_MODULE, bench_labels, demo_images, machine, median, table, timed
 
-from pytest_reb.target import Limits, tool_mounts
+from pytest_reb.targets import Limits, tool_mounts
 
 RECORDER = '''
 import json, os
-from pytest_reb import target
+from pytest_reb import targets as target
 
 _exec = target.DockerTarget._exec
 

@@ -60,7 +60,7 @@ COMMAND_NAMES = {"fakes_probe.py": "fakes scan", "ext_probe.py": "extension swee
                  "node": "pyright", "busybox": "file tests and output folder"}
 RECORDER = '''
 import json, os
-from pytest_reb import target
+from pytest_reb import targets as target
 
 _exec = target.DockerTarget._exec
 

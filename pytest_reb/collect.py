@@ -25,7 +25,7 @@ from pytest_reb.context import TIER_TESTS, Context, tier_probe
 from pytest_reb.distribute import shard_keys
 from pytest_reb.outcome import Outcome, one_line
 from pytest_reb.spec import Repo, repo_of
-from pytest_reb.target import checkout_commit
+from pytest_reb.targets import checkout_commit
 from pytest_reb.verdict import misconfigured
 
 if TYPE_CHECKING:

@@ -27,7 +27,7 @@ from pytest_reb.lease import GpuLeases
 from pytest_reb.outcome import Outcome
 from pytest_reb.shims import mount_first
 from pytest_reb.spec import Repo
-from pytest_reb.target import InfraError, Target, TargetError
+from pytest_reb.targets import InfraError, Target, TargetError
 from pytest_reb.verdict import Verdict
 
 #: Outcomes made without touching the target: no known-fakes scan for them.

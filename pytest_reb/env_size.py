@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from pytest_reb.target import PROBES_DIR, PROBES_MOUNT, Target, marked_json
+from pytest_reb.targets import PROBES_DIR, PROBES_MOUNT, Target, marked_json
 
 PROBE = f"{PROBES_MOUNT}/env_size_probe.py"
 MARKER = "REB_ENV_SIZE"

@@ -35,7 +35,7 @@ from typing import Any
 
 from pytest_reb import hostview
 from pytest_reb.findings import HOOK_KINDS
-from pytest_reb.target import PROBES_DIR, PROBES_MOUNT, Target, marked_json
+from pytest_reb.targets import PROBES_DIR, PROBES_MOUNT, Target, marked_json
 
 PROBE = f"{PROBES_MOUNT}/fakes_probe.py"
 TIMEOUT = 60.0
@@ -165,7 +165,7 @@ def _path_dirs(target: Target, inside: dict[str, Any], python: str) -> list[str]
 
 
 def _image_path(target: Target) -> list[str]:
-    from pytest_reb.target import DockerTarget
+    from pytest_reb.targets import DockerTarget
 
     if not isinstance(target, DockerTarget):
         return []

@@ -19,7 +19,7 @@ from pytest_reb.matrix import TargetSpec
 from pytest_reb.session import RebSession
 from pytest_reb.spec import repo_of
 from pytest_reb.stash import SESSION_KEY
-from pytest_reb.target import Target
+from pytest_reb.targets import Target
 
 
 def reb_session(config: pytest.Config) -> RebSession:

@@ -159,7 +159,7 @@ def view(target: Any, devices: Sequence[str] = ()) -> HostView | None:
     not running yet); it is checked to be this engine's container on this
     host before it is trusted.
     """
-    from pytest_reb.target import DockerTarget, LocalTarget
+    from pytest_reb.targets import DockerTarget, LocalTarget
 
     if isinstance(target, LocalTarget):
         return HostView("/", has_gpu_devices=_gpu_nodes(HostView("/")))
@@ -192,7 +192,7 @@ def frozen(target: Any, devices: Sequence[str] = ()) -> Iterator[HostView | None
     was lost under the read: ``InfraError``, whatever the read made of its
     vanishing files, so a lost container is never taken for an edited one.
     """
-    from pytest_reb.target import DockerTarget, InfraError
+    from pytest_reb.targets import DockerTarget, InfraError
 
     found = view(target, devices)
     if found is None or not isinstance(target, DockerTarget):

@@ -2,7 +2,7 @@
 
 Used by a run (its pre-flight and its end, ``session.py``) and by ``reb gc`` (``cli.py``).
 Nothing here makes a container; it only asks the engine and removes what our labels
-(``reb.run``, ``reb.owner``: ``target/base.py``) mark as ours.
+(``reb.run``, ``reb.owner``: ``targets/base.py``) mark as ours.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import os
 import socket
 import time
 
-from pytest_reb.target import LABEL_OWNER, LABEL_RUN
+from pytest_reb.targets import LABEL_OWNER, LABEL_RUN
 
 #: How long ``sweep`` waits for the engine to finish removals it started.
 SWEEP_WAIT = 60.0

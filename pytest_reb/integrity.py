@@ -52,7 +52,7 @@ from typing import Any
 
 from pytest_reb import hostview
 from pytest_reb.gitstore import HEX40, MAX_BLOB_BYTES, Objects, Unverifiable, copy_objects
-from pytest_reb.target import Target, read_git_commit
+from pytest_reb.targets import Target, read_git_commit
 
 #: The kinds that mean "this file is not what the pinned commit holds".
 EDITS = frozenset({"modified", "deleted", "type_changed"})

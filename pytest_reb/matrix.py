@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_reb.target.base import ImageRef
+from pytest_reb.targets.base import ImageRef
 
 
 class MatrixError(ValueError):

@@ -14,7 +14,7 @@ from typing import Any
 
 from pytest_reb.distribute import parse_shard
 from pytest_reb.matrix import TargetSpec, load_matrix
-from pytest_reb.target import ImageRef
+from pytest_reb.targets import ImageRef
 
 
 @dataclass

@@ -38,7 +38,7 @@ from pytest_reb.outcome import Outcome, OutcomeLog, one_line
 from pytest_reb.runs import resolve_run
 from pytest_reb.signals import install_sigterm, interrupts_deferred
 from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo, repo_commits, repo_of
-from pytest_reb.target import Limits, Target, TargetError, is_remote, make_target
+from pytest_reb.targets import Limits, Target, TargetError, is_remote, make_target
 
 #: What a run without targets says once, so 264 skips are not a surprise.
 NO_TARGET = "reb: no target given (--reb-image / --reb-host): tier items will skip"

@@ -10,7 +10,7 @@ unchanged, and put first on the run's ``PYTHONPATH``.
 from __future__ import annotations
 
 from pytest_reb.spec import Repo, Run
-from pytest_reb.target import Target, TargetError
+from pytest_reb.targets import Target, TargetError
 
 #: Where a shim folder appears in a container, under the checkout (the official probe folder).
 SHIM_MOUNT = "benchmark_scripts"

@@ -20,7 +20,7 @@ from pytest_reb.agent.backends import OUT_MOUNT, TOOL_MOUNT, BackendError
 from pytest_reb.agent.leaks import scrub, secrets_for
 from pytest_reb.agent.run import AgentRun
 from pytest_reb.report import efficiency
-from pytest_reb.target import NODE_MOUNT
+from pytest_reb.targets import NODE_MOUNT
 
 DATA = Path(__file__).parent / "data" / "agents"
 

@@ -20,7 +20,7 @@ from support.agentruns import agent
 
 from pytest_reb.agent import commit
 from pytest_reb.housekeeping import sweep
-from pytest_reb.target import labels
+from pytest_reb.targets import labels
 
 pytestmark = pytest.mark.container
 

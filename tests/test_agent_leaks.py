@@ -179,7 +179,7 @@ def test_the_engines_export_is_read_where_the_layer_is_not_on_this_host(
         docker_client: Any, tinynet_task: str) -> None:
     """The fallback channel (a remote engine, another storage driver): the changed paths of
     the engine's export, names with a leading dot and top-level files included."""
-    from pytest_reb.target import labels
+    from pytest_reb.targets import labels
 
     ctr = docker_client.containers.run(
         tinynet_task, ["sh", "-c", f"echo {SECRET} > /.top-secret; echo {SECRET} > /root/.rc; "

@@ -17,7 +17,7 @@ from support.agentruns import agent
 from pytest_reb.agent import backends
 from pytest_reb.agent.run import run_agent
 from pytest_reb.outcome import Outcome, OutcomeLog
-from pytest_reb.target import DockerTarget, image_file
+from pytest_reb.targets import DockerTarget, image_file
 from pytest_reb.task import select
 
 pytestmark = pytest.mark.container

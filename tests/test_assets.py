@@ -31,7 +31,7 @@ from pytest_reb.assets.fetchers import AssetError
 from pytest_reb.assets.view import needed, references
 from pytest_reb.shims import shim_dirs, with_shim
 from pytest_reb.spec import Asset, Repo, Run
-from pytest_reb.target import LocalTarget
+from pytest_reb.targets import LocalTarget
 
 ROOT = Path(__file__).resolve().parents[1]
 REPOS = ROOT / "repos"
@@ -500,7 +500,7 @@ def test_collect_only_without_a_target(pytester: pytest.Pytester) -> None:
 
 @pytest.mark.container
 def test_view_and_shim_mounted_read_only(demo_image: str, tmp_path: Path) -> None:
-    from pytest_reb.target import DockerTarget, Limits
+    from pytest_reb.targets import DockerTarget, Limits
 
     view = tmp_path / "view"
     (view / "dataset").mkdir(parents=True)
@@ -546,7 +546,7 @@ def test_view_and_shim_mounted_read_only(demo_image: str, tmp_path: Path) -> Non
 def test_an_images_own_pythonpath_is_kept_behind_the_shim(demo_image: str,
                                                          docker_client: Any) -> None:
     """An image's ``ENV PYTHONPATH`` is what the environment needs; a shim goes in front of it."""
-    from pytest_reb.target import DockerTarget, Limits
+    from pytest_reb.targets import DockerTarget, Limits
 
     base = docker_client.containers.create(demo_image, command=["true"])
     try:

@@ -24,7 +24,7 @@ from pytest_reb.audit.result import KINDS
 from pytest_reb.audit.rules import audit
 from pytest_reb.outcome import Outcome
 from pytest_reb.spec import CompatVariant
-from pytest_reb.target import ExecResult
+from pytest_reb.targets import ExecResult
 
 FAST = settings(max_examples=200, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

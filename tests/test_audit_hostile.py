@@ -27,8 +27,8 @@ from pytest_reb.audit.report import MAX_REPORT_BYTES, load_report
 from pytest_reb.context import Context, tier_probe
 from pytest_reb.outcome import Outcome, OutcomeLog
 from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo
-from pytest_reb.target import DockerTarget, Limits
-from pytest_reb.target.base import LABEL_RUN
+from pytest_reb.targets import DockerTarget, Limits
+from pytest_reb.targets.base import LABEL_RUN
 
 pytestmark = pytest.mark.container
 

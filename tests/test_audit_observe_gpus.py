@@ -25,7 +25,7 @@ from pytest_reb.audit.observe import observe_python
 from pytest_reb.audit.report import load_report
 from pytest_reb.audit.rules import audit
 from pytest_reb.outcome import Outcome, OutcomeLog
-from pytest_reb.target import LocalTarget
+from pytest_reb.targets import LocalTarget
 
 ROOT = Path(__file__).resolve().parent.parent
 #: A torch whose device count is what the process was let see.

@@ -25,7 +25,7 @@ from pytest_reb.audit.report import ReportLoad, load_report
 from pytest_reb.context import Context
 from pytest_reb.outcome import Outcome, OutcomeLog
 from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo
-from pytest_reb.target import DockerTarget, LocalTarget, Target, image_file
+from pytest_reb.targets import DockerTarget, LocalTarget, Target, image_file
 from pytest_reb.tiers.c0_imports import imported_names, imports_total, probe, top_level_imports
 from pytest_reb.tiers.c0_pyright import (
     PINNED_RULES,

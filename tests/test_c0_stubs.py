@@ -20,7 +20,7 @@ from support.repomodules import write_tree as tree
 from pytest_reb.audit.report import ReportLoad
 from pytest_reb.context import Context
 from pytest_reb.spec import Repo
-from pytest_reb.target import LocalTarget
+from pytest_reb.targets import LocalTarget
 from pytest_reb.tiers.c0_imports import probe
 
 SOURCES = {"train.py": "import os\nimport yaml, tomlkit as t\nfrom ruamel.yaml import YAML\n"

@@ -21,7 +21,7 @@ import pytest
 from test_c0 import bare_python  # noqa: F401  (the fixture: a venv with nothing installed)
 
 from pytest_reb import diagnose
-from pytest_reb.target import PROBES_DIR
+from pytest_reb.targets import PROBES_DIR
 from pytest_reb.tiers.ext_sweep import summarise
 
 PROBE = PROBES_DIR / "ext_probe.py"

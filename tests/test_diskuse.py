@@ -1,4 +1,4 @@
-"""The disk channels the layer walk misses, read from the host (``pytest_reb.target.diskuse``).
+"""The disk channels the layer walk misses, read from the host (``pytest_reb.targets.diskuse``).
 
 Real processes and files on this host's disk: an unlinked file held open or only mapped
 counts its blocks once, a memfd (memory) and a named file (the layer walk's) do not.
@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pytest_reb.target import diskuse
+from pytest_reb.targets import diskuse
 
 HOLDER = """\
 import mmap, os, sys, time

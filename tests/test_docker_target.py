@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from pytest_reb.outcome import OutcomeLog
-from pytest_reb.target import DockerTarget, Limits, TargetError
+from pytest_reb.targets import DockerTarget, Limits, TargetError
 
 pytestmark = pytest.mark.container
 
@@ -179,7 +179,7 @@ def test_a_remote_target_has_the_remote_machines_gpus(docker_client: Any, demo_i
     from pytest_reb.matrix import TargetSpec
     from pytest_reb.options import RebOptions
     from pytest_reb.session import RebSession
-    from pytest_reb.target import TestinfraTarget
+    from pytest_reb.targets import TestinfraTarget
 
     suite = os.environ.get("REB_SUITE", "")
     ctr = docker_client.containers.run(demo_image, ["sleep", "300"], detach=True,
@@ -212,7 +212,7 @@ def test_disk_sizes_read_as_the_engine_reads_them(size: str) -> None:
     """``--reb-disk`` is parsed without the SDK, to the same bytes the SDK's parser gives."""
     from docker.utils import parse_bytes
 
-    from pytest_reb.target.docker import Limits
+    from pytest_reb.targets.docker import Limits
 
     assert Limits(disk=size).disk_bytes() == parse_bytes(size)
 
@@ -223,7 +223,7 @@ def test_a_zombie_or_a_gone_process_is_not_alive() -> None:
     import os
     import subprocess
 
-    from pytest_reb.target.cgroup import alive, stat_fields
+    from pytest_reb.targets.cgroup import alive, stat_fields
 
     child = subprocess.Popen(["true"])
     for _ in range(200):  # exited, not reaped: a zombie

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pytest_reb import env_size
-from pytest_reb.target import DockerTarget, Limits
+from pytest_reb.targets import DockerTarget, Limits
 
 PYTHON = "/opt/envs/tinynet/bin/python"
 

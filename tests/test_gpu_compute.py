@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from pytest_reb.target import ExecResult
+from pytest_reb.targets import ExecResult
 from pytest_reb.tiers.gpu_rules import SM_ACTIVE_MIN_MS, computed, gpu_work
 
 DATA = Path(__file__).parent / "data" / "gpu"

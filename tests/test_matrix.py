@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pytest_reb.matrix import MatrixError, load_matrix
-from pytest_reb.target import ImageRef
+from pytest_reb.targets import ImageRef
 
 
 def test_matrix_toml_and_jsonl(tmp_path: Path) -> None:

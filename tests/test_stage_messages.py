@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_reb.spec import Http, Run
-from pytest_reb.target import ExecResult
+from pytest_reb.targets import ExecResult
 from pytest_reb.tiers.stage_messages import (
     categorise,
     diagnosis_of,

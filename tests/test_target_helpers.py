@@ -1,4 +1,4 @@
-"""Two helpers of every target (``pytest_reb/target``): the bounded output tail
+"""Two helpers of every target (``pytest_reb/targets``): the bounded output tail
 (``TailBuffer``) and ``CUDA_VISIBLE_DEVICES`` mapped through a GPU lease (``cuda_visible``).
 """
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_reb.target import TailBuffer, cuda_visible
+from pytest_reb.targets import TailBuffer, cuda_visible
 
 
 def test_tail_buffer_keeps_the_end_and_counts_everything() -> None:

@@ -104,7 +104,7 @@ def test_a_mirror_missing_blobs_of_the_commit_is_refused(tmp_path: Path) -> None
 @pytest.mark.container
 def test_task_image_holds_the_checkout_and_the_contract(docker_client: Any,
                                                         tinynet_task: str) -> None:
-    from pytest_reb.target import labels
+    from pytest_reb.targets import labels
 
     script = ("cd /data/project/repo && git -c safe.directory='*' rev-parse HEAD && "
               "git -c safe.directory='*' status --porcelain | wc -l && "

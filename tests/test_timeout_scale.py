@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_reb.target import ExecResult, LocalTarget, make_target
+from pytest_reb.targets import ExecResult, LocalTarget, make_target
 
 
 class Recording(LocalTarget):

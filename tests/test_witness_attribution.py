@@ -374,7 +374,7 @@ def test_a_stage_on_local_grants_from_the_hosts_read(libs: Path, tmp_path: Path)
     record): the launch counts that grant C3 are the ones the host read from the stopped
     process, and a run launching from elsewhere fails with the hook named."""
     from pytest_reb.spec import Run
-    from pytest_reb.target.local import LocalTarget
+    from pytest_reb.targets.local import LocalTarget
     from pytest_reb.tiers.witnessing import StageWitness
 
     def stage(repo: Path, hooks: Path | None) -> StageWitness:

@@ -52,7 +52,7 @@ from pytest_reb.audit.rules import audit  # noqa: E402
 from pytest_reb.outcome import Outcome  # noqa: E402
 from pytest_reb.report.official import STAGES, stage_results  # noqa: E402
 from pytest_reb.spec import CompatVariant, Repo  # noqa: E402
-from pytest_reb.target import LocalTarget  # noqa: E402
+from pytest_reb.targets import LocalTarget  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "tools"))
 from compat_cases import BASE_PYTHON, WORK, Case, build_interpreters, cases  # noqa: E402

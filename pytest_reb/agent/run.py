@@ -45,7 +45,7 @@ from pytest_reb.agent.backends import OUT_MOUNT, STATE_MOUNT, Backend, parse_usa
 from pytest_reb.evidence import host_gpus
 from pytest_reb.runs import new_run_id
 from pytest_reb.spec import OFFICIAL_REPO_DIR
-from pytest_reb.target import TailBuffer, image_file, labels
+from pytest_reb.targets import TailBuffer, image_file, labels
 from pytest_reb.task import PROMPT_PATH, TASK_REPOSITORY, Task
 
 DEFAULT_BUDGET = 3600.0

@@ -25,7 +25,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 from pytest_reb.spec import Asset
-from pytest_reb.target import DockerTarget, LocalTarget, Target, labels
+from pytest_reb.targets import DockerTarget, LocalTarget, Target, labels
 
 #: Download chunk and the per-request socket timeout of ``url`` assets.
 CHUNK = 1 << 20

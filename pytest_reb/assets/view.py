@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pytest_reb.assets.cache import AssetCache
 from pytest_reb.spec import Asset, Repo, Run
-from pytest_reb.target import Target
+from pytest_reb.targets import Target
 
 #: Where the view appears in a container, under the checkout (the official folder).
 VIEW_MOUNT = "benchmark_assets"

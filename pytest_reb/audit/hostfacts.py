@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_reb import hostview
 
 if TYPE_CHECKING:
-    from pytest_reb.target import Target
+    from pytest_reb.targets import Target
 
 _MAJOR_MINOR = re.compile(r"python(\d+\.\d+)$")
 _CFG_VERSION = re.compile(rb"^\s*(?:version|version_info)\s*=\s*(\d+\.\d+(?:\.\d+)?)",

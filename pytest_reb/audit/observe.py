@@ -19,8 +19,8 @@ from pytest_reb.audit.hostfacts import HostFacts
 from pytest_reb.audit.report import MAX_PATH_CHARS, clip
 
 if TYPE_CHECKING:
-    from pytest_reb.target import Target
-    from pytest_reb.target.base import ExecResult
+    from pytest_reb.targets import Target
+    from pytest_reb.targets.base import ExecResult
 
 #: Printed before each JSON line of the interpreter probe.
 PYTHON_MARKER = "REB_PYTHON_PROBE"

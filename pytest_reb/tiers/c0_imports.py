@@ -47,7 +47,7 @@ from pytest_reb import diagnose
 from pytest_reb.context import Context
 from pytest_reb.integrity import EDITS
 from pytest_reb.outcome import Outcome
-from pytest_reb.target import NODE_MOUNT, PROBES_DIR, PYRIGHT_MOUNT, ExecResult, marked_json
+from pytest_reb.targets import NODE_MOUNT, PROBES_DIR, PYRIGHT_MOUNT, ExecResult, marked_json
 from pytest_reb.tiers.c0_pyright import (
     EXCLUDE_DIRS,
     IMPORT_NAME,

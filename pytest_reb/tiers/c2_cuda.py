@@ -15,7 +15,7 @@ from pytest_reb import diagnose
 from pytest_reb.compat_c2 import official_c2
 from pytest_reb.context import Context
 from pytest_reb.outcome import Outcome
-from pytest_reb.target import PROBES_MOUNT, marked_json
+from pytest_reb.targets import PROBES_MOUNT, marked_json
 from pytest_reb.tiers import ext_sweep
 from pytest_reb.tiers.entrypoint import evidence_of
 from pytest_reb.tiers.ext_sweep import arch_supported

@@ -31,7 +31,7 @@ from pytest_reb.context import Context
 from pytest_reb.outcome import Outcome
 from pytest_reb.shims import shim_path, with_shim
 from pytest_reb.spec import Asset, Run
-from pytest_reb.target import PROBES_MOUNT, SHIMLIB_MOUNT, ExecResult, Profile, TargetError
+from pytest_reb.targets import PROBES_MOUNT, SHIMLIB_MOUNT, ExecResult, Profile, TargetError
 from pytest_reb.tiers import stage_messages
 from pytest_reb.tiers.gpu_rules import EvidenceRule, figures
 from pytest_reb.tiers.run_integrity import changed_during, with_pycache

@@ -25,7 +25,7 @@ from typing import Any
 
 from pytest_reb.context import Context
 from pytest_reb.diagnose import diagnose
-from pytest_reb.target import PROBES_MOUNT, marked_json
+from pytest_reb.targets import PROBES_MOUNT, marked_json
 
 PROBE = f"{PROBES_MOUNT}/ext_probe.py"
 MARKER = "REB_EXT_SWEEP"

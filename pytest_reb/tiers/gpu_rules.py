@@ -18,7 +18,7 @@ from typing import Any
 from pytest_reb.context import Context
 from pytest_reb.outcome import Outcome
 from pytest_reb.spec import Run
-from pytest_reb.target import ExecResult
+from pytest_reb.targets import ExecResult
 
 #: SM-active time (ms, averaged over all SMs) a run's GPU must show: a floor against a GPU
 #: that did nothing, not a judge of how much work is enough. Calibrated on the H200 on a

@@ -27,7 +27,7 @@ from typing import Any
 
 from pytest_reb.context import Context
 from pytest_reb.integrity import PYCACHE_ENV
-from pytest_reb.target import InfraError
+from pytest_reb.targets import InfraError
 
 #: One bytecode folder per pytest-reb process, outside the checkout.
 PYCACHE_DIR = f"/tmp/reb-pycache-{secrets.token_hex(8)}"

@@ -26,7 +26,7 @@ from typing import Any
 
 from pytest_reb import diagnose
 from pytest_reb.spec import Run
-from pytest_reb.target import ExecResult, Profile
+from pytest_reb.targets import ExecResult, Profile
 from pytest_reb.tiers.gpu_rules import computed
 from pytest_reb.witness import Expect
 

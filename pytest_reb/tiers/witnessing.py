@@ -24,7 +24,7 @@ from typing import Any
 
 from pytest_reb import hostview, witness
 from pytest_reb.spec import Run
-from pytest_reb.target import Target
+from pytest_reb.targets import Target
 from pytest_reb.witness import observe
 
 

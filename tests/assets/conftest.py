@@ -25,7 +25,7 @@ from pytest_reb.assets.cache import AssetCache
 from pytest_reb.assets.fetchers import checkout_copy, fetch
 from pytest_reb.assets.view import needed
 from pytest_reb.spec import Asset, Repo, Run
-from pytest_reb.target import LocalTarget
+from pytest_reb.targets import LocalTarget
 
 
 def on_server(repo: Repo, served: tuple[str, Path], files: dict[str, bytes]) -> Repo:

@@ -15,7 +15,7 @@ from typing import Any
 
 from hostile.conftest import image_commit
 
-from pytest_reb.target import LABEL_OWNER
+from pytest_reb.targets import LABEL_OWNER
 
 __all__ = ["image_commit"]  # the fixture, shared with the hostile-image tests
 

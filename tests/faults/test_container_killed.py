@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from hostile.images import module_text
 
-from pytest_reb.target import LABEL_OWNER, owner_label
+from pytest_reb.targets import LABEL_OWNER, owner_label
 
 from .conftest import AFTER, HANG
 

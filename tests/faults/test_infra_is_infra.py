@@ -19,7 +19,7 @@ from hostile.conftest import demo_target, hostile, run_reb
 from hostile.images import demo_module
 
 from pytest_reb import integrity
-from pytest_reb.target import DockerTarget, InfraError
+from pytest_reb.targets import DockerTarget, InfraError
 
 pytestmark = pytest.mark.container
 __all__ = ["hostile"]  # the hostile-image fixture, used here

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from pytest_reb.target import DockerTarget, Limits, TargetError
-from pytest_reb.target.ourtools import is_static
+from pytest_reb.targets import DockerTarget, Limits, TargetError
+from pytest_reb.targets.ourtools import is_static
 
 pytestmark = pytest.mark.container
 

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from pytest_reb import gpu_compute, witness  # noqa: E402
 from pytest_reb.evidence import ComputeApps, GpuWatch  # noqa: E402
-from pytest_reb.target.local import _session_pids  # noqa: E402
+from pytest_reb.targets.local import _session_pids  # noqa: E402
 
 PY = sys.executable
 DEMO = ROOT / "demo" / "tinynet"

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from pytest_reb.outcome import Outcome, OutcomeLog
-from pytest_reb.target import LABEL_OWNER, DockerTarget, Limits, owner_label
-from pytest_reb.target.ourtools import BUSYBOX
+from pytest_reb.targets import LABEL_OWNER, DockerTarget, Limits, owner_label
+from pytest_reb.targets.ourtools import BUSYBOX
 
 from .images import ensure
 

@@ -634,7 +634,7 @@ def _compiled(op: Op) -> Op:
 
 
 def _image_file(client: Any, image: str, path: str) -> bytes:
-    from pytest_reb.target import image_file
+    from pytest_reb.targets import image_file
 
     data = image_file(client, image, path)
     if data is None:

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from pytest_reb.target import archive_file
+from pytest_reb.targets import archive_file
 
 from .conftest import AfterTier, only_keepalive, run_reb
 from .images import CANARY_DIR, CHEATING_TOOLS, module_text

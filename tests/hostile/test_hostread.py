@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from pytest_reb import integrity
-from pytest_reb.target import DockerTarget
+from pytest_reb.targets import DockerTarget
 
 from .conftest import demo_target
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from pytest_reb import integrity
-from pytest_reb.target import DockerTarget
+from pytest_reb.targets import DockerTarget
 
 from .conftest import demo_target, run_reb
 from .images import demo_module

@@ -311,7 +311,7 @@ def pure_wheels_recipe() -> str:
 
 def capture(client: Any, base: str, fault: Fault) -> dict[str, Any]:
     """Run the fault's entrypoint in a plain container (as the tiers do) and return its output."""
-    from pytest_reb.target import DockerTarget, Limits
+    from pytest_reb.targets import DockerTarget, Limits
 
     tag = ensure_fault_image(client, base, fault)
     target = DockerTarget(tag, run_id="capture", gpus=[],

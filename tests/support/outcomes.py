@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_reb.outcome import Outcome
-from pytest_reb.target import ExecResult
+from pytest_reb.targets import ExecResult
 
 #: The channel the host's GPU evidence comes through on a machine with NVML.
 NVML_CHANNEL = "host NVML compute contexts"

@@ -20,7 +20,7 @@ from typing import Any
 
 from pytest_reb import witness
 from pytest_reb.evidence import GpuWatch, host_gpus
-from pytest_reb.target.base import (
+from pytest_reb.targets.base import (
     EXEC_TAG,
     HOST_SLACK,
     KILL_GRACE,
@@ -32,7 +32,7 @@ from pytest_reb.target.base import (
     tool_mounts,
     wrap_timeout,
 )
-from pytest_reb.target.cgroup import stat_fields
+from pytest_reb.targets.cgroup import stat_fields
 from pytest_reb.witness import observe
 
 

@@ -12,8 +12,8 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from pytest_reb.target.archive import image_file
-from pytest_reb.target.base import ImageRef, is_local
+from pytest_reb.targets.archive import image_file
+from pytest_reb.targets.base import ImageRef, is_local
 
 
 def read_git_commit(read: Callable[[str], bytes | None], repo_dir: str) -> str | None:

@@ -12,7 +12,7 @@ import tarfile
 from collections.abc import Iterable
 from typing import Any
 
-from pytest_reb.target.base import labels
+from pytest_reb.targets.base import labels
 
 
 class _ChunkReader(io.RawIOBase):

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pytest_reb.evidence import gpu_indices
-from pytest_reb.target.base import (
+from pytest_reb.targets.base import (
     HOST_SLACK,
     KILL_GRACE,
     ExecResult,

@@ -40,9 +40,9 @@ from typing import Any
 from pytest_reb import witness
 from pytest_reb.evidence import GpuWatch, host_gpus
 from pytest_reb.optiontypes import size_bytes
-from pytest_reb.target import diskuse, ourtools
-from pytest_reb.target.archive import archive_file
-from pytest_reb.target.base import (
+from pytest_reb.targets import diskuse, ourtools
+from pytest_reb.targets.archive import archive_file
+from pytest_reb.targets.base import (
     HOST_SLACK,
     KILL_GRACE,
     SEED_MOUNT,
@@ -55,7 +55,7 @@ from pytest_reb.target.base import (
     labels,
     tool_mounts,
 )
-from pytest_reb.target.cgroup import Cgroup, CgroupError, alive
+from pytest_reb.targets.cgroup import Cgroup, CgroupError, alive
 from pytest_reb.witness import observe
 
 #: Who runs what: our keep-alive as nobody, commands as root (no capabilities either way).

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pytest_reb.target.archive import archive_file, image_file
-from pytest_reb.target.base import (
+from pytest_reb.targets.archive import archive_file, image_file
+from pytest_reb.targets.base import (
     EXEC_TAG,
     HOST_SLACK,
     KILL_GRACE,
@@ -45,10 +45,10 @@ from pytest_reb.target.base import (
     tool_mounts,
     wrap_timeout,
 )
-from pytest_reb.target.docker import DockerTarget, Limits
-from pytest_reb.target.git import checkout_commit, read_git_commit
-from pytest_reb.target.local import LocalTarget
-from pytest_reb.target.testinfra import TestinfraTarget
+from pytest_reb.targets.docker import DockerTarget, Limits
+from pytest_reb.targets.git import checkout_commit, read_git_commit
+from pytest_reb.targets.local import LocalTarget
+from pytest_reb.targets.testinfra import TestinfraTarget
 
 __all__ = [
     "EXEC_TAG", "HOST_SLACK", "KILL_GRACE", "LABEL_OWNER", "LABEL_RUN", "NODE_MOUNT",
