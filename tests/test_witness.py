@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.watched import watched
 
 from pytest_reb import witness
-from pytest_reb.witness import observe
 
 LIB = witness.library_path()
 pytestmark = pytest.mark.skipif(LIB is None, reason="no C compiler to build the witness")
@@ -49,17 +49,8 @@ def run(tmp: Path, argv: list[str], *, env: dict[str, str] | None = None,
 def observed(argv: list[str], cwd: str, env: dict[str, str], record: Path,
              exp: witness.Expect) -> tuple[subprocess.CompletedProcess[str], str | None]:
     """Run ``argv`` with the host's observer watching its process tree, as a target does."""
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    with observe.Observer(observe.Library(str(LIB), str(LIB)),
-                          lambda: observe.tree(proc.pid)) as obs:
-        try:
-            out, err = proc.communicate(timeout=60)
-        finally:
-            proc.kill()
-    res = subprocess.CompletedProcess(argv, proc.returncode, out, err)
-    text = record.read_text() if record.exists() else ""
-    return res, witness.judge(exp, witness.merge([text], [obs.seen]))
+    res, procs = watched(argv, cwd, env, str(LIB), record)
+    return res, witness.judge(exp, procs)
 
 
 @pytest.fixture

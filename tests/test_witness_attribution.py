@@ -22,9 +22,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.watched import watched
 
 from pytest_reb import witness
-from pytest_reb.witness import observe
 
 LIB = witness.library_path()
 CC = shutil.which("cc") or shutil.which("gcc")
@@ -154,16 +154,7 @@ def run(libs: Path, repo: Path, argv: list[str], *, hooks: Path | None = None,
     env.update(STANDIN_LIBS=str(libs), PYTHONPATH=os.pathsep.join(path),
                **witness.env_vars(str(LIB), str(record), exp.entries, None, str(repo),
                                   witness.stops_for(exp)))
-    proc = subprocess.Popen(argv, cwd=repo, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    with observe.Observer(observe.Library(str(LIB), str(LIB)),
-                          lambda: observe.tree(proc.pid)) as obs:
-        try:
-            out, err = proc.communicate(timeout=60)
-        finally:
-            proc.kill()
-    res = subprocess.CompletedProcess(argv, proc.returncode, out, err)
-    procs = witness.merge([record.read_text() if record.exists() else ""], [obs.seen])
+    res, procs = watched(argv, repo, env, str(LIB), record)
     return res, procs, witness.attribution(exp, procs)
 
 

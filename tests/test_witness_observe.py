@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from hostile.forgeries import FD_FORGER, MEMMOVE_FORGER
+from support.watched import watched
 
 from pytest_reb import witness
 from pytest_reb.witness import observe
@@ -39,17 +40,9 @@ def run(repo: Path, hooks: str | None = None) -> tuple[subprocess.CompletedProce
         env["PYTHONPATH"] = str(folder)
     env.update(witness.env_vars(str(LIB), str(record), exp.entries, None, str(repo),
                                 witness.stops_for(exp)))
-    proc = subprocess.Popen(argv, cwd=repo, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    with observe.Observer(observe.Library(str(LIB), str(LIB)),
-                          lambda: observe.tree(proc.pid)) as obs:
-        try:
-            out, err = proc.communicate(timeout=60)
-        finally:
-            proc.kill()
-    text = record.read_text() if record.exists() else ""
-    problem = witness.judge(exp, witness.merge([text], [obs.seen]))
-    return subprocess.CompletedProcess(argv, proc.returncode, out, err), problem, obs.seen
+    res, procs = watched(argv, repo, env, str(LIB), record)
+    seen = {p.seen.host_pid: p.seen for p in procs.values() if p.seen is not None}
+    return res, witness.judge(exp, procs), seen
 
 
 @pytest.fixture
