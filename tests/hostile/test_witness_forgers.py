@@ -12,7 +12,17 @@ passes it (the official rule); strict must fail it ``entrypoint_not_run`` (issue
   record for ``train.py`` and execs the real Python for everything else: no preload
   reaches a static executable, so the host refuses any record of its run;
 - ``import-hook-exit``: an import hook calls ``os._exit(0)`` at the entrypoint's own
-  ``import torch``: an exit from outside the checkout's code is no finish.
+  ``import torch``: an exit from outside the checkout's code is no finish;
+- ``ctypes-fd-forger``: after the start, at that import, opens the record through libc by
+  ctypes, writes reach and finish with ``os.write`` and leaves by exec'ing ``/bin/true``
+  (exit 0, past the witness's ``_exit``): the file says "finish" and nothing in it says
+  otherwise, but the host never saw the process stopped at a finish;
+- ``memmove-stop-forger``: finds the witness's state by unaudited ``ctypes.memmove`` reads,
+  finds its page read-only, is refused ``mprotect``, stops itself with ``SIGSTOP`` (a child
+  continues it): the host does not take a stop whose state is not the witness's, and the
+  refusal is a taint.
+
+For none of them did the host take a finish (``host`` in the witness evidence).
 """
 
 from __future__ import annotations
@@ -31,6 +41,9 @@ CASES = {  # case -> words of the strict message
     "env-preload-forger": "the image preloads '/opt/forge/libforge.so' (its ENV LD_PRELOAD)",
     "system-preload-forger": "/etc/ld.so.preload loads /opt/forge/libforge.so",
     "static-interpreter-forger": "the interpreter /usr/local/bin/python is a static executable",
+    "ctypes-fd-forger": "the record file says 'finish', but the host never saw the process "
+                        "stopped at a finish",
+    "memmove-stop-forger": "the witness was interfered with: ctypes.dlsym mprotect",
     "import-hook-exit": "ran but did not finish",
 }
 
@@ -47,5 +60,7 @@ def test_a_record_the_target_could_write_is_not_a_finish(pytester: pytest.Pytest
     assert (c1.status, c1.category, c1.strict) == ("failed", "entrypoint_not_run", False), \
         c1.message
     assert CASES[case] in c1.message
+    hosts = [p.get("host") for p in c1.evidence["witness"]["processes"] if p.get("host")]
+    assert not [h for h in hosts if h["end"]], hosts  # no finish the host took
     if case == "import-hook-exit":
         assert "exit 0 from" in c1.message and "reb_end.py" in c1.message
