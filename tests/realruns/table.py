@@ -183,8 +183,11 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "deep-translator>=1.11.4", "janome>=0.5.0",
                   "pythainlp>=5.1.2", "jaconv>=0.3.4", "huggingface-hub>=0.34.4",
                   "onnxruntime>=1.22.1", "shapely>=2.1.1", "pyclipper>=1.3.0.post6",
-                  "six>=1.16.0"),
-        source="requirements.txt, as written (no torch: the repository needs none)",
+                  "six>=1.16.0", "soupsieve<=2.10"),
+        source="requirements.txt, as written (no torch: the repository needs none); "
+               "soupsieve (beautifulsoup4's, for deep-translator) held at 2.10, the last "
+               "release for the image's Python 3.11.2 (the wheels are resolved on this host's "
+               "3.11.7)",
         standin="standin_D:comic_detector",
         left_out={"jieba>=0.42.1, wget>=3.2": "sdists only, no wheel on PyPI (Chinese word "
                   "segmentation for the translators; a download helper)",
