@@ -261,9 +261,11 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "scikit-learn==1.6.1", "scipy==1.15.2", "sentencepiece", "einops",
                   "opencv-python-headless", "matplotlib==3.10.1", "openpyxl==3.1.5",
                   "beautifulsoup4==4.13.3", "gdown==5.2.0", "wandb==0.19.8", "timm",
-                  "protobuf==5.29.4", "tqdm==4.67.1", "pydantic==2.11.1", "psutil==7.0.0"),
+                  "protobuf==5.29.4", "tqdm==4.67.1", "pydantic==2.11.1", "psutil==7.0.0",
+                  "soupsieve<=2.10"),
         source="requirements.txt (a pip freeze for Python 3.10), with the shared torch 2.14.1 "
-               "and torchvision 0.29.1 for its 2.2.0+cu118 builds",
+               "and torchvision 0.29.1 for its 2.2.0+cu118 builds; soupsieve (beautifulsoup4's) "
+               "held at 2.10, the last release for the image's Python 3.11.2",
         left_out={"torch==2.2.0+cu118, torchvision==0.17.0+cu118, torchaudio==2.2.0+cu118, "
                   "nvidia-*-cu11": "CUDA 11.8 builds from PyTorch's own index",
                   "deepspeed==0.12.5": "an sdist only (no wheel; its build needs torch and a "
