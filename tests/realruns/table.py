@@ -161,10 +161,11 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "opencv-python-headless", "numpy>=1.24.3", "tensorboard==2.14.0",
                   "torch-complex>=0.4.4", "rotary-embedding-torch==0.8.3", "typeguard==4.3.0",
                   "scenedetect", "huggingface-hub>=0.26.2", "gdown==5.2.0", "pydub",
-                  "einops", "joblib", "packaging"),
+                  "einops", "joblib", "packaging", "soupsieve<=2.10"),
         source="requirements.txt (torch>=2.0.1 and torchaudio>=2.0.2 as the shared 2.14.1 "
                "build with torchaudio 2.11.1; opencv-python==4.10.0.84 as its headless build: "
-               "no display here); einops and joblib, which the training code imports",
+               "no display here); einops and joblib, which the training code imports; "
+               "soupsieve (gdown's beautifulsoup4) held at 2.10 for the image's Python 3.11.2",
         left_out={"pesq==0.0.4, pyworld, pysptk, fastdtw": "sdists with C extensions, no "
                   "wheel for Python 3.11 on PyPI and no compiler in the image; "
                   "train/speech_enhancement/utils/misc.py imports pesq",
