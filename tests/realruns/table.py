@@ -135,16 +135,18 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         packages=(*TORCH_AUDIO, "librosa==0.10.1", "tqdm", "tiktoken==0.5.1", "numpy==1.26.4",
                   "fastapi==0.110.0", "uvicorn==0.27.1", "tyro==0.7.3", "deepfilternet==0.5.6",
                   "pydub==0.25.1", "huggingface_hub==0.21.4", "click", "posthog",
-                  "python-dotenv", "einops==0.7.0", "julius", "encodec==0.1.1",
-                  "hydra-core==1.3.2", "omegaconf==2.3.0", "soundfile", "av==12.0.0",
-                  "sentencepiece", "transformers==4.39.2", "flashy==0.0.2", "num2words",
-                  "spacy==3.7.4", "demucs==4.0.1", "torchmetrics", "gradio==4.24.0"),
+                  "python-dotenv", "einops==0.7.0", "julius", "soundfile", "av==12.0.0",
+                  "sentencepiece", "transformers==4.39.2", "num2words", "spacy==3.7.4",
+                  "torchmetrics", "gradio==4.24.0"),
         source="requirements.txt (poetry export) and pyproject.toml, with torch 2.14.1 and "
                "torchaudio 2.11.1 for its torch==2.1.0/torchaudio==2.1.0: the code imports no "
                "xformers, which is what ties it to 2.1.0; audiocraft's own dependencies "
-               "(julius, encodec, hydra, flashy, demucs, ...) installed by name",
+               "that have wheels (julius, av, sentencepiece, ...) installed by name",
         left_out={"audiocraft==1.2.0": "no wheel on PyPI (an sdist only, and it pins "
                   "torch==2.1.0); fam/llm/decoders.py imports it",
+                  "encodec==0.1.1, flashy==0.0.2, demucs==4.0.1, hydra-core, omegaconf":
+                  "audiocraft's: sdists only, or (hydra-core 1.3.2, omegaconf 2.3.0) needing "
+                  "antlr4-python3-runtime 4.9.3, an sdist only",
                   "xformers==0.0.22.post7": "a CUDA build paired with torch 2.1.0; no module "
                   "of fam imports it",
                   "torch==2.1.0, torchaudio==2.1.0": "the shared 2.14.1 build and the "
