@@ -156,6 +156,7 @@ def base_image(pins: tuple[str, ...]) -> tuple[str, set[str]]:
         pass
     scratch = WORK / "bases" / name
     shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir(parents=True)  # the build's /mnt, also for a base without torch ("bare")
     files = download(pins, scratch / "wheels") if pins else set()
     script = f"python3 -m venv {VENV}" + (f" && {pip_install(pins)}" if pins else "")
     commit(ensure_base_image(client), script, tag, scratch)
@@ -189,6 +190,7 @@ def build(row: RealEnv, mirror: Path) -> tuple[str, Path]:
                       "&& rm -rf /tmp/repo-build")
     script += [f"mkdir -p {REPO_DIR} {os.path.dirname(REPORT)}",
                f"cp -a /mnt/repo/. {REPO_DIR}/",
+               *(f"VENV={VENV} REPO={REPO_DIR} && {step}" for step in row.after),
                f"{VENV}/bin/python /mnt/report_probe.py {VENV}/bin/python {row.env} "
                f"{shlex.quote(notes(row))} > {REPORT}"]
     tag = f"reb-real:{slug(row.repo).replace('__', '.')}"

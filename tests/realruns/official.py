@@ -28,7 +28,6 @@ mounted read-only.  Without them the pyright stage writes no results
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import subprocess
@@ -70,8 +69,9 @@ def stage_verdict(data: dict[str, Any]) -> dict[str, Any]:
     kept = {k: data.get(k) for k in ("status", "exit_code", "failure_category", "skip_reason")}
     metrics = data.get("metrics") or {}
     for key in ("missing_packages_count", "total_imported_packages_count"):
-        if key in metrics:
-            kept[key] = metrics[key]
+        # top-level or inside ``metrics``, as M5 reads them (official-harness.md, section 6)
+        if key in data or key in metrics:
+            kept[key] = data.get(key, metrics.get(key))
     if isinstance(data.get("missing_packages"), list):
         kept["missing_packages"] = sorted(data["missing_packages"])
     halluc = data.get("hallucinations")
@@ -79,6 +79,17 @@ def stage_verdict(data: dict[str, Any]) -> dict[str, Any]:
         kept["hallucinations"] = {k: (v or {}).get("count") for k, v in halluc.items()
                                   if isinstance(v, dict)}
     return kept
+
+
+def missing_names(container: Any) -> list[str] | None:
+    """The pyright stage's missing names from its ``analysis.json``, for bundles whose
+    results.json carries the counts only (Kokoro-FastAPI's, for one)."""
+    read = container.exec_run(["cat", f"{REPO_DIR}/build_output/pyright/analysis.json"])
+    try:
+        names = json.loads(read.output).get("missing_packages") if read.exit_code == 0 else None
+    except (json.JSONDecodeError, AttributeError):
+        return None
+    return sorted(names) if isinstance(names, list) else None
 
 
 def run(repo: str, image: str, release: Path = RELEASE) -> dict[str, Any]:
@@ -112,13 +123,9 @@ def run(repo: str, image: str, release: Path = RELEASE) -> dict[str, Any]:
                         else {"status": "absent"}
                 except json.JSONDecodeError:
                     stages[stage] = {"status": "invalid_json"}
-            # the names behind the pyright count are in its analysis.json, not results.json
-            read = container.exec_run(["cat", f"{REPO_DIR}/build_output/pyright/analysis.json"])
-            if read.exit_code == 0 and isinstance(stages.get("pyright"), dict):
-                with contextlib.suppress(json.JSONDecodeError, AttributeError, TypeError):
-                    names = json.loads(read.output).get("missing_packages")
-                    if isinstance(names, list):
-                        stages["pyright"]["missing_packages"] = sorted(map(str, names))
+            names = missing_names(container)
+            if names is not None:
+                stages["pyright"].setdefault("missing_packages", names)
         finally:
             container.remove(force=True, v=True)
     return {"run_all_exit": code, "run_all_lines": tail, "stages": stages}

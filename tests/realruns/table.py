@@ -22,10 +22,9 @@ from dataclasses import dataclass, field
 TORCH_CPU = "torch==2.13.0"
 #: The CUDA pair from this machine's disk, for repositories that import torchvision.
 TORCH_VISION = ("torch==2.14.1", "torchvision==0.29.1")
-#: The CUDA torch with the newest torchaudio on PyPI (2.11.1: its wheel requires ``torch>=2.11``
-#: and has no CPython tag, ``py3-none``; no torchaudio 2.14 exists), for repositories that
-#: import torchaudio (added by batch A; not yet built, so not yet seen to load beside 2.14.1).
-TORCH_AUDIO = ("torch==2.14.1", "torchaudio==2.11.1")
+#: Batch D: the CUDA pair with torchaudio 2.11.1, the newest torchaudio (it requires
+#: torch>=2.11 and ships no compiled extension), for repositories that import torchaudio.
+TORCH_AUDIO = (*TORCH_VISION, "torchaudio==2.11.1")
 #: pip's option for a pure-Python package published only as an sdist (no wheel of the pinned
 #: version): it is downloaded as the sdist and built in the image by pip, with ``setuptools``
 #: from the wheelhouse, as an agent's own ``pip install`` would.
@@ -52,6 +51,9 @@ class RealEnv:
     #: the function that puts a stand-in of a hub asset into the asset cache: a name in
     #: ``standin.py``, or ``module:function`` of another module in this folder
     standin: str | None = None
+    #: shell steps run in the image after the installs and the checkout's copy (bash, the
+    #: network off; ``$VENV`` is the venv, ``$REPO`` the checkout), each said in ``source``
+    after: tuple[str, ...] = ()
 
 
 ENVIRONMENTS: tuple[RealEnv, ...] = (
@@ -211,6 +213,175 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
     # ---------------------------------------------------------------------------------------
     # batch D: rows added by the batch-D run (keep each batch's rows under its own heading)
     # ---------------------------------------------------------------------------------------
+    RealEnv(
+        repo="meta-pytorch/torchft",
+        commit="86c42910df9140bdfee68fbba29233c3cab84288",
+        env="torchft",
+        packages=(*TORCH_VISION, "torchdata", "numpy", "opentelemetry-api>=1.39.0",
+                  "opentelemetry-sdk>=1.39.0", "opentelemetry-exporter-otlp-proto-http>=1.39.0",
+                  "torchft-nightly==2025.12.27"),
+        source="pyproject.toml: dependencies (torch>=2.7, opentelemetry-*); torchvision and "
+               "torchdata, which train_ddp.py imports (README); the package's Rust extension "
+               "from torchft-nightly 2025.12.27, the build of the day after the pinned commit "
+               "(2025-12-26, main's head until 2026-01-12, so the build of that tree): no Rust "
+               "toolchain or protoc on this machine for maturin; its _torchft extension is "
+               "copied into the checkout's torchft/, where the README's pip install -e . "
+               "(maturin develop) puts it (*.so is git-ignored there), since the stages run "
+               "the checkout's torchft (PYTHONPATH={repo})",
+        after=("cp $VENV/lib/python3.11/site-packages/torchft/_torchft.*.so $REPO/torchft/",),
+        left_out={"a maturin build of the checkout": "needs cargo and protoc, not on this "
+                  "machine; the nightly wheel of the next day stands in for it",
+                  "pytest, parameterized, expecttest, torchx-nightly, lintrunner": "the [dev] "
+                  "extra"},
+    ),
+    RealEnv(
+        repo="metavoiceio/metavoice-src",
+        commit="de3fa211ac4621e03a5f990651aeecc64da418f5",
+        env="metavoice",
+        packages=(*TORCH_AUDIO, "librosa==0.10.1", "tqdm", "tiktoken==0.5.1", "numpy==1.26.4",
+                  "fastapi==0.110.0", "uvicorn==0.27.1", "tyro==0.7.3", "deepfilternet==0.5.6",
+                  "pydub==0.25.1", "huggingface_hub==0.21.4", "click", "posthog",
+                  "python-dotenv", "einops==0.7.0", "julius", "soundfile", "av==12.0.0",
+                  "sentencepiece", "transformers==4.39.2", "num2words", "spacy==3.7.4",
+                  "torchmetrics", "gradio==4.24.0"),
+        source="requirements.txt (poetry export) and pyproject.toml, with torch 2.14.1 and "
+               "torchaudio 2.11.1 for its torch==2.1.0/torchaudio==2.1.0: the code imports no "
+               "xformers, which is what ties it to 2.1.0; audiocraft's own dependencies "
+               "that have wheels (julius, av, sentencepiece, ...) installed by name",
+        left_out={"audiocraft==1.2.0": "no wheel on PyPI (an sdist only, and it pins "
+                  "torch==2.1.0); fam/llm/decoders.py imports it",
+                  "encodec==0.1.1, flashy==0.0.2, demucs==4.0.1, hydra-core, omegaconf":
+                  "audiocraft's: sdists only, or (hydra-core 1.3.2, omegaconf 2.3.0) needing "
+                  "antlr4-python3-runtime 4.9.3, an sdist only",
+                  "xformers==0.0.22.post7": "a CUDA build paired with torch 2.1.0; no module "
+                  "of fam imports it",
+                  "torch==2.1.0, torchaudio==2.1.0": "the shared 2.14.1 build and the "
+                  "torchaudio release that pairs with it instead (one torch per machine)",
+                  "wandb, pre-commit, pytest, ipdb": "the [observable] extra and dev tools"},
+    ),
+    RealEnv(
+        repo="modelscope/ClearerVoice-Studio",
+        commit="6b3774dc79c46ae8bed2a4fa5f706f0ac8c75c61",
+        env="clearervoice",
+        packages=(*TORCH_AUDIO, "scipy>=1.10.1", "soundfile==0.12.1", "yamlargparse==1.31.1",
+                  "torchinfo==1.8.0", "tqdm==4.67.0", "pyyaml", "museval", "resampy",
+                  "onnxruntime", "gammatone", "librosa==0.10.2.post1",
+                  "opencv-python-headless", "numpy>=1.24.3", "tensorboard==2.14.0",
+                  "torch-complex>=0.4.4", "rotary-embedding-torch==0.8.3", "typeguard==4.3.0",
+                  "scenedetect", "huggingface-hub>=0.26.2", "gdown==5.2.0", "pydub",
+                  "einops", "joblib", "packaging", "soupsieve<=2.10"),
+        source="requirements.txt (torch>=2.0.1 and torchaudio>=2.0.2 as the shared 2.14.1 "
+               "build with torchaudio 2.11.1; opencv-python==4.10.0.84 as its headless build: "
+               "no display here); einops and joblib, which the training code imports; "
+               "soupsieve (gdown's beautifulsoup4) held at 2.10 for the image's Python 3.11.2",
+        left_out={"pesq==0.0.4, pyworld, pysptk, fastdtw": "sdists with C extensions, no "
+                  "wheel for Python 3.11 on PyPI and no compiler in the image; "
+                  "train/speech_enhancement/utils/misc.py imports pesq",
+                  "pymcd, xls_r_sqa": "the speechscore metrics, which need pyworld/pysptk",
+                  "mir_eval==0.7, python_speech_features==0.6": "sdists only (no wheel); "
+                  "the speechscore and the AV demos only"},
+    ),
+    RealEnv(
+        repo="ogkalu2/comic-translate",
+        commit="2a43edd0565bd07a391725d4e104ddb90cacae0d",
+        env="comic_translate",
+        packages=("mahotas>=1.4.18", "pillow>=11.0.0", "numpy>=2.2.6", "setuptools",
+                  "PySide6>=6.8.0", "msgpack>=1.1.0", "requests>=2.31.0", "pdfplumber>=0.11.5",
+                  "py7zr>=0.20.8", "rarfile>=4.1", "img2pdf>=0.5.1",
+                  "azure-ai-vision-imageanalysis>=1.0.0b1", "deepl>=1.16.1",
+                  "deep-translator>=1.11.4", "janome>=0.5.0",
+                  "pythainlp>=5.1.2", "jaconv>=0.3.4", "huggingface-hub>=0.34.4",
+                  "onnxruntime>=1.22.1", "shapely>=2.1.1", "pyclipper>=1.3.0.post6",
+                  "six>=1.16.0", "soupsieve<=2.10"),
+        source="requirements.txt, as written (no torch: the repository needs none); "
+               "soupsieve (beautifulsoup4's, for deep-translator) held at 2.10, the last "
+               "release for the image's Python 3.11.2 (the wheels are resolved on this host's "
+               "3.11.7)",
+        standin="standin_D:comic_detector",
+        left_out={"jieba>=0.42.1, wget>=3.2": "sdists only, no wheel on PyPI (Chinese word "
+                  "segmentation for the translators; a download helper)",
+                  "requirements-dev.txt": "development tools"},
+    ),
+    RealEnv(
+        repo="remsky/Kokoro-FastAPI",
+        commit="3af45719940c915b53ad2a63f9cdb6f22680d276",
+        env="kokoro_fastapi",
+        packages=(TORCH_CPU, "fastapi==0.115.6", "uvicorn==0.34.0", "click>=8.0.0",
+                  "pydantic==2.10.4", "pydantic-settings==2.7.0", "python-dotenv==1.0.1",
+                  "sqlalchemy==2.0.27", "numpy>=1.26.0", "scipy==1.14.1", "soundfile==0.13.0",
+                  "regex==2024.11.6", "aiofiles==23.2.1", "tqdm==4.67.1", "requests==2.32.3",
+                  "munch==4.0.0", "tiktoken==0.8.0", "loguru==0.7.3", "openai>=1.59.6",
+                  "pydub>=0.25.1", "matplotlib>=3.10.0", "mutagen>=1.47.0", "psutil>=6.1.1",
+                  "espeakng-loader==0.2.4", "kokoro==0.9.4", "misaki[en,ko]==0.9.4",
+                  "spacy==3.8.5", "inflect>=7.5.0", "phonemizer-fork>=3.3.2", "av>=14.2.0",
+                  "text2num>=2.5.1"),
+        source="pyproject.toml: dependencies and the [cpu] extra (torch==2.8.0 as the shared "
+               "CPU build 2.13.0)",
+        left_out={"en-core-web-sm": "a direct URL to a GitHub release, not a package index",
+                  "misaki's [ja] and [zh] extras": "pyopenjtalk (an sdist with C++ code, no "
+                  "compiler in the image) and jieba (an sdist only) have no wheel; the "
+                  "Japanese and Chinese voices only",
+                  "torch==2.8.0+cu129, torch==2.8.0+rocm6.4": "the [gpu]/[rocm] extras, from "
+                  "PyTorch's own indexes",
+                  "pytest, pytest-cov, httpx, pytest-asyncio, tomli, jinja2": "the [test] extra"},
+    ),
+    RealEnv(
+        repo="rllm-team/rllm",
+        commit="0c0e4ec9b158318d72a09d810c060e0c9529c074",
+        env="rllm",
+        packages=(TORCH_CPU, "langchain==1.0.2", "langchain_community==0.4.1",
+                  "langchain_core==1.0.1", "networkx==3.0", "numpy", "pandas", "scikit_learn",
+                  "scipy", "tqdm", "transformers<=4.30.0", "pyarrow"),
+        install_repo=True,
+        source="requirements.txt (torch>=2.1.0,<=2.3.0 as the shared CPU build 2.13.0: the "
+               "code uses no API removed since 2.3); the package rllm installed from the "
+               "checkout",
+        left_out={"torch<=2.3.0": "the shared CPU build 2.13.0 instead (one torch per "
+                  "machine)",
+                  "sentence-transformers": "not in requirements.txt, imported by "
+                  "rllm/datasets/relbench/utils.py; 2.2.2, the last release that accepts "
+                  "transformers<=4.30.0, is an sdist only (no wheel)"},
+    ),
+    RealEnv(
+        repo="sgl-project/SpecForge",
+        commit="077f286269a7e10ca7b18f7a33e49e8c6cbeac4f",
+        env="specforge",
+        packages=(*TORCH_AUDIO, "transformers==4.57.1", "qwen-vl-utils==0.0.11", "datasets",
+                  "setuptools", "tqdm", "wandb", "psutil", "numpy", "accelerate", "pydantic",
+                  "openai-harmony", "yunchang"),
+        install_repo=True,
+        source="requirements.txt, with the shared torch 2.14.1 / torchvision 0.29.1 and "
+               "torchaudio 2.11.1 for its 2.9.1 / 0.24.1 / 2.9.1 pins; the package specforge "
+               "installed from the checkout (--no-deps: setup.py reads requirements.txt)",
+        left_out={"sglang[all]==0.5.6": "pins torch==2.9.1 and pulls CUDA-only kernels "
+                  "(sgl-kernel, flashinfer); the probe's --target-model-backend hf runs no "
+                  "SGLang engine",
+                  "torch==2.9.1, torchvision==0.24.1, torchaudio==2.9.1": "the shared 2.14.1 "
+                  "builds instead (one torch per machine)",
+                  "pre-commit": "a development tool"},
+    ),
+    RealEnv(
+        repo="yuanze-lin/Olympus",
+        commit="d49bffd878dcb96e7cd4d9312e0852b26e34eab8",
+        env="olympus",
+        packages=(*TORCH_VISION, "accelerate==0.28.0", "transformers==4.38.2",
+                  "tokenizers==0.15.2", "peft==0.10.0", "huggingface-hub==0.30.0",
+                  "numpy==1.26.4", "pandas==2.2.3", "pillow==11.1.0", "safetensors==0.5.3",
+                  "scikit-learn==1.6.1", "scipy==1.15.2", "sentencepiece", "einops",
+                  "opencv-python-headless", "matplotlib==3.10.1", "openpyxl==3.1.5",
+                  "beautifulsoup4==4.13.3", "gdown==5.2.0", "wandb==0.19.8", "timm",
+                  "protobuf==5.29.4", "tqdm==4.67.1", "pydantic==2.11.1", "psutil==7.0.0",
+                  "soupsieve<=2.10"),
+        source="requirements.txt (a pip freeze for Python 3.10), with the shared torch 2.14.1 "
+               "and torchvision 0.29.1 for its 2.2.0+cu118 builds; soupsieve (beautifulsoup4's) "
+               "held at 2.10, the last release for the image's Python 3.11.2",
+        left_out={"torch==2.2.0+cu118, torchvision==0.17.0+cu118, torchaudio==2.2.0+cu118, "
+                  "nvidia-*-cu11": "CUDA 11.8 builds from PyTorch's own index",
+                  "deepspeed==0.12.5": "an sdist only (no wheel; its build needs torch and a "
+                  "compiler); the multi-GPU stage only",
+                  "triton==2.2.0": "paired with torch 2.2.0; the shared torch brings its own",
+                  "ninja, nvidia-ml-py, pynvml": "build and NVML helpers for deepspeed"},
+    ),
 )
 
 
