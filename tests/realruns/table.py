@@ -129,6 +129,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "not needed to train",
                   "fastwer, pytesseract, optuna, numba": "the evaluation and tuning scripts "
                   "(main_test_*, tempest_evaluation.py, optuna_drunet.py), not training"},
+        standin="standin_B:deep_tempest_drunet",
     ),
     RealEnv(
         repo="c2g-dev/city2graph",
@@ -210,6 +211,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "file at this commit",
                   "Sphinx and the docs toolchain, pytest, twine": "documentation, tests, "
                   "release"},
+        standin="standin_B:socialed_sbert",
     ),
     RealEnv(
         repo="ZhengYinan-AIR/Diffusion-Planner",
