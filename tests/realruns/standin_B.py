@@ -141,3 +141,65 @@ def socialed_sbert(image: str, cache: Path) -> None:
                 table[i, j] = value
         np.save(data, table, allow_pickle=True)
         AssetCache(cache).ingest(repo, "Event2012", data, origin=SOCIALED_DATA_ORIGIN)
+
+
+#: Texo's stages train from ``model.pretrained`` = the first ``*.pt`` of the alephpi/FormulaNet
+#: snapshot (hub).  The stand-in is the default model config's network (``FormulaNet`` of the
+#: repository, config/model/formulanet-S.yaml with no checkpoint: HGNetV2 encoder, MBart decoder)
+#: with random weights, its state dict at ``checkpoints/formulanet.pt`` (strict load at train
+#: time).  ``texo.utils.config`` registers the custom encoder type, as train.py's import does.
+TEXO_MODEL = """
+import os, sys, torch
+sys.path.insert(0, sys.argv[1] + "/src")
+from omegaconf import OmegaConf
+import texo.utils.config  # registers my_hgnetv2 with transformers' Auto classes
+from texo.model.formulanet import FormulaNet
+cfg = OmegaConf.to_container(OmegaConf.load(sys.argv[1] + "/config/model/formulanet-S.yaml"))
+cfg["pretrained"] = ""
+torch.manual_seed(0)
+model = FormulaNet(cfg)
+out = os.path.join(sys.argv[2], "FormulaNet", "checkpoints")
+os.makedirs(out)
+torch.save(model.state_dict(), os.path.join(out, "formulanet.pt"))
+print("stand-in", out, sum(p.numel() for p in model.parameters()), "parameters")
+"""
+TEXO_MODEL_ORIGIN = ("stand-in: random-init FormulaNet (config/model/formulanet-S.yaml) state "
+                     "dict made by the repository's own model class (the hub is not reachable "
+                     "here)")
+#: UniMER-Train as its hub repository holds it (parquet shards with an ``image`` and a ``text``
+#: column), with one formula: a white PNG made with Pillow and its LaTeX.  ``load_dataset`` of the
+#: folder reads it as the raw download.
+TEXO_DATA = """
+import io, os, sys
+from PIL import Image, ImageDraw
+import datasets
+img = Image.new("RGB", (192, 48), "white")
+ImageDraw.Draw(img).text((8, 16), "x^2 + y^2 = z^2", fill="black")
+buf = io.BytesIO()
+img.save(buf, format="PNG")
+rows = [{"image": {"bytes": buf.getvalue(), "path": None},
+         "text": "x ^ { 2 } + y ^ { 2 } = z ^ { 2 }"}]
+features = datasets.Features({"image": datasets.Image(), "text": datasets.Value("string")})
+out = os.path.join(sys.argv[2], "UniMER-Train", "data")
+os.makedirs(out)
+shard = os.path.join(out, "train-00000-of-00001.parquet")
+datasets.Dataset.from_list(rows, features=features).to_parquet(shard)
+print("stand-in", out)
+"""
+TEXO_DATA_ORIGIN = ("stand-in: one synthetic formula (a Pillow-drawn PNG and its LaTeX) as a "
+                    "parquet shard in UniMER-Train's columns (the hub is not reachable here)")
+
+
+def texo_formulanet(image: str, cache: Path) -> None:
+    """Texo's FormulaNet checkpoint and a one-row UniMER-Train, both stand-ins."""
+    from pytest_reb.assets.cache import AssetCache
+
+    repo = load_repo(ROOT / "repos" / "test_alephpi__Texo.py")
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(scratch)
+        in_image(image, TEXO_MODEL, out)
+        in_image(image, TEXO_DATA, out)
+        AssetCache(cache).ingest(repo, "FormulaNet", out / "FormulaNet",
+                                 origin=TEXO_MODEL_ORIGIN)
+        AssetCache(cache).ingest(repo, "UniMER-Train", out / "UniMER-Train",
+                                 origin=TEXO_DATA_ORIGIN)

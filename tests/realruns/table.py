@@ -189,6 +189,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "the rest of the dev group (notebooks, profiling, hub scripts)",
                   "paddle, ppocr, ptocr, debugpy": "scripts/python/convert_model.py, the "
                   "PaddleOCR weight converter"},
+        standin="standin_B:texo_formulanet",
     ),
     RealEnv(
         repo="RingBDStack/SocialED",
