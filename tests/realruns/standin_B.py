@@ -203,3 +203,39 @@ def texo_formulanet(image: str, cache: Path) -> None:
                                  origin=TEXO_MODEL_ORIGIN)
         AssetCache(cache).ingest(repo, "UniMER-Train", out / "UniMER-Train",
                                  origin=TEXO_DATA_ORIGIN)
+
+
+#: ml-mdm's stages encode captions with ``--text-model={assets}/model/google__flan-t5-small``
+#: (hub), loaded by ``T5Encoder.from_pretrained`` of the repository (a subclass of transformers'
+#: T5ForConditionalGeneration); the tokenizer is the checkout's own data/t5.vocab.  The stand-in is
+#: flan-t5-small's architecture (d_model 512, 8 layers each side, 6 heads, gated GELU, 32128
+#: tokens) with random weights, saved by that class.
+ML_MDM_T5 = """
+import os, sys, torch
+sys.path.insert(0, sys.argv[1] + "/ml-mdm-matryoshka")
+from transformers import T5Config
+from ml_mdm.language_models.factory import T5Encoder
+config = T5Config(vocab_size=32128, d_model=512, d_kv=64, d_ff=1024, num_layers=8,
+                  num_decoder_layers=8, num_heads=6, feed_forward_proj="gated-gelu",
+                  tie_word_embeddings=False, decoder_start_token_id=0, pad_token_id=0,
+                  eos_token_id=1)
+torch.manual_seed(0)
+model = T5Encoder(config)
+out = os.path.join(sys.argv[2], "google__flan-t5-small")
+model.save_pretrained(out)
+print("stand-in", out, sum(p.numel() for p in model.parameters()), "parameters")
+"""
+ML_MDM_T5_ORIGIN = ("stand-in: random-init flan-t5-small architecture saved by the repository's "
+                    "own T5Encoder class (the hub is not reachable here)")
+
+
+def ml_mdm_t5(image: str, cache: Path) -> None:
+    """ml-mdm's text encoder, a stand-in of google/flan-t5-small."""
+    from pytest_reb.assets.cache import AssetCache
+
+    repo = load_repo(ROOT / "repos" / "test_apple__ml_mdm.py")
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(scratch)
+        in_image(image, ML_MDM_T5, out)
+        AssetCache(cache).ingest(repo, "flan-t5-small", out / "google__flan-t5-small",
+                                 origin=ML_MDM_T5_ORIGIN)

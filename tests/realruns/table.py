@@ -167,6 +167,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "torch==2.2.2+cpu / +cu111": "local-version builds from PyTorch's own index",
                   "pytest, pytest-cov, pre-commit": "the [dev] extra",
                   "mlx": "Apple silicon only (unet_mlx.py, the MLX port)"},
+        standin="standin_B:ml_mdm_t5",
     ),
     RealEnv(
         repo="alephpi/Texo",
