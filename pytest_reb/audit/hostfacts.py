@@ -58,11 +58,14 @@ class TorchInstall:
     def supports(self, version: str) -> bool:
         """This install is ``version``: its ``version.py`` says so and, where it has
         distribution metadata, one of them does too (an edited ``version.py`` beside the
-        wheel's own metadata supports nothing)."""
+        wheel's own metadata supports nothing).  The metadata may name the public version
+        alone: PyPI's CUDA wheels of torch say ``Version: 2.14.1`` where their ``version.py``
+        says ``2.14.1+cu130`` (a local label is the build's, not the release's)."""
         code = [v for src, v in self.versions.items() if src.endswith("/version.py")]
         meta = [v for src, v in self.versions.items() if not src.endswith("/version.py")]
+        public = version.split("+", 1)[0]
         return bool(self.versions) and all(v == version for v in code) and \
-            (not meta or version in meta)
+            (not meta or version in meta or public in meta)
 
 
 @dataclass
