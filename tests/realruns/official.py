@@ -67,7 +67,9 @@ def bundle(repo: str, release: Path, dest: Path) -> Path:
 def stage_verdict(data: dict[str, Any]) -> dict[str, Any]:
     """What M5 reads of one stage: status, exit code, category, C0 metrics, C5 counts."""
     kept = {k: data.get(k) for k in ("status", "exit_code", "failure_category", "skip_reason")}
-    metrics = data.get("metrics") or {}
+    # the pyright stage's results.json has the counts at its top level; its analysis.json
+    # (merged in by ``run``) under "metrics", with the names in "missing_packages"
+    metrics = {**data, **(data.get("metrics") or {})}
     for key in ("missing_packages_count", "total_imported_packages_count"):
         if key in metrics:
             kept[key] = metrics[key]
@@ -78,6 +80,19 @@ def stage_verdict(data: dict[str, Any]) -> dict[str, Any]:
         kept["hallucinations"] = {k: (v or {}).get("count") for k, v in halluc.items()
                                   if isinstance(v, dict)}
     return kept
+
+
+def analysis(container: Any, stage: str) -> dict[str, Any]:
+    """The pyright stage's analysis.json (the missing packages by name, and the metrics), or
+    nothing: the other stages write none, and a broken one adds nothing to results.json."""
+    if stage != "pyright":
+        return {}
+    read = container.exec_run(["cat", f"{REPO_DIR}/build_output/pyright/analysis.json"])
+    try:
+        data = json.loads(read.output) if read.exit_code == 0 else {}
+    except json.JSONDecodeError:
+        return {}
+    return {k: data[k] for k in ("missing_packages", "metrics") if k in data}
 
 
 def run(repo: str, image: str, release: Path = RELEASE) -> dict[str, Any]:
@@ -107,8 +122,9 @@ def run(repo: str, image: str, release: Path = RELEASE) -> dict[str, Any]:
             for stage in STAGES:
                 read = container.exec_run(["cat", f"{REPO_DIR}/build_output/{stage}/results.json"])
                 try:
-                    stages[stage] = stage_verdict(json.loads(read.output)) if read.exit_code == 0 \
-                        else {"status": "absent"}
+                    stages[stage] = stage_verdict({**json.loads(read.output),
+                                                   **analysis(container, stage)}) \
+                        if read.exit_code == 0 else {"status": "absent"}
                 except json.JSONDecodeError:
                     stages[stage] = {"status": "invalid_json"}
         finally:
