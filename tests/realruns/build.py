@@ -38,7 +38,7 @@ import official
 import standin
 from table import RealEnv, find
 
-from pytest_reb.images import ensure_base_image
+from pytest_reb.images import LABEL_PYTHON, ensure_base_image
 from pytest_reb.outcome import Outcome
 from pytest_reb.report import summary, table
 
@@ -93,12 +93,20 @@ def flavour(row: RealEnv) -> tuple[str, ...]:
     return tuple(p for p in row.packages if p.startswith(BASE_FAMILY))
 
 
+def image_python() -> str:
+    """The base image's Python version (its label): the wheels are chosen for it, not for this
+    host's interpreter (Debian's 3.11.2 there; a wheel that requires 3.11.5 must not come)."""
+    client = docker.from_env()
+    return client.images.get(ensure_base_image(client)).labels[LABEL_PYTHON]
+
+
 def download(packages: tuple[str, ...], dest: Path, *, skip: set[str] = frozenset()) -> set[str]:
     """The wheels of ``packages`` into ``dest`` (the only step with network; PyPI only), less
     the files named in ``skip`` (already in the base); returns the file names kept."""
     dest.mkdir(parents=True, exist_ok=True)
     done = subprocess.run(["nice", "-n", "19", sys.executable, "-m", "pip", "download", "-q",
-                           "--only-binary=:all:", "-d", str(dest), *packages],
+                           "--only-binary=:all:", "--python-version", image_python(),
+                           "-d", str(dest), *packages],
                           capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"pip download {' '.join(packages)} failed:\n{done.stderr[-3000:]}")
