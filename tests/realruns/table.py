@@ -155,7 +155,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         env="ml_mdm",
         packages=(*TORCH_VISION, "dataclass-wizard", "einops", "httpx==0.24.1", "mlx-data",
                   "numpy<2", "simple-parsing==0.1.5", "transformers", "sentencepiece",
-                  "matplotlib", "gradio", "boto3", "torchmetrics", "img2dataset", "torchinfo",
+                  "matplotlib", "gradio", "boto3", "torchmetrics", "torchinfo",
                   "tensorboard", "tensorboardX", "rotary-embedding-torch",
                   "pytorch-model-summary", "imageio"),
         source="ml-mdm-matryoshka/pyproject.toml: dependencies and the [training] extra "
@@ -165,6 +165,9 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         left_out={"tensorflow==2.5.0 ([cpu] and [gpu] extras)": "no wheel for Python 3.11 "
                   "(2.5 supports 3.6 to 3.9); no code at this commit imports it",
                   "torch==2.2.2+cpu / +cu111": "local-version builds from PyTorch's own index",
+                  "img2dataset": "the [data_prep] tool, imported by clis/scrape_cc12m.py only; "
+                  "its pins (albumentations<2, opencv, wandb) beside numpy<2 kept pip "
+                  "backtracking for over seven minutes without a resolution",
                   "pytest, pytest-cov, pre-commit": "the [dev] extra",
                   "mlx": "Apple silicon only (unet_mlx.py, the MLX port)"},
         standin="standin_B:ml_mdm_t5",
