@@ -44,6 +44,8 @@ class RealEnv:
     source: str = ""
     #: packages the repository names that were not installed, each with its reason
     left_out: dict[str, str] = field(default_factory=dict)
+    #: pure-Python packages PyPI has as source only, built into wheels on the host first
+    sdists: tuple[str, ...] = ()
     #: the function that puts a stand-in of a hub asset into the asset cache: a name in
     #: ``standin.py``, or ``module:function`` of another module in this folder
     standin: str | None = None
@@ -193,6 +195,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "the rest of the dev group (notebooks, profiling, hub scripts)",
                   "paddle, ppocr, ptocr, debugpy": "scripts/python/convert_model.py, the "
                   "PaddleOCR weight converter"},
+        sdists=("antlr4-python3-runtime==4.9.3",),
         standin="standin_B:texo_formulanet",
     ),
     RealEnv(
@@ -253,6 +256,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "runtime/triton_trtllm, the TensorRT-LLM serving recipe (CUDA builds)",
                   "flash_attn": "an optional CUDA kernel, imported under try",
                   "pyaudio": "socket_client.py only (needs PortAudio)"},
+        sdists=("antlr4-python3-runtime==4.9.3",),
     ),
     RealEnv(
         repo="OpenBMB/VoxCPM",
