@@ -121,15 +121,16 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         env="deep_tempest",
         packages=(*TORCH_VISION, "opencv-python-headless", "scikit-image", "pillow",
                   "hdf5storage", "ninja", "lmdb", "requests", "timm", "einops", "numpy",
-                  "scipy", "matplotlib", "scikit-learn", "pandas", "tqdm"),
+                  "scipy", "matplotlib", "scikit-learn", "pandas", "tqdm", "numba"),
         source="end-to-end/requirement.txt (opencv as its headless build); numpy, scipy, "
-               "matplotlib, scikit-learn, pandas and tqdm, which end-to-end/ imports, from the "
+               "matplotlib, scikit-learn, pandas, tqdm and numba (utils/DTutils.py, which the "
+               "trainer imports), which end-to-end/ imports, from the "
                "conda spec requirements.txt (python 3.9, pytorch 2.0 with CUDA 11.8: not a pip "
                "file), unpinned",
         left_out={"gnuradio, pmt, tempest_swig, PyQt5": "gr-tempest, the GNU Radio capture "
                   "module (C++ and SWIG, built with cmake against GNU Radio): not on PyPI and "
                   "not needed to train",
-                  "fastwer, pytesseract, optuna, numba": "the evaluation and tuning scripts "
+                  "fastwer, pytesseract, optuna": "the evaluation and tuning scripts "
                   "(main_test_*, tempest_evaluation.py, optuna_drunet.py), not training"},
         standin="standin_B:deep_tempest_drunet",
     ),
