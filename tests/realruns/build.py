@@ -38,7 +38,7 @@ import official
 import standin
 from table import RealEnv, find
 
-from pytest_reb.images import ensure_base_image
+from pytest_reb.images import LABEL_PYTHON, ensure_base_image
 from pytest_reb.outcome import Outcome
 from pytest_reb.report import summary, table
 
@@ -97,12 +97,31 @@ def flavour(row: RealEnv) -> tuple[str, ...]:
     return tuple(p for p in row.packages if p.startswith(BASE_FAMILY))
 
 
-def download(packages: tuple[str, ...], dest: Path, *, skip: set[str] = frozenset()) -> set[str]:
+def image_python() -> str:
+    """The base image's Python version (its label): the wheels are chosen for it, not for this
+    host's interpreter (Debian's 3.11.2 there; a wheel that requires 3.11.5 must not come)."""
+    client = docker.from_env()
+    return client.images.get(ensure_base_image(client)).labels[LABEL_PYTHON]
+
+
+def download(packages: tuple[str, ...], dest: Path, *, skip: set[str] = frozenset(),
+             sdists: tuple[str, ...] = ()) -> set[str]:
     """The wheels of ``packages`` into ``dest`` (the only step with network; PyPI only), less
-    the files named in ``skip`` (already in the base); returns the file names kept."""
+    the files named in ``skip`` (already in the base); returns the file names kept.
+
+    ``sdists`` are pure-Python packages PyPI has as source only (hydra-core's
+    ``antlr4-python3-runtime==4.9.*``): built into wheels here first, where the download
+    below finds them, since it takes wheels only (chosen for the image's Python)."""
     dest.mkdir(parents=True, exist_ok=True)
+    if sdists:
+        built = subprocess.run(["nice", "-n", "19", sys.executable, "-m", "pip", "wheel", "-q",
+                                "--no-deps", "-w", str(dest), *sdists],
+                               capture_output=True, text=True)
+        if built.returncode != 0:
+            raise SystemExit(f"pip wheel {' '.join(sdists)} failed:\n{built.stderr[-3000:]}")
     done = subprocess.run(["nice", "-n", "19", sys.executable, "-m", "pip", "download", "-q",
-                           "--only-binary=:all:", "-d", str(dest), *packages],
+                           "--only-binary=:all:", "--python-version", image_python(),
+                           "--find-links", str(dest), "-d", str(dest), *packages],
                           capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"pip download {' '.join(packages)} failed:\n{done.stderr[-3000:]}")
@@ -181,7 +200,7 @@ def build(row: RealEnv, mirror: Path) -> tuple[str, Path]:
     base, in_base = base_image(flavour(row))
     extra = ("setuptools", "wheel") if row.install_repo else ()
     shutil.rmtree(context / "wheels", ignore_errors=True)
-    download((*row.packages, *extra), context / "wheels", skip=in_base)
+    download((*row.packages, *extra), context / "wheels", skip=in_base, sdists=row.sdists)
     (context / "report_probe.py").write_text(REPORT_PROBE)
     script = [pip_install([*row.packages, *extra])]
     if row.install_repo:
@@ -198,6 +217,14 @@ def build(row: RealEnv, mirror: Path) -> tuple[str, Path]:
     return tag, context
 
 
+def mismatch(row: RealEnv) -> list[str]:
+    """``--reb-allow-commit-mismatch`` where the row's commit is not the module's pin (the pin
+    is not public: section 3), so the tiers verify the checkout instead of refusing it; every
+    outcome still says so (``head_moved``, ``unverifiable``)."""
+    pinned = standin.load_repo(module_of(row.repo)).commit
+    return [] if row.commit == pinned else ["--reb-allow-commit-mismatch"]
+
+
 def run_tiers(row: RealEnv, tag: str, context: Path, *, compat: bool,
               timeout_scale: float = 1.0) -> list[dict[str, Any]]:
     """pytest-reb C0, C1 and C5 on ``tag``; the outcomes it wrote, trimmed to the verdicts."""
@@ -205,8 +232,8 @@ def run_tiers(row: RealEnv, tag: str, context: Path, *, compat: bool,
     shutil.rmtree(outdir, ignore_errors=True)
     argv = [sys.executable, "-m", "pytest", str(module_of(row.repo)), "--reb-image", tag,
             "-m", TIERS, "--reb-outdir", str(outdir), "--reb-assets", str(WORK / "assets"),
-            "-p", "no:benchmark", "-q", "-rA", f"--reb-timeout-scale={timeout_scale:g}",
-            *(["--reb-compat"] if compat else [])]
+            f"--reb-timeout-scale={timeout_scale:g}", *mismatch(row),
+            "-p", "no:benchmark", "-q", "-rA", *(["--reb-compat"] if compat else [])]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(["nice", "-n", "19", *argv], cwd=ROOT, env=env, text=True,
                           capture_output=True)
@@ -266,9 +293,10 @@ def main() -> None:
     parser.add_argument("repo")
     parser.add_argument("--mirror", type=Path, default=Path("/work/.mirror"))
     parser.add_argument("--keep", action="store_true", help="keep the image and the context")
-    parser.add_argument("--timeout-scale", type=float, default=1.0,
-                        help="--reb-timeout-scale for the tiers (a large tree's pyright on a "
-                             "loaded machine ran past C0's 600 s)")
+    parser.add_argument("--timeout-scale", type=float, default=3.0,
+                        help="--reb-timeout-scale for the tiers (default 3: four batches shared "
+                             "a 2-core machine, where SocialED's pyright took 418 s of C0's 600 "
+                             "and a large tree's ran past it)")
     args = parser.parse_args()
     if args.timeout_scale <= 0:
         parser.error("--timeout-scale must be above 0")

@@ -67,7 +67,9 @@ def bundle(repo: str, release: Path, dest: Path) -> Path:
 def stage_verdict(data: dict[str, Any]) -> dict[str, Any]:
     """What M5 reads of one stage: status, exit code, category, C0 metrics, C5 counts."""
     kept = {k: data.get(k) for k in ("status", "exit_code", "failure_category", "skip_reason")}
-    metrics = data.get("metrics") or {}
+    # the pyright stage's results.json has the counts at its top level; its analysis.json
+    # (merged in by ``run``) under "metrics", with the names in "missing_packages"
+    metrics = {**data, **(data.get("metrics") or {})}
     for key in ("missing_packages_count", "total_imported_packages_count"):
         # top-level or inside ``metrics``, as M5 reads them (official-harness.md, section 6)
         if key in data or key in metrics:
@@ -81,15 +83,17 @@ def stage_verdict(data: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
-def missing_names(container: Any) -> list[str] | None:
-    """The pyright stage's missing names from its ``analysis.json``, for bundles whose
-    results.json carries the counts only (Kokoro-FastAPI's, for one)."""
+def analysis(container: Any, stage: str) -> dict[str, Any]:
+    """The pyright stage's analysis.json (the missing packages by name, and the metrics), or
+    nothing: the other stages write none, and a broken one adds nothing to results.json."""
+    if stage != "pyright":
+        return {}
     read = container.exec_run(["cat", f"{REPO_DIR}/build_output/pyright/analysis.json"])
     try:
-        names = json.loads(read.output).get("missing_packages") if read.exit_code == 0 else None
-    except (json.JSONDecodeError, AttributeError):
-        return None
-    return sorted(names) if isinstance(names, list) else None
+        data = json.loads(read.output) if read.exit_code == 0 else {}
+    except json.JSONDecodeError:
+        return {}
+    return {k: data[k] for k in ("missing_packages", "metrics") if k in data}
 
 
 def run(repo: str, image: str, release: Path = RELEASE) -> dict[str, Any]:
@@ -119,13 +123,11 @@ def run(repo: str, image: str, release: Path = RELEASE) -> dict[str, Any]:
             for stage in STAGES:
                 read = container.exec_run(["cat", f"{REPO_DIR}/build_output/{stage}/results.json"])
                 try:
-                    stages[stage] = stage_verdict(json.loads(read.output)) if read.exit_code == 0 \
-                        else {"status": "absent"}
+                    stages[stage] = stage_verdict({**json.loads(read.output),
+                                                   **analysis(container, stage)}) \
+                        if read.exit_code == 0 else {"status": "absent"}
                 except json.JSONDecodeError:
                     stages[stage] = {"status": "invalid_json"}
-            names = missing_names(container)
-            if names is not None:
-                stages["pyright"].setdefault("missing_packages", names)
         finally:
             container.remove(force=True, v=True)
     return {"run_all_exit": code, "run_all_lines": tail, "stages": stages}
