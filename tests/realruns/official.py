@@ -75,7 +75,9 @@ def bundle(repo: str, release: Path, dest: Path) -> Path:
 def stage_verdict(data: dict[str, Any]) -> dict[str, Any]:
     """What M5 reads of one stage: status, exit code, category, C0 metrics, C5 counts."""
     kept = {k: data.get(k) for k in ("status", "exit_code", "failure_category", "skip_reason")}
-    metrics = data.get("metrics") or {}
+    # the pyright stage's results.json has the counts at its top level; its analysis.json
+    # (merged in by ``run``) under "metrics", with the names in "missing_packages"
+    metrics = {**data, **(data.get("metrics") or {})}
     for key in ("missing_packages_count", "total_imported_packages_count"):
         if key in metrics:
             kept[key] = metrics[key]
