@@ -38,7 +38,7 @@ import official
 import standin
 from table import RealEnv, find
 
-from pytest_reb.images import ensure_base_image
+from pytest_reb.images import LABEL_PYTHON, ensure_base_image
 from pytest_reb.outcome import Outcome
 from pytest_reb.report import summary, table
 
@@ -93,12 +93,31 @@ def flavour(row: RealEnv) -> tuple[str, ...]:
     return tuple(p for p in row.packages if p.startswith(BASE_FAMILY))
 
 
-def download(packages: tuple[str, ...], dest: Path, *, skip: set[str] = frozenset()) -> set[str]:
+def image_python() -> str:
+    """The base image's Python version (its label): the wheels are chosen for it, not for this
+    host's interpreter (Debian's 3.11.2 there; a wheel that requires 3.11.5 must not come)."""
+    client = docker.from_env()
+    return client.images.get(ensure_base_image(client)).labels[LABEL_PYTHON]
+
+
+def download(packages: tuple[str, ...], dest: Path, *, skip: set[str] = frozenset(),
+             sdists: tuple[str, ...] = ()) -> set[str]:
     """The wheels of ``packages`` into ``dest`` (the only step with network; PyPI only), less
-    the files named in ``skip`` (already in the base); returns the file names kept."""
+    the files named in ``skip`` (already in the base); returns the file names kept.
+
+    ``sdists`` are pure-Python packages PyPI has as source only (hydra-core's
+    ``antlr4-python3-runtime==4.9.*``): built into wheels here first, where the download
+    below finds them, since it takes wheels only (chosen for the image's Python)."""
     dest.mkdir(parents=True, exist_ok=True)
+    if sdists:
+        built = subprocess.run(["nice", "-n", "19", sys.executable, "-m", "pip", "wheel", "-q",
+                                "--no-deps", "-w", str(dest), *sdists],
+                               capture_output=True, text=True)
+        if built.returncode != 0:
+            raise SystemExit(f"pip wheel {' '.join(sdists)} failed:\n{built.stderr[-3000:]}")
     done = subprocess.run(["nice", "-n", "19", sys.executable, "-m", "pip", "download", "-q",
-                           "--only-binary=:all:", "-d", str(dest), *packages],
+                           "--only-binary=:all:", "--python-version", image_python(),
+                           "--find-links", str(dest), "-d", str(dest), *packages],
                           capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"pip download {' '.join(packages)} failed:\n{done.stderr[-3000:]}")
@@ -176,7 +195,7 @@ def build(row: RealEnv, mirror: Path) -> tuple[str, Path]:
     base, in_base = base_image(flavour(row))
     extra = ("setuptools", "wheel") if row.install_repo else ()
     shutil.rmtree(context / "wheels", ignore_errors=True)
-    download((*row.packages, *extra), context / "wheels", skip=in_base)
+    download((*row.packages, *extra), context / "wheels", skip=in_base, sdists=row.sdists)
     (context / "report_probe.py").write_text(REPORT_PROBE)
     script = [pip_install([*row.packages, *extra])]
     if row.install_repo:

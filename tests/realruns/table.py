@@ -39,6 +39,8 @@ class RealEnv:
     source: str = ""
     #: packages the repository names that were not installed, each with its reason
     left_out: dict[str, str] = field(default_factory=dict)
+    #: pure-Python packages PyPI has as source only, built into wheels on the host first
+    sdists: tuple[str, ...] = ()
     #: the function that puts a stand-in of a hub asset into the asset cache: a name in
     #: ``standin.py``, or ``module:function`` of another module in this folder
     standin: str | None = None
