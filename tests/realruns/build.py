@@ -204,6 +204,7 @@ def build(row: RealEnv, mirror: Path) -> tuple[str, Path]:
                       "&& rm -rf /tmp/repo-build")
     script += [f"mkdir -p {REPO_DIR} {os.path.dirname(REPORT)}",
                f"cp -a /mnt/repo/. {REPO_DIR}/",
+               *(f"VENV={VENV} REPO={REPO_DIR} && {step}" for step in row.after),
                f"{VENV}/bin/python /mnt/report_probe.py {VENV}/bin/python {row.env} "
                f"{shlex.quote(notes(row))} > {REPORT}"]
     tag = f"reb-real:{slug(row.repo).replace('__', '.')}"

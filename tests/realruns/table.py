@@ -44,6 +44,9 @@ class RealEnv:
     #: the function that puts a stand-in of a hub asset into the asset cache: a name in
     #: ``standin.py``, or ``module:function`` of another module in this folder
     standin: str | None = None
+    #: shell steps run in the image after the installs and the checkout's copy (bash, the
+    #: network off; ``$VENV`` is the venv, ``$REPO`` the checkout), each said in ``source``
+    after: tuple[str, ...] = ()
 
 
 ENVIRONMENTS: tuple[RealEnv, ...] = (
@@ -125,7 +128,15 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "onnxscript>=0.5.4"),
         source="pyproject.toml: dependencies (torch>=2.6.0, torchvision>=0.21.0 as the shared "
                "CUDA pair; opencv-python as its headless build: no display or libGL here); the "
-               "stages put {repo}/src on PYTHONPATH",
+               "README's pip install yomitoku as 0.10.2, the last release before the pinned "
+               "commit, with --no-deps (yomitoku/__init__.py reads its version from the "
+               "installed metadata; the checkout's hatch build needs git for "
+               "uv-dynamic-versioning, which the image has not; the release's own dependencies "
+               "would add opencv-python, whose cv2 needs libxcb); the stages put {repo}/src on "
+               "PYTHONPATH, so the checkout's code runs",
+        sdists=("yomitoku==0.10.2",),  # its wheel, fetched by pip wheel --no-deps
+        after=("$VENV/bin/pip install --no-index --find-links /mnt/wheels --no-deps "
+               "--no-cache-dir --quiet yomitoku==0.10.2",),
         left_out={"mcp[cli]": "the optional [mcp] extra (the MCP server, not the OCR CLI)",
                   "pytest, ruff, mkdocs*": "uv dev-dependencies (tests, lint, docs)"},
     ),
@@ -134,6 +145,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         commit="9716e64a7043c1a4857ece3b3436d831e9d97722",
         env="lightly_train",
         standin="standin_C:lightly_train_assets",
+        sdists=("antlr4-python3-runtime==4.9.3",),  # lightly -> hydra-core
         packages=(*TORCH_VISION, "albumentations>=1.3.1,!=1.4.5,!=1.4.9,!=1.4.16,!=1.4.17,"
                   "!=1.4.18,!=1.4.19,!=1.4.20,!=1.4.21,!=1.4.22,!=1.4.23",
                   "eval-type-backport>=0.2", "filelock>=3.0.0", "fsspec>=2023.1.0",
@@ -156,6 +168,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         commit="dd0358ad1e42701f22afbefa0717cc8825cf9f45",
         env="vim",
         standin="standin_C:vim_assets",
+        sdists=("antlr4-python3-runtime==4.9.3", "fvcore==0.1.5.post20221221"),
         packages=(*TORCH_VISION, "numpy<2", "iopath==0.1.9", "cloudpickle==2.2.1",
                   "omegaconf==2.3.0", "Pillow", "requests", "sympy", "pycocotools", "Shapely",
                   "fvcore", "hydra-core", "tabulate", "termcolor", "yacs", "matplotlib",
