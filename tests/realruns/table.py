@@ -216,11 +216,13 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         repo="kyegomez/MultiModalMamba",
         commit="58db40bcbd2e957c7981b6eed6de165b6a5ccd42",
         env="mm_mamba",
-        packages=(*TORCH_VISION, "zetascale", "einops"),
+        packages=(*TORCH_VISION, "zetascale", "einops", "matplotlib", "datasets",
+                  "huggingface-hub<1.0"),
         source="requirements.txt and pyproject.toml (torch==2.1.2 and zetascale==1.4.0 "
                "loosened: zetascale 1.4.0 pins torch 2.1.2, TensorFlow, JAX and skypilot; its "
                "current release, which needs torchvision, still exports every name mm_mamba "
-               "imports); einops",
+               "imports); einops; what import zeta needs and zetascale does not declare "
+               "(matplotlib, datasets; huggingface-hub<1.0 for its transformers<5)",
         left_out={"swarms==4.1.1": "only scripts/auto_tests_docs (LLM doc writers) import it; "
                   "an agents framework with its own large pinned tree",
                   "python-dotenv, toml": "scripts/ only"},
@@ -229,13 +231,15 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         repo="kyegomez/VisionMamba",
         commit="c88e09a52240910e08c4af754d340ad946112487",
         env="vision_mamba",
-        packages=(*TORCH_VISION, "zetascale", "einops"),
+        packages=(*TORCH_VISION, "zetascale", "einops", "matplotlib", "datasets",
+                  "huggingface-hub<1.0"),
         source="pyproject.toml and requirements.txt: torch, zetascale (which needs "
-               "torchvision: the shared CUDA pair), einops",
+               "torchvision: the shared CUDA pair), einops; what import zeta needs and "
+               "zetascale does not declare (matplotlib, datasets; huggingface-hub<1.0 for its "
+               "transformers<5)",
         left_out={"swarms": "requirements.txt names it but no file imports it (an agents "
                   "framework with a large pinned tree)"},
     ),
-
     RealEnv(
         repo="facebookresearch/large_concept_model",
         commit="fd7db8022113ae2d2ff1219d9a4cb4def897e3ff",
