@@ -76,50 +76,6 @@ LIGHTLY_MODEL_ORIGIN = ("stand-in: random-init DINOv3 ViT-T/16 state dict made b
                         "own DINOv3Package (the download host is not reachable here)")
 LIGHTLY_DATA_ORIGIN = "stand-in: four random 128x96 JPEGs (the download host is not reachable here)"
 
-#: Vim's stages train detectron2's Faster R-CNN R50-FPN on ``coco_2017_val_100`` from
-#: ``MODEL.WEIGHTS`` R-50.pkl: a backbone state dict in detectron2's model-zoo format, and a
-#: COCO json whose categories are detectron2's own 80 (its builtin metadata must agree).
-VIM = """
-import json, os, pickle, sys, torch
-from PIL import Image
-sys.path.insert(0, sys.argv[1] + "/det")
-from detectron2.config import get_cfg
-from detectron2.data.datasets.builtin_meta import COCO_CATEGORIES
-from detectron2.modeling import build_model
-out = sys.argv[2]
-torch.manual_seed(0)
-cfg = get_cfg()
-cfg.merge_from_file(sys.argv[1] + "/det/configs/COCO-Detection/faster_rcnn_R_50_FPN_1x.yaml")
-cfg.MODEL.DEVICE = "cpu"
-model = build_model(cfg)
-weights = {"backbone.bottom_up." + k: v.numpy() for k, v in
-           model.backbone.bottom_up.state_dict().items()}
-with open(os.path.join(out, "R-50.pkl"), "wb") as f:
-    pickle.dump({"model": weights, "__author__": "stand-in (random init)"}, f)
-print("stand-in R-50.pkl", sum(v.size for v in weights.values()), "parameters")
-coco = os.path.join(out, "coco")
-os.makedirs(os.path.join(coco, "val2017"))
-images, annotations = [], []
-for i in range(2):
-    name = f"{i + 1:012d}.jpg"
-    pixels = (torch.rand(240, 320, 3) * 255).to(torch.uint8).numpy()
-    Image.fromarray(pixels).save(os.path.join(coco, "val2017", name))
-    images.append({"id": i + 1, "file_name": name, "height": 240, "width": 320})
-    annotations.append({"id": i + 1, "image_id": i + 1, "category_id": 1, "iscrowd": 0,
-                        "bbox": [40.0, 30.0, 120.0, 90.0], "area": 10800.0,
-                        "segmentation": [[40, 30, 160, 30, 160, 120, 40, 120]]})
-categories = [{"id": c["id"], "name": c["name"], "supercategory": "stand-in"}
-              for c in COCO_CATEGORIES if c["isthing"]]
-with open(os.path.join(coco, "instances_val2017_100.json"), "w") as f:
-    json.dump({"images": images, "annotations": annotations, "categories": categories}, f)
-"""
-VIM_MODEL_ORIGIN = ("stand-in: random-init ResNet-50 bottom-up of detectron2's own "
-                    "faster_rcnn_R_50_FPN_1x model, in its model-zoo pickle format (the download "
-                    "host is not reachable here)")
-VIM_DATA_ORIGIN = ("stand-in: two random 320x240 JPEGs and a COCO json with one box each over "
-                   "detectron2's 80 categories (the download host is not reachable here)")
-
-
 def _make(image: str, script: str, *args: str) -> tempfile.TemporaryDirectory[str]:
     """Run ``script`` with the image's venv python, network off, writing into a scratch folder
     (returned; the caller cleans it up) mounted at ``/out``."""
@@ -153,14 +109,3 @@ def lightly_train_assets(image: str, cache: Path) -> None:
                       origin=LIGHTLY_MODEL_ORIGIN)
         cache_.ingest(repo, "coco128_unlabeled", Path(scratch, "coco128_unlabeled"),
                       origin=LIGHTLY_DATA_ORIGIN)
-
-
-def vim_assets(image: str, cache: Path) -> None:
-    """R-50.pkl and a two-image COCO val2017_100 for Vim's detectron2 stages, into ``cache``."""
-    from pytest_reb.assets.cache import AssetCache
-
-    repo = load_repo(module_of("hustvl/Vim"))
-    with _make(image, VIM, REPO_DIR, "/out") as scratch:
-        cache_ = AssetCache(cache)
-        cache_.ingest(repo, "R-50", Path(scratch, "R-50.pkl"), origin=VIM_MODEL_ORIGIN)
-        cache_.ingest(repo, "coco_2017_val_100", Path(scratch, "coco"), origin=VIM_DATA_ORIGIN)

@@ -167,7 +167,6 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         repo="hustvl/Vim",
         commit="dd0358ad1e42701f22afbefa0717cc8825cf9f45",
         env="vim",
-        standin="standin_C:vim_assets",
         sdists=("antlr4-python3-runtime==4.9.3", "fvcore==0.1.5.post20221221"),
         packages=(*TORCH_VISION, "numpy<2", "iopath==0.1.9", "cloudpickle==2.2.1",
                   "omegaconf==2.3.0", "Pillow", "requests", "sympy", "pycocotools", "Shapely",
@@ -182,7 +181,9 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                "PYTHONPATH (detectron2 not built)",
         left_out={"mamba_ssm, causal_conv1d (the vendored mamba-1p1p1/ and causal-conv1d/)":
                   "CUDA extensions compiled with nvcc against the installed torch; no toolchain "
-                  "or GPU here",
+                  "or GPU here. The vendored detectron2 imports the Vim backbone "
+                  "(det/detectron2/modeling/backbone/vim.py: models_mamba, which imports "
+                  "mamba_ssm) at import detectron2.modeling, so C1 cannot run without it",
                   "detectron2's _C extension": "pip install -e det compiles C++; the base has no "
                   "C++ toolchain, and Faster R-CNN on CPU needs none of its ops",
                   "mmcv==1.3.8, mmsegmentation==0.14.1": "seg/ only; mmcv 1.x compiles its ops "
