@@ -22,9 +22,11 @@ from standin import load_repo
 
 #: yomitoku resolves each model by hub id (``Net.from_pretrained(cfg.hf_hub_repo, cfg=cfg)``,
 #: huggingface_hub's mixin); this saves every catalog model whose hub id the module declares,
-#: random weights, with ``save_pretrained`` into a Hugging Face cache layout.
+#: random weights, with ``save_pretrained`` into a Hugging Face cache layout.  The mixin writes
+#: no config.json for an OmegaConf ``cfg``, and offline ``from_pretrained`` fails on its absence
+#: from the cache (``LocalEntryNotFoundError``), so the snapshot gets the config as plain JSON.
 YOMITOKU = """
-import os, sys, torch
+import json, os, sys, torch
 from omegaconf import OmegaConf
 from yomitoku.layout_parser import LayoutParserModelCatalog
 from yomitoku.table_structure_recognizer import TableStructureRecognizerModelCatalog
@@ -43,7 +45,10 @@ for catalog in (TextDetectorModelCatalog(), TextRecognizerModelCatalog(),
         wanted.discard(cfg.hf_hub_repo)
         model = net(cfg=cfg)
         root = os.path.join(out, "models--" + cfg.hf_hub_repo.replace("/", "--"))
-        model.save_pretrained(os.path.join(root, "snapshots", rev))
+        snapshot = os.path.join(root, "snapshots", rev)
+        model.save_pretrained(snapshot)
+        with open(os.path.join(snapshot, "config.json"), "w") as f:
+            json.dump({"cfg": OmegaConf.to_container(cfg)}, f)
         os.makedirs(os.path.join(root, "refs"), exist_ok=True)
         open(os.path.join(root, "refs", "main"), "w").write(rev)
         print("stand-in", cfg.hf_hub_repo, type(model).__name__,
