@@ -20,10 +20,13 @@ section 11): a ``python`` on ``PATH`` (there, conda's base interpreter: the
 helpers parse the report with it) and Node.js 20 (the ``pyright`` wrapper from
 PyPI runs the Node CLI, and would otherwise download Node from a host that is
 not reachable here).  The throwaway container gets both, never the image: a
-``python`` link to the base's ``python3`` and this host's Node.js 20 and npm,
-mounted read-only.  Without them the pyright stage writes no results
-(``python: command not found``), which is what earlier runs recorded as
-``invalid_json``.
+``python`` that is an empty venv of the base's ``python3`` (conda's base has
+pip; Debian's ``python3`` has none, and a bundle whose pyright stage runs in
+its default ``--mode system`` pip-installs pyright into that ``python``: with
+the bare ``python3`` the install fails and the stage records ``deps`` with no
+count) and this host's Node.js 20 and npm, mounted read-only.  Without them the
+pyright stage writes no results (``python: command not found``), which is what
+earlier runs recorded as ``invalid_json``.
 """
 
 from __future__ import annotations
@@ -44,8 +47,13 @@ REPO_DIR = "/data/project/repo"
 CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
 #: What the official base image has and the bundle uses: Node.js 20 and npm (from this host).
 NODE = ("/usr/bin/node", "/usr/lib/node_modules/npm")
-#: The links the official base image has on PATH, made in the throwaway container only.
-BASE_LINKS = ("ln -sf /usr/bin/python3 /usr/local/bin/python && "
+#: Where the stand-in for conda's base interpreter goes (an empty venv: its own pip, no packages).
+BASE_PYTHON = "/opt/reb-official-base"
+#: What the official base image has on PATH, made in the throwaway container only.
+#: (``python`` execs the venv's: a link to it would not find the venv's pyvenv.cfg beside it.)
+BASE_LINKS = (f"/usr/bin/python3 -m venv {BASE_PYTHON} && "
+              f"printf '#!/bin/sh\\nexec {BASE_PYTHON}/bin/python \"$@\"\\n' "
+              "> /usr/local/bin/python && chmod 755 /usr/local/bin/python && "
               "ln -sf /usr/lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm")
 STAGES = ("pyright", "prepare", "cpu", "cuda", "single_gpu", "multi_gpu", "env_size",
           "hallucination")
@@ -114,7 +122,10 @@ def run(repo: str, image: str, release: Path = RELEASE) -> dict[str, Any]:
             with tarfile.open(fileobj=buf, mode="w") as tar:
                 tar.add(scripts, arcname="benchmark_scripts")
             container.put_archive(REPO_DIR, buf.getvalue())
-            container.exec_run(["bash", "-c", BASE_LINKS])
+            made = container.exec_run(["bash", "-c", BASE_LINKS])
+            if made.exit_code != 0:
+                raise SystemExit("the official base's python and npm could not be made: "
+                                 + made.output.decode(errors="replace")[-500:])
             run_all = f"{REPO_DIR}/benchmark_scripts/run_all.sh"
             code, out = container.exec_run(["timeout", str(WHOLE_TIMEOUT_S), "bash", run_all])
             tail = [ln for ln in out.decode(errors="replace").splitlines()

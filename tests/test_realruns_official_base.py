@@ -1,0 +1,41 @@
+"""The official bundle's stand-in for the official base image's ``python`` can install pyright.
+
+Most bundles run their pyright stage in ``--mode system``: ``python -m pip install
+pyright`` into the ``python`` on ``PATH`` (conda's base interpreter in the official
+image), then pyright with it.  Debian's ``python3`` has no pip, so a bare link to it
+made that install fail and the stage record ``deps`` with no count (FlagGems' real
+run); ``official.BASE_LINKS`` makes an empty venv instead, which has its own pip.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "realruns"))
+from official import BASE_LINKS, BASE_PYTHON  # tests/realruns is not a package
+
+
+@pytest.mark.container
+def test_python_on_path_has_pip_and_no_packages(docker_client: Any) -> None:
+    from pytest_reb.images import ensure_base_image
+
+    container = docker_client.containers.create(
+        ensure_base_image(docker_client), ["sleep", "infinity"], entrypoint=[],
+        network_mode="none", labels={"reb.test": "official-base"})
+    try:
+        container.start()
+        made = container.exec_run(["bash", "-c", BASE_LINKS])
+        assert made.exit_code == 0, made.output.decode(errors="replace")
+        pip = container.exec_run(["bash", "-c", "python -m pip --version"])
+        assert pip.exit_code == 0, pip.output.decode(errors="replace")
+        assert f"{BASE_PYTHON}/lib/python3" in pip.output.decode()
+        # an empty environment, as conda's base is to the repository: nothing of the venv under
+        # test resolves through it
+        bare = container.exec_run(["bash", "-c", "python -c 'import torch'"])
+        assert bare.exit_code != 0
+    finally:
+        container.remove(force=True, v=True)
