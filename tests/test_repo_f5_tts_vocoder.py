@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from repomodules import module
+from support.repomodules import module
 
 from pytest_reb.assets.cache import AssetCache
 from pytest_reb.assets.view import needed
