@@ -64,7 +64,8 @@ def library_dir() -> str | None:
     cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
     if cc is None:
         return None
-    digest = hashlib.sha256(SOURCE.read_bytes() + " ".join(CFLAGS).encode()).hexdigest()[:16]
+    sources = b"".join(f.read_bytes() for f in sorted(SOURCE.parent.glob("*.c")))
+    digest = hashlib.sha256(sources + " ".join(CFLAGS).encode()).hexdigest()[:16]
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
     folder = cache / "pytest-reb" / "witness" / digest
     if (folder / LIBRARY).is_file():
@@ -396,7 +397,7 @@ def attribution(exp: Expect, procs: Mapping[int, Process]) -> str | None:
     Each rank (``exp.workers`` processes) must have launched a kernel from the
     entrypoint's code path: a frame of the checkout, or library code it called,
     with no startup hook, import hook or exec'd string in between (the witness's
-    launch entry points, ``reb_witness.c``).  The counts that grant it are the
+    launch entry points, ``reb_witness_gpu.c``).  The counts that grant it are the
     ones the host read in the stopped process's memory (``Process.state``); a run
     the harness ends (a server, ``stop_after``) is read at its reach, before it
     computes, so there the record file's line is taken, a weaker channel, and the
