@@ -294,3 +294,17 @@ def test_an_image_wide_preload_is_a_known_fake() -> None:
     [found] = rules().preload_findings(Files("# comment\n/usr/lib/libfake.so\n"))
     assert found["kind"] == "ld_preload" and "libfake.so" in found["detail"]
     assert rules().preload_findings(Files("")) == []
+
+
+def test_a_failed_exec_in_a_vfork_child_does_not_end_the_parent(repo: Path) -> None:
+    """subprocess starts children with vfork: the child shares the parent's memory until it
+    execs, and one whose exec fails leaves by ``_exit(255)``.  That end is the child's, not
+    the program's (seen on VisionMamba's honest image: strict C1 failed it as "did not
+    finish")."""
+    (repo / "train.py").write_text(
+        "import subprocess\n"
+        "try:\n    subprocess.run(['/no/such/program'])\nexcept FileNotFoundError:\n    pass\n"
+        + ENTRY)
+    res, problem = run(repo, [sys.executable, "train.py"])
+    assert res.returncode == 0 and "TRAIN_OK" in res.stdout
+    assert problem is None

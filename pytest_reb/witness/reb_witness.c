@@ -651,6 +651,14 @@ void _exit(int status) {
     char file[PATH_MAX];
     char real[PATH_MAX];
     size_t n = strlen(root);
+    if (S.pid != (int32_t)getpid()) {
+        /* a child that did not begin the main program: a fork's copy of our memory, or a
+         * vfork child that *shares* it (subprocess's child whose exec failed leaves by
+         * _exit(255)): its end is not the program's, and it must not touch our state */
+        syscall(SYS_exit_group, status);
+        for (;;) {
+        }
+    }
     prog_end(status);
     launches_end();
     if (started && !finished) {
