@@ -98,10 +98,7 @@ repo = Repo(
         hf_asset(
             "vocos-mel-24khz", "charactr/vocos-mel-24khz",
             files=["config.yaml", "pytorch_model.bin"],
-            # infer_cli loads the vocoder by hub id (load_vocoder: hf_hub_download, offline),
-            # so the HF cache under HF_HUB_CACHE is what the stages read, not the model copy
-            dest="cache/huggingface/hub",
-            hf_cache=True,
+            dest="model/vocos-mel-24khz",
             note=(
                 "vocoder; copied to {assets}/model/vocos-mel-24khz and kept in the HF cache so the "
                 "offline inference stages can resolve it by id"
