@@ -21,6 +21,7 @@ git-ignored ``.cache/realruns/``.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import importlib
 import json
 import os
@@ -28,6 +29,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -143,7 +145,9 @@ def commit(image: str, script: str, tag: str, context: Path, *,
         # a Mount, not ``volumes=``: docker-py's volumes also go into the container's config,
         # and a commit would make them the image's VOLUMEs
         mounts=[docker.types.Mount("/mnt", str(context), type="bind", read_only=True)],
-        labels={"reb.realruns": "build"})
+        labels={"reb.realruns": "build"},
+        # the lowest CPU weight: a build shares the machine with the suite and benches
+        cpu_shares=2)
     try:
         status = container.wait()["StatusCode"]
         if status != 0:
@@ -160,27 +164,35 @@ def pip_install(packages: tuple[str, ...] | list[str]) -> str:
             f"--no-compile --disable-pip-version-check --quiet {wanted}")
 
 
+#: The label a base carries: the wheel files it was made from (a row's wheelhouse leaves them
+#: out).  On the image, not in a file beside the checkout, so worktrees and parallel builders
+#: of one machine share a base.
+WHEELS_LABEL = "reb.realruns.wheels"
+
+
 def base_image(pins: tuple[str, ...]) -> tuple[str, set[str]]:
     """The venv with ``pins`` on the project's Debian base, made once per machine; returns its
-    tag and the wheel files it was made from (a row's wheelhouse leaves those out)."""
+    tag and the wheel files it was made from.  Builders running side by side wait on one lock
+    per base instead of each downloading and committing the same gigabytes."""
     name = "-".join(p.replace("==", "") for p in pins) or "bare"
     tag = f"reb-real-base:{name}"
-    record = WORK / "bases" / f"{name}.txt"
     client = docker.from_env()
-    try:
-        client.images.get(tag)
-        if record.exists():
-            return tag, set(record.read_text().split())
-    except docker.errors.ImageNotFound:
-        pass
-    scratch = WORK / "bases" / name
-    shutil.rmtree(scratch, ignore_errors=True)
-    scratch.mkdir(parents=True)  # the build's /mnt, also for a base without torch ("bare")
-    files = download(pins, scratch / "wheels") if pins else set()
-    script = f"python3 -m venv {VENV}" + (f" && {pip_install(pins)}" if pins else "")
-    commit(ensure_base_image(client), script, tag, scratch)
-    shutil.rmtree(scratch, ignore_errors=True)
-    record.write_text("\n".join(sorted(files)) + "\n")
+    with open(f"/tmp/reb-realruns-base-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            labels = client.images.get(tag).labels or {}
+            if WHEELS_LABEL in labels:
+                return tag, set(labels[WHEELS_LABEL].split())
+        except docker.errors.ImageNotFound:
+            pass
+        scratch = Path(tempfile.mkdtemp(prefix=f"reb-realruns-base-{name}-"))
+        try:
+            files = download(pins, scratch / "wheels") if pins else set()
+            script = f"python3 -m venv {VENV}" + (f" && {pip_install(pins)}" if pins else "")
+            commit(ensure_base_image(client), script, tag, scratch,
+                   changes=(f"LABEL {WHEELS_LABEL}={shlex.quote(' '.join(sorted(files)))}",))
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
     return tag, files
 
 
