@@ -433,6 +433,15 @@ class CompatVariant:
     ddp_needs_command: bool = False  # a multi_gpu stage that ran no command is no verdict
     ddp_underclaim: bool = False
 
+    @property
+    def torch_questions(self) -> frozenset[str]:
+        """The official torch questions this validator reads (``plain``, ``json``): the others
+        are not asked, since each costs an ``import torch`` in the target."""
+        asked = {self.torch_probe}
+        if self.gpu_from != "stage":
+            asked.add("json")  # the device count read from the JSON probe
+        return frozenset(asked)
+
 
 #: The majority of the official validators; a repository that states no variant is judged so.
 MAJORITY = CompatVariant()

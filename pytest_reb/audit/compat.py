@@ -177,7 +177,7 @@ class Compat(Rules):
         py = self.py
         return (not self.variant.torch_needs_version and py is not None and bool(py.exists)
                 and not (py.is_dir and self.variant.torch_needs_file) and py.executable is not False
-                and py.official_torch is not None)
+                and (py.official_torch or py.official_torch_json) is not None)
 
     def versions(self, data: dict[str, Any], observed: str | None) -> None:
         py, v = self.py, self.variant

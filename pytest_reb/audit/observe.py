@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -120,7 +120,8 @@ def _path_problem(path: str) -> str | None:
 
 
 def observe_python(target: Target, python_path: str, *, cwd: str = "/",
-                   checkout: str | None = None, gpus: Sequence[str] = ()) -> PythonObservation:
+                   checkout: str | None = None, gpus: Sequence[str] = (),
+                   torch_questions: Collection[str] = ("plain", "json")) -> PythonObservation:
     """Ask the target what ``python_path`` is; argv lists only, no shell anywhere.
 
     ``cwd`` is ``/`` rather than the checkout for the strict questions, so a
@@ -134,8 +135,10 @@ def observe_python(target: Target, python_path: str, *, cwd: str = "/",
     Every question runs where the official validator ran its own, with the
     GPUs the run has (``gpus``, the lease: the ``gpu`` profile), so a device
     count read from the interpreter is the machine's, not the CPU profile's 0.
+    Of the official torch questions only ``torch_questions`` are asked (the
+    variant's ``torch_questions``: each is an ``import torch`` of its own).
     """
-    ask = _Asker(target, list(gpus))
+    ask = _Asker(target, list(gpus), frozenset(torch_questions))
     obs = PythonObservation(path=python_path[:MAX_PATH_CHARS])
     problem = _path_problem(python_path)
     official_cwd = checkout or cwd
@@ -175,8 +178,8 @@ class _Asker:
     ``cpu`` profile does), so the file tests and the questions share a container.
     """
 
-    def __init__(self, target: Target, gpus: list[str]) -> None:
-        self.target, self.gpus = target, gpus
+    def __init__(self, target: Target, gpus: list[str], torch_questions: frozenset[str]) -> None:
+        self.target, self.gpus, self.torch_questions = target, gpus, torch_questions
 
     def exec(self, argv: list[str], timeout: float, cwd: str) -> ExecResult:
         return self.target.exec(argv, timeout=timeout, cwd=cwd, profile="gpu", gpus=self.gpus)
@@ -193,9 +196,11 @@ class _Asker:
         so the compat rules get both answers and decide by the bundle's variant.
         """
         obs.official_version = self.invoke(python, OFFICIAL_VERSION_CODE, VERSION_TIMEOUT, cwd)
-        obs.official_torch = self.invoke(python, OFFICIAL_TORCH_CODE, PROBE_TIMEOUT, cwd)
-        obs.official_torch_json = self.invoke(python, OFFICIAL_TORCH_JSON_CODE,
-                                              PROBE_TIMEOUT, cwd)
+        if "plain" in self.torch_questions:
+            obs.official_torch = self.invoke(python, OFFICIAL_TORCH_CODE, PROBE_TIMEOUT, cwd)
+        if "json" in self.torch_questions:
+            obs.official_torch_json = self.invoke(python, OFFICIAL_TORCH_JSON_CODE,
+                                                  PROBE_TIMEOUT, cwd)
 
     def invoke(self, python: str, code: str, timeout: float, cwd: str) -> Invocation:
         res = self.exec([python, "-c", code], timeout, cwd)

@@ -79,11 +79,12 @@ def probe(ctx: Context) -> Outcome:
     # Where the official validator ran its own probe: with the run's GPUs (some take the
     # device count from it), for strict and compat alike.
     with ctx.leases.hold(len(ctx.target.gpus)) as gpus:
-        python = observe_python(ctx.target, claimed, checkout=ctx.checkout, gpus=gpus) \
-            if claimed else None
+        asked = variant.torch_questions
+        python = observe_python(ctx.target, claimed, checkout=ctx.checkout, gpus=gpus,
+                                torch_questions=asked) if claimed else None
         official_python = python if official == claimed else (
-            observe_python(ctx.target, official, checkout=ctx.checkout, gpus=gpus)
-            if official else None)
+            observe_python(ctx.target, official, checkout=ctx.checkout, gpus=gpus,
+                           torch_questions=asked) if official else None)
     if python is not None and python.runs:  # strict's cross-check; compat never reads it
         python.host = hostfacts.read(ctx.target, claimed)
     strict = audit(load, python, outcomes, compat=False)
