@@ -24,6 +24,8 @@ from pytest_reb.tiers.stage_messages import categorise
 
 PROBE = f"{PROBES_MOUNT}/cuda_probe.py"
 MARKER = "REB_CUDA_PROBE"
+#: The probe's line of compiled modules it loaded, which the extension sweep need not load again.
+LOADED_MARKER = "REB_CUDA_PROBE_LOADED"
 TIMEOUT = 120.0
 
 
@@ -101,5 +103,6 @@ def probe(ctx: Context) -> Outcome:
     if ctx.ext_sweep:
         o.evidence["native_extensions"] = ext_sweep.run(
             ctx, capabilities=[str(d.get("capability")) for d in (obs or {}).get("devices") or []],
-            framework_cuda=(obs or {}).get("cuda_build"))
+            framework_cuda=(obs or {}).get("cuda_build"),
+            loaded=marked_json(res.stdout, LOADED_MARKER))
     return o

@@ -143,17 +143,41 @@ def summarise(obs: dict[str, Any] | None, *, capabilities: Sequence[str] = (),
         "classes": dict(sorted(classes.items())),
         "distributions": len(obs.get("distributions") or []),
         "imports_without_distribution": obs.get("imports_without_distribution") or [],
+        "loaded_by_c2_probe": len(obs.get("loaded_by_c2_probe") or []),
         "seconds": obs.get("seconds"),
     }
 
 
-def run(ctx: Context, *, capabilities: Sequence[str] = (),
-        framework_cuda: str | None = None) -> dict[str, Any]:
-    """Run the sweep under the report's interpreter (GPU profile, where C2 runs)."""
+#: The most characters of the C2 probe's module list passed on (the spec is one argv string,
+#: which Linux caps at 128 KiB): what the probe printed is the image's, so it is bounded here.
+LOADED_CHARS = 32000
+
+
+def _bounded(loaded: Mapping[str, Any]) -> dict[str, str]:
+    kept: dict[str, str] = {}
+    size = 0
+    for module, path in loaded.items():
+        if not (isinstance(module, str) and isinstance(path, str)):
+            continue
+        size += len(module) + len(path) + 6
+        if size > LOADED_CHARS:
+            break
+        kept[module] = path
+    return kept
+
+
+def run(ctx: Context, *, capabilities: Sequence[str] = (), framework_cuda: str | None = None,
+        loaded: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Run the sweep under the report's interpreter (GPU profile, where C2 runs).
+
+    ``loaded`` are the compiled modules the C2 probe's interpreter loaded (module -> real
+    path): the sweep counts those as loaded instead of importing torch once more for each in
+    a process of its own, the largest part of its time on a torch environment."""
     if ctx.python is None:
         return {"ran": False, "error": "no interpreter to sweep"}
     spec = {"checkout": ctx.checkout, "per_module": ctx.target.scaled(PER_MODULE),
-            "deadline": ctx.target.scaled(DEADLINE), "jobs": JOBS}
+            "deadline": ctx.target.scaled(DEADLINE), "jobs": JOBS,
+            "loaded": _bounded(loaded or {})}
     res = ctx.target.exec([ctx.python, ctx.target.tool(PROBE), json.dumps(spec)],
                           timeout=TIMEOUT, profile="gpu")
     out = summarise(parse(res.stdout), capabilities=capabilities, framework_cuda=framework_cuda)

@@ -8,12 +8,35 @@ Standard library plus whichever framework is installed (torch, then JAX,
 then TensorFlow, the official order).
 """
 
+import importlib.machinery
 import json
+import os
 import sys
 import time
 
 MARKER = "REB_CUDA_PROBE"
+#: The line before the main one: the compiled modules this process loaded (module -> real
+#: path), which the extension sweep then need not load again, each in an interpreter of its own.
+LOADED_MARKER = "REB_CUDA_PROBE_LOADED"
+MAX_LOADED = 200
 HOLD_SECONDS = 0.6  # keep the context open long enough for the host's sampler
+
+
+def loaded_extensions() -> dict:
+    """The extension modules in ``sys.modules`` and their files (what ``import torch`` and the
+    kernel loaded here); bounded, and no module's attribute access may stop the probe."""
+    suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+    found = {}
+    for name, module in list(sys.modules.items()):
+        try:
+            path = getattr(module, "__file__", None)
+            if isinstance(name, str) and isinstance(path, str) and path.endswith(suffixes):
+                found[name[:200]] = os.path.realpath(path)[:500]
+        except Exception:
+            continue
+        if len(found) >= MAX_LOADED:
+            break
+    return found
 
 
 def torch_probe() -> dict:
@@ -101,6 +124,7 @@ def main() -> int:
             continue
         obs.update(errors)
         obs["python"] = sys.executable
+        print(LOADED_MARKER + " " + json.dumps(loaded_extensions()), flush=True)
         print(MARKER + " " + json.dumps(obs), flush=True)
         return 0
     errors.update(framework="none", cuda_available=False, gpu_count=0, python=sys.executable)

@@ -16,14 +16,15 @@ test chose its Python, not us.
    A bare ``.so`` inside a package that is no module (``torchvision/_C.so``:
    torch ops, loaded with ``torch.ops.load_library``) is a *library*.
 4. Each is loaded in a child process with a timeout, so one crash or hang
-   costs only its own line: a module is imported; a library is loaded the way
-   its package does, after importing the package.  A private module that its
-   package imports in a cycle (``scipy.linalg._matfuncs_sqrtm_triu``) fails
-   when imported first and alone, which says nothing about the environment:
-   it is then loaded as a library, after its package.  ``DT_NEEDED`` of each
-   shared object is read from its ELF header (the CUDA runtime it was linked
-   against).
-5. ``python -m pip check`` when pip is there, and ``cuobjdump`` (a CUDA
+   costs only its own line (a module the C2 probe's interpreter already loaded
+   from the same file, ``spec["loaded"]``, is counted as loaded instead): a
+   module is imported; a library is loaded the way its package does, after
+   importing the package.  A private module that its package imports in a
+   cycle (``scipy.linalg._matfuncs_sqrtm_triu``) fails when imported first
+   and alone, which says nothing about the environment: it is then loaded as
+   a library, after its package.  ``DT_NEEDED`` of each shared object is read
+   from its ELF header (the CUDA runtime it was linked against).
+5. ``python -m pip check`` when pip is there (beside the loads), and ``cuobjdump`` (a CUDA
    toolkit's, or the pip-installed one) on every module carrying device code,
    for the GPU architectures compiled into it.
 
@@ -442,6 +443,14 @@ def sweep(spec):
     found = found[:MAX_MODULES]
     cwd = checkout if os.path.isdir(checkout) else "/"
     per_module = float(spec.get("per_module", 60))
+    # modules the C2 probe's interpreter already loaded from these very files: not again
+    before = spec.get("loaded") if isinstance(spec.get("loaded"), dict) else {}
+    checked = {}
+    # pip check beside the loads (it imports pip alone: minutes of a large tree otherwise
+    # waited for after the slowest load)
+    checker = threading.Thread(target=lambda: checked.update(
+        pip_check(max(10.0, min(120.0, deadline - time.time())), env)))
+    checker.start()
     results = [None] * len(found)
     lock = threading.Lock()
     todo = list(range(len(found)))
@@ -456,6 +465,8 @@ def sweep(spec):
             row = {"module": module, "dist": dist, "path": path}
             if problem:
                 row.update(ok=False, error=problem)
+            elif kind == "module" and before.get(module) == os.path.realpath(path):
+                row.update(ok=True, seconds=0.0, kind=kind, by="c2_probe")
             elif time.time() + 1 > deadline:
                 row.update(ok=None, error="not tried: the sweep's deadline passed")
             else:
@@ -494,8 +505,10 @@ def sweep(spec):
             row["archs"] = archs
             if error:
                 row["archs_error"] = error
-    out["pip_check"] = pip_check(max(10.0, min(120.0, deadline - time.time())), env)
+    checker.join()
+    out["pip_check"] = checked
     out["loaded"] = [r["module"] for r in rows if r.get("ok")]
+    out["loaded_by_c2_probe"] = [r["module"] for r in rows if r.get("by") == "c2_probe"]
     out["failed"] = [r for r in rows if r.get("ok") is False]
     out["not_tried"] = [r["module"] for r in rows if r.get("ok") is None]
     out["with_device_code"] = [{k: r.get(k) for k in ("module", "dist", "archs", "archs_error",
@@ -509,7 +522,8 @@ def sweep(spec):
 def bounded(out):
     """The result as one JSON line short enough for the host's output tail."""
     text = json.dumps(out, sort_keys=True)
-    for key, keep in (("loaded", 100), ("failed", MAX_REPORTED_FAILURES), ("imports", 100),
+    for key, keep in (("loaded", 100), ("loaded_by_c2_probe", 0),
+                      ("failed", MAX_REPORTED_FAILURES), ("imports", 100),
                       ("distributions", 100), ("with_device_code", 40), ("cuda_runtimes", 0),
                       ("loaded", 0), ("imports", 0), ("distributions", 0),
                       ("failed", 20)):
