@@ -108,9 +108,45 @@ def raw_loop(image: str, commands: list[dict[str, Any]], label: str) -> dict[str
     return {"total": t3 - t0, "commands": execs, "mismatched": mismatched}
 
 
+#: Where pytest-reb's own time goes, by the functions that spend it (cumulative seconds of one
+#: profiled pyramid); the commands themselves are ``DockerTarget._exec`` less its host side.
+SPLIT = (("pytest-reb's start (imports, options, preflight)", "plugin.py", "_activate"),
+         ("collection (modules matched to targets)", "plugin.py", "pytest_collection_modifyitems"),
+         ("containers started", "docker.py", "_start"),
+         ("containers removed", "docker.py", "close"),
+         ("integrity before any tier", "context.py", "checkout_verdict"),
+         ("integrity after the entrypoint", "run_integrity.py", "changed_during"),
+         ("known-fakes scan (host side and its probe)", "context.py", "known_fakes"),
+         ("witness: build and read", "witnessing.py", "collect"),
+         ("disk-use polls during commands", "docker.py", "_disk_used"),
+         ("host facts of C5", "hostfacts.py", "read"),
+         ("outcome log and summary", "hooks.py", "pytest_sessionfinish"),
+         ("terminal pyramid", "hooks.py", "pytest_terminal_summary"),
+         ("every command, as the target ran it", "docker.py", "_exec"))
+
+
+def split(image: str, where: Path) -> list[tuple[str, float]]:
+    """One pyramid under cProfile: the cumulative seconds of each part of ``SPLIT``."""
+    import pstats
+
+    prof = where / "split.prof"
+    cmd = pytest_cmd(where, image, "split")
+    timed([sys.executable, "-m", "cProfile", "-o", str(prof), *cmd[1:]], cwd=where,
+          env={"REB_BENCH_RECORD": str(where / "split.commands.jsonl")})
+    stats = pstats.Stats(str(prof)).stats  # type: ignore[attr-defined]
+    total = max(ct for (_, _, _, ct, _) in stats.values())
+    rows = [("the whole run under the profiler", total)]
+    for label, file, function in SPLIT:
+        rows.append((label, sum(v[3] for (f, _, name), v in stats.items()
+                                if f.endswith("/" + file) and name == function)))
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--no-split", action="store_true",
+                        help="skip the profiled run that splits pytest-reb's own time")
     args = parser.parse_args()
     [image] = demo_images("good")
     sides: dict[str, list[tuple[float, float]]] = {"pytest-reb": [], "raw": []}  # (wall, commands)
@@ -131,6 +167,7 @@ def main() -> int:
                     r = raw_loop(image, commands, label)
                     mismatched += int(r["mismatched"])
                     sides[side].append((r["total"], r["commands"]))
+        parts = [] if args.no_split else split(image, where)
     rows = []
     for name, runs in sides.items():
         walls, cmds = [w for w, _ in runs], [c for _, c in runs]
@@ -153,6 +190,10 @@ def main() -> int:
     print(f"ratio at equal command time ({command_time:.1f} s, the median of both sides): "
           f"{equal:.3f} (goal <= 1.10: {'met' if equal <= 1.10 else 'MISSED'}); pytest-reb's "
           f"own time {own_h:.2f} s against raw's {own_r:.2f} s")
+    if parts:
+        print("\nwhere the time of one pyramid goes (cProfile, cumulative s; the profiler "
+              "slows Python code, not the commands):")
+        print(table(["part", "s"], parts))
     return 0
 
 

@@ -112,14 +112,15 @@ class Context:
         pinned = self.repo.commit.lower()
         for attempt in (1, 2):
             try:
-                seen = integrity.examine(self.target, self.checkout, pinned)
+                seen = integrity.before_any_run(self.target, self.checkout, pinned)
                 break
             except InfraError:
                 if attempt == 2:
                     raise
                 self.target.close()
         if self.allow_mismatch and seen.head is not None and seen.head != pinned:
-            seen = integrity.examine(self.target, self.checkout, seen.head, against_head=True)
+            seen = integrity.before_any_run(self.target, self.checkout, seen.head,
+                                           against_head=True)
         return Verdict(pinned, seen, allowed=self.allow_mismatch)
 
     @property

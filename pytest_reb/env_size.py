@@ -9,21 +9,16 @@ of its prefix (like the official one); no verdict depends on it.
 
 An image's prefix is the same in every container made from it, so the walk
 runs once per image and interpreter: the figure is cached on the host by the
-image's id (``$XDG_CACHE_HOME/pytest-reb/env-size``), and a later C5 of that
+image's id (``imagecache``: ``$XDG_CACHE_HOME/pytest-reb/env-size``), and a later C5 of that
 image reads it (``cached: true``).  Targets without an image (``local://``,
 ``ssh://``) are walked every time.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import json
-import os
-import tempfile
-from pathlib import Path
 from typing import Any
 
+from pytest_reb import imagecache
 from pytest_reb.targets import PROBES_DIR, PROBES_MOUNT, Target, marked_json
 
 PROBE = f"{PROBES_MOUNT}/env_size_probe.py"
@@ -55,42 +50,20 @@ def parse(stdout: str) -> dict[str, Any] | None:
     return out
 
 
-def _cache_file(target: Target, python: str) -> Path | None:
-    """Where the figure of this image and interpreter is kept, or None (no image id)."""
-    image = getattr(target, "image_id", None)
-    if not isinstance(image, str) or not image:
-        return None
-    key = hashlib.sha256(f"{image}\0{python}\0{_PROBE_DIGEST}".encode()).hexdigest()[:32]
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "pytest-reb" / "env-size" / f"{key}.json"
-
-
-def _probe_digest() -> str:
-    source = PROBES_DIR / "env_size_probe.py"
-    with contextlib.suppress(OSError):
-        return hashlib.sha256(source.read_bytes()).hexdigest()[:16]
-    return "unknown"
-
-
-_PROBE_DIGEST = _probe_digest()
+#: The probe's code is part of the key: a changed walk is a new figure.
+_PROBE_DIGEST = imagecache.code_digest(PROBES_DIR / "env_size_probe.py")
 
 
 def measure(target: Target, python: str) -> dict[str, Any]:
     """The size of ``python``'s prefix in ``target``: cached per image, else walked by the
     probe; ``unknown`` on any failure (never cached)."""
-    cache = _cache_file(target, python)
-    if cache is not None:
-        with contextlib.suppress(OSError, ValueError):
-            kept = json.loads(cache.read_text())
-            if isinstance(kept, dict) and kept.get("status") == "measured":
-                return {**kept, "cached": True}
+    image, parts = imagecache.image_id(target), (python, _PROBE_DIGEST)
+    kept = imagecache.load("env-size", image, parts)
+    if isinstance(kept, dict) and kept.get("status") == "measured":
+        return {**kept, "cached": True}
     found = _walk(target, python)
-    if cache is not None and found["status"] == "measured":
-        with contextlib.suppress(OSError):
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            with tempfile.NamedTemporaryFile("w", dir=cache.parent, delete=False) as tmp:
-                json.dump(found, tmp)
-            os.replace(tmp.name, cache)  # atomic: parallel workers read a whole file
+    if found["status"] == "measured":
+        imagecache.store("env-size", image, parts, found)
     return found
 
 

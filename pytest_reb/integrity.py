@@ -35,6 +35,8 @@ tier is ``verdict.py``'s.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import difflib
 import hashlib
 import os
@@ -50,7 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_reb import hostview
+from pytest_reb import hostview, imagecache
 from pytest_reb.gitstore import HEX40, MAX_BLOB_BYTES, Objects, Unverifiable, copy_objects
 from pytest_reb.targets import Target, read_git_commit
 
@@ -103,6 +105,30 @@ class Examined:
     head: str | None = None
     tree_id: str | None = None
     tree: dict[str, tuple[str, str]] | None = None
+
+
+#: The code that makes an examination: part of the key of one kept per image (``imagecache``).
+CODE_DIGEST = imagecache.code_digest(Path(__file__), Path(hostview.__file__))
+
+
+def before_any_run(target: Target, checkout: str, commit: str, *,
+                   against_head: bool = False) -> Examined:
+    """``examine`` of a container no command has run in yet: its checkout is the image's, so
+    a complete examination (the reference tree read, nothing unverifiable) is kept by the
+    image's id and a later run of that image reads it instead of walking the checkout again.
+    Never for a check after a command ran (``tiers.run_integrity``): that one always looks."""
+    image = imagecache.image_id(target)
+    parts = (checkout, commit.lower(), str(against_head), *sorted(_mounted_under(target, checkout)),
+             CODE_DIGEST)
+    kept = imagecache.load("integrity", image, parts)
+    if isinstance(kept, dict):
+        with contextlib.suppress(KeyError, TypeError, ValueError):
+            return Examined(kept["reference"], kept["findings"], kept["head"], kept["tree_id"],
+                            {k: (m, sha) for k, (m, sha) in kept["tree"].items()})
+    seen = examine(target, checkout, commit, against_head=against_head)
+    if seen.tree is not None and not any(f.get("kind") == "unverifiable" for f in seen.findings):
+        imagecache.store("integrity", image, parts, dataclasses.asdict(seen))
+    return seen
 
 
 def check(target: Target, checkout: str, commit: str) -> list[dict[str, Any]]:

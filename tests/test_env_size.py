@@ -15,6 +15,8 @@ import pytest
 from pytest_reb import env_size
 from pytest_reb.targets import DockerTarget, Limits
 
+pytestmark = pytest.mark.container
+
 PYTHON = "/opt/envs/tinynet/bin/python"
 
 

@@ -1,0 +1,80 @@
+"""What an image's content alone decides is read once per image id, never once per run.
+
+On the demo image with the real engine: the checkout's commit (collection) and
+the checkout against its pinned tree before any command ran (every tier's
+integrity verdict) are kept by the image's id; a second target of the same image
+gets the same answers without reading the image again.  What is incomplete is
+not kept, and the check after a command ran still looks at the container.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from pytest_reb import imagecache, integrity
+from pytest_reb.targets import DockerTarget, ImageRef, Limits, checkout_commit
+
+pytestmark = pytest.mark.container
+
+CHECKOUT = "/data/project/repo"
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    return tmp_path / "pytest-reb"
+
+
+def target(image: str) -> DockerTarget:
+    return DockerTarget(image, run_id="tests-imagecache", gpus=[], limits=Limits())
+
+
+def test_the_pre_run_check_is_made_once_per_image(demo_image: str, demo_commit: str,
+                                                  cache: Path) -> None:
+    first = target(demo_image)
+    try:
+        walked = integrity.before_any_run(first, CHECKOUT, demo_commit)
+    finally:
+        first.close()
+    assert walked.tree is not None and len(list((cache / "integrity").glob("*.json"))) == 1
+    second = target(demo_image)
+    try:
+        read = integrity.before_any_run(second, CHECKOUT, demo_commit)
+        # a command changes the checkout: the check after it looks, it is never kept
+        second.exec(["/.reb/busybox", "sh", "-c", f"echo x >> {CHECKOUT}/train.py"], timeout=30)
+        after = integrity.examine(second, CHECKOUT, demo_commit)
+    finally:
+        second.close()
+    assert dataclasses.asdict(read) == dataclasses.asdict(walked)
+    assert any(f["path"] == "train.py" for f in after.findings)
+    assert not any(f["path"] == "train.py" for f in read.findings)
+
+
+def test_an_unverifiable_check_is_not_kept(demo_image: str, demo_commit: str,
+                                           cache: Path) -> None:
+    t = target(demo_image)
+    try:
+        seen = integrity.before_any_run(t, "/nowhere", demo_commit)
+    finally:
+        t.close()
+    assert [f["kind"] for f in seen.findings] == ["unverifiable"]
+    assert not (cache / "integrity").exists()
+
+
+def test_the_checkout_commit_is_read_once_per_image(demo_image: str, demo_commit: str,
+                                                    cache: Path, docker_client: object) -> None:
+    assert checkout_commit(ImageRef(demo_image), CHECKOUT) == demo_commit
+    [kept] = (cache / "checkout-commit").glob("*.json")
+    image = docker_client.images.get(demo_image).id  # type: ignore[attr-defined]
+    assert imagecache.load("checkout-commit", image, (CHECKOUT, _digest())) == demo_commit
+    assert checkout_commit(ImageRef(demo_image), "/nowhere") is None  # nothing kept for it
+    assert len(list((cache / "checkout-commit").glob("*.json"))) == 1 and kept.exists()
+
+
+def _digest() -> str:
+    from pytest_reb.targets import git
+
+    return git._DIGEST
