@@ -24,6 +24,10 @@ from pytest_reb.compat_c2 import C2_MAJORITY, C2Variant
 #: Where the official harness put the checkout and the agent's report.
 OFFICIAL_REPO_DIR = "/data/project/repo"
 OFFICIAL_REPORT_PATH = "/opt/scimlopsbench/report.json"
+#: Where a task image keeps the agent's prompt and the report's schema (``reb task build``).
+TASK_DIR = "/opt/scimlopsbench"
+PROMPT_PATH = f"{TASK_DIR}/prompt.md"
+SCHEMA_PATH = f"{TASK_DIR}/report_schema.json"
 
 #: Where ``reb task``, ``reb agent``, ``reb slurm`` and ``reb k8s`` read repository modules
 #: unless ``--modules`` names them: the suite and the demo of a pytest-reb checkout

@@ -34,7 +34,15 @@ from docker.errors import BuildError, ImageNotFound
 
 from pytest_reb import images
 from pytest_reb.audit.report import AgentReport
-from pytest_reb.spec import OFFICIAL_REPO_DIR, OFFICIAL_REPORT_PATH, Repo, module_paths
+from pytest_reb.spec import (
+    OFFICIAL_REPO_DIR,
+    OFFICIAL_REPORT_PATH,
+    PROMPT_PATH,
+    SCHEMA_PATH,
+    TASK_DIR,
+    Repo,
+    module_paths,
+)
 
 log = logging.getLogger(__name__)
 
@@ -43,9 +51,6 @@ TASK_BASE_REPOSITORY = "reb-task-base"
 #: python3-dev and build-essential: many research repositories compile extensions on install.
 TASK_BASE_PACKAGES = (*images.BASE_PACKAGES, "python3-pip", "python3-dev", "git",
                       "build-essential", "curl", "procps")
-TASK_DIR = "/opt/scimlopsbench"
-PROMPT_PATH = f"{TASK_DIR}/prompt.md"
-SCHEMA_PATH = f"{TASK_DIR}/report_schema.json"
 DEMO_REPO = "reb/tinynet"
 
 LABEL_REPO = "reb.task.repo"

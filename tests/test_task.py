@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_reb import task
+from pytest_reb import spec, task
 from pytest_reb.audit.report import REQUIRED_KEYS
 from pytest_reb.demo.checkout import demo_commit
 
@@ -118,7 +118,7 @@ def test_task_image_holds_the_checkout_and_the_contract(docker_client: Any,
     assert lines[:2] == [demo_commit(), "0"]
     assert "TOOLS_OK" in lines and lines[-1] == "NO_REPORT"
     meta = json.loads(out[out.index("{"):out.rindex("}") + 1])
-    assert meta["commit"] == demo_commit() and meta["schema"] == task.SCHEMA_PATH
+    assert meta["commit"] == demo_commit() and meta["schema"] == spec.SCHEMA_PATH
     image = docker_client.images.get(tinynet_task)
     assert image.labels[task.LABEL_COMMIT] == demo_commit()
     assert image.labels[task.LABEL_REPO] == "reb/tinynet"

@@ -31,9 +31,8 @@ from typing import Any
 
 from filelock import FileLock
 
-from pytest_reb.spec import OFFICIAL_REPO_DIR, OFFICIAL_REPORT_PATH
+from pytest_reb.spec import OFFICIAL_REPO_DIR, OFFICIAL_REPORT_PATH, PROMPT_PATH, SCHEMA_PATH
 from pytest_reb.targets import NODE_MOUNT, tool_mounts
-from pytest_reb.task import PROMPT_PATH, SCHEMA_PATH
 
 #: Where a backend's CLI folder, and the user's ``--mount`` folders by default, appear.
 TOOL_MOUNT = "/opt/reb-agent/tool"

@@ -19,9 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_reb.agent import backends
+from pytest_reb.agent import DEFAULT_BUDGET, backends
 from pytest_reb.agent.health import SERVICES
-from pytest_reb.agent.run import DEFAULT_BUDGET
 from pytest_reb.spec import MODULES_HELP
 
 

@@ -40,15 +40,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_reb.agent import commit, health, leaks
+from pytest_reb.agent import DEFAULT_BUDGET, commit, health, leaks
 from pytest_reb.agent.backends import OUT_MOUNT, STATE_MOUNT, Backend, parse_usage
 from pytest_reb.evidence import host_gpus
 from pytest_reb.runs import new_run_id
-from pytest_reb.spec import OFFICIAL_REPO_DIR
+from pytest_reb.spec import OFFICIAL_REPO_DIR, PROMPT_PATH
 from pytest_reb.targets import TailBuffer, image_file, labels
-from pytest_reb.task import PROMPT_PATH, TASK_REPOSITORY, Task
+from pytest_reb.task import TASK_REPOSITORY, Task
 
-DEFAULT_BUDGET = 3600.0
 #: How much of the agent's stdout is kept on the host to read its usage from.
 STDOUT_LIMIT = 64 << 20
 #: Once the agent's process has exited, how long its output may still drain.
