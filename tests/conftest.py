@@ -16,6 +16,8 @@ import contextlib
 import functools
 import http.server
 import os
+import shutil
+import tempfile
 import threading
 import uuid
 from collections.abc import Iterator
@@ -110,11 +112,24 @@ def demo_commit() -> str:
     return commit()
 
 
+#: The suite's own host cache folder (``XDG_CACHE_HOME`` of every run it starts).
+_SUITE_CACHE = "REB_SUITE_CACHE"
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Label every container this suite makes (workers and pytester runs inherit it)."""
     if not hasattr(config, "workerinput") and "REB_SUITE" not in os.environ:
         os.environ["REB_SUITE"] = uuid.uuid4().hex[:12]
         os.environ["REB_LABELS"] = f"reb.suite={os.environ['REB_SUITE']}"
+        # One host cache for the whole suite (workers and pytester runs, whose HOME is their
+        # own folder, inherit it): the witness is built once and what an image alone decides
+        # is read once per image, as on a user's machine, instead of once per pytester run.
+        # The image builders' locks stay where they were; the folder goes at the end.
+        from pytest_reb import images
+
+        os.environ.setdefault("REB_CACHE", str(images.CACHE_DIR))
+        os.environ[_SUITE_CACHE] = os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(
+            prefix="reb-suite-cache-")
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -137,6 +152,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """
     if hasattr(session.config, "workerinput"):
         return
+    if os.environ.get(_SUITE_CACHE):
+        shutil.rmtree(os.environ[_SUITE_CACHE], ignore_errors=True)
     client = _docker_client()
     before = session.config.stash.get(_HOST_BEFORE, None)
     if before is not None:
