@@ -630,9 +630,12 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                "soupsieve (gdown's beautifulsoup4) held at 2.10 for the image's Python 3.11.2; "
                "pesq 0.0.4 (an sdist with a C extension, which solver.py needs through "
                "utils/misc.py) built into a wheel on the host, Debian bookworm as the image "
-               "(glibc 2.36, CPython 3.11 ABI), as an agent with a compiler would build it",
+               "(glibc 2.36, CPython 3.11 ABI), as an agent with a compiler would build it; "
+               "pystoi 0.3.3 (source only) built into a wheel there too",
         standin="standin_I:clearervoice_frcrn",
-        sdists=("pesq==0.0.4",),  # a C extension, built on the host (no compiler in the image)
+        # pesq: a C extension, built on the host (no compiler in the image); pystoi 0.3.3:
+        # pure Python, published as an sdist only
+        sdists=("pesq==0.0.4", "pystoi==0.3.3"),
         left_out={"pyworld, pysptk, fastdtw": "sdists with C extensions, no "
                   "wheel for Python 3.11 on PyPI and no compiler in the image; the speechscore "
                   "metrics only, which no stage runs",
