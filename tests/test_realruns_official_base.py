@@ -39,3 +39,30 @@ def test_python_on_path_has_pip_and_no_packages(docker_client: Any) -> None:
         assert bare.exit_code != 0
     finally:
         container.remove(force=True, v=True)
+
+
+@pytest.mark.container
+def test_git_runs_on_a_checkout_of_another_owner(docker_client: Any) -> None:
+    """The official base image has git, and bundles call it: yomitoku's
+    validate_agent_report.py runs ``git rev-parse HEAD`` unguarded, and without git its
+    hallucination stage raised before writing results (recorded ``absent``).  The throwaway
+    container gets the host's git and trusts the image's checkout, whose owner is not root."""
+    from official import ENVIRONMENT, MOUNTS
+
+    from pytest_reb.images import ensure_base_image
+
+    container = docker_client.containers.create(
+        ensure_base_image(docker_client), ["sleep", "infinity"], entrypoint=[],
+        network_mode="none", labels={"reb.test": "official-base"}, environment=ENVIRONMENT,
+        volumes={path: {"bind": path, "mode": "ro"} for path in MOUNTS})
+    try:
+        container.start()
+        script = ("mkdir /tmp/r && cd /tmp/r && git init -q && git -c user.name=t "
+                  "-c user.email=t@t commit -q --allow-empty -m t && chown -R 4321:4321 /tmp/r "
+                  "&& git rev-parse HEAD")
+        done = container.exec_run(["bash", "-c", script])
+        out = done.output.decode(errors="replace")
+        assert done.exit_code == 0, out
+        assert len(out.strip().splitlines()[-1]) == 40, out
+    finally:
+        container.remove(force=True, v=True)

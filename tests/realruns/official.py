@@ -24,7 +24,7 @@ not reachable here).  The throwaway container gets both, never the image: a
 pip; Debian's ``python3`` has none, and a bundle whose pyright stage runs in
 its default ``--mode system`` pip-installs pyright into that ``python``: with
 the bare ``python3`` the install fails and the stage records ``deps`` with no
-count) and this host's Node.js 20 and npm, mounted read-only.  Without them the
+count) and this host's Node.js 20, npm and git, mounted read-only.  Without them the
 pyright stage writes no results (``python: command not found``), which is what
 earlier runs recorded as ``invalid_json``.
 """
@@ -47,6 +47,21 @@ REPO_DIR = "/data/project/repo"
 CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
 #: What the official base image has and the bundle uses: Node.js 20 and npm (from this host).
 NODE = ("/usr/bin/node", "/usr/lib/node_modules/npm")
+#: git, which the official base image installs (apt) and bundles call: yomitoku's
+#: validate_agent_report.py runs ``git rev-parse HEAD`` outside any ``try``, so without git
+#: it raised FileNotFoundError before writing its results (the hallucination stage
+#: ``absent``).  This host's binary (Debian bookworm, as the project's base; it needs only
+#: libc, zlib and pcre2, which the base has), mounted read-only.
+GIT = "/usr/bin/git"
+#: Host paths mounted read-only at the same place in the throwaway container.
+MOUNTS = (CA_BUNDLE, *NODE, GIT)
+#: The throwaway container's environment: the CA bundle for pip and Node, and git told to trust
+#: the checkout (the official harness clones it as the user that runs the stages; here the
+#: image's copy keeps its owner, and git would refuse a repository of another owner).
+ENVIRONMENT = {"PIP_CERT": CA_BUNDLE, "SSL_CERT_FILE": CA_BUNDLE,
+               "NODE_EXTRA_CA_CERTS": CA_BUNDLE, "REQUESTS_CA_BUNDLE": CA_BUNDLE,
+               "PIP_DISABLE_PIP_VERSION_CHECK": "1", "GIT_CONFIG_COUNT": "1",
+               "GIT_CONFIG_KEY_0": "safe.directory", "GIT_CONFIG_VALUE_0": "*"}
 #: Where the stand-in for conda's base interpreter goes (an empty venv: its own pip, no packages).
 BASE_PYTHON = "/opt/reb-official-base"
 #: What the official base image has on PATH, made in the throwaway container only.
@@ -111,10 +126,8 @@ def run(repo: str, image: str, release: Path = RELEASE) -> dict[str, Any]:
         scripts = bundle(repo, release, Path(scratch))
         container = client.containers.create(
             image, ["sleep", "infinity"], entrypoint=[], working_dir=REPO_DIR,
-            volumes={path: {"bind": path, "mode": "ro"} for path in (CA_BUNDLE, *NODE)},
-            environment={"PIP_CERT": CA_BUNDLE, "SSL_CERT_FILE": CA_BUNDLE,
-                         "NODE_EXTRA_CA_CERTS": CA_BUNDLE,
-                         "REQUESTS_CA_BUNDLE": CA_BUNDLE, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+            volumes={path: {"bind": path, "mode": "ro"} for path in MOUNTS},
+            environment=ENVIRONMENT,
             labels={"reb.realruns": "official"})
         try:
             container.start()

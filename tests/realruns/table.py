@@ -410,7 +410,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         repo="kotaro-kinoshita/yomitoku",
         commit="f68b55702cf5712524ff4a7b4665ebde622132ca",
         env="yomitoku",
-        standin="standin_C:yomitoku_models",
+        standin="standin_I:yomitoku_models",
         packages=(*TORCH_VISION, "huggingface-hub>=0.26.1", "lxml>=5.3.0", "omegaconf>=2.3.0",
                   "opencv-python-headless>=4.10.0.84", "pyclipper>=1.3.0.post6",
                   "pydantic>=2.9.2", "shapely>=2.0.6", "timm>=1.0.11", "pypdfium2==4.30.0",
@@ -622,14 +622,23 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "opencv-python-headless", "numpy>=1.24.3", "tensorboard==2.14.0",
                   "torch-complex>=0.4.4", "rotary-embedding-torch==0.8.3", "typeguard==4.3.0",
                   "scenedetect", "huggingface-hub>=0.26.2", "gdown==5.2.0", "pydub",
-                  "einops", "joblib", "packaging", "soupsieve<=2.10"),
+                  "einops", "joblib", "packaging", "soupsieve<=2.10", "pystoi==0.3.3",
+                  "pesq==0.0.4"),
         source="requirements.txt (torch>=2.0.1 and torchaudio>=2.0.2 as the shared 2.14.1 "
                "build with torchaudio 2.11.1; opencv-python==4.10.0.84 as its headless build: "
                "no display here); einops and joblib, which the training code imports; "
-               "soupsieve (gdown's beautifulsoup4) held at 2.10 for the image's Python 3.11.2",
-        left_out={"pesq==0.0.4, pyworld, pysptk, fastdtw": "sdists with C extensions, no "
-                  "wheel for Python 3.11 on PyPI and no compiler in the image; "
-                  "train/speech_enhancement/utils/misc.py imports pesq",
+               "soupsieve (gdown's beautifulsoup4) held at 2.10 for the image's Python 3.11.2; "
+               "pesq 0.0.4 (an sdist with a C extension, which solver.py needs through "
+               "utils/misc.py) built into a wheel on the host, Debian bookworm as the image "
+               "(glibc 2.36, CPython 3.11 ABI), as an agent with a compiler would build it; "
+               "pystoi 0.3.3 (source only) built into a wheel there too",
+        standin="standin_I:clearervoice_frcrn",
+        # pesq: a C extension, built on the host (no compiler in the image); pystoi 0.3.3:
+        # pure Python, published as an sdist only
+        sdists=("pesq==0.0.4", "pystoi==0.3.3"),
+        left_out={"pyworld, pysptk, fastdtw": "sdists with C extensions, no "
+                  "wheel for Python 3.11 on PyPI and no compiler in the image; the speechscore "
+                  "metrics only, which no stage runs",
                   "pymcd, xls_r_sqa": "the speechscore metrics, which need pyworld/pysptk",
                   "mir_eval==0.7, python_speech_features==0.6": "sdists only (no wheel); "
                   "the speechscore and the AV demos only"},
@@ -717,6 +726,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         repo="yuanze-lin/Olympus",
         commit="d49bffd878dcb96e7cd4d9312e0852b26e34eab8",
         env="olympus",
+        standin="standin_I:olympus_assets",
         packages=(*TORCH_VISION, "accelerate==0.28.0", "transformers==4.38.2",
                   "tokenizers==0.15.2", "peft==0.10.0", "huggingface-hub==0.30.0",
                   "numpy==1.26.4", "pandas==2.2.3", "pillow==11.1.0", "safetensors==0.5.3",
