@@ -184,10 +184,13 @@ def build(client: docker.DockerClient, tag: str = DEFAULT_TAG, *,
     base = ensure_base_image(client)
     files, wheels = context(base, source)
     recipe = _digest(files, wheels)
-    with lock("harness-" + recipe):
+    with lock("harness"):
+        earlier = None
         try:
-            if client.images.get(tag).labels.get(LABEL_RECIPE) == recipe:
+            image = client.images.get(tag)
+            if image.labels.get(LABEL_RECIPE) == recipe:
                 return recipe, False
+            earlier = image.id
         except ImageNotFound:
             pass
         try:
@@ -200,7 +203,21 @@ def build(client: docker.DockerClient, tag: str = DEFAULT_TAG, *,
             raise ImageError(f"building {tag} failed: {exc.msg}: {tail}") from None
         except APIError as exc:
             raise ImageError(f"building {tag} failed: {exc.explanation}") from None
+        finally:
+            _remove_leftovers(client, earlier)
     return recipe, True
+
+
+def _remove_leftovers(client: docker.DockerClient, earlier: str | None) -> None:
+    """The build stage's images (a gigabyte of wheels and scratch) and the image the tag
+    named before, now untagged; one a container still uses is kept."""
+    stages = client.images.list(filters={"label": "reb.harness-stage=build", "dangling": True})
+    for image_id in [i.id for i in stages] + ([earlier] if earlier else []):
+        try:
+            if not client.images.get(image_id).tags:
+                client.images.remove(image_id)
+        except (APIError, ImageNotFound) as exc:
+            log.info("kept %s: %s", image_id, exc)
 
 
 def checkout() -> Path | None:
