@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_reb.cluster.cli import add_parsers as add_cluster_parsers
+from pytest_reb.cluster.k8s import K8sOptions
 from pytest_reb.spec import MODULES_HELP
 
 
@@ -246,7 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "from the project's Debian base and wheels the host's pip downloads: "
                     "/opt/reb runs in an agent-built image of any distribution. Push it to "
                     "the cluster's registry afterwards.")
-    ib.add_argument("--tag", default="pytest-reb-harness:latest", metavar="TAG",
+    ib.add_argument("--tag", default=K8sOptions.harness_image, metavar="TAG",
                     help="e.g. registry.example/team/pytest-reb-harness:0.1 (default "
                          "pytest-reb-harness:latest, reb k8s's default)")
     ib.add_argument("--source", metavar="DIR",
