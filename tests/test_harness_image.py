@@ -136,8 +136,12 @@ def nolibc_image(docker_client: Any) -> str:
 def test_the_harness_runs_in_an_image_without_libc_or_python(
         docker_client: Any, harness_dir: Path, nolibc_image: str) -> None:
     mount = {str(harness_dir): {"bind": k8s.HARNESS, "mode": "ro"}}
-    probe = ("import sys, ssl, sqlite3, ctypes, pytest, pytest_reb.plugin, pydantic, "
-             "matplotlib; print(sys.prefix, sys.executable, [p for p in sys.path if p])")
+    # every compiled module the harness loads: the standard library's, and the wheels' (their
+    # own .libs among them: numpy's OpenBLAS, pillow's codecs)
+    probe = ("import sys, ssl, sqlite3, ctypes, lzma, bz2, zlib, pytest, pytest_reb.plugin, "
+             "pytest_reb.report.html, pydantic_core, docker, testinfra, PIL.Image, kiwisolver, "
+             "contourpy; import matplotlib; matplotlib.use('Agg'); import matplotlib.pyplot; "
+             "print(sys.prefix, sys.executable, [p for p in sys.path if p])")
     status, out = _run(docker_client, nolibc_image,
                        [f"{k8s.HARNESS}/bin/python", "-I", "-c", probe], volumes=mount)
     assert status == 0, out
