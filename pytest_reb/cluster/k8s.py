@@ -5,7 +5,10 @@ the agent-built image and the plugin checks it as ``local://``.  Nothing of
 the harness comes from that image: an init container copies pytest-reb and
 its own interpreter out of the harness image into an ``emptyDir`` that the
 verifying container mounts read-only at ``/opt/reb``, and the matrix row of
-each index comes from a ConfigMap, also read-only.
+each index comes from a ConfigMap, also read-only.  ``reb image build``
+(``harness.py``) makes that image: its interpreter brings its own loader and
+libraries, runs with ``-I`` (the image's ``PYTHONPATH`` and user site stay
+out), and the Job's environment names its prebuilt witness and its git.
 
 A pod template has one image, so there is one Indexed Job per agent-built
 image, and one completion index per (repository, target) pair of that image
