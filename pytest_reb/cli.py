@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_reb.cluster.cli import add_parsers as add_cluster_parsers
+from pytest_reb.cluster.k8s import K8sOptions
 from pytest_reb.spec import MODULES_HELP
 
 
@@ -125,6 +126,32 @@ def _task_build(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _image_build(args: argparse.Namespace) -> int:
+    import time
+
+    import docker
+    from docker.errors import DockerException
+
+    from pytest_reb.cluster import harness
+    from pytest_reb.images import ImageError
+
+    source = Path(args.source).resolve() if args.source else harness.checkout()
+    start = time.monotonic()
+    try:
+        client = docker.from_env()
+        recipe, built = harness.build(client, args.tag, source=source)
+        size = harness.size(client, args.tag)
+    except (ImageError, DockerException) as exc:
+        print(f"reb image build: {exc}", file=sys.stderr)
+        return 1
+    print(f"reb image build: {args.tag} ({'built' if built else 'reused'}, recipe {recipe}, "
+          f"{size / 1e6:.0f} MB, {time.monotonic() - start:.0f} s; modules of "
+          f"{source or 'no checkout: the package alone'})")
+    print(f"next: docker push {args.tag}\n"
+          f"      reb k8s runs.toml --harness-image {args.tag} --out jobs.json")
+    return 0
+
+
 def _reason(exc: Exception) -> str:
     """One line for an error: the OS's words for an OSError, else the exception's."""
     if isinstance(exc, OSError) and exc.strerror:
@@ -140,6 +167,7 @@ examples:
   reb table reports/<run> --agent-runs reports/agent-runs         the master table
   reb slurm runs.toml --dry-run                    the same matrix as a Slurm job array
   reb gc                                           containers a killed run left
+  reb image build --tag registry.example/team/pytest-reb-harness:0.1   reb k8s's harness
 """
 
 
@@ -210,6 +238,22 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a bare mirror, or a folder of them named owner+name "
                              "(default: git clone from GitHub)")
     tb.set_defaults(func=_task_build)
+    image = sub.add_parser("image", help="the harness image of reb k8s")
+    image_sub = image.add_subparsers(dest="image_command", required=True)
+    ib = image_sub.add_parser(
+        "build", help="build the harness image (/opt/reb: an interpreter of its own with "
+                      "pytest-reb, node, pyright, the witness) on the local Docker engine",
+        description="Build the harness image that `reb k8s --harness-image` names, offline "
+                    "from the project's Debian base and wheels the host's pip downloads: "
+                    "/opt/reb runs in an agent-built image of any distribution. Push it to "
+                    "the cluster's registry afterwards.")
+    ib.add_argument("--tag", default=K8sOptions.harness_image, metavar="TAG",
+                    help="e.g. registry.example/team/pytest-reb-harness:0.1 (default "
+                         "pytest-reb-harness:latest, reb k8s's default)")
+    ib.add_argument("--source", metavar="DIR",
+                    help="the pytest-reb checkout whose repos/ and demo/ go in (default: "
+                         "$REB_SOURCE or the working directory)")
+    ib.set_defaults(func=_image_build)
     from pytest_reb.agent.cli import add_parser as add_agent_parser
 
     add_agent_parser(sub)

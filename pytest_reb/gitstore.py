@@ -38,6 +38,12 @@ MAX_TREE_BYTES = 16 << 20
 MAX_BLOB_BYTES = 1 << 20
 MAX_TRACKED = 200_000
 HEX40 = re.compile(r"[0-9a-f]{40}")
+
+
+def git_program() -> str:
+    """The host's git: ``$REB_GIT`` (a harness image's own, where the host is a pod whose
+    image may have none), else ``git`` on the ``PATH``."""
+    return os.environ.get("REB_GIT") or "git"
 LOOSE = re.compile(r"[0-9a-f]{38}")
 PACK = re.compile(r"pack-[0-9a-f]{40,64}\.(pack|idx)")
 
@@ -133,7 +139,7 @@ class Objects:
                "HOME": str(store), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
                "GIT_NO_REPLACE_OBJECTS": "1", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
         self.procs = {mode: subprocess.Popen(
-            ["git", "cat-file", f"--{mode}"], env=env, cwd=store, stdin=subprocess.PIPE,
+            [git_program(), "cat-file", f"--{mode}"], env=env, cwd=store, stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) for mode in ("batch", "batch-check")}
         self.timer = threading.Timer(max(1.0, deadline - time.monotonic()), self._kill)
         self.timer.daemon = True

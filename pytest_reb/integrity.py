@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_reb import hostview, imagecache
+from pytest_reb import gitstore, hostview, imagecache
 from pytest_reb.gitstore import HEX40, MAX_BLOB_BYTES, Objects, Unverifiable, copy_objects
 from pytest_reb.targets import Target, read_git_commit
 
@@ -184,7 +184,7 @@ class _Check:
         commit = self.result.reference
         if not HEX40.fullmatch(commit):
             raise Unverifiable(f"the pinned commit {commit!r} is not a SHA-1")
-        if shutil.which("git") is None:
+        if shutil.which(gitstore.git_program()) is None:
             raise Unverifiable("git is not installed on the host")
         root = self.view.resolve(self.checkout)
         if root is None or not self.view.is_dir(root):

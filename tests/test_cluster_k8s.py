@@ -112,8 +112,8 @@ def test_the_merge_job_waits_for_every_index(manifest: dict[str, Any]) -> None:
     [box] = merge.spec.template.spec.containers
     assert box.image == "pytest-reb-harness:latest" and merge.spec.completion_mode is None
     cmd = box.command
-    assert cmd[:6] == [f"{k8s.HARNESS}/bin/python", "-m", "pytest_reb.cli", "k8s", "--merge",
-                       f"{k8s.OUT_MOUNT}/{run}"]
+    assert cmd[:7] == [f"{k8s.HARNESS}/bin/python", "-I", "-m", "pytest_reb.cli", "k8s",
+                       "--merge", f"{k8s.OUT_MOUNT}/{run}"]
     assert cmd[cmd.index("--wait-for") + 1:] == [f"{run}-0/0", f"{run}-1/0", f"{run}-1/1"]
     # it waits past the longest index's deadline, and its own deadline is later still
     assert 1200 < int(cmd[cmd.index("--timeout") + 1]) < merge.spec.active_deadline_seconds
@@ -145,7 +145,10 @@ def test_one_indexed_job_per_image_one_index_per_pair(manifest: dict[str, Any]) 
         assert volumes["outcomes"].persistent_volume_claim.claim_name == f"{run}-outcomes"
         [copy] = pod.init_containers  # the harness comes from its own image, not the agent's
         assert copy.image == "pytest-reb-harness:latest"
-        assert verify.command[0] == f"{k8s.HARNESS}/bin/python"
+        # the harness's own interpreter, isolated from the image's PYTHONPATH and user site
+        assert verify.command[:4] == [f"{k8s.HARNESS}/bin/python", "-I", "-m", "pytest"]
+        [lib] = [e for e in verify.env if e.name == "REB_WITNESS_LIB"]  # prebuilt: no compiler
+        assert lib.value == k8s.WITNESS_LIB
         assert verify.security_context.capabilities.drop == ["ALL"]
         assert not verify.security_context.allow_privilege_escalation
         assert pod.restart_policy == "Never" and pod.automount_service_account_token is False

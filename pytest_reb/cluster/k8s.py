@@ -5,7 +5,10 @@ the agent-built image and the plugin checks it as ``local://``.  Nothing of
 the harness comes from that image: an init container copies pytest-reb and
 its own interpreter out of the harness image into an ``emptyDir`` that the
 verifying container mounts read-only at ``/opt/reb``, and the matrix row of
-each index comes from a ConfigMap, also read-only.
+each index comes from a ConfigMap, also read-only.  ``reb image build``
+(``harness.py``) makes that image: its interpreter brings its own loader and
+libraries, runs with ``-I`` (the image's ``PYTHONPATH`` and user site stay
+out), and the Job's environment names its prebuilt witness and its git.
 
 A pod template has one image, so there is one Indexed Job per agent-built
 image, and one completion index per (repository, target) pair of that image
@@ -42,8 +45,16 @@ from typing import Any
 from pytest_reb.cluster.plan import Pair, Plan
 from pytest_reb.report import merge as merging
 
-#: Where the harness image keeps pytest-reb with an interpreter of its own.
+#: Where the harness image keeps pytest-reb with an interpreter of its own
+#: (``reb image build``, ``pytest_reb.cluster.harness``).
 HARNESS = "/opt/reb"
+#: The witness library the harness image holds prebuilt (pods have no C compiler).
+WITNESS_LIB = f"{HARNESS}/witness/libreb_witness.so"
+#: Its git, which the integrity check reads the checkout's objects with (an image may have none).
+GIT = f"{HARNESS}/bin/git"
+#: ``-I``: the agent-built image's ``PYTHONPATH``, ``PYTHONHOME`` and user site stay out of
+#: the harness's interpreter, with no variable set that the commands it starts would inherit.
+ISOLATED = "-I"
 MATRIX_MOUNT = "/etc/reb/matrix"
 OUT_MOUNT = "/reb-out"
 INDEX_ANNOTATION = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
@@ -172,7 +183,7 @@ def _hardened(container: dict[str, Any]) -> dict[str, Any]:
 def _merge_job(run: str, labels: dict[str, str], opts: K8sOptions, claim: str,
                indices: list[str], deadline: int) -> dict[str, Any]:
     """The Job that waits for every index's run on the claim and merges them."""
-    argv = [opts.python, "-m", "pytest_reb.cli", "k8s", "--merge", f"{OUT_MOUNT}/{run}",
+    argv = [opts.python, ISOLATED, "-m", "pytest_reb.cli", "k8s", "--merge", f"{OUT_MOUNT}/{run}",
             "--timeout", str(deadline + MERGE_SLACK // 2), "--wait-for", *indices]
     merge = _hardened({
         "name": "merge", "image": opts.harness_image, "imagePullPolicy": "IfNotPresent",
@@ -199,7 +210,7 @@ def _merge_job(run: str, labels: dict[str, str], opts: K8sOptions, claim: str,
 def _job(name: str, image: str, pairs: list[Pair], labels: dict[str, str], opts: K8sOptions,
          modules: list[str], claim: str, *, gpus: int, deadline: int, plan: Plan
          ) -> dict[str, Any]:
-    argv = [opts.python, "-m", "pytest", *modules,
+    argv = [opts.python, ISOLATED, "-m", "pytest", *modules,
             "--reb-matrix", f"{MATRIX_MOUNT}/{name}-$(REB_INDEX).toml",
             "--reb-outdir", f"{OUT_MOUNT}/{labels['reb.run']}/{name}/$(REB_INDEX)",
             "-m", plan.marker_expression(),
@@ -210,7 +221,9 @@ def _job(name: str, image: str, pairs: list[Pair], labels: dict[str, str], opts:
         "name": "verify", "image": image, "imagePullPolicy": "IfNotPresent",
         "command": argv, "workingDir": "/",
         "env": [{"name": "REB_INDEX", "valueFrom": {"fieldRef": {"fieldPath": INDEX_ANNOTATION}}},
-                {"name": "PYTHONDONTWRITEBYTECODE", "value": "1"}],
+                {"name": "PYTHONDONTWRITEBYTECODE", "value": "1"},
+                {"name": "REB_WITNESS_LIB", "value": WITNESS_LIB},
+                {"name": "REB_GIT", "value": GIT}],
         "resources": {"limits": limits, "requests": {"cpu": "1", "memory": opts.memory}},
         "securityContext": {"allowPrivilegeEscalation": False, "privileged": False,
                             "capabilities": {"drop": ["ALL"]}},
