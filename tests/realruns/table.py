@@ -91,6 +91,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         left_out={"fastapi, pydantic-settings, httpx": "the optional [api] extra (the REST "
                                                         "service, not the detector)",
                   "pytest, ruff": "the [dev] extra"},
+        standin="standin_H:lettuce_assets",
     ),
     RealEnv(
         repo="LiheYoung/Depth-Anything",
@@ -124,7 +125,8 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         repo="NVIDIA/kvpress",
         commit="ef2a1ca5f81bec64a382e5bb66d5a77d4af853f2",
         env="kvpress",
-        standin="standin_A:kvpress_assets",
+        # batch H: batch A's stand-ins and those of pytest-reb's two additions (the module's)
+        standin="standin_H:kvpress_assets",
         packages=(TORCH_CPU, "numpy>=2.0.0,<3", "transformers>=4.56,<5",
                   "sentencepiece>=0.2.0,<0.3", "protobuf>=5.27.2,<6", "datasets>=2.21.0,<3",
                   "pandas>=2.2.2,<3",

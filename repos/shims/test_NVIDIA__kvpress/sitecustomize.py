@@ -12,9 +12,15 @@ them with the generic builder of their format (``parquet``, ``json``, ``csv``,
 ``arrow``) and ``data_files`` split by file name as ``datasets`` infers it for
 a hub data_dir; the rows are the same.  Every other call is untouched, and
 nothing happens when HF_DATASETS_CACHE names no prepared folder.  Our own
-rewrite of that effect; it touches no file of the repository.  A
-sitecustomize the environment itself has, shadowed by this one, is run
-afterwards.
+rewrite of that effect; it touches no file of the repository.
+
+WordNet, pytest-reb's addition (the official stage downloaded it at run time
+with ``nltk.download("wordnet")`` into ``~/nltk_data``): when ``nltk`` is
+imported, ``$XDG_CACHE_HOME/nltk_data``, where the module's ``wordnet`` asset
+is prepared, is appended to ``nltk.data.path`` if it exists.  Without the
+network ``nltk.download`` prints its error and returns False, and the corpus
+is then found there.  A sitecustomize the environment itself has, shadowed by
+this one, is run afterwards.
 """
 
 import functools
@@ -101,5 +107,18 @@ def _patch(datasets):
         load.load_dataset = wrapped
 
 
-after_import({"datasets": _patch})
+#: Where the prepared nltk data is, under XDG_CACHE_HOME (the ``wordnet`` asset's place).
+NLTK_DATA = "nltk_data"
+
+
+def _nltk_path(nltk):
+    root = os.environ.get("XDG_CACHE_HOME")
+    if not root:
+        return
+    folder = os.path.join(root, NLTK_DATA)
+    if os.path.isdir(folder) and folder not in nltk.data.path:
+        nltk.data.path.append(folder)
+
+
+after_import({"datasets": _patch, "nltk": _nltk_path})
 run_shadowed(__file__)

@@ -1,0 +1,268 @@
+"""Stand-ins for the batch-H rows of ``table.py``: what their C1 stages read from the network.
+
+As in ``standin_A.py``: the hub and the other servers are not reachable here,
+so a C1 stage's model or data set gets a stand-in, the repository's own
+model class (or the class its library loads) with random weights, or a
+small synthetic file in the real format, made in a container of the row's
+image with the network off and put in the asset cache with
+``AssetCache.ingest(..., origin="stand-in: ...")``, so every outcome that
+uses it says what it is.  ``build.py`` calls each function as
+``standin_H:function`` with the image's tag and the asset cache.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import standin
+from standin_A import in_image
+
+
+def run(image: str, script: str, scratch: str, *args: str) -> None:
+    """``script`` under the image's venv, network off, ``scratch`` at /out; ``args`` verbatim
+    (``/out/...`` for the files it writes)."""
+    import subprocess
+
+    argv = [a.replace("{scratch}", scratch) for a in in_image(image)]
+    subprocess.run([*argv, "-c", script, *args], check=True)
+
+
+# --------------------------------------------------------------------------- LettuceDetect
+
+#: The ettin encoder's class (``ModernBertForMaskedLM``, as the hub's config.json names it)
+#: at a tiny size with random weights, and a WordPiece tokenizer trained here on the sample
+#: texts with ModernBERT's special tokens and its pair template ([CLS] A [SEP] B [SEP]), a fast
+#: tokenizer, since the dataset asks for offset mappings.
+LETTUCE_MODEL = """
+import sys, torch
+from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
+from transformers import ModernBertConfig, ModernBertForMaskedLM, PreTrainedTokenizerFast
+out, texts = sys.argv[1], sys.argv[2:]
+special = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
+tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+tok.normalizer = normalizers.Lowercase()
+tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+tok.train_from_iterator(texts, trainers.WordPieceTrainer(vocab_size=300, special_tokens=special))
+cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+tok.post_processor = processors.TemplateProcessing(
+    single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+    special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
+fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", cls_token="[CLS]",
+                               sep_token="[SEP]", pad_token="[PAD]", mask_token="[MASK]",
+                               model_max_length=8192)
+fast.save_pretrained(out)
+config = ModernBertConfig(vocab_size=len(fast), hidden_size=64, intermediate_size=96,
+                          num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=8192,
+                          global_attn_every_n_layers=1, local_attention=128,
+                          pad_token_id=fast.pad_token_id, cls_token_id=cls, sep_token_id=sep,
+                          bos_token_id=cls, eos_token_id=sep)
+torch.manual_seed(0)
+model = ModernBertForMaskedLM(config)
+model.save_pretrained(out)
+print("stand-in", out, sum(p.numel() for p in model.parameters()), "parameters")
+"""
+LETTUCE_MODEL_ORIGIN = (
+    "stand-in: random-init ModernBertForMaskedLM (the class of jhu-clsp/ettin-encoder-17m's "
+    "config; hidden 64, 2 layers, 4 heads) and a WordPiece tokenizer trained on the stand-in "
+    "RAGTruth texts with ModernBERT's special tokens, saved with save_pretrained (the hub is not "
+    "reachable here)")
+
+#: Four RAGTruth records (two tasks, three splits) in the fields and types of the real
+#: ``response.jsonl`` and ``source_info.jsonl`` of ParticleMedia/RAGTruth's dataset/ folder.
+LETTUCE_SOURCES = [
+    ("QA", "The committee met in the old town hall on a cold morning in March.",
+     "Where did the committee meet?"),
+    ("Summary", "The river flooded the lower fields after three days of rain; the farmers "
+     "moved their sheep to the hill.", None),
+]
+LETTUCE_RESPONSES = [
+    # source index, split, response, hallucinated span (or None)
+    (0, "train", "The committee met in the new library in March.", "new library"),
+    (1, "train", "After rain the river flooded the fields and the farmers sold their sheep.",
+     "sold their sheep"),
+    (0, "train", "It met in the old town hall.", None),
+    (1, "test", "The farmers moved their sheep to the hill after the flood.", None),
+]
+LETTUCE_ORIGIN = (
+    "stand-in: four synthetic RAGTruth records (response.jsonl: id, source_id, model, "
+    "temperature, labels with start/end/text/meta/label_type/implicit_true/due_to_null, split, "
+    "quality, response; source_info.jsonl: source_id, task_type, source, source_info, prompt) "
+    "in the real files' fields (raw.githubusercontent.com is not reachable here)")
+
+
+def ragtruth_records() -> tuple[list[dict], list[dict]]:
+    """The stand-in ``source_info.jsonl`` and ``response.jsonl`` rows."""
+    sources = []
+    for i, (task, text, question) in enumerate(LETTUCE_SOURCES):
+        info = {"question": question, "passages": text} if question else text
+        prompt = (f"Briefly answer the following question:\n{question}\nBear in mind that your "
+                  f"response should be strictly based on the following passage:\n{text}\n"
+                  if question else f"Summarize the following news within 30 words:\n{text}\n")
+        sources.append({"source_id": str(100 + i), "task_type": task, "source": "MARCO"
+                        if question else "CNN/DM", "source_info": info, "prompt": prompt})
+    responses = []
+    for n, (src, split, text, span) in enumerate(LETTUCE_RESPONSES):
+        labels = []
+        if span:
+            start = text.index(span)
+            labels.append({"start": start, "end": start + len(span), "text": span,
+                           "meta": "HIGH INTRO OF NEW INFO", "label_type": "Evident Baseless Info",
+                           "implicit_true": False, "due_to_null": False})
+        responses.append({"id": str(n), "source_id": str(100 + src), "model": "gpt-4-0613",
+                          "temperature": 0.7, "labels": labels, "split": split,
+                          "quality": "good", "response": text})
+    return sources, responses
+
+
+def lettuce_assets(image: str, cache: Path) -> None:
+    """LettuceDetect's raw RAGTruth files (synthetic) and the ettin encoder's stand-in."""
+    from pytest_reb.assets.cache import AssetCache
+
+    repo = standin.load_repo(standin.ROOT / "repos" / "test_KRLabsOrg__LettuceDetect.py")
+    sources, responses = ragtruth_records()
+    with tempfile.TemporaryDirectory() as scratch:
+        raw = Path(scratch) / "ragtruth"
+        raw.mkdir()
+        (raw / "source_info.jsonl").write_text("".join(json.dumps(s) + "\n" for s in sources))
+        (raw / "response.jsonl").write_text("".join(json.dumps(r) + "\n" for r in responses))
+        texts = [s["prompt"] for s in sources] + [r["response"] for r in responses]
+        run(image, LETTUCE_MODEL, scratch, "/out/model", *texts)
+        cache_ = AssetCache(cache)
+        cache_.ingest(repo, "ragtruth_mini", raw, origin=LETTUCE_ORIGIN)
+        cache_.ingest(repo, "ettin-encoder-17m", Path(scratch) / "model",
+                      origin=LETTUCE_MODEL_ORIGIN)
+
+
+# --------------------------------------------------------------------------- kvpress
+
+#: WordNet 3.0's lexicographer file names, as its ``lexnames`` file lists them (number, name,
+#: syntactic category).
+LEXNAMES = [
+    "adj.all", "adj.pert", "adv.all", "noun.Tops", "noun.act", "noun.animal", "noun.artifact",
+    "noun.attribute", "noun.body", "noun.cognition", "noun.communication", "noun.event",
+    "noun.feeling", "noun.food", "noun.group", "noun.location", "noun.motive", "noun.object",
+    "noun.person", "noun.phenomenon", "noun.plant", "noun.possession", "noun.process",
+    "noun.quantity", "noun.relation", "noun.shape", "noun.state", "noun.substance", "noun.time",
+    "verb.body", "verb.change", "verb.cognition", "verb.communication", "verb.competition",
+    "verb.consumption", "verb.contact", "verb.creation", "verb.emotion", "verb.motion",
+    "verb.perception", "verb.possession", "verb.social", "verb.stative", "verb.weather", "adj.ppl"
+]
+#: The category number of each lexicographer file's prefix.
+LEX_CATEGORY = {"adj": 3, "adv": 4, "noun": 1, "verb": 2}
+#: The stand-in's synsets, per part of speech: (lexicographer file, lemmas, gloss).
+WORDNET_SYNSETS = {
+    "noun": [("noun.artifact", ["hall", "town_hall"], "a large building used by a town"),
+             ("noun.group", ["committee", "commission"], "a body of people chosen for a task"),
+             ("noun.time", ["morning", "forenoon"], "the time between sunrise and noon")],
+    "verb": [("verb.social", ["meet", "gather", "assemble"], "come together")],
+    "adj": [("adj.all", ["cold"], "having a low temperature")],
+    "adv": [("adv.all", ["quickly", "rapidly"], "with speed")],
+}
+#: The part-of-speech letter of each file suffix.
+WORDNET_POS = {"noun": "n", "verb": "v", "adj": "a", "adv": "r"}
+#: The license header every data and index file begins with (lines starting with two spaces);
+#: nltk's reader reads the version from the data.adj one.
+WORDNET_HEADER = (
+    "  1 This file is a stand-in made by pytest-reb in the layout of WordNet 3.0.\n"
+    "  2 WordNet 3.0 Copyright 2006 by Princeton University.  All rights reserved.\n")
+WORDNET_ORIGIN = (
+    "stand-in: a WordNet corpus folder in the real layout of nltk_data's corpora/wordnet "
+    "(lexnames, data.*, index.*, *.exc, index.sense, cntlist.rev in the WordNet 3.0 formats, "
+    "byte offsets as the data files' keys), six synsets only (raw.githubusercontent.com is not "
+    "reachable here)")
+
+
+def wordnet_files() -> dict[str, str]:
+    """The stand-in WordNet's files: name -> text, in the WordNet 3.0 database formats
+    (wndb(5WN): data lines keyed by their byte offset, index lines by lemma)."""
+    files = {"lexnames": "".join(f"{i:02d}\t{name}\t{LEX_CATEGORY[name.split('.')[0]]}\n"
+                                 for i, name in enumerate(LEXNAMES))}
+    senses = []
+    for suffix, synsets in WORDNET_SYNSETS.items():
+        pos = WORDNET_POS[suffix]
+        data, offset, index = WORDNET_HEADER, len(WORDNET_HEADER), {}
+        for lexname, lemmas, gloss in synsets:
+            words = " ".join(f"{lemma} 0" for lemma in lemmas)
+            frames = " 01 + 02 00" if suffix == "verb" else ""
+            line = (f"{offset:08d} {LEXNAMES.index(lexname):02d} {pos} {len(lemmas):02x} "
+                    f"{words} 000{frames} | {gloss}  \n")
+            for lemma in lemmas:
+                index.setdefault(lemma, []).append(offset)
+                senses.append(f"{lemma}%{LEX_CATEGORY[suffix]}:{LEXNAMES.index(lexname):02d}:00::"
+                              f" {offset:08d} 1 0\n")
+            data += line
+            offset += len(line.encode())
+        files[f"data.{suffix}"] = data
+        files[f"index.{suffix}"] = WORDNET_HEADER + "".join(
+            f"{lemma} {pos} {len(offs)} 0 {len(offs)} 0 {' '.join(f'{o:08d}' for o in offs)}  \n"
+            for lemma, offs in sorted(index.items()))
+        first = synsets[0][1][0]
+        files[f"{suffix}.exc"] = f"{first}s {first}\n"
+    files["index.sense"] = "".join(sorted(senses))
+    files["cntlist.rev"] = "".join(f"{s.split()[0]} 1 0\n" for s in sorted(senses))
+    return files
+
+
+#: bert_score's roberta-large: RobertaForMaskedLM (the hub checkpoint's class) at a tiny size
+#: with random weights, and a byte-level BPE tokenizer trained here, saved as roberta's
+#: vocab.json and merges.txt (bert_score asks for the slow tokenizer), in a Hugging Face hub
+#: cache layout under its hub id, which the hub client falls back to without the network.
+ROBERTA_MODEL = """
+import os, sys, tempfile, torch
+from tokenizers import ByteLevelBPETokenizer
+from transformers import RobertaConfig, RobertaForMaskedLM, RobertaTokenizerFast
+out, texts = sys.argv[1], sys.argv[2:]
+root = os.path.join(out, "models--roberta-large")
+rev = "0" * 40
+snap = os.path.join(root, "snapshots", rev)
+os.makedirs(snap)
+bpe = ByteLevelBPETokenizer()
+bpe.train_from_iterator(texts, vocab_size=400,
+                        special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
+with tempfile.TemporaryDirectory() as raw:
+    bpe.save_model(raw)
+    tok = RobertaTokenizerFast(os.path.join(raw, "vocab.json"), os.path.join(raw, "merges.txt"),
+                               model_max_length=512)
+tok.save_pretrained(snap)
+config = RobertaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64,
+                       num_hidden_layers=2, num_attention_heads=2, max_position_embeddings=514,
+                       pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id,
+                       eos_token_id=tok.eos_token_id, type_vocab_size=1)
+torch.manual_seed(0)
+model = RobertaForMaskedLM(config)
+model.save_pretrained(snap)
+os.makedirs(os.path.join(root, "refs"))
+open(os.path.join(root, "refs", "main"), "w").write(rev)
+print("stand-in", root, sum(p.numel() for p in model.parameters()), "parameters")
+"""
+ROBERTA_ORIGIN = (
+    "stand-in: random-init RobertaForMaskedLM (roberta-large's class; hidden 32, 2 layers) and "
+    "a byte-level BPE tokenizer trained here (vocab.json, merges.txt), saved with "
+    "save_pretrained into a Hugging Face hub cache layout as models--roberta-large (the hub is "
+    "not reachable here)")
+#: Text the stand-in tokenizer is trained on: the LooGLE stand-in rows' words.
+ROBERTA_TEXTS = ("The committee met in the old town hall on a cold morning.",
+                 "The morning was cold and grey.", "in the old town hall", "cold and grey",
+                 "Hi there", "hi there")
+
+
+def kvpress_assets(image: str, cache: Path) -> None:
+    """kvpress's assets: batch A's tiny Llama and LooGLE rows (``standin_A.kvpress_assets``),
+    and pytest-reb's two additions, roberta-large and WordNet."""
+    import standin_A
+
+    from pytest_reb.assets.cache import AssetCache
+
+    standin_A.kvpress_assets(image, cache)
+    repo = standin.load_repo(standin.ROOT / "repos" / "test_NVIDIA__kvpress.py")
+    with tempfile.TemporaryDirectory() as scratch:
+        run(image, ROBERTA_MODEL, scratch, "/out/hub", *ROBERTA_TEXTS)
+        corpora = Path(scratch) / "corpora"
+        (corpora / "wordnet").mkdir(parents=True)  # as wordnet.zip unpacks under corpora/
+        for name, text in wordnet_files().items():
+            (corpora / "wordnet" / name).write_text(text)
+        cache_ = AssetCache(cache)
+        cache_.ingest(repo, "roberta-large", Path(scratch) / "hub", origin=ROBERTA_ORIGIN)
+        cache_.ingest(repo, "wordnet", corpora, origin=WORDNET_ORIGIN)
