@@ -266,3 +266,50 @@ def kvpress_assets(image: str, cache: Path) -> None:
         cache_ = AssetCache(cache)
         cache_.ingest(repo, "roberta-large", Path(scratch) / "hub", origin=ROBERTA_ORIGIN)
         cache_.ingest(repo, "wordnet", corpora, origin=WORDNET_ORIGIN)
+
+
+# --------------------------------------------------------------------------- Texo
+
+#: Where the session's ``fetch`` tool puts GitHub repositories.
+MIRROR = Path("/work/.mirror")
+#: The real files of pytest-reb's two additions to Texo (not stand-ins): the evaluate
+#: repository's metrics/bleu, which the hub's evaluate-metric/bleu space holds, and
+#: tensorflow/nmt's nmt/scripts/bleu.py, which bleu.py imports as nmt_bleu; (mirror, commit,
+#: path in the repository, name in the modules cache) per file.
+TEXO_BLEU = {
+    "bleu": [("huggingface+evaluate", "143a05c9844fa000fdcb324d30a750f139217fdd",
+              "metrics/bleu/bleu.py", "bleu.py"),
+             ("huggingface+evaluate", "143a05c9844fa000fdcb324d30a750f139217fdd",
+              "metrics/bleu/tokenizer_13a.py", "tokenizer_13a.py")],
+    "nmt_bleu": [("tensorflow+nmt", "0be864257a76c151eef20ea689755f08bc1faf4e",
+                  "nmt/scripts/bleu.py", "nmt_bleu.py")],
+}
+TEXO_BLEU_ORIGIN = (
+    "copy: the real files from GitHub, not stand-ins: {what} at commit {commit} (the last to "
+    "change them in the session's fetched mirror; the hub is not reachable here, and the "
+    "evaluate-metric/bleu space mirrors the evaluate repository's metrics/bleu)")
+
+
+def texo_assets(image: str, cache: Path) -> None:
+    """Texo's stand-ins of batch B (``standin_B.texo_formulanet``) and the real BLEU metric
+    files of pytest-reb's two additions, from the GitHub mirrors."""
+    import subprocess
+
+    import standin_B
+
+    from pytest_reb.assets.cache import AssetCache
+
+    standin_B.texo_formulanet(image, cache)
+    repo = standin.load_repo(standin.ROOT / "repos" / "test_alephpi__Texo.py")
+    for name, files in TEXO_BLEU.items():
+        with tempfile.TemporaryDirectory() as scratch:
+            folder = Path(scratch) / name
+            folder.mkdir()
+            for mirror, commit, path, as_name in files:
+                text = subprocess.run(
+                    ["git", "-C", str(MIRROR / mirror / "repo"), "show", f"{commit}:{path}"],
+                    check=True, capture_output=True, text=True).stdout
+                (folder / as_name).write_text(text)
+            what = ", ".join(f"{m.replace('+', '/')}:{p}" for m, _, p, _ in files)
+            AssetCache(cache).ingest(repo, name, folder, origin=TEXO_BLEU_ORIGIN.format(
+                what=what, commit=files[0][1]))
