@@ -313,3 +313,68 @@ def texo_assets(image: str, cache: Path) -> None:
             what = ", ".join(f"{m.replace('+', '/')}:{p}" for m, _, p, _ in files)
             AssetCache(cache).ingest(repo, name, folder, origin=TEXO_BLEU_ORIGIN.format(
                 what=what, commit=files[0][1]))
+
+
+# --------------------------------------------------------------------------- Kokoro-FastAPI
+
+#: Kokoro-82M's config.json sizes (hidden 512, style 128 as the repository's voice packs are
+#: [510, 1, 256], istftnet's upsampling 10 x 6 with a 20-point iSTFT, ALBERT 768 x 12), a
+#: vocabulary of punctuation and IPA symbols (the real file's 178 token ids; its exact table is
+#: not reachable here), and KModel, kokoro's own class, with random weights: built with
+#: ``torch.load`` answering ``{}`` for the checkpoint it would load, then saved as kokoro-v1_0.pth
+#: holds it (one state dict per part: bert, bert_encoder, predictor, text_encoder, decoder).
+KOKORO_MODEL = """
+import json, os, sys, torch
+import kokoro.model as km
+out = sys.argv[1]
+os.makedirs(out)
+symbols = list(';:,.!?\\u2014\\u2026"()\\u201c\\u201d ') + list("abcdefhijklmnopqrstuvwxyz")
+symbols += list("\\u0251\\u0250\\u0252\\u00e6\\u03b2\\u0254\\u0255\\u00e7\\u0256\\u00f0\\u02a4"
+                "\\u0259\\u025a\\u025b\\u025c\\u025f\\u0261\\u0265\\u0268\\u026a\\u029d\\u026f"
+                "\\u0270\\u014b\\u0273\\u0272\\u0274\\u00f8\\u0278\\u03b8\\u0153\\u0279\\u027e"
+                "\\u027b\\u0281\\u027d\\u0282\\u0283\\u0288\\u02a7\\u028a\\u028b\\u028c\\u0263"
+                "\\u0264\\u03c7\\u028e\\u0292\\u0294\\u02c8\\u02cc\\u02d0\\u02b0\\u02b2\\u2193"
+                "\\u2192\\u2197\\u2198\\u1d7b")
+vocab = {s: i + 1 for i, s in enumerate(dict.fromkeys(symbols))}
+config = {"istftnet": {"upsample_kernel_sizes": [20, 12], "upsample_rates": [10, 6],
+                       "gen_istft_hop_size": 5, "gen_istft_n_fft": 20,
+                       "resblock_dilation_sizes": [[1, 3, 5], [1, 3, 5], [1, 3, 5]],
+                       "resblock_kernel_sizes": [3, 7, 11], "upsample_initial_channel": 512},
+          "dim_in": 64, "dropout": 0.2, "hidden_dim": 512, "max_conv_dim": 512, "max_dur": 50,
+          "multispeaker": True, "n_layer": 3, "n_mels": 80, "n_token": 178, "style_dim": 128,
+          "text_encoder_kernel_size": 5,
+          "plbert": {"hidden_size": 768, "num_attention_heads": 12, "intermediate_size": 2048,
+                     "max_position_embeddings": 512, "num_hidden_layers": 12, "dropout": 0.1},
+          "vocab": vocab}
+with open(os.path.join(out, "config.json"), "w") as f:
+    json.dump(config, f, ensure_ascii=False, indent=1)
+torch.manual_seed(0)
+load = km.torch.load
+km.torch.load = lambda *a, **k: {}
+try:
+    model = km.KModel(repo_id="hexgrad/Kokoro-82M", config=os.path.join(out, "config.json"),
+                      model="none")
+finally:
+    km.torch.load = load
+parts = ("bert", "bert_encoder", "predictor", "text_encoder", "decoder")
+torch.save({p: getattr(model, p).state_dict() for p in parts},
+           os.path.join(out, "kokoro-v1_0.pth"))
+km.KModel(repo_id="hexgrad/Kokoro-82M", config=os.path.join(out, "config.json"),
+          model=os.path.join(out, "kokoro-v1_0.pth"))  # loads back as the server will
+print("stand-in", out, sum(p.numel() for p in model.parameters()), "parameters")
+"""
+KOKORO_ORIGIN = (
+    "stand-in: random-init KModel (kokoro 0.9.4's own class) with Kokoro-82M's config sizes and "
+    "a punctuation + IPA vocabulary of our own, saved as kokoro-v1_0.pth holds it (one state "
+    "dict per part) with its config.json (the GitHub release asset is not reachable here)")
+
+
+def kokoro_model(image: str, cache: Path) -> None:
+    """Kokoro-FastAPI's ``kokoro-v1_0`` (config.json and kokoro-v1_0.pth), a stand-in."""
+    from pytest_reb.assets.cache import AssetCache
+
+    repo = standin.load_repo(standin.ROOT / "repos" / "test_remsky__Kokoro_FastAPI.py")
+    with tempfile.TemporaryDirectory() as scratch:
+        run(image, KOKORO_MODEL, scratch, "/out/v1_0")
+        AssetCache(cache).ingest(repo, "kokoro-v1_0", Path(scratch) / "v1_0",
+                                 origin=KOKORO_ORIGIN)

@@ -680,6 +680,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "torch==2.8.0+cu129, torch==2.8.0+rocm6.4": "the [gpu]/[rocm] extras, from "
                   "PyTorch's own indexes",
                   "pytest, pytest-cov, httpx, pytest-asyncio, tomli, jinja2": "the [test] extra"},
+        standin="standin_H:kokoro_model",
     ),
     RealEnv(
         repo="rllm-team/rllm",
