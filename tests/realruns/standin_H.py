@@ -378,3 +378,64 @@ def kokoro_model(image: str, cache: Path) -> None:
         run(image, KOKORO_MODEL, scratch, "/out/v1_0")
         AssetCache(cache).ingest(repo, "kokoro-v1_0", Path(scratch) / "v1_0",
                                  origin=KOKORO_ORIGIN)
+
+
+# --------------------------------------------------------------------------- torchft
+
+#: CIFAR-10's python batches as ``cifar-10-python.tar.gz`` unpacks them: five training batches,
+#: one test batch and ``batches.meta``, each a pickle of a dict (``data`` N x 3072 uint8 rows of
+#: R, G, B planes, ``labels``, ``filenames``, ``batch_label``; ``label_names`` in the meta),
+#: read with ``encoding="latin1"`` as torchvision's CIFAR10 does.  Random pixels, 8 images a
+#: batch.  torchvision also checks each file's md5 against the real release's, which no
+#: synthetic file can match: this stand-in lets the run reach that check, no further.
+CIFAR_CLASSES = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship",
+                 "truck"]
+CIFAR_ORIGIN = (
+    "stand-in: synthetic CIFAR-10 python batches (data_batch_1..5, test_batch, batches.meta; "
+    "8 random 32x32 images each, the real pickles' keys and dtypes) under cifar-10-batches-py "
+    "(www.cs.toronto.edu is not reachable here; torchvision's md5 check of each batch cannot "
+    "pass on them)")
+SQUEEZENET_MODEL = """
+import sys, torch, torchvision
+torch.manual_seed(0)
+model = torchvision.models.squeezenet1_0()
+torch.save(model.state_dict(), sys.argv[1])
+print("stand-in", sys.argv[1], sum(p.numel() for p in model.parameters()), "parameters")
+"""
+SQUEEZENET_ORIGIN = ("stand-in: random-init torchvision.models.squeezenet1_0() state dict "
+                     "(torchvision's own class; download.pytorch.org is not reachable here)")
+
+
+def cifar_batches(folder: Path, per_batch: int = 8) -> None:
+    """Write the stand-in batches into ``folder`` (``cifar-10-batches-py``)."""
+    import pickle
+
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    folder.mkdir(parents=True)
+    names = [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]
+    for n, name in enumerate(names):
+        labels = [int(x) for x in rng.integers(0, 10, per_batch)]
+        entry = {"batch_label": f"{'testing' if n == 5 else 'training'} batch {n % 5 + 1} of 5",
+                 "labels": labels,
+                 "data": rng.integers(0, 256, (per_batch, 3072), dtype=np.uint8),
+                 "filenames": [f"standin_{n}_{i}.png" for i in range(per_batch)]}
+        (folder / name).write_bytes(pickle.dumps(entry, protocol=2))
+    meta = {"num_cases_per_batch": per_batch, "label_names": CIFAR_CLASSES, "num_vis": 3072}
+    (folder / "batches.meta").write_bytes(pickle.dumps(meta, protocol=2))
+
+
+def torchft_assets(image: str, cache: Path) -> None:
+    """torchft's CIFAR-10 (synthetic, real layout) and squeezenet1_0 (random weights)."""
+    from pytest_reb.assets.cache import AssetCache
+
+    repo = standin.load_repo(standin.ROOT / "repos" / "test_meta_pytorch__torchft.py")
+    with tempfile.TemporaryDirectory() as scratch:
+        cifar = Path(scratch) / "cifar10"
+        cifar_batches(cifar / "cifar-10-batches-py")
+        run(image, SQUEEZENET_MODEL, scratch, "/out/squeezenet1_0-b66bff10.pth")
+        cache_ = AssetCache(cache)
+        cache_.ingest(repo, "cifar10", cifar, origin=CIFAR_ORIGIN)
+        cache_.ingest(repo, "squeezenet1_0", Path(scratch) / "squeezenet1_0-b66bff10.pth",
+                      origin=SQUEEZENET_ORIGIN)
