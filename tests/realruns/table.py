@@ -132,8 +132,10 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "pandas>=2.2.2,<3",
                   "accelerate>=1.0.0,<2", "requests>=2.32.3,<3", "cachetools>=5.5.2,<6",
                   "fire>=0.6.0,<0.7", "rouge>=1.0.1,<2", "nltk>=3.9.1,<4", "tqdm>=4.66.4,<5",
-                  "scipy>=1.13.1,<2", "bert-score>=0.3.13,<0.4", "hatchling",
-                  *sdists("fire")),
+                  "scipy>=1.13.1,<2", "bert-score>=0.3.13,<0.4", "hatchling"),
+        # batch H: the sdist built on the host (``sdists=``): ``--no-binary`` in ``packages``
+        # cannot go with the download's ``--python-version`` (pip refuses the pair)
+        sdists=("fire>=0.6.0,<0.7",),
         install_repo=True,
         source="pyproject.toml: dependencies (torch>=2.3.1,<3 pinned to the CPU 2.13.0; "
                "transformers>=4.56 held below 5, the major release of the commit's date: with "
