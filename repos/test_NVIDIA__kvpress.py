@@ -21,7 +21,7 @@ After inference, evaluation/benchmarks/loogle/calculate_metrics.py calls nltk.do
 (METEOR) and bert_score's score(..., lang="EN"), which loads roberta-large by hub id. The official
 prepare fetched neither: its stages had the network and downloaded both at run time. Ours have
 no network, so the two are declared as assets after the official ones, each note beginning
-"pytest-reb's addition" (repos/README.md): roberta-large in the hub cache HF_HUB_CACHE names,
+"pytest-reb's addition" (repos/README.md): roberta-large in the hub cache TRANSFORMERS_CACHE names,
 WordNet under {assets}/cache/xdg/nltk_data, which our sitecustomize.py puts on nltk's data path
 (nltk.download, without the network, prints its error and returns False; the corpus is then
 found there).
@@ -115,12 +115,13 @@ repo = Repo(
             "roberta-large", "roberta-large",
             files=["config.json", "merges.txt", "model.safetensors", "tokenizer.json",
                    "vocab.json"],
-            dest="cache/hf_hub",
+            dest="cache/transformers",
             hf_cache=True,
             note=(
                 f"{ADDITION}: bert_score.score(lang='EN') in "
                 "evaluation/benchmarks/loogle/calculate_metrics.py loads roberta-large by hub id "
-                "(AutoModel, AutoTokenizer), found in HF_HUB_CACHE={assets}/cache/hf_hub"
+                "(AutoModel, AutoTokenizer) into transformers' cache, which "
+                "TRANSFORMERS_CACHE={assets}/cache/transformers names (it wins over HF_HUB_CACHE)"
             ),
         ),
         Asset(

@@ -235,7 +235,7 @@ def test_the_shim_puts_the_prepared_nltk_data_on_nltks_path(tmp_path: Path,
 
 
 def test_the_additions_are_needed_by_every_stage() -> None:
-    """roberta-large (HF_HUB_CACHE) and WordNet (XDG_CACHE_HOME) are read by every stage, so a
+    """roberta-large (TRANSFORMERS_CACHE) and WordNet (XDG_CACHE_HOME) are read by every stage, so a
     missing one fails the stage before it runs instead of in calculate_metrics.py."""
     kvpress = module(KVPRESS).repo
     for run in (kvpress.cpu, kvpress.single_gpu, kvpress.multi_gpu):
@@ -243,4 +243,26 @@ def test_the_additions_are_needed_by_every_stage() -> None:
         names = [a.name for a in needed(kvpress, run)]
         assert names[-2:] == ["roberta-large", "wordnet"]
     roberta = asset(kvpress, "roberta-large")
-    assert roberta.hf_cache and roberta.id == "roberta-large" and roberta.dest == "cache/hf_hub"
+    assert roberta.hf_cache and roberta.id == "roberta-large"
+    assert roberta.dest == "cache/transformers"
+
+
+def test_linked_nltk_data_is_found_where_the_links_resolve(tmp_path: Path) -> None:
+    """A Docker target seeds the writable cache/ with links to the read-only prepared files;
+    nltk 3.10 refuses corpus files that resolve outside the corpus root, so the shim appends
+    the folder the links resolve to."""
+    seed = tmp_path / "seed" / "nltk_data" / "corpora" / "wordnet"
+    seed.mkdir(parents=True)
+    (seed / "lexnames").write_text("00\tadj.all\t3\n")
+    linked = tmp_path / "xdg" / "nltk_data" / "corpora" / "wordnet"
+    linked.mkdir(parents=True)
+    (linked / "lexnames").symlink_to(seed / "lexnames")
+    site = write_tree(tmp_path / "site", NLTK)
+    shim = Path(module(KVPRESS).SHIM_DIR)
+    done = subprocess.run(
+        [sys.executable, "-c", "import json, nltk; print(json.dumps(nltk.data.path))"],
+        env={**os.environ, "PYTHONPATH": f"{shim}:{SHIMLIB}:{site}",
+             "XDG_CACHE_HOME": str(tmp_path / "xdg")}, capture_output=True, text=True,
+        timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == ["/usr/share/nltk_data", str(tmp_path / "seed" / "nltk_data")]

@@ -17,7 +17,11 @@ rewrite of that effect; it touches no file of the repository.
 WordNet, pytest-reb's addition (the official stage downloaded it at run time
 with ``nltk.download("wordnet")`` into ``~/nltk_data``): when ``nltk`` is
 imported, ``$XDG_CACHE_HOME/nltk_data``, where the module's ``wordnet`` asset
-is prepared, is appended to ``nltk.data.path`` if it exists.  Without the
+is prepared, is appended to ``nltk.data.path`` if it exists; where its files
+are links into another folder (a Docker target seeds the writable ``cache/``
+with symbolic links to the read-only prepared files), the folder they resolve
+to is appended instead, since nltk 3.10 refuses a corpus file that resolves
+outside the corpus root.  Without the
 network ``nltk.download`` prints its error and returns False, and the corpus
 is then found there.  A sitecustomize the environment itself has, shadowed by
 this one, is run afterwards.
@@ -116,8 +120,25 @@ def _nltk_path(nltk):
     if not root:
         return
     folder = os.path.join(root, NLTK_DATA)
-    if os.path.isdir(folder) and folder not in nltk.data.path:
+    if not os.path.isdir(folder):
+        return
+    folder = _real_folder(folder)
+    if folder not in nltk.data.path:
         nltk.data.path.append(folder)
+
+
+def _real_folder(folder):
+    """Where the files under ``folder`` really are: the folder their links resolve to when
+    the first file found resolves to the same relative path under another folder."""
+    for dirpath, _, names in sorted(os.walk(folder)):
+        for name in sorted(names):
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, folder)
+            real = os.path.realpath(path)
+            if real != path and real.endswith(os.sep + rel):
+                return real[: -len(rel) - 1]
+            return folder
+    return folder
 
 
 after_import({"datasets": _patch, "nltk": _nltk_path})
