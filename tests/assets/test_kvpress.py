@@ -247,10 +247,10 @@ def test_the_additions_are_needed_by_every_stage() -> None:
     assert roberta.dest == "cache/transformers"
 
 
-def test_linked_nltk_data_is_found_where_the_links_resolve(tmp_path: Path) -> None:
-    """A Docker target seeds the writable cache/ with links to the read-only prepared files;
-    nltk 3.10 refuses corpus files that resolve outside the corpus root, so the shim appends
-    the folder the links resolve to."""
+def test_linked_nltk_data_is_copied_to_plain_files(tmp_path: Path) -> None:
+    """A Docker target seeds the writable cache/ with links to the read-only prepared files
+    (hard links into the store); nltk 3.10 refuses corpus files that resolve outside the
+    corpus root or have several hard links, so the shim appends a plain copy."""
     seed = tmp_path / "seed" / "nltk_data" / "corpora" / "wordnet"
     seed.mkdir(parents=True)
     (seed / "lexnames").write_text("00\tadj.all\t3\n")
@@ -265,4 +265,8 @@ def test_linked_nltk_data_is_found_where_the_links_resolve(tmp_path: Path) -> No
              "XDG_CACHE_HOME": str(tmp_path / "xdg")}, capture_output=True, text=True,
         timeout=60)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == ["/usr/share/nltk_data", str(tmp_path / "seed" / "nltk_data")]
+    copy = tmp_path / "xdg" / "nltk_data.reb-copy"
+    assert json.loads(done.stdout) == ["/usr/share/nltk_data", str(copy)]
+    plain = copy / "corpora" / "wordnet" / "lexnames"
+    assert not plain.is_symlink() and plain.stat().st_nlink == 1
+    assert plain.read_text() == "00\tadj.all\t3\n"

@@ -205,8 +205,9 @@ def wordnet_files() -> dict[str, str]:
     return files
 
 
-#: bert_score's roberta-large: RobertaForMaskedLM (the hub checkpoint's class) at a tiny size
-#: with random weights, and a byte-level BPE tokenizer trained here, saved as roberta's
+#: bert_score's roberta-large: RobertaForMaskedLM (the hub checkpoint's class) at a tiny width
+#: with roberta-large's 24 layers (bert_score takes layer 17 and asserts the model has it) and
+#: random weights, and a byte-level BPE tokenizer trained here, saved as roberta's
 #: vocab.json and merges.txt (bert_score asks for the slow tokenizer), in a Hugging Face hub
 #: cache layout under its hub id, which the hub client falls back to without the network.
 ROBERTA_MODEL = """
@@ -227,7 +228,7 @@ with tempfile.TemporaryDirectory() as raw:
                                model_max_length=512)
 tok.save_pretrained(snap)
 config = RobertaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64,
-                       num_hidden_layers=2, num_attention_heads=2, max_position_embeddings=514,
+                       num_hidden_layers=24, num_attention_heads=2, max_position_embeddings=514,
                        pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id,
                        eos_token_id=tok.eos_token_id, type_vocab_size=1)
 torch.manual_seed(0)
@@ -238,7 +239,7 @@ open(os.path.join(root, "refs", "main"), "w").write(rev)
 print("stand-in", root, sum(p.numel() for p in model.parameters()), "parameters")
 """
 ROBERTA_ORIGIN = (
-    "stand-in: random-init RobertaForMaskedLM (roberta-large's class; hidden 32, 2 layers) and "
+    "stand-in: random-init RobertaForMaskedLM (roberta-large's class; hidden 32, 24 layers) and "
     "a byte-level BPE tokenizer trained here (vocab.json, merges.txt), saved with "
     "save_pretrained into a Hugging Face hub cache layout as models--roberta-large (the hub is "
     "not reachable here)")

@@ -17,11 +17,12 @@ rewrite of that effect; it touches no file of the repository.
 WordNet, pytest-reb's addition (the official stage downloaded it at run time
 with ``nltk.download("wordnet")`` into ``~/nltk_data``): when ``nltk`` is
 imported, ``$XDG_CACHE_HOME/nltk_data``, where the module's ``wordnet`` asset
-is prepared, is appended to ``nltk.data.path`` if it exists; where its files
-are links into another folder (a Docker target seeds the writable ``cache/``
-with symbolic links to the read-only prepared files), the folder they resolve
-to is appended instead, since nltk 3.10 refuses a corpus file that resolves
-outside the corpus root.  Without the
+is prepared, is appended to ``nltk.data.path`` if it exists.  Where its files
+are links (a Docker target seeds the writable ``cache/`` with symbolic links
+to the read-only prepared files, which are hard links into the asset store),
+a plain copy of the folder beside it (``nltk_data.reb-copy``, made once) is
+appended instead: nltk 3.10 refuses a corpus file that resolves outside the
+corpus root and one with more than one hard link.  Without the
 network ``nltk.download`` prints its error and returns False, and the corpus
 is then found there.  A sitecustomize the environment itself has, shadowed by
 this one, is run afterwards.
@@ -122,23 +123,34 @@ def _nltk_path(nltk):
     folder = os.path.join(root, NLTK_DATA)
     if not os.path.isdir(folder):
         return
-    folder = _real_folder(folder)
+    folder = _plain_folder(folder)
     if folder not in nltk.data.path:
         nltk.data.path.append(folder)
 
 
-def _real_folder(folder):
-    """Where the files under ``folder`` really are: the folder their links resolve to when
-    the first file found resolves to the same relative path under another folder."""
-    for dirpath, _, names in sorted(os.walk(folder)):
-        for name in sorted(names):
+def _plain_folder(folder):
+    """``folder``, or a copy of it with plain files when any of its files is a link."""
+    linked = False
+    for dirpath, _, names in os.walk(folder):
+        for name in names:
             path = os.path.join(dirpath, name)
-            rel = os.path.relpath(path, folder)
-            real = os.path.realpath(path)
-            if real != path and real.endswith(os.sep + rel):
-                return real[: -len(rel) - 1]
-            return folder
-    return folder
+            if os.path.islink(path) or os.stat(path).st_nlink > 1:
+                linked = True
+    if not linked:
+        return folder
+    copy = folder.rstrip(os.sep) + ".reb-copy"
+    if not os.path.isdir(copy):
+        import shutil
+        import tempfile
+
+        staging = tempfile.mkdtemp(prefix=".reb-copy-", dir=os.path.dirname(copy))
+        shutil.copytree(folder, os.path.join(staging, "d"), copy_function=shutil.copyfile)
+        try:
+            os.rename(os.path.join(staging, "d"), copy)
+        except OSError:  # another process made it first
+            pass
+        shutil.rmtree(staging, ignore_errors=True)
+    return copy
 
 
 after_import({"datasets": _patch, "nltk": _nltk_path})
