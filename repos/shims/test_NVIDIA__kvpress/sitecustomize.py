@@ -140,15 +140,14 @@ def _plain_folder(folder):
         return folder
     copy = folder.rstrip(os.sep) + ".reb-copy"
     if not os.path.isdir(copy):
+        import contextlib
         import shutil
         import tempfile
 
         staging = tempfile.mkdtemp(prefix=".reb-copy-", dir=os.path.dirname(copy))
         shutil.copytree(folder, os.path.join(staging, "d"), copy_function=shutil.copyfile)
-        try:
+        with contextlib.suppress(OSError):  # another process made it first
             os.rename(os.path.join(staging, "d"), copy)
-        except OSError:  # another process made it first
-            pass
         shutil.rmtree(staging, ignore_errors=True)
     return copy
 
