@@ -587,6 +587,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                "(maturin develop) puts it (*.so is git-ignored there), since the stages run "
                "the checkout's torchft (PYTHONPATH={repo})",
         after=("cp $VENV/lib/python3.11/site-packages/torchft/_torchft.*.so $REPO/torchft/",),
+        standin="standin_H:torchft_assets",
         left_out={"a maturin build of the checkout": "needs cargo and protoc, not on this "
                   "machine; the nightly wheel of the next day stands in for it",
                   "pytest, parameterized, expecttest, torchx-nightly, lintrunner": "the [dev] "
