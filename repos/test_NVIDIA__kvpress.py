@@ -16,6 +16,15 @@ HF_DATASETS_CACHE), and repos/shims/test_NVIDIA__kvpress/sitecustomize.py makes
 load_dataset("simonjegou/loogle", data_dir="shortdep_qa") load exactly those files with the generic
 parquet builder, offline, in evaluate.py and fraction.py alike (other calls untouched). C4 is one
 process: --device auto lets transformers shard the model over both GPUs (device_map), not DDP.
+
+After inference, evaluation/benchmarks/loogle/calculate_metrics.py calls nltk.download("wordnet")
+(METEOR) and bert_score's score(..., lang="EN"), which loads roberta-large by hub id. The official
+prepare fetched neither: its stages had the network and downloaded both at run time. Ours have
+no network, so the two are declared as assets after the official ones, each note beginning
+"pytest-reb's addition" (repos/README.md): roberta-large in the hub cache TRANSFORMERS_CACHE names,
+WordNet under {assets}/cache/xdg/nltk_data, which our sitecustomize.py puts on nltk's data path
+(nltk.download, without the network, prints its error and returns False; the corpus is then
+found there).
 """
 
 from pathlib import Path
@@ -25,6 +34,11 @@ from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
 #: Our support files (fraction.py: the one-sample fraction; sitecustomize.py: LooGLE from the
 #: prepared hub files), mounted read-only at {repo}/benchmark_scripts.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+
+#: How a note of an asset the official prepare did not fetch begins (repos/README.md): the
+#: official stage downloaded it at run time, with the network; ours has none.
+ADDITION = ("pytest-reb's addition (not fetched by the official prepare; the official stage "
+            "downloaded it at run time)")
 
 #: How this module spells what the reference argv leaves to run time.
 TOKENS = {"<fraction>": ["{file:{out}/fraction}"]}
@@ -95,6 +109,32 @@ repo = Repo(
                 "settings (press knorm, compression_ratio 0.5, max_new_tokens 1, "
                 "max_context_length 128, seed 42, fraction) are written to {assets}/manifest.json "
                 "and read back by the stages"
+            ),
+        ),
+        hf_asset(
+            "roberta-large", "roberta-large",
+            files=["config.json", "merges.txt", "model.safetensors", "tokenizer.json",
+                   "vocab.json"],
+            dest="cache/transformers",
+            hf_cache=True,
+            note=(
+                f"{ADDITION}: bert_score.score(lang='EN') in "
+                "evaluation/benchmarks/loogle/calculate_metrics.py loads roberta-large by hub id "
+                "(AutoModel, AutoTokenizer) into transformers' cache, which "
+                "TRANSFORMERS_CACHE={assets}/cache/transformers names (it wins over HF_HUB_CACHE)"
+            ),
+        ),
+        Asset(
+            "wordnet", "data", "url",
+            url="https://raw.githubusercontent.com/nltk/nltk_data/gh-pages/packages/corpora/",
+            files=["wordnet.zip"],
+            dest="cache/xdg/nltk_data/corpora/",
+            extract=True,
+            note=(
+                f"{ADDITION}: calculate_metrics.py calls nltk.download('wordnet') for METEOR; "
+                "unpacked to {assets}/cache/xdg/nltk_data/corpora/wordnet, which our "
+                "sitecustomize.py adds to nltk.data.path (the official download went to "
+                "~/nltk_data)"
             ),
         ),
     ],

@@ -16,11 +16,32 @@ setup step of every stage (shims/test_alephpi__Texo/save_unimer.py, under the re
 does what the official prepare did after downloading: loads train[:1], keeps the image bytes and
 the LaTeX text, and saves that one-sample dataset with save_to_disk as {out}/UniMER-Train and
 {out}/UniMER-Eval, the paths data.train_dataset_path and data.eval_dataset_path name.
+
+src/task.py imports texo.utils.scores, whose module code runs evaluate.load("bleu"): the metric
+script comes from the hub's evaluate-metric/bleu space, and its import of nmt_bleu from the
+tensorflow/nmt repository on GitHub (the script's "# From:" comment). The official prepare fetched
+neither; its stages downloaded them at run time. Ours have no network, so both are declared as
+assets after the official ones, each note beginning "pytest-reb's addition" (repos/README.md),
+where evaluate's own loader looks when the hub cannot be reached: its modules cache under HF_HOME,
+{assets}/cache/hf/modules/evaluate_modules/metrics/evaluate-metric--bleu/<hash>/ (the hash evaluate
+computes from the three files).
 """
 
 from pathlib import Path
 
 from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset, self_launching
+
+#: How a note of an asset the official prepare did not fetch begins (repos/README.md): the
+#: official stage downloaded it at run time, with the network; ours has none.
+ADDITION = ("pytest-reb's addition (not fetched by the official prepare; the official stage "
+            "downloaded it at run time)")
+
+#: Where evaluate.load("bleu") finds the metric without the network: evaluate's dynamic modules
+#: cache under HF_HOME, in the folder named by the hash evaluate computes from bleu.py,
+#: nmt_bleu.py and tokenizer_13a.py (datasets' _hash_python_lines; evaluate's cached-module
+#: fallback takes the newest 64-character folder there).
+BLEU_MODULE = ("cache/hf/modules/evaluate_modules/metrics/evaluate-metric--bleu/"
+               "9e0985c1200e367cce45605ce0ecb5ede079894e0f24f54613fca08eeb8aff76/")
 
 #: Our setup script (save_unimer.py), mounted read-only at {repo}/benchmark_scripts.
 SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
@@ -126,6 +147,29 @@ repo = Repo(
             note=(
                 "falls back to data/unimernet_tokenizer_distill, then data/tokenizer, whichever "
                 "exists"
+            ),
+        ),
+        Asset(
+            "bleu", "data", "url",
+            url="https://huggingface.co/spaces/evaluate-metric/bleu/resolve/main/",
+            files=["bleu.py", "tokenizer_13a.py"],
+            dest=BLEU_MODULE,
+            note=(
+                f"{ADDITION}: evaluate.load('bleu') in src/texo/utils/scores.py, imported by "
+                "src/task.py; the metric script of the hub's evaluate-metric/bleu space, in "
+                "evaluate's modules cache under HF_HOME={assets}/cache/hf"
+            ),
+        ),
+        Asset(
+            "nmt_bleu", "data", "url",
+            url="https://raw.githubusercontent.com/tensorflow/nmt/master/nmt/scripts/",
+            files=["nmt_bleu.py"],
+            url_paths={"nmt_bleu.py": "bleu.py"},
+            dest=BLEU_MODULE,
+            note=(
+                f"{ADDITION}: bleu.py's 'from .nmt_bleu import compute_bleu  # From: "
+                "https://github.com/tensorflow/nmt/blob/master/nmt/scripts/bleu.py', which "
+                "evaluate fetched beside the script, in the same folder of its modules cache"
             ),
         ),
     ],

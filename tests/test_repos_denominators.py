@@ -254,11 +254,30 @@ def test_entrypoint_is_repo_relative(fact: dict[str, Any], stage: str) -> None:
 # --------------------------------------------------------------------------- assets
 
 
+#: How the note of an asset the official prepare did not fetch begins: pytest-reb's addition,
+#: something the official stage downloaded at run time with the network (ours has none).
+ADDITION = "pytest-reb's addition (not fetched by the official prepare"
+
+
+def official_and_added(repo: Repo) -> tuple[list[Any], list[Any]]:
+    """The module's assets as the official facts list them, and pytest-reb's additions after
+    them, each marked as such by its note (repos/README.md)."""
+    added = [a for a in repo.assets if a.note.startswith(ADDITION)]
+    official = [a for a in repo.assets if not a.note.startswith(ADDITION)]
+    assert list(repo.assets) == official + added, "additions come after the official assets"
+    return official, added
+
+
 @pytest.mark.parametrize("fact", repo_params())
 def test_assets(fact: dict[str, Any]) -> None:
-    got = repo_of(fact).assets
+    got, added = official_and_added(repo_of(fact))
     want = fact.get("assets", [])
     assert [a.name for a in got] == [a["name"] for a in want]
+    official_names = {a["name"] for a in want}
+    for asset in added:
+        assert asset.name not in official_names, asset.name
+        assert asset.network, f"{asset.name}: an addition is what a stage downloaded at run time"
+        assert "downloaded it at run time" in asset.note, asset.name
     for asset, ref in zip(got, want, strict=True):
         assert asset.kind == ref["kind"]
         assert asset.source == ref["source"]

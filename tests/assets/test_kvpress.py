@@ -201,3 +201,72 @@ def test_without_a_prepared_folder_the_shim_does_nothing(tmp_path: Path) -> None
     assert json.loads(done.stdout) == "no network: simonjegou/loogle"
     (call,) = [json.loads(line) for line in (tmp_path / "log").read_text().splitlines()]
     assert call["revision"] == "main" and call["data_dir"] == "shortdep_qa"
+
+
+# --------------------------------------------------------------------------- the additions
+
+#: A stand-in ``nltk``: its data path, as ``nltk.data.path`` is a list searched in order.
+NLTK = {"nltk/__init__.py": "from . import data\n",
+        "nltk/data.py": "path = ['/usr/share/nltk_data']\n"}
+
+
+@pytest.mark.parametrize("prepared", [True, False])
+def test_the_shim_puts_the_prepared_nltk_data_on_nltks_path(tmp_path: Path,
+                                                             prepared: bool) -> None:
+    """The ``wordnet`` addition is prepared under XDG_CACHE_HOME/nltk_data; our sitecustomize
+    appends that folder to nltk.data.path when nltk is imported (and only if it exists)."""
+    kvpress = module(KVPRESS).repo
+    wordnet = asset(kvpress, "wordnet")
+    assert wordnet.dest == "cache/xdg/nltk_data/corpora/"
+    assert all(run.env["XDG_CACHE_HOME"] == "{assets}/cache/xdg"
+               for run in (kvpress.cpu, kvpress.single_gpu, kvpress.multi_gpu) if run)
+    xdg = tmp_path / "xdg"
+    if prepared:
+        (xdg / "nltk_data" / "corpora" / "wordnet").mkdir(parents=True)
+    site = write_tree(tmp_path / "site", NLTK)
+    shim = Path(module(KVPRESS).SHIM_DIR)
+    done = subprocess.run(
+        [sys.executable, "-c", "import json, nltk; print(json.dumps(nltk.data.path))"],
+        env={**os.environ, "PYTHONPATH": f"{shim}:{SHIMLIB}:{site}",
+             "XDG_CACHE_HOME": str(xdg)}, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    want = ["/usr/share/nltk_data", *([str(xdg / "nltk_data")] if prepared else [])]
+    assert json.loads(done.stdout) == want
+
+
+def test_the_additions_are_needed_by_every_stage() -> None:
+    """roberta-large (TRANSFORMERS_CACHE) and WordNet (XDG_CACHE_HOME) are read by every stage, so a
+    missing one fails the stage before it runs instead of in calculate_metrics.py."""
+    kvpress = module(KVPRESS).repo
+    for run in (kvpress.cpu, kvpress.single_gpu, kvpress.multi_gpu):
+        assert run is not None
+        names = [a.name for a in needed(kvpress, run)]
+        assert names[-2:] == ["roberta-large", "wordnet"]
+    roberta = asset(kvpress, "roberta-large")
+    assert roberta.hf_cache and roberta.id == "roberta-large"
+    assert roberta.dest == "cache/transformers"
+
+
+def test_linked_nltk_data_is_copied_to_plain_files(tmp_path: Path) -> None:
+    """A Docker target seeds the writable cache/ with links to the read-only prepared files
+    (hard links into the store); nltk 3.10 refuses corpus files that resolve outside the
+    corpus root or have several hard links, so the shim appends a plain copy."""
+    seed = tmp_path / "seed" / "nltk_data" / "corpora" / "wordnet"
+    seed.mkdir(parents=True)
+    (seed / "lexnames").write_text("00\tadj.all\t3\n")
+    linked = tmp_path / "xdg" / "nltk_data" / "corpora" / "wordnet"
+    linked.mkdir(parents=True)
+    (linked / "lexnames").symlink_to(seed / "lexnames")
+    site = write_tree(tmp_path / "site", NLTK)
+    shim = Path(module(KVPRESS).SHIM_DIR)
+    done = subprocess.run(
+        [sys.executable, "-c", "import json, nltk; print(json.dumps(nltk.data.path))"],
+        env={**os.environ, "PYTHONPATH": f"{shim}:{SHIMLIB}:{site}",
+             "XDG_CACHE_HOME": str(tmp_path / "xdg")}, capture_output=True, text=True,
+        timeout=60)
+    assert done.returncode == 0, done.stderr
+    copy = tmp_path / "xdg" / "nltk_data.reb-copy"
+    assert json.loads(done.stdout) == ["/usr/share/nltk_data", str(copy)]
+    plain = copy / "corpora" / "wordnet" / "lexnames"
+    assert not plain.is_symlink() and plain.stat().st_nlink == 1
+    assert plain.read_text() == "00\tadj.all\t3\n"

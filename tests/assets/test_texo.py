@@ -73,3 +73,22 @@ def test_texo_rejects_a_sample_without_text(tmp_path: Path) -> None:
     done = run_step(["{python}", "{shims}/save_unimer.py", str(raw), str(tmp_path / "out")],
                     mod.repo.cpu, tmp_path, site)
     assert done.returncode != 0 and "missing required keys" in done.stderr
+
+
+def test_the_bleu_additions_are_where_evaluate_looks_without_the_network() -> None:
+    """pytest-reb's two additions (the official stage fetched the metric at run time) sit in
+    evaluate's modules cache under each stage's HF_HOME, in one folder named like a hash, where
+    evaluate's cached-module fallback imports evaluate_modules.metrics.<name>.<hash>.bleu."""
+    mod = module("test_alephpi__Texo")
+    bleu, nmt = (next(a for a in mod.repo.assets if a.name == n) for n in ("bleu", "nmt_bleu"))
+    assert bleu.dest == nmt.dest == mod.BLEU_MODULE
+    *_, modules, dynamic, kind, name, digest = mod.BLEU_MODULE.rstrip("/").split("/")
+    assert (modules, dynamic, kind, name) == ("modules", "evaluate_modules", "metrics",
+                                              "evaluate-metric--bleu")
+    assert len(digest) == 64 and int(digest, 16) >= 0
+    assert [*bleu.files, *nmt.files] == ["bleu.py", "tokenizer_13a.py", "nmt_bleu.py"]
+    assert nmt.url_paths == {"nmt_bleu.py": "bleu.py"}
+    for run in stages(mod.repo):
+        home = run.env["HF_HOME"].removeprefix("{assets}/")
+        assert mod.BLEU_MODULE.startswith(home + "/modules/")
+        assert {"bleu", "nmt_bleu"} <= set(names(mod.repo, run))

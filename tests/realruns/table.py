@@ -91,6 +91,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         left_out={"fastapi, pydantic-settings, httpx": "the optional [api] extra (the REST "
                                                         "service, not the detector)",
                   "pytest, ruff": "the [dev] extra"},
+        standin="standin_H:lettuce_assets",
     ),
     RealEnv(
         repo="LiheYoung/Depth-Anything",
@@ -124,14 +125,17 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         repo="NVIDIA/kvpress",
         commit="ef2a1ca5f81bec64a382e5bb66d5a77d4af853f2",
         env="kvpress",
-        standin="standin_A:kvpress_assets",
+        # batch H: batch A's stand-ins and those of pytest-reb's two additions (the module's)
+        standin="standin_H:kvpress_assets",
         packages=(TORCH_CPU, "numpy>=2.0.0,<3", "transformers>=4.56,<5",
                   "sentencepiece>=0.2.0,<0.3", "protobuf>=5.27.2,<6", "datasets>=2.21.0,<3",
                   "pandas>=2.2.2,<3",
                   "accelerate>=1.0.0,<2", "requests>=2.32.3,<3", "cachetools>=5.5.2,<6",
                   "fire>=0.6.0,<0.7", "rouge>=1.0.1,<2", "nltk>=3.9.1,<4", "tqdm>=4.66.4,<5",
-                  "scipy>=1.13.1,<2", "bert-score>=0.3.13,<0.4", "hatchling",
-                  *sdists("fire")),
+                  "scipy>=1.13.1,<2", "bert-score>=0.3.13,<0.4", "hatchling"),
+        # batch H: the sdist built on the host (``sdists=``): ``--no-binary`` in ``packages``
+        # cannot go with the download's ``--python-version`` (pip refuses the pair)
+        sdists=("fire>=0.6.0,<0.7",),
         install_repo=True,
         source="pyproject.toml: dependencies (torch>=2.3.1,<3 pinned to the CPU 2.13.0; "
                "transformers>=4.56 held below 5, the major release of the commit's date: with "
@@ -309,7 +313,8 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "paddle, ppocr, ptocr, debugpy": "scripts/python/convert_model.py, the "
                   "PaddleOCR weight converter"},
         sdists=("antlr4-python3-runtime==4.9.3",),
-        standin="standin_B:texo_formulanet",
+        # batch H: batch B's stand-ins and the BLEU metric files of pytest-reb's additions
+        standin="standin_H:texo_assets",
     ),
     RealEnv(
         repo="RingBDStack/SocialED",
@@ -582,6 +587,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                "(maturin develop) puts it (*.so is git-ignored there), since the stages run "
                "the checkout's torchft (PYTHONPATH={repo})",
         after=("cp $VENV/lib/python3.11/site-packages/torchft/_torchft.*.so $REPO/torchft/",),
+        standin="standin_H:torchft_assets",
         left_out={"a maturin build of the checkout": "needs cargo and protoc, not on this "
                   "machine; the nightly wheel of the next day stands in for it",
                   "pytest, parameterized, expecttest, torchx-nightly, lintrunner": "the [dev] "
@@ -686,6 +692,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "torch==2.8.0+cu129, torch==2.8.0+rocm6.4": "the [gpu]/[rocm] extras, from "
                   "PyTorch's own indexes",
                   "pytest, pytest-cov, httpx, pytest-asyncio, tomli, jinja2": "the [test] extra"},
+        standin="standin_H:kokoro_model",
     ),
     RealEnv(
         repo="rllm-team/rllm",

@@ -12,9 +12,20 @@ them with the generic builder of their format (``parquet``, ``json``, ``csv``,
 ``arrow``) and ``data_files`` split by file name as ``datasets`` infers it for
 a hub data_dir; the rows are the same.  Every other call is untouched, and
 nothing happens when HF_DATASETS_CACHE names no prepared folder.  Our own
-rewrite of that effect; it touches no file of the repository.  A
-sitecustomize the environment itself has, shadowed by this one, is run
-afterwards.
+rewrite of that effect; it touches no file of the repository.
+
+WordNet, pytest-reb's addition (the official stage downloaded it at run time
+with ``nltk.download("wordnet")`` into ``~/nltk_data``): when ``nltk`` is
+imported, ``$XDG_CACHE_HOME/nltk_data``, where the module's ``wordnet`` asset
+is prepared, is appended to ``nltk.data.path`` if it exists.  Where its files
+are links (a Docker target seeds the writable ``cache/`` with symbolic links
+to the read-only prepared files, which are hard links into the asset store),
+a plain copy of the folder beside it (``nltk_data.reb-copy``, made once) is
+appended instead: nltk 3.10 refuses a corpus file that resolves outside the
+corpus root and one with more than one hard link.  Without the
+network ``nltk.download`` prints its error and returns False, and the corpus
+is then found there.  A sitecustomize the environment itself has, shadowed by
+this one, is run afterwards.
 """
 
 import functools
@@ -101,5 +112,45 @@ def _patch(datasets):
         load.load_dataset = wrapped
 
 
-after_import({"datasets": _patch})
+#: Where the prepared nltk data is, under XDG_CACHE_HOME (the ``wordnet`` asset's place).
+NLTK_DATA = "nltk_data"
+
+
+def _nltk_path(nltk):
+    root = os.environ.get("XDG_CACHE_HOME")
+    if not root:
+        return
+    folder = os.path.join(root, NLTK_DATA)
+    if not os.path.isdir(folder):
+        return
+    folder = _plain_folder(folder)
+    if folder not in nltk.data.path:
+        nltk.data.path.append(folder)
+
+
+def _plain_folder(folder):
+    """``folder``, or a copy of it with plain files when any of its files is a link."""
+    linked = False
+    for dirpath, _, names in os.walk(folder):
+        for name in names:
+            path = os.path.join(dirpath, name)
+            if os.path.islink(path) or os.stat(path).st_nlink > 1:
+                linked = True
+    if not linked:
+        return folder
+    copy = folder.rstrip(os.sep) + ".reb-copy"
+    if not os.path.isdir(copy):
+        import contextlib
+        import shutil
+        import tempfile
+
+        staging = tempfile.mkdtemp(prefix=".reb-copy-", dir=os.path.dirname(copy))
+        shutil.copytree(folder, os.path.join(staging, "d"), copy_function=shutil.copyfile)
+        with contextlib.suppress(OSError):  # another process made it first
+            os.rename(os.path.join(staging, "d"), copy)
+        shutil.rmtree(staging, ignore_errors=True)
+    return copy
+
+
+after_import({"datasets": _patch, "nltk": _nltk_path})
 run_shadowed(__file__)
