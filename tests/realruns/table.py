@@ -340,14 +340,28 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         # before the squash, as docs/real-runs.md section 3 ran it
         commit="16cffef4ae84a2efcb466fb7b2f5cf9defbe386d",
         env="diffusion_planner",
-        packages=(*TORCH_VISION, "timm", "tensorboard", "wandb", "mmengine", "tqdm", "numpy"),
-        source="what the CPU training path imports, as in section 3 (the repository's "
-               "requirements are nuPlan's simulation stack with numpy 1.23); torchvision "
-               "because timm imports torchvision.ops",
-        left_out={"nuplan-devkit": "on no package index; section 3 installed its fetched "
-                  "source with --no-deps, which this builder (PyPI wheels only) does not: "
-                  "data_augmentation.py imports nuplan.common.actor_state.vehicle_parameters",
-                  "shapely": "data_process/map_process.py only (nuPlan preprocessing)"},
+        packages=(*TORCH_VISION, "timm", "tensorboard", "wandb", "mmengine", "tqdm", "numpy",
+                  "shapely", "nuplan-devkit"),
+        # batch F: nuplan-devkit is on no package index; the README clones it and runs
+        # pip install -e . there. Its wheel is built here from the session's fetch mirror
+        # (motional/nuplan-devkit at its head e924167, version 1.2.2; setup.py declares no
+        # dependencies), so the image gets it from the wheelhouse like the rest.
+        sdists=("git+file:///work/.mirror/motional+nuplan-devkit/repo"
+                "@e9241677997dd86bfc0bcd44817ab04fe631405b",),
+        source="the README: nuplan-devkit cloned and installed (pip install ., its head "
+               "e924167: the README names no commit), then requirements_torch.txt "
+               "(torch==2.0.0+cu118, torchvision 0.15.1+cu118 replaced by the shared CUDA pair; "
+               "pytorch_lightning 2.0.1 left out, below; timm, tensorboard, mmengine unpinned); "
+               "wandb, tqdm, numpy, which train_predictor.py imports; shapely, which "
+               "data_process/map_process.py imports (nuplan's requirements name it)",
+        left_out={"nuplan-devkit's requirements.txt": "nuPlan's simulation and nuBoard stack "
+                  "pinned for Python 3.9 (numpy 1.23.4, ray, bokeh, ...); the training path "
+                  "imports nuplan.common.actor_state.vehicle_parameters only (pure Python)",
+                  "pytorch_lightning==2.0.1": "requirements_torch.txt names it; no file of the "
+                  "checkout imports it",
+                  "the checkout as a package (pip install -e .)": "the stages run "
+                  "train_predictor.py from the checkout's root, where diffusion_planner "
+                  "imports as a folder"},
     ),
     RealEnv(
         repo="SWivid/F5-TTS",
@@ -457,6 +471,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         repo="hustvl/Vim",
         commit="dd0358ad1e42701f22afbefa0717cc8825cf9f45",
         env="vim",
+        standin="standin_F:vim_assets",
         sdists=("antlr4-python3-runtime==4.9.3", "fvcore==0.1.5.post20221221"),
         packages=(*TORCH_VISION, "numpy<2", "iopath==0.1.9", "cloudpickle==2.2.1",
                   "omegaconf==2.3.0", "Pillow", "requests", "sympy", "pycocotools", "Shapely",
