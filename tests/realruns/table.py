@@ -564,8 +564,8 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "datasets>=2.18.0", "wtpsplit>=2.1.0", "textdescriptives>=2.8.2",
                   "flit_core>=3.2,<4"),
         # batch F: PyPI has these two as source only (rouge-score's last wheel is 0.0.4;
-        # fairscale has none): built into wheels first, pure Python both
-        sdists=("rouge-score==0.1.2", "fairscale==0.4.13"),
+        # fairscale has none; hydra-core's antlr4 4.9): built into wheels first, pure Python
+        sdists=("rouge-score==0.1.2", "fairscale==0.4.13", "antlr4-python3-runtime==4.9.3"),
         install_repo=True,
         source="pyproject.toml and the README's pip route: fairseq2 and fairseq2n first, then "
                "the package lcm from the checkout with its [data,eval] extras; the [cpu] "
