@@ -553,26 +553,31 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         # fairseq2n 0.3.0's native library is built against exactly this torch: the one
         # pin set of batch C's own (PyPI's CUDA builds)
         packages=("torch==2.5.1", "torchaudio==2.5.1", "fairseq2n==0.3.0", "fairseq2[arrow]==0.3.0",
-                  "dacite>=1.8.1", "fire>=0.7.0", "hydra-core>=1.3.2", "importlib-resources~=6.4",
-                  "numpy>=1.21", "polars>=1.16.0", "pyarrow>=16.1.0", "retrying>=1.3.4",
-                  "sentence-splitter>=1.4", "sonar-space==0.3.2", "stopes==2.2.1",
-                  "tensorboard>=2.18.0", "xxhash", "sacremoses", "sentencepiece", "emoji",
-                  "accelerate>=1.2.0", "bert-score>=0.3.13", "editdistance>=0.8.1",
-                  "jinja2>=3.1.3", "nltk>=3.9.1", "rouge-score>=0.1.2", "sacrebleu>=2.4.3",
-                  "scikit-learn>=1.5.2", "spacy>=3.7.5", "tiktoken>=0.8.0",
-                  "transformers>=4.45.0", "fairscale>=0.4.13", "numba>=0.60.0", "scipy>=1.14",
-                  "datasets>=2.18.0", "wtpsplit>=2.1.0", "textdescriptives>=2.8.2",
+                  "dacite==1.8.1", "fire>=0.7.0", "hydra-core==1.3.2", "importlib-resources==6.4.5",
+                  "numpy==1.26.4", "polars==1.17.1", "pyarrow==18.1.0", "retrying==1.3.4",
+                  "sentence-splitter==1.4", "sonar-space==0.3.2", "stopes==2.2.1",
+                  "tensorboard==2.18.0", "xxhash==3.5.0", "sacremoses==0.1.1",
+                  "sentencepiece==0.2.0", "emoji==2.14.0", "accelerate==1.2.0",
+                  "bert-score==0.3.13", "editdistance==0.8.1", "jinja2==3.1.4", "nltk==3.9.1",
+                  "rouge-score==0.1.2", "sacrebleu==2.4.3", "scikit-learn==1.6.0", "spacy==3.7.5",
+                  "tiktoken==0.8.0", "transformers==4.45.2", "fairscale==0.4.13", "numba==0.60.0",
+                  "scipy==1.14.1", "datasets==3.2.0", "wtpsplit==2.1.2", "textdescriptives==2.8.2",
                   "flit_core>=3.2,<4"),
-        # batch F: PyPI has these two as source only (rouge-score's last wheel is 0.0.4;
-        # fairscale has none; hydra-core's antlr4 4.9): built into wheels first, pure Python
-        sdists=("rouge-score==0.1.2", "fairscale==0.4.13", "antlr4-python3-runtime==4.9.3"),
+        # batch F: the direct dependencies at uv.lock's versions (unpinned, pip backtracked
+        # for minutes over wtpsplit and datasets); PyPI has these as source only (uv.lock's
+        # sdist-only entries; fire 0.7.0 too, so fire>=0.7.0 takes 0.7.1's wheel): built into
+        # wheels first, pure Python all
+        sdists=("rouge-score==0.1.2", "fairscale==0.4.13", "antlr4-python3-runtime==4.9.3",
+                "mosestokenizer==1.2.1", "docopt==0.6.2", "toolwrapper==2.1.0",
+                "uctools==1.3.0"),
         install_repo=True,
         source="pyproject.toml and the README's pip route: fairseq2 and fairseq2n first, then "
                "the package lcm from the checkout with its [data,eval] extras; the [cpu] "
                "extra's torch 2.5.1 and torchaudio 2.5.1 pinned exactly (fairseq2n's native "
                "library is built against that torch) as PyPI's builds, and fairseq2/fairseq2n "
                "0.3.0rc1 as PyPI's 0.3.0; sonar-space 0.3.2 and stopes 2.2.1 as uv.lock has "
-               "them, stopes' [mono] extra without fasttext; flit_core for the build",
+               "them, stopes' [mono] extra without fasttext, the other direct dependencies at "
+               "uv.lock's versions; flit_core for the build",
         left_out={"fairseq2==0.3.0rc1, fairseq2n==0.3.0rc1, torch==2.5.1+cpu": "pyproject's "
                   "uv sources: a private fairseq2 index and PyTorch's CPU index (PyPI's 0.3.0 "
                   "and the PyPI torch build installed instead)",
