@@ -503,8 +503,6 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         repo="hpcaitech/Open-Sora",
         commit="d0cd5ac50da79e9a9d2285a952d4dcd806e6c8fc",
         env="opensora",
-        # batch F: omegaconf's antlr4-python3-runtime 4.9 is on PyPI as source only
-        sdists=("antlr4-python3-runtime==4.9.3",),
         packages=(*TORCH_VISION, "mmengine>=0.10.3", "ftfy>=6.2.0", "accelerate>=0.29.2",
                   "av==13.1.0", "liger-kernel==0.5.2", "pandas>=2.0.3", "openai>=1.52.2",
                   "wandb>=0.17.0", "tensorboard>=2.14.0", "pre-commit>=3.5.0",
