@@ -345,14 +345,28 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         # before the squash, as docs/real-runs.md section 3 ran it
         commit="16cffef4ae84a2efcb466fb7b2f5cf9defbe386d",
         env="diffusion_planner",
-        packages=(*TORCH_VISION, "timm", "tensorboard", "wandb", "mmengine", "tqdm", "numpy"),
-        source="what the CPU training path imports, as in section 3 (the repository's "
-               "requirements are nuPlan's simulation stack with numpy 1.23); torchvision "
-               "because timm imports torchvision.ops",
-        left_out={"nuplan-devkit": "on no package index; section 3 installed its fetched "
-                  "source with --no-deps, which this builder (PyPI wheels only) does not: "
-                  "data_augmentation.py imports nuplan.common.actor_state.vehicle_parameters",
-                  "shapely": "data_process/map_process.py only (nuPlan preprocessing)"},
+        packages=(*TORCH_VISION, "timm", "tensorboard", "wandb", "mmengine", "tqdm", "numpy",
+                  "shapely", "nuplan-devkit"),
+        # batch F: nuplan-devkit is on no package index; the README clones it and runs
+        # pip install -e . there. Its wheel is built here from the session's fetch mirror
+        # (motional/nuplan-devkit at its head e924167, version 1.2.2; setup.py declares no
+        # dependencies), so the image gets it from the wheelhouse like the rest.
+        sdists=("git+file:///work/.mirror/motional+nuplan-devkit/repo"
+                "@e9241677997dd86bfc0bcd44817ab04fe631405b",),
+        source="the README: nuplan-devkit cloned and installed (pip install ., its head "
+               "e924167: the README names no commit), then requirements_torch.txt "
+               "(torch==2.0.0+cu118, torchvision 0.15.1+cu118 replaced by the shared CUDA pair; "
+               "pytorch_lightning 2.0.1 left out, below; timm, tensorboard, mmengine unpinned); "
+               "wandb, tqdm, numpy, which train_predictor.py imports; shapely, which "
+               "data_process/map_process.py imports (nuplan's requirements name it)",
+        left_out={"nuplan-devkit's requirements.txt": "nuPlan's simulation and nuBoard stack "
+                  "pinned for Python 3.9 (numpy 1.23.4, ray, bokeh, ...); the training path "
+                  "imports nuplan.common.actor_state.vehicle_parameters only (pure Python)",
+                  "pytorch_lightning==2.0.1": "requirements_torch.txt names it; no file of the "
+                  "checkout imports it",
+                  "the checkout as a package (pip install -e .)": "the stages run "
+                  "train_predictor.py from the checkout's root, where diffusion_planner "
+                  "imports as a folder"},
     ),
     RealEnv(
         repo="SWivid/F5-TTS",
@@ -462,6 +476,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         repo="hustvl/Vim",
         commit="dd0358ad1e42701f22afbefa0717cc8825cf9f45",
         env="vim",
+        standin="standin_F:vim_assets",
         sdists=("antlr4-python3-runtime==4.9.3", "fvcore==0.1.5.post20221221"),
         packages=(*TORCH_VISION, "numpy<2", "iopath==0.1.9", "cloudpickle==2.2.1",
                   "omegaconf==2.3.0", "Pillow", "requests", "sympy", "pycocotools", "Shapely",
@@ -543,23 +558,31 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         # fairseq2n 0.3.0's native library is built against exactly this torch: the one
         # pin set of batch C's own (PyPI's CUDA builds)
         packages=("torch==2.5.1", "torchaudio==2.5.1", "fairseq2n==0.3.0", "fairseq2[arrow]==0.3.0",
-                  "dacite>=1.8.1", "fire>=0.7.0", "hydra-core>=1.3.2", "importlib-resources~=6.4",
-                  "numpy>=1.21", "polars>=1.16.0", "pyarrow>=16.1.0", "retrying>=1.3.4",
-                  "sentence-splitter>=1.4", "sonar-space==0.3.2", "stopes==2.2.1",
-                  "tensorboard>=2.18.0", "xxhash", "sacremoses", "sentencepiece", "emoji",
-                  "accelerate>=1.2.0", "bert-score>=0.3.13", "editdistance>=0.8.1",
-                  "jinja2>=3.1.3", "nltk>=3.9.1", "rouge-score>=0.1.2", "sacrebleu>=2.4.3",
-                  "scikit-learn>=1.5.2", "spacy>=3.7.5", "tiktoken>=0.8.0",
-                  "transformers>=4.45.0", "fairscale>=0.4.13", "numba>=0.60.0", "scipy>=1.14",
-                  "datasets>=2.18.0", "wtpsplit>=2.1.0", "textdescriptives>=2.8.2",
+                  "dacite==1.8.1", "fire>=0.7.0", "hydra-core==1.3.2", "importlib-resources==6.4.5",
+                  "numpy==1.26.4", "polars==1.17.1", "pyarrow==18.1.0", "retrying==1.3.4",
+                  "sentence-splitter==1.4", "sonar-space==0.3.2", "stopes==2.2.1",
+                  "tensorboard==2.18.0", "xxhash==3.5.0", "sacremoses==0.1.1",
+                  "sentencepiece==0.2.0", "emoji==2.14.0", "accelerate==1.2.0",
+                  "bert-score==0.3.13", "editdistance==0.8.1", "jinja2==3.1.4", "nltk==3.9.1",
+                  "rouge-score==0.1.2", "sacrebleu==2.4.3", "scikit-learn==1.6.0", "spacy==3.7.5",
+                  "tiktoken==0.8.0", "transformers==4.45.2", "fairscale==0.4.13", "numba==0.60.0",
+                  "scipy==1.14.1", "datasets==3.2.0", "wtpsplit==2.1.2", "textdescriptives==2.8.2",
                   "flit_core>=3.2,<4"),
+        # batch F: the direct dependencies at uv.lock's versions (unpinned, pip backtracked
+        # for minutes over wtpsplit and datasets); PyPI has these as source only (uv.lock's
+        # sdist-only entries; fire 0.7.0 too, so fire>=0.7.0 takes 0.7.1's wheel): built into
+        # wheels first, pure Python all
+        sdists=("rouge-score==0.1.2", "fairscale==0.4.13", "antlr4-python3-runtime==4.9.3",
+                "mosestokenizer==1.2.1", "docopt==0.6.2", "toolwrapper==2.1.0",
+                "uctools==1.3.0"),
         install_repo=True,
         source="pyproject.toml and the README's pip route: fairseq2 and fairseq2n first, then "
                "the package lcm from the checkout with its [data,eval] extras; the [cpu] "
                "extra's torch 2.5.1 and torchaudio 2.5.1 pinned exactly (fairseq2n's native "
                "library is built against that torch) as PyPI's builds, and fairseq2/fairseq2n "
                "0.3.0rc1 as PyPI's 0.3.0; sonar-space 0.3.2 and stopes 2.2.1 as uv.lock has "
-               "them, stopes' [mono] extra without fasttext; flit_core for the build",
+               "them, stopes' [mono] extra without fasttext, the other direct dependencies at "
+               "uv.lock's versions; flit_core for the build",
         left_out={"fairseq2==0.3.0rc1, fairseq2n==0.3.0rc1, torch==2.5.1+cpu": "pyproject's "
                   "uv sources: a private fairseq2 index and PyTorch's CPU index (PyPI's 0.3.0 "
                   "and the PyPI torch build installed instead)",
