@@ -54,3 +54,94 @@ def renderformer_model(image: str, cache: Path) -> None:
         run_in_image(image, RENDERFORMER_MODEL, scratch, "model")
         AssetCache(cache).ingest(repo, "renderformer-v1-base", Path(scratch) / "model",
                                  origin=RENDERFORMER_ORIGIN)
+
+
+#: sshleifer/tiny-gpt2's sizes (its config.json: 2 layers, 2 heads, embeddings of 2, GPT-2's
+#: 50257-token vocabulary and 1024 positions).
+TINY_GPT2 = {"n_embd": 2, "n_layer": 2, "n_head": 2, "n_positions": 1024, "vocab_size": 50257}
+
+#: GPT2LMHeadModel's state dict at those sizes, random (Conv1D weights are in x out, as
+#: transformers stores them), saved with torch.save as pytorch_model.bin.
+GPT2_WEIGHTS = """
+import sys, torch
+size = SIZES
+e, v, p = size["n_embd"], size["vocab_size"], size["n_positions"]
+torch.manual_seed(0)
+r = lambda *shape: torch.randn(*shape) * 0.02
+state = {"transformer.wte.weight": r(v, e), "transformer.wpe.weight": r(p, e),
+         "transformer.ln_f.weight": torch.ones(e), "transformer.ln_f.bias": torch.zeros(e)}
+for i in range(size["n_layer"]):
+    h = f"transformer.h.{i}."
+    state.update({h + "ln_1.weight": torch.ones(e), h + "ln_1.bias": torch.zeros(e),
+                  h + "attn.c_attn.weight": r(e, 3 * e), h + "attn.c_attn.bias": r(3 * e),
+                  h + "attn.c_proj.weight": r(e, e), h + "attn.c_proj.bias": r(e),
+                  h + "ln_2.weight": torch.ones(e), h + "ln_2.bias": torch.zeros(e),
+                  h + "mlp.c_fc.weight": r(e, 4 * e), h + "mlp.c_fc.bias": r(4 * e),
+                  h + "mlp.c_proj.weight": r(4 * e, e), h + "mlp.c_proj.bias": r(e)})
+state["lm_head.weight"] = state["transformer.wte.weight"]
+torch.save(state, sys.argv[1])
+print("stand-in", sys.argv[1], sum(t.numel() for t in state.values()), "values")
+"""
+GPT2_ORIGIN = (
+    "stand-in: sshleifer/tiny-gpt2's files with random weights (GPT2LMHeadModel's state dict at "
+    "its sizes, torch.save) and a byte-level BPE tokenizer of GPT-2's 256 byte symbols and "
+    "<|endoftext|>, no merges (the hub is not reachable here)")
+
+
+def byte_symbols() -> list[str]:
+    """GPT-2's byte-to-unicode table (``bytes_to_unicode``), in byte order."""
+    keep = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1),
+            *range(ord("®"), ord("ÿ") + 1)]
+    extra = iter(range(256, 512))
+    return [chr(b) if b in keep else chr(next(extra)) for b in range(256)]
+
+
+def gpt2_files(folder: Path) -> None:
+    """config.json, the tokenizer files and generation_config.json of a tiny GPT-2."""
+    import json
+
+    eos = "<|endoftext|>"
+    vocab = {s: i for i, s in enumerate(byte_symbols())}
+    vocab[eos] = TINY_GPT2["vocab_size"] - 1
+    config = {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "n_ctx": 1024,
+              "activation_function": "gelu_new", "bos_token_id": vocab[eos],
+              "eos_token_id": vocab[eos], "layer_norm_epsilon": 1e-5, **TINY_GPT2}
+    level = {"add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+    tokenizer = {"version": "1.0", "truncation": None, "padding": None,
+                 "added_tokens": [{"id": vocab[eos], "content": eos, "single_word": False,
+                                   "lstrip": False, "rstrip": False, "normalized": True,
+                                   "special": True}],
+                 "normalizer": None, "pre_tokenizer": {"type": "ByteLevel", **level},
+                 "post_processor": {"type": "ByteLevel", **level},
+                 "decoder": {"type": "ByteLevel", **level},
+                 "model": {"type": "BPE", "dropout": None, "unk_token": None,
+                           "continuing_subword_prefix": "", "end_of_word_suffix": "",
+                           "fuse_unk": False, "byte_fallback": False, "vocab": vocab,
+                           "merges": []}}
+    files = {"config.json": config, "tokenizer.json": tokenizer, "vocab.json": vocab,
+             "tokenizer_config.json": {"model_max_length": 1024, "bos_token": eos,
+                                       "eos_token": eos, "unk_token": eos,
+                                       "tokenizer_class": "GPT2Tokenizer"},
+             "special_tokens_map.json": {"bos_token": eos, "eos_token": eos,
+                                         "unk_token": eos},
+             "generation_config.json": {"bos_token_id": vocab[eos],
+                                        "eos_token_id": vocab[eos]}}
+    for name, content in files.items():
+        (folder / name).write_text(json.dumps(content, ensure_ascii=False))
+    (folder / "merges.txt").write_text("#version: 0.2\n")
+
+
+def lmcache_tiny_gpt2(image: str, cache: Path) -> None:
+    """LMCache's ``sshleifer/tiny-gpt2`` folder: the weights made with the image's torch."""
+    import json
+    import os
+
+    repo = standin.load_repo(standin.ROOT / "repos" / "test_LMCache__LMCache.py")
+    with tempfile.TemporaryDirectory() as scratch:
+        model = Path(scratch) / "model"
+        model.mkdir()
+        os.chmod(model, 0o777)
+        script = GPT2_WEIGHTS.replace("SIZES", json.dumps(TINY_GPT2))
+        run_in_image(image, script, scratch, "model/pytorch_model.bin")
+        gpt2_files(model)
+        AssetCache(cache).ingest(repo, "tiny-gpt2", model, origin=GPT2_ORIGIN)

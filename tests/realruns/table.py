@@ -804,6 +804,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         install_repo=True,
         source="requirements.txt and setup.py's install_requires (torch>=2.2.0 as the shared "
                "CPU build 2.13.0); the package lmcache 0.1.2 installed from the checkout",
+        standin="standin_G:lmcache_tiny_gpt2",
         left_out={"torchac_cuda>=0.2.5": "an sdist only (a CUDA extension compiled with nvcc); "
                   "the CacheGen serde imports it",
                   "lmcache_vllm, vllm, openai, streamlit, transformers": "what only examples/ "
