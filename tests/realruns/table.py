@@ -61,6 +61,10 @@ class RealEnv:
     #: shell steps run in the image after the installs and the checkout's copy (bash, the
     #: network off; ``$VENV`` is the venv, ``$REPO`` the checkout), each said in ``source``
     after: tuple[str, ...] = ()
+    #: Debian packages (bookworm, the base's suite) the official base image has and the
+    #: project's base lacks (official-harness.md, section 11.2: libgl1 and its neighbours),
+    #: fetched on the host with ``apt-get download`` and installed in the image with dpkg
+    debs: tuple[str, ...] = ()
 
 
 ENVIRONMENTS: tuple[RealEnv, ...] = (
@@ -764,8 +768,15 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "simple-ocio"),
         source="requirements.txt, as written, with the README's PyTorch 2.0+ as the shared CPU "
                "build 2.13.0 (the code imports no torchvision); the stages run from the "
-               "checkout (no package to install)",
+               "checkout (no package to install); the shared libraries pymeshlab loads, from "
+               "Debian (the official base image has them: libgl1, ffmpeg)",
         standin="standin_G:renderformer_model",
+        # pymeshlab (scene_processor/remesh.py, the converter's) loads libGL, libOpenGL, libX11,
+        # libxcb, fontconfig and freetype: the official base image's libgl1 and ffmpeg bring them
+        debs=("libgl1", "libglvnd0", "libglx0", "libopengl0", "libx11-6", "libx11-data",
+              "libxcb1", "libxau6", "libxdmcp6", "libbsd0", "libmd0", "libfontconfig1",
+              "fontconfig-config", "fonts-dejavu-core", "libfreetype6", "libpng16-16",
+              "libbrotli1", "libexpat1"),
         left_out={"renderformer-liger-kernel (git+https://github.com/iamNCJ/...)": "a git "
                   "URL, not a package index; Triton kernels infer.py applies on CUDA only",
                   "flash-attn": "the README's optional CUDA build; ATTN_IMPL=sdpa is set by "
