@@ -811,10 +811,12 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         commit="54641cad896b0bacde6b119a9f349cbd56af49b5",
         env="lmcache",
         packages=(TORCH_CPU, "numpy==1.26.4", "pyyaml", "redis", "nvtx", "safetensors",
-                  "setuptools"),
+                  "setuptools", "async-timeout>=4.0.3"),
         install_repo=True,
         source="requirements.txt and setup.py's install_requires (torch>=2.2.0 as the shared "
-               "CPU build 2.13.0); the package lmcache 0.1.2 installed from the checkout",
+               "CPU build 2.13.0); the package lmcache 0.1.2 installed from the checkout; "
+               "async-timeout named, which redis requires below Python 3.11.3 (the image has "
+               "3.11.2, the host that downloads the wheels 3.11.7, so pip's marker skipped it)",
         standin="standin_G:lmcache_tiny_gpt2",
         left_out={"torchac_cuda>=0.2.5": "an sdist only (a CUDA extension compiled with nvcc); "
                   "the CacheGen serde imports it",
