@@ -880,7 +880,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "terminaltables", "modelindex", "prettytable", "albumentations", "addict",
                   "numpy", "pyyaml", "rich", "termcolor", "pillow", "ninja", "psutil", "einops",
                   "importlib-metadata", "mat4py", "opencv-python-headless", "xtcocotools",
-                  "pycocotools", "shapely", "six", "setuptools<70", "wheel"),
+                  "pycocotools", "shapely", "six", "setuptools>=77.0.3,<81", "wheel"),
         sdists=("antlr4-python3-runtime==4.9.3",),  # omegaconf
         after=tuple(
             f"cp -r $REPO/{d} /tmp/sapiens-{d} && (cd /tmp/sapiens-{d} && MMCV_WITH_OPS=0 "
@@ -893,8 +893,8 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                "(pytorch-cuda 12.1) as the shared 2.14.1 pair, opencv as its headless build; "
                "the six installed from copies of their folders with pip --no-deps (not "
                "editable: the checkout stays clean), mmcv with MMCV_WITH_OPS=0; setuptools "
-               "held below 70, since the six setup.py files import pkg_resources, which the "
-               "newest setuptools no longer ships",
+               "held below 81 (torch 2.14.1 requires >=77.0.3), since the six setup.py files "
+               "import pkg_resources, which the newest setuptools no longer ships",
         left_out={"mmcv's compiled ops (mmcv._ext)": "a C++/CUDA build of cv/ (no compiler or "
                   "CUDA toolkit in the image, and PyPI has no mmcv wheel); mmcv installed "
                   "without them, so mmcv.ops, which mmseg's losses import, cannot load",
