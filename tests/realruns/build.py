@@ -196,9 +196,22 @@ def base_image(pins: tuple[str, ...]) -> tuple[str, set[str]]:
     return tag, files
 
 
+def fetch_debs(names: tuple[str, ...], dest: Path) -> None:
+    """The ``.deb`` files of ``names`` into ``dest``, by apt on the host (Debian bookworm, the
+    base image's suite; the second step with network)."""
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    done = subprocess.run(["apt-get", "download", "-q", *names], cwd=dest,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"apt-get download {' '.join(names)} failed:\n{done.stderr[-3000:]}")
+
+
 def notes(row: RealEnv) -> str:
     left = "; ".join(f"not installed: {k} ({why})" for k, why in row.left_out.items())
     own = "; the checkout installed with pip --no-deps from a copy" if row.install_repo else ""
+    if row.debs:
+        own += f"; the Debian packages {' '.join(row.debs)} installed with dpkg"
     return (f"venv; pip install {' '.join(row.packages)} from a local wheelhouse, built with "
             f"the network off ({row.source}){own}. {left}. Built on a machine without a GPU: "
             "the CUDA fields are what torch said there; DDP not checked.")
@@ -215,6 +228,11 @@ def build(row: RealEnv, mirror: Path) -> tuple[str, Path]:
     download((*row.packages, *extra), context / "wheels", skip=in_base, sdists=row.sdists)
     (context / "report_probe.py").write_text(REPORT_PROBE)
     script = [pip_install([*row.packages, *extra])]
+    if row.debs:
+        fetch_debs(row.debs, context / "debs")
+        # --force-depends: the packages named, not their whole closure (libglx0's GLX vendor,
+        # mesa with LLVM, is left out: nothing here draws with OpenGL)
+        script.insert(0, "dpkg -i --force-depends /mnt/debs/*.deb >/dev/null")
     if row.install_repo:
         script.append(f"cp -r /mnt/repo /tmp/repo-build && {VENV}/bin/pip install --no-index "
                       "--no-deps --no-build-isolation --no-cache-dir --quiet /tmp/repo-build "
@@ -322,6 +340,7 @@ def main() -> None:
         if not args.keep:
             subprocess.run(["docker", "rmi", "-f", tag], check=False, capture_output=True)
             shutil.rmtree(context / "wheels", ignore_errors=True)
+            shutil.rmtree(context / "debs", ignore_errors=True)
 
 
 if __name__ == "__main__":
