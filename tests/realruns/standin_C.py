@@ -17,9 +17,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from standin import load_repo
-
 from build import REPO_DIR, VENV, module_of
+from standin import load_repo
 
 #: yomitoku resolves each model by hub id (``Net.from_pretrained(cfg.hf_hub_repo, cfg=cfg)``,
 #: huggingface_hub's mixin); this saves every catalog model whose hub id the module declares,
