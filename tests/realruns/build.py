@@ -134,14 +134,16 @@ def download(packages: tuple[str, ...], dest: Path, *, skip: set[str] = frozense
 
 
 def commit(image: str, script: str, tag: str, context: Path, *,
-           changes: tuple[str, ...] = ()) -> None:
-    """Run ``script`` (bash) in a container of ``image`` with the network off and ``context``
-    read-only at ``/mnt``, then commit it as ``tag``: an agent's way of building, and no
-    build cache or context copy is left on the engine (the disk is shared).  ``/mnt`` exists
-    in the base, so the mount leaves no mount point behind in the image."""
+           changes: tuple[str, ...] = (), network: bool = False) -> None:
+    """Run ``script`` (bash) in a container of ``image`` with the network off (on only for a
+    row's ``debian`` packages: ``apt``) and ``context`` read-only at ``/mnt``, then commit it as
+    ``tag``: an agent's way of building, and no build cache or context copy is left on the
+    engine (the disk is shared).  ``/mnt`` exists in the base, so the mount leaves no mount
+    point behind in the image."""
     client = docker.from_env(timeout=ENGINE_TIMEOUT_S)
     container = client.containers.run(
-        image, ["bash", "-euo", "pipefail", "-c", script], detach=True, network_mode="none",
+        image, ["bash", "-euo", "pipefail", "-c", script], detach=True,
+        network_mode="bridge" if network else "none",
         # a Mount, not ``volumes=``: docker-py's volumes also go into the container's config,
         # and a commit would make them the image's VOLUMEs
         mounts=[docker.types.Mount("/mnt", str(context), type="bind", read_only=True)],
@@ -199,6 +201,8 @@ def base_image(pins: tuple[str, ...]) -> tuple[str, set[str]]:
 def notes(row: RealEnv) -> str:
     left = "; ".join(f"not installed: {k} ({why})" for k, why in row.left_out.items())
     own = "; the checkout installed with pip --no-deps from a copy" if row.install_repo else ""
+    if row.debian:
+        own += f"; Debian packages installed with apt-get first: {' '.join(row.debian)}"
     return (f"venv; pip install {' '.join(row.packages)} from a local wheelhouse, built with "
             f"the network off ({row.source}){own}. {left}. Built on a machine without a GPU: "
             "the CUDA fields are what torch said there; DDP not checked.")
@@ -210,6 +214,8 @@ def build(row: RealEnv, mirror: Path) -> tuple[str, Path]:
     owner, name = row.repo.split("/")
     standin.checkout(str(mirror / f"{owner}+{name}" / "repo"), row.commit, context / "repo")
     base, in_base = base_image(flavour(row))
+    if row.debian:
+        base = apt(base, row, context)
     extra = ("setuptools", "wheel") if row.install_repo else ()
     shutil.rmtree(context / "wheels", ignore_errors=True)
     download((*row.packages, *extra), context / "wheels", skip=in_base, sdists=row.sdists)
@@ -227,6 +233,22 @@ def build(row: RealEnv, mirror: Path) -> tuple[str, Path]:
     tag = f"reb-real:{slug(row.repo).replace('__', '.')}"
     commit(base, " && ".join(script), tag, context, changes=(f"WORKDIR {REPO_DIR}",))
     return tag, context
+
+
+def apt_tag(row: RealEnv) -> str:
+    return f"reb-real-apt:{slug(row.repo).replace('__', '.')}"
+
+
+def apt(base: str, row: RealEnv, context: Path) -> str:
+    """``base`` with the row's Debian packages (``apt-get``, the network on: Debian's archive is
+    the one registry besides PyPI), as ``reb-real-apt:<slug>``, removed with the row's image;
+    apt's lists and downloads are not kept."""
+    tag = apt_tag(row)
+    wanted = " ".join(shlex.quote(p) for p in row.debian)
+    commit(base, "export DEBIAN_FRONTEND=noninteractive && apt-get update -qq && "
+           f"apt-get install -y -qq --no-install-recommends {wanted} >/dev/null && "
+           "apt-get clean && rm -rf /var/lib/apt/lists/*", tag, context, network=True)
+    return tag
 
 
 def mismatch(row: RealEnv) -> list[str]:
@@ -321,6 +343,9 @@ def main() -> None:
     finally:
         if not args.keep:
             subprocess.run(["docker", "rmi", "-f", tag], check=False, capture_output=True)
+            if row.debian:
+                subprocess.run(["docker", "rmi", "-f", apt_tag(row)], check=False,
+                               capture_output=True)
             shutil.rmtree(context / "wheels", ignore_errors=True)
 
 

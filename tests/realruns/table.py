@@ -61,6 +61,11 @@ class RealEnv:
     #: shell steps run in the image after the installs and the checkout's copy (bash, the
     #: network off; ``$VENV`` is the venv, ``$REPO`` the checkout), each said in ``source``
     after: tuple[str, ...] = ()
+    #: Debian packages (the image's bookworm) installed with apt-get before the venv's packages,
+    #: as an agent does for a system library the repository needs (FFmpeg's shared libraries for
+    #: torchcodec, which torchaudio 2.9+ loads audio with); the one build step with the network
+    #: on, in a container of its own, said in ``source``
+    debian: tuple[str, ...] = ()
 
 
 ENVIRONMENTS: tuple[RealEnv, ...] = (
