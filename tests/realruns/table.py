@@ -175,8 +175,8 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         commit="1a90d46cb933ef9e213b7d90292b9301b3e20f40",
         env="sensevoice",
         packages=(*TORCH_AUDIO, "modelscope", "huggingface", "huggingface_hub", "funasr>=1.1.3",
-                  "numpy<=1.26.4", "gradio", "fastapi>=0.111.1", "uvicorn",
-                  *sdists("antlr4-python3-runtime")),
+                  "numpy<=1.26.4", "gradio", "fastapi>=0.111.1", "uvicorn"),
+        sdists=("antlr4-python3-runtime==4.9.3",),
         source="requirements.txt: torch<=2.3 (the CUDA 2.14.1 with torchaudio 2.11.1: no "
                "torchaudio release pairs with torch<=2.3 and the shared pins), torchaudio, "
                "modelscope, huggingface, huggingface_hub, funasr>=1.1.3, numpy<=1.26.4, gradio, "
@@ -201,12 +201,14 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "pytorch_lightning==1.9.4", "resize-right==0.0.2", "safetensors==0.3.1",
                   "scikit-image==0.21.0", "timm==0.9.2", "tomesd==0.1.3", "torchdiffeq==0.2.3",
                   "torchsde==0.2.6", "transformers==4.30.2", "httpx==0.24.1",
-                  *sdists("jsonmerge", "antlr4-python3-runtime"), "setuptools<70"),
+                  "setuptools>=77.0.3,<82"),
         source="setup.py install_requires (= requirements.txt), every pin kept but torch==2.1.0 "
                "(the shared CUDA 2.14.1 with torchvision 0.29.1: the sgm toy trainer reads MNIST "
                "through torchvision); jsonmerge 1.8.0 and omegaconf's antlr4 runtime 4.9 have no "
-               "wheel and are built from their sdists; setuptools held below 70, whose "
-               "pkg_resources lightning_fabric 1.9.4 imports (the newest setuptools has none)",
+               "wheel and are built from their sdists; setuptools held below 82, the last "
+               "releases with the pkg_resources lightning_fabric 1.9.4 imports (torch 2.14.1 "
+               "requires setuptools>=77.0.3)",
+        sdists=("jsonmerge==1.8.0", "antlr4-python3-runtime==4.9.3"),
         left_out={"basicsr==1.4.2, gfpgan==1.3.8, realesrgan==0.3.0": "sdist only, and "
                   "basicsr's setup.py imports torch to build (it cannot build in pip's isolated "
                   "build); face restoration and upscaling only, not the sgm trainer",
@@ -367,14 +369,15 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         install_repo=True,
         source="pyproject.toml: dependencies (torch and torchaudio as the shared pins); "
                "setuptools-scm, its build requirement, so the checkout installs without build "
-               "isolation",
+               "isolation; hydra's antlr4 runtime 4.9 and transformers_stream_generator have no "
+               "wheel and are built from their sdists",
         left_out={"faster_whisper==0.10.1, funasr, jiwer, modelscope, zhconv, zhon": "the "
                   "[eval] extra (WER and speaker-similarity evaluation)",
                   "tensorrt, tensorrt_llm, tritonclient, triton_python_backend_utils":
                   "runtime/triton_trtllm, the TensorRT-LLM serving recipe (CUDA builds)",
                   "flash_attn": "an optional CUDA kernel, imported under try",
                   "pyaudio": "socket_client.py only (needs PortAudio)"},
-        sdists=("antlr4-python3-runtime==4.9.3",),
+        sdists=("antlr4-python3-runtime==4.9.3", "transformers_stream_generator"),
     ),
     RealEnv(
         repo="OpenBMB/VoxCPM",
@@ -388,10 +391,12 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         install_repo=True,
         source="pyproject.toml: dependencies (torch and torchaudio as the shared pins); "
                "tensorboardX, which scripts/train_voxcpm_finetune.py imports; setuptools-scm, "
-               "the build requirement, so the checkout installs without build isolation",
+               "the build requirement, so the checkout installs without build isolation; "
+               "argbind has no wheel and is built from its sdist",
         left_out={"the [dev] extra": "pytest, black, flake8, mypy, pre-commit",
                   "FFmpeg shared libraries": "torchcodec loads them at run time; a Debian "
                   "package, not installed in a venv (the image is built with its network off)"},
+        sdists=("argbind",),
     ),
 
     # ---------------------------------------------------------------------------------------
