@@ -139,3 +139,154 @@ def f5_tts_models(image: str, cache: Path) -> None:
         cache_.ingest(repo, "F5TTS_v1_Base",
                       out / "F5TTS_v1_Base" / "model_1250000.safetensors",
                       origin=F5_MODEL_ORIGIN)
+
+
+# --------------------------------------------------------------------------- SenseVoice
+
+#: SenseVoice's C1 starts api.py, which loads ``iic/SenseVoiceSmall`` (ModelScope) through
+#: FunASR's ``AutoModel.build_model``: the folder's configuration.json names config.yaml, the
+#: weights model.pt, the sentencepiece model and the CMVN file am.mvn, and config.yaml the
+#: classes (the repository's ``SenseVoiceEncoderSmall`` and ``SenseVoiceSmall``, FunASR's
+#: ``WavFrontend`` and ``SentencepiecesTokenizer``).  The stand-in keeps the hub model's
+#: configuration.json and its frontend (80 mel bins, LFR 7/6: 560-dim features, so am.mvn has
+#: 560 means and scales) and shrinks what only sizes the network (2 encoder blocks of 64 units,
+#: 1 tp block; a 60-piece sentencepiece model trained here, the CTC head sized to it).  The
+#: model is built by the repository's class through FunASR with no weights (random init) and
+#: its state dict saved as model.pt.
+SENSEVOICE_CONFIG = """\
+encoder: SenseVoiceEncoderSmall
+encoder_conf:
+    output_size: 64
+    attention_heads: 4
+    linear_units: 128
+    num_blocks: 2
+    tp_blocks: 1
+    dropout_rate: 0.1
+    positional_dropout_rate: 0.1
+    attention_dropout_rate: 0.1
+    input_layer: pe
+    pos_enc_class: SinusoidalPositionEncoder
+    normalize_before: true
+    kernel_size: 11
+    sanm_shfit: 0
+    selfattention_layer_type: sanm
+
+model: SenseVoiceSmall
+model_conf:
+    length_normalized_loss: true
+    sos: 1
+    eos: 2
+    ignore_id: -1
+
+tokenizer: SentencepiecesTokenizer
+tokenizer_conf:
+  bpemodel: null
+  unk_symbol: <unk>
+  split_with_space: true
+
+frontend: WavFrontend
+frontend_conf:
+    fs: 16000
+    window: hamming
+    n_mels: 80
+    frame_length: 25
+    frame_shift: 10
+    lfr_m: 7
+    lfr_n: 6
+    cmvn_file: null
+"""
+
+#: The hub model's configuration.json (what FunASR's download_from_ms reads).
+SENSEVOICE_JSON = """\
+{
+  "framework": "pytorch",
+  "task": "auto-speech-recognition",
+  "model": {"type": "funasr"},
+  "pipeline": {"type": "funasr-pipeline"},
+  "model_name_in_hub": {"ms": "", "hf": ""},
+  "file_path_metas": {
+    "init_param": "model.pt",
+    "config": "config.yaml",
+    "tokenizer_conf": {"bpemodel": "chn_jpn_yue_eng_ko_spectok.bpe.model"},
+    "frontend_conf": {"cmvn_file": "am.mvn"}
+  }
+}
+"""
+
+SENSEVOICE_MODEL = """
+import os, sys
+import sentencepiece as spm
+import torch
+repo, out = sys.argv[1], sys.argv[2]
+folder = os.path.join(out, "SenseVoiceSmall")
+words = ("some call me nature others call me mother nature here we generate something just "
+         "for test the quick brown fox jumps over the lazy dog speech recognition").split()
+spm.SentencePieceTrainer.train(sentence_iterator=iter([" ".join(words)] * 20),
+                               model_prefix=os.path.join(folder, "chn_jpn_yue_eng_ko_spectok.bpe"),
+                               vocab_size=60, model_type="bpe", hard_vocab_limit=False,
+                               minloglevel=2)
+dim = 80 * 7
+with open(os.path.join(folder, "am.mvn"), "w") as fh:
+    fh.write("<Nnet>\\n<Splice> %d %d\\n[ 0 ]\\n" % (dim, dim))
+    shift, scale = " ".join(["-8.0"] * dim), " ".join(["0.25"] * dim)
+    fh.write("<AddShift> %d %d\\n<LearnRateCoef> 0 [ %s ]\\n" % (dim, dim, shift))
+    fh.write("<Rescale> %d %d\\n<LearnRateCoef> 0 [ %s ]\\n" % (dim, dim, scale))
+    fh.write("</Nnet>\\n")
+sys.path.insert(0, repo)
+import model as _repo_model  # the repository's SenseVoiceSmall and encoder, registered
+from funasr import AutoModel
+torch.manual_seed(0)
+net, kwargs = AutoModel.build_model(model=folder, device="cpu", disable_update=True)
+assert type(net).__module__ == "model", type(net)
+torch.save(net.state_dict(), os.path.join(folder, "model.pt"))
+print("stand-in", folder, type(net).__module__, type(net).__name__,
+      sum(p.numel() for p in net.parameters()), "parameters, vocab", kwargs["vocab_size"])
+"""
+SENSEVOICE_MODEL_ORIGIN = ("stand-in: random-init SenseVoiceSmall built by the repository's "
+                           "model.py classes through FunASR from a shrunk config.yaml (2+1 "
+                           "encoder blocks of 64 units; the hub's frontend: 80 mel bins, LFR "
+                           "7/6), a 60-piece sentencepiece model trained here, a flat am.mvn, "
+                           "the hub's configuration.json layout (ModelScope is not reachable "
+                           "here)")
+SENSEVOICE_WAV_ORIGIN = ("stand-in: synthetic 2 s 16 kHz mono 16-bit PCM wav (a 440 Hz tone "
+                         "with noise) in place of asr_example_en.wav (the OSS URL is not "
+                         "reachable here)")
+
+
+def tone_wav(path: Path, seconds: float = 2.0, rate: int = 16000) -> None:
+    """A mono 16-bit PCM wav: a quiet tone with a little noise."""
+    import math
+    import random
+    import struct
+    import wave
+
+    rng = random.Random(0)
+    frames = b"".join(
+        struct.pack("<h", int(6000 * math.sin(2 * math.pi * 440 * i / rate)
+                              + rng.randint(-300, 300)))
+        for i in range(int(seconds * rate)))
+    with wave.open(str(path), "wb") as fh:
+        fh.setnchannels(1)
+        fh.setsampwidth(2)
+        fh.setframerate(rate)
+        fh.writeframes(frames)
+
+
+def sensevoice_assets(image: str, cache: Path) -> None:
+    """SenseVoice's model folder and its sample wav, stand-ins."""
+    from pytest_reb.assets.cache import AssetCache
+
+    repo = load_repo(ROOT / "repos" / "test_FunAudioLLM__SenseVoice.py")
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(scratch)
+        folder = out / "SenseVoiceSmall"
+        folder.mkdir()
+        folder.chmod(0o777)
+        (folder / "config.yaml").write_text(SENSEVOICE_CONFIG)
+        (folder / "configuration.json").write_text(SENSEVOICE_JSON)
+        in_image(image, SENSEVOICE_MODEL, out)
+        wav = out / "asr_example_en.wav"
+        tone_wav(wav)
+        cache_ = AssetCache(cache)
+        cache_.ingest(repo, "SenseVoiceSmall", folder, origin=SENSEVOICE_MODEL_ORIGIN)
+        cache_.ingest(repo, "asr_example_en", wav, origin=SENSEVOICE_WAV_ORIGIN)

@@ -176,12 +176,13 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         env="sensevoice",
         packages=(*TORCH_AUDIO, "modelscope", "huggingface", "huggingface_hub", "funasr>=1.1.3",
                   "numpy<=1.26.4", "gradio", "fastapi>=0.111.1", "uvicorn"),
-        sdists=("antlr4-python3-runtime==4.9.3",),
+        sdists=("antlr4-python3-runtime==4.9.3", "jieba", "oss2", "crcmod"),
         source="requirements.txt: torch<=2.3 (the CUDA 2.14.1 with torchaudio 2.11.1: no "
                "torchaudio release pairs with torch<=2.3 and the shared pins), torchaudio, "
                "modelscope, huggingface, huggingface_hub, funasr>=1.1.3, numpy<=1.26.4, gradio, "
                "fastapi>=0.111.1; uvicorn, which api.py runs; hydra-core's antlr4 runtime 4.9 "
-               "has no wheel and is built from its sdist",
+               "and funasr's jieba, oss2 and crcmod have no wheel and are built from their "
+               "sdists",
         left_out={"onnxruntime, onnx, funasr_onnx, funasr_torch, kaldi_native_fbank":
                   "the ONNX/libtorch export and demo scripts (export.py, demo_onnx.py, "
                   "demo_libtorch.py), not in requirements.txt",
@@ -369,15 +370,15 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         install_repo=True,
         source="pyproject.toml: dependencies (torch and torchaudio as the shared pins); "
                "setuptools-scm, its build requirement, so the checkout installs without build "
-               "isolation; hydra's antlr4 runtime 4.9 and transformers_stream_generator have no "
-               "wheel and are built from their sdists",
+               "isolation; hydra's antlr4 runtime 4.9, transformers_stream_generator and vocos' "
+               "encodec have no wheel and are built from their sdists",
         left_out={"faster_whisper==0.10.1, funasr, jiwer, modelscope, zhconv, zhon": "the "
                   "[eval] extra (WER and speaker-similarity evaluation)",
                   "tensorrt, tensorrt_llm, tritonclient, triton_python_backend_utils":
                   "runtime/triton_trtllm, the TensorRT-LLM serving recipe (CUDA builds)",
                   "flash_attn": "an optional CUDA kernel, imported under try",
                   "pyaudio": "socket_client.py only (needs PortAudio)"},
-        sdists=("antlr4-python3-runtime==4.9.3", "transformers_stream_generator"),
+        sdists=("antlr4-python3-runtime==4.9.3", "transformers_stream_generator", "encodec"),
     ),
     RealEnv(
         repo="OpenBMB/VoxCPM",
@@ -392,11 +393,12 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         source="pyproject.toml: dependencies (torch and torchaudio as the shared pins); "
                "tensorboardX, which scripts/train_voxcpm_finetune.py imports; setuptools-scm, "
                "the build requirement, so the checkout installs without build isolation; "
-               "argbind has no wheel and is built from its sdist",
+               "argbind, and funasr's jieba, oss2, crcmod and hydra's antlr4 runtime 4.9, have "
+               "no wheel and are built from their sdists",
         left_out={"the [dev] extra": "pytest, black, flake8, mypy, pre-commit",
                   "FFmpeg shared libraries": "torchcodec loads them at run time; a Debian "
                   "package, not installed in a venv (the image is built with its network off)"},
-        sdists=("argbind",),
+        sdists=("argbind", "antlr4-python3-runtime==4.9.3", "jieba", "oss2", "crcmod"),
     ),
 
     # ---------------------------------------------------------------------------------------
