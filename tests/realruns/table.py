@@ -277,13 +277,16 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         commit="dfa4718be3e327d8f7b46a2ab9f6c1c28e2f3ce0",
         env="ml_mdm",
         packages=(*TORCH_VISION, "dataclass-wizard", "einops", "httpx==0.24.1", "mlx-data",
-                  "numpy<2", "simple-parsing==0.1.5", "transformers", "sentencepiece",
-                  "matplotlib", "gradio", "boto3", "torchmetrics", "torchinfo",
+                  "numpy<2", "simple-parsing==0.1.5", "transformers<5", "sentencepiece",
+                  "matplotlib", "gradio<6", "boto3", "torchmetrics", "torchinfo",
                   "tensorboard", "tensorboardX", "rotary-embedding-torch",
                   "pytorch-model-summary", "imageio"),
         source="ml-mdm-matryoshka/pyproject.toml: dependencies and the [training] extra "
                "(torch==2.2.2 replaced by the shared 2.14.1 pair: nothing in the code needs "
-               "2.2; tensorboard and tensorboardX unpinned), imageio of [web_demo]; the "
+               "2.2; tensorboard and tensorboardX unpinned), imageio of [web_demo]; "
+               "transformers and gradio held below their next majors (5 and 6, both after the "
+               "commit of 2025-03-27): with them open, huggingface-hub 1.x's httpx2 beside the "
+               "pinned httpx==0.24.1 kept pip backtracking through httpcore2 releases; the "
                "package is run from its folder (the stages' cwd), not installed",
         left_out={"tensorflow==2.5.0 ([cpu] and [gpu] extras)": "no wheel for Python 3.11 "
                   "(2.5 supports 3.6 to 3.9); no code at this commit imports it",
