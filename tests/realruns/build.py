@@ -235,19 +235,32 @@ def build(row: RealEnv, mirror: Path) -> tuple[str, Path]:
     return tag, context
 
 
-def apt_tag(row: RealEnv) -> str:
-    return f"reb-real-apt:{slug(row.repo).replace('__', '.')}"
+def apt_tag(base: str, packages: tuple[str, ...]) -> str:
+    """The tag of ``base`` with ``packages``: one per base and package set, so the rows that
+    need the same system libraries (F5-TTS and SenseVoice: FFmpeg's) share it."""
+    import hashlib
+
+    digest = hashlib.sha256(" ".join(sorted(packages)).encode()).hexdigest()[:12]
+    return f"reb-real-apt:{base.split(':', 1)[1]}-{digest}"
 
 
 def apt(base: str, row: RealEnv, context: Path) -> str:
     """``base`` with the row's Debian packages (``apt-get``, the network on: Debian's archive is
-    the one registry besides PyPI), as ``reb-real-apt:<slug>``, removed with the row's image;
-    apt's lists and downloads are not kept."""
-    tag = apt_tag(row)
-    wanted = " ".join(shlex.quote(p) for p in row.debian)
-    commit(base, "export DEBIAN_FRONTEND=noninteractive && apt-get update -qq && "
-           f"apt-get install -y -qq --no-install-recommends {wanted} >/dev/null && "
-           "apt-get clean && rm -rf /var/lib/apt/lists/*", tag, context, network=True)
+    the one registry besides PyPI), made once per machine and kept as the bases are (``docker
+    rmi`` it to free the disk); apt's lists and downloads are not kept."""
+    tag = apt_tag(base, row.debian)
+    client = docker.from_env()
+    with open(f"/tmp/reb-realruns-{tag.replace(':', '-')}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            client.images.get(tag)
+            return tag
+        except docker.errors.ImageNotFound:
+            pass
+        wanted = " ".join(shlex.quote(p) for p in row.debian)
+        commit(base, "export DEBIAN_FRONTEND=noninteractive && apt-get update -qq && "
+               f"apt-get install -y -qq --no-install-recommends {wanted} >/dev/null && "
+               "apt-get clean && rm -rf /var/lib/apt/lists/*", tag, context, network=True)
     return tag
 
 
@@ -343,9 +356,6 @@ def main() -> None:
     finally:
         if not args.keep:
             subprocess.run(["docker", "rmi", "-f", tag], check=False, capture_output=True)
-            if row.debian:
-                subprocess.run(["docker", "rmi", "-f", apt_tag(row)], check=False,
-                               capture_output=True)
             shutil.rmtree(context / "wheels", ignore_errors=True)
 
 

@@ -38,6 +38,13 @@ def sdists(*names: str) -> tuple[str, ...]:
 TORCH_AUDIO = (*TORCH_VISION, "torchaudio==2.11.1")
 
 
+#: Batch E: FFmpeg 5.1's shared libraries (bookworm), which torchcodec's
+#: ``libtorchcodec_core5.so`` links; torchaudio 2.9+ (``TORCH_AUDIO``'s 2.11.1) loads and saves
+#: audio only through torchcodec, so ``torchaudio.load`` needs them.
+FFMPEG_LIBS = ("libavutil57", "libavcodec59", "libavformat59", "libavdevice59", "libavfilter8",
+               "libswscale6", "libswresample4")
+
+
 @dataclass(frozen=True)
 class RealEnv:
     """One repository's environment: its venv's packages, and whether the checkout is installed."""
@@ -175,19 +182,23 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         commit="1a90d46cb933ef9e213b7d90292b9301b3e20f40",
         env="sensevoice",
         packages=(*TORCH_AUDIO, "modelscope", "huggingface", "huggingface_hub", "funasr>=1.1.3",
-                  "numpy<=1.26.4", "gradio", "fastapi>=0.111.1", "uvicorn"),
+                  "numpy<=1.26.4", "gradio", "fastapi>=0.111.1", "uvicorn", "torchcodec"),
+        debian=FFMPEG_LIBS,
         sdists=("antlr4-python3-runtime==4.9.3", "jieba", "oss2", "crcmod"),
         source="requirements.txt: torch<=2.3 (the CUDA 2.14.1 with torchaudio 2.11.1: no "
                "torchaudio release pairs with torch<=2.3 and the shared pins), torchaudio, "
                "modelscope, huggingface, huggingface_hub, funasr>=1.1.3, numpy<=1.26.4, gradio, "
-               "fastapi>=0.111.1; uvicorn, which api.py runs; hydra-core's antlr4 runtime 4.9 "
+               "fastapi>=0.111.1; uvicorn, which api.py runs; torchcodec and FFmpeg's shared "
+               "libraries (Debian's, as the repository's Dockerfile installs ffmpeg), which "
+               "torchaudio 2.11's load needs; hydra-core's antlr4 runtime 4.9 "
                "and funasr's jieba, oss2 and crcmod have no wheel and are built from their "
                "sdists",
         left_out={"onnxruntime, onnx, funasr_onnx, funasr_torch, kaldi_native_fbank":
                   "the ONNX/libtorch export and demo scripts (export.py, demo_onnx.py, "
                   "demo_libtorch.py), not in requirements.txt",
-                  "ffmpeg, libsndfile": "system packages of the repository's Dockerfile "
-                                        "(audio decoding for the web demo)"},
+                  "ffmpeg (the program), libsndfile": "system packages of the repository's "
+                  "Dockerfile: its shared libraries are installed (FFMPEG_LIBS), the program "
+                  "is not; soundfile's wheel carries its own libsndfile"},
     ),
     RealEnv(
         repo="Auto1111SDK/Auto1111SDK",
@@ -374,7 +385,9 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         source="pyproject.toml: dependencies (torch and torchaudio as the shared pins); "
                "setuptools-scm, its build requirement, so the checkout installs without build "
                "isolation; hydra's antlr4 runtime 4.9, transformers_stream_generator and vocos' "
-               "encodec have no wheel and are built from their sdists",
+               "encodec have no wheel and are built from their sdists; FFmpeg's shared "
+               "libraries from Debian, which torchcodec (a dependency: torchaudio 2.11 loads "
+               "audio through it) needs",
         left_out={"faster_whisper==0.10.1, funasr, jiwer, modelscope, zhconv, zhon": "the "
                   "[eval] extra (WER and speaker-similarity evaluation)",
                   "tensorrt, tensorrt_llm, tritonclient, triton_python_backend_utils":
@@ -382,6 +395,8 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "flash_attn": "an optional CUDA kernel, imported under try",
                   "pyaudio": "socket_client.py only (needs PortAudio)"},
         sdists=("antlr4-python3-runtime==4.9.3", "transformers_stream_generator", "encodec"),
+        debian=FFMPEG_LIBS,
+        standin="standin_E:f5_tts_models",
     ),
     RealEnv(
         repo="OpenBMB/VoxCPM",
