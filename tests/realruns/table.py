@@ -184,6 +184,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         packages=(*TORCH_AUDIO, "modelscope", "huggingface", "huggingface_hub", "funasr>=1.1.3",
                   "numpy<=1.26.4", "gradio", "fastapi>=0.111.1", "uvicorn", "torchcodec"),
         debian=FFMPEG_LIBS,
+        standin="standin_E:sensevoice_assets",
         sdists=("antlr4-python3-runtime==4.9.3", "jieba", "oss2", "crcmod"),
         source="requirements.txt: torch<=2.3 (the CUDA 2.14.1 with torchaudio 2.11.1: no "
                "torchaudio release pairs with torch<=2.3 and the shared pins), torchaudio, "
