@@ -214,13 +214,19 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "pytorch_lightning==1.9.4", "resize-right==0.0.2", "safetensors==0.3.1",
                   "scikit-image==0.21.0", "timm==0.9.2", "tomesd==0.1.3", "torchdiffeq==0.2.3",
                   "torchsde==0.2.6", "transformers==4.30.2", "httpx==0.24.1",
-                  "setuptools>=77.0.3,<82"),
+                  "setuptools>=77.0.3,<82",
+                  "wandb", "natsort", "matplotlib", "webdataset", "torchdata==0.9.0"),
+        debian=("libcurl4",),
         source="setup.py install_requires (= requirements.txt), every pin kept but torch==2.1.0 "
                "(the shared CUDA 2.14.1 with torchvision 0.29.1: the sgm toy trainer reads MNIST "
                "through torchvision); jsonmerge 1.8.0 and omegaconf's antlr4 runtime 4.9 have no "
                "wheel and are built from their sdists; setuptools held below 82, the last "
                "releases with the pkg_resources lightning_fabric 1.9.4 imports (torch 2.14.1 "
-               "requires setuptools>=77.0.3)",
+               "requires setuptools>=77.0.3); what the bundled sgm trainer (modules/generative, "
+               "whose own pyproject names only pytest) imports and setup.py does not: wandb, "
+               "natsort, matplotlib (main.py), webdataset and torchdata 0.9.0, the last with "
+               "datapipes (sgm/data/dataset.py), whose extension links libcurl (Debian's "
+               "libcurl4)",
         sdists=("jsonmerge==1.8.0", "antlr4-python3-runtime==4.9.3"),
         left_out={"basicsr==1.4.2, gfpgan==1.3.8, realesrgan==0.3.0": "sdist only, and "
                   "basicsr's setup.py imports torch to build (it cannot build in pip's isolated "
