@@ -208,6 +208,26 @@ def notes(row: RealEnv) -> str:
             "the CUDA fields are what torch said there; DDP not checked.")
 
 
+def scm_version(checkout: Path) -> str:
+    """The version setuptools-scm would give ``checkout`` (its default scheme: the tag, or past
+    it the next patch release's ``.devN+g<sha>``), read here with git: a checkout installed
+    in the image, which has no git program, would fail setuptools-scm's own lookup."""
+    done = subprocess.run(["git", "-C", str(checkout), "describe", "--tags", "--long"],
+                          capture_output=True, text=True)
+    sha = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short=7", "HEAD"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    tag, _, rest = done.stdout.strip().rpartition("-")[0].rpartition("-") if done.returncode \
+        == 0 else ("", "", "")
+    tag = tag.removeprefix("v")
+    parts = tag.split(".")
+    if not tag or not all(p.isdigit() for p in parts):
+        return f"0.0.0+g{sha}"
+    if rest == "0":
+        return tag
+    parts[-1] = str(int(parts[-1]) + 1)
+    return f"{'.'.join(parts)}.dev{rest}+g{sha}"
+
+
 def build(row: RealEnv, mirror: Path) -> tuple[str, Path]:
     """Build ``reb-real:<slug>`` on its torch base; returns the tag and the context folder."""
     context = WORK / slug(row.repo)
@@ -222,9 +242,11 @@ def build(row: RealEnv, mirror: Path) -> tuple[str, Path]:
     (context / "report_probe.py").write_text(REPORT_PROBE)
     script = [pip_install([*row.packages, *extra])]
     if row.install_repo:
-        script.append(f"cp -r /mnt/repo /tmp/repo-build && {VENV}/bin/pip install --no-index "
-                      "--no-deps --no-build-isolation --no-cache-dir --quiet /tmp/repo-build "
-                      "&& rm -rf /tmp/repo-build")
+        # setuptools-scm reads the version from git, and the image has no git program
+        scm = f"SETUPTOOLS_SCM_PRETEND_VERSION={shlex.quote(scm_version(context / 'repo'))} "
+        script.append(f"cp -r /mnt/repo /tmp/repo-build && {scm}{VENV}/bin/pip install "
+                      "--no-index --no-deps --no-build-isolation --no-cache-dir --quiet "
+                      "/tmp/repo-build && rm -rf /tmp/repo-build")
     script += [f"mkdir -p {REPO_DIR} {os.path.dirname(REPORT)}",
                f"cp -a /mnt/repo/. {REPO_DIR}/",
                *(f"VENV={VENV} REPO={REPO_DIR} && {step}" for step in row.after),
