@@ -362,6 +362,9 @@ def main() -> None:
     parser.add_argument("repo")
     parser.add_argument("--mirror", type=Path, default=Path("/work/.mirror"))
     parser.add_argument("--keep", action="store_true", help="keep the image and the context")
+    parser.add_argument("--reuse", action="store_true",
+                        help="take the row's image left by an earlier --keep instead of "
+                             "building it again (a stand-in fixed after the build)")
     parser.add_argument("--timeout-scale", type=float, default=3.0,
                         help="--reb-timeout-scale for the tiers (default 3: four batches shared "
                              "a 2-core machine, where SocialED's pyright took 418 s of C0's 600 "
@@ -370,7 +373,12 @@ def main() -> None:
     if args.timeout_scale <= 0:
         parser.error("--timeout-scale must be above 0")
     row = find(args.repo)
-    tag, context = build(row, args.mirror)
+    tag = f"reb-real:{slug(row.repo).replace('__', '.')}"
+    if args.reuse:
+        docker.from_env().images.get(tag)  # ImageNotFound: nothing to reuse
+        context = WORK / slug(row.repo)
+    else:
+        tag, context = build(row, args.mirror)
     try:
         if row.standin:
             make_standin(row.standin, tag)
