@@ -31,3 +31,10 @@ def test_targets_reason_and_pyright_summary_are_kept() -> None:
 def test_a_stage_without_them_gets_none_invented() -> None:
     kept = stage_verdict({"status": "failure", "failure_category": "deps"})
     assert not {"targets", "decision_reason", "pyright_summary"} & set(kept)
+
+
+def test_targets_written_as_one_string_are_split_into_names() -> None:
+    """VoxCPM's bundle wrote ``"targets": "src scripts"``; its record (made before this test)
+    keeps them as the characters ``list()`` made of that string."""
+    kept = stage_verdict({"status": "success", "meta": {"targets": "src scripts"}})
+    assert kept["targets"] == ["src", "scripts"]

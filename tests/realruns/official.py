@@ -87,8 +87,9 @@ def stage_verdict(data: dict[str, Any]) -> dict[str, Any]:
     # what the pyright stage analysed (analysis.json's meta, pyright's own summary): the
     # cause of a count unlike ours is usually there (its targets, a project file, no files)
     meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
-    if meta.get("targets"):
-        kept["targets"] = list(meta["targets"])
+    targets = meta.get("targets")
+    if targets:  # a list, or one string of names (VoxCPM's bundle: "src scripts")
+        kept["targets"] = targets.split() if isinstance(targets, str) else list(targets)
     if meta.get("decision_reason"):
         kept["decision_reason"] = meta["decision_reason"]
     summary = data.get("pyright_summary")
