@@ -305,7 +305,10 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                "transformers and gradio held below their next majors (5 and 6, both after the "
                "commit of 2025-03-27): with them open, huggingface-hub 1.x's httpx2 beside the "
                "pinned httpx==0.24.1 kept pip backtracking through httpcore2 releases; the "
-               "package is run from its folder (the stages' cwd), not installed",
+               "package ml-mdm-matryoshka installed from a copy of its folder with --no-deps "
+               "(the README's pip install -e .: the stages run ml_mdm/clis/train_parallel.py "
+               "as a script, whose `from ml_mdm import ...` needs it installed; run from the "
+               "folder uninstalled, C1 failed `No module named 'ml_mdm'`)",
         left_out={"tensorflow==2.5.0 ([cpu] and [gpu] extras)": "no wheel for Python 3.11 "
                   "(2.5 supports 3.6 to 3.9); no code at this commit imports it",
                   "torch==2.2.2+cpu / +cu111": "local-version builds from PyTorch's own index",
@@ -315,6 +318,8 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "pytest, pytest-cov, pre-commit": "the [dev] extra",
                   "mlx": "Apple silicon only (unet_mlx.py, the MLX port)"},
         standin="standin_B:ml_mdm_t5",
+        after=("cp -r /mnt/repo/ml-mdm-matryoshka /tmp/mm && $VENV/bin/pip install --no-index "
+               "--no-deps --no-build-isolation --no-cache-dir --quiet /tmp/mm && rm -rf /tmp/mm",),
     ),
     RealEnv(
         repo="alephpi/Texo",
