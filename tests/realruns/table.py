@@ -294,7 +294,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         repo="apple/ml-mdm",
         commit="dfa4718be3e327d8f7b46a2ab9f6c1c28e2f3ce0",
         env="ml_mdm",
-        packages=(*TORCH_VISION, "dataclass-wizard", "einops", "httpx==0.24.1", "mlx-data",
+        packages=(*TORCH_VISION, "dataclass-wizard<1", "einops", "httpx==0.24.1", "mlx-data",
                   "numpy<2", "simple-parsing==0.1.5", "transformers<5", "sentencepiece",
                   "matplotlib", "gradio<6", "boto3", "torchmetrics", "torchinfo",
                   "tensorboard", "tensorboardX", "rotary-embedding-torch",
@@ -302,8 +302,10 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         source="ml-mdm-matryoshka/pyproject.toml: dependencies and the [training] extra "
                "(torch==2.2.2 replaced by the shared 2.14.1 pair: nothing in the code needs "
                "2.2; tensorboard and tensorboardX unpinned), imageio of [web_demo]; "
-               "transformers and gradio held below their next majors (5 and 6, both after the "
-               "commit of 2025-03-27): with them open, huggingface-hub 1.x's httpx2 beside the "
+               "dataclass-wizard, transformers and gradio held below their next majors (1, 5 "
+               "and 6, all after the commit of 2025-03-27; dataclass-wizard 1.0 has no "
+               "top-level YAMLWizard, which ml_mdm/reader.py imports: C1 failed there); "
+               "with the two others open, huggingface-hub 1.x's httpx2 beside the "
                "pinned httpx==0.24.1 kept pip backtracking through httpcore2 releases; the "
                "package ml-mdm-matryoshka installed from a copy of its folder with --no-deps "
                "(the README's pip install -e .: the stages run ml_mdm/clis/train_parallel.py "
