@@ -471,6 +471,10 @@ class Repo:
     repo_dir: str = OFFICIAL_REPO_DIR
     c5_compat: CompatVariant = MAJORITY  # its official C5 validator's rules
     c2_compat: C2Variant = C2_MAJORITY  # its official cuda check's rules
+    #: The folders C0's pyright analyses where the repository's official bundle chose them by a
+    #: heuristic of its own (ml-mdm's: the pyproject roots of a mono-repo), not the common one
+    #: (``tiers.c0_pyright.select_targets``); empty: the common heuristic
+    c0_targets: Sequence[str] = ()
 
     def stage(self, tier: str) -> Run | None:
         """The run of tier c1, c3 or c4."""

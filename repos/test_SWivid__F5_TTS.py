@@ -10,7 +10,10 @@ from the Hugging Face hub and read offline from the prepared cache. C4 trains F5
 epoch on a one-sample dataset through accelerate launch.
 
 The prepared view holds the repository's basic_ref_en.wav as {assets}/dataset/infer_minimal/
-ref_audio.wav, which C1 and C3 read as is (their texts are in argv). C4's setup step
+ref_audio.wav, which C1 and C3 read as is (their texts are in argv). infer_cli loads the vocoder by
+hub id, offline: C1's and C3's setup step (shims/vocos_hub_cache.py) links the prepared copy
+{assets}/model/vocos-mel-24khz into the HF cache as the official prepare's download left it.
+C4's setup step
 (shims/make_train_set.py, under the report's python: it imports f5_tts and datasets) builds the
 training set the official prepare built, {out}/f5tts_minimal_pinyin (raw.arrow, duration.json,
 vocab.txt), and the datasets.name that reaches it: F5 only finds a set as
@@ -50,6 +53,21 @@ ENV = {
 
 #: The inference stages (C1, C3) read the prepared HF cache offline.
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
+#: Before inference (C1, C3): the vocoder's hub-cache entry the official prepare's download left
+#: in HF_HUB_CACHE, laid out from the prepared copy {assets}/model/vocos-mel-24khz (our setup
+#: step: infer_cli loads the vocoder by hub id, offline, and the asset is declared at the copy).
+VOCOS_CACHE = [[
+    "{python}", "{shims}/vocos_hub_cache.py", "--copy", "{assets}/model/vocos-mel-24khz",
+    "--hub", "{assets}/cache/huggingface/hub",
+]]
+
+#: What that setup step does, in the inference stages' notes.
+VOCOS_NOTE = (
+    " Our setup step (shims/vocos_hub_cache.py) links the prepared vocoder copy into "
+    "{assets}/cache/huggingface/hub as models--charactr--vocos-mel-24khz (refs/main and a "
+    "snapshot), where load_vocoder's offline hf_hub_download looks for it by id."
+)
 
 #: infer_cli and its options before --output_file (C1, C3): one sentence in the reference voice.
 INFER = [
@@ -110,11 +128,13 @@ repo = Repo(
         env={"CUDA_VISIBLE_DEVICES": "", **OFFLINE, **ENV},
         timeout=600,
         entrypoint="src/f5_tts/infer/infer_cli.py",
+        setup=VOCOS_CACHE,
+        shim_dir=SHIM_DIR,
         note=(
             "ref/gen texts are read from the prepared text files. The cache variables, WANDB "
             "settings and PYTHONPATH are defaults the probe's runner adds when not already set. "
             "The reference wav is the prepared asset itself; the texts are in argv, so no text "
-            "files are written."
+            "files are written." + VOCOS_NOTE
         ),
     ),
     single_gpu=Run(
@@ -122,6 +142,9 @@ repo = Repo(
         env={"CUDA_VISIBLE_DEVICES": "0", **OFFLINE, **ENV},
         timeout=600,
         entrypoint="src/f5_tts/infer/infer_cli.py",
+        setup=VOCOS_CACHE,
+        shim_dir=SHIM_DIR,
+        note=VOCOS_NOTE.strip(),
     ),
     multi_gpu=Run(
         [

@@ -55,11 +55,11 @@ from pytest_reb.tiers.c0_pyright import (
     SOURCE_RULE,
     Selection,
     binding_problem,
+    choose_targets,
     import_dirs,
     missing_imports,
     pyright_config,
     search_paths,
-    select_targets,
     strict_missing,
     tracked_sources,
     tree_checkout,
@@ -219,7 +219,7 @@ def probe(ctx: Context) -> Outcome:
     if tree is not None:  # what is analysed is the pinned tree's, not what is on disk
         untrusted = {f["path"] for f in ctx.checkout_verdict.of_kind(*EDITS, "untracked")}
         checkout = tree_checkout(tree, checkout, untrusted)
-    sel = select_targets(checkout)
+    sel = choose_targets(ctx.repo.c0_targets, checkout)
     if sel is None:
         return _fail(ctx, "entrypoint_not_found", f"nothing for pyright in {ctx.checkout}: no "
                      "pyrightconfig.json, no [tool.pyright], no src/, no Python files at the "

@@ -13,7 +13,7 @@ import json
 import posixpath
 import re
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,6 +132,14 @@ def select_targets(checkout: Mapping[str, Any]) -> Selection | None:
                and ((e.get("dir") and (e.get("py") or e.get("init")))
                     or (not e.get("dir") and name.endswith(".py")))]
     return Selection("packages", sorted(targets), auto_src=auto_src) if targets else None
+
+
+def choose_targets(declared: Sequence[str], checkout: Mapping[str, Any]) -> Selection | None:
+    """The module's declared targets (``Repo.c0_targets``: its official bundle's own choice),
+    else the common official heuristic over the checkout's top level."""
+    if declared:
+        return Selection("declared", [str(t) for t in declared])
+    return select_targets(checkout)
 
 
 def tree_checkout(tree: Mapping[str, tuple[str, str]], survey: Mapping[str, Any],

@@ -134,14 +134,16 @@ def download(packages: tuple[str, ...], dest: Path, *, skip: set[str] = frozense
 
 
 def commit(image: str, script: str, tag: str, context: Path, *,
-           changes: tuple[str, ...] = ()) -> None:
-    """Run ``script`` (bash) in a container of ``image`` with the network off and ``context``
-    read-only at ``/mnt``, then commit it as ``tag``: an agent's way of building, and no
-    build cache or context copy is left on the engine (the disk is shared).  ``/mnt`` exists
-    in the base, so the mount leaves no mount point behind in the image."""
+           changes: tuple[str, ...] = (), network: bool = False) -> None:
+    """Run ``script`` (bash) in a container of ``image`` with the network off (on only for a
+    row's ``debian`` packages: ``apt``) and ``context`` read-only at ``/mnt``, then commit it as
+    ``tag``: an agent's way of building, and no build cache or context copy is left on the
+    engine (the disk is shared).  ``/mnt`` exists in the base, so the mount leaves no mount
+    point behind in the image."""
     client = docker.from_env(timeout=ENGINE_TIMEOUT_S)
     container = client.containers.run(
-        image, ["bash", "-euo", "pipefail", "-c", script], detach=True, network_mode="none",
+        image, ["bash", "-euo", "pipefail", "-c", script], detach=True,
+        network_mode="bridge" if network else "none",
         # a Mount, not ``volumes=``: docker-py's volumes also go into the container's config,
         # and a commit would make them the image's VOLUMEs
         mounts=[docker.types.Mount("/mnt", str(context), type="bind", read_only=True)],
@@ -212,9 +214,32 @@ def notes(row: RealEnv) -> str:
     own = "; the checkout installed with pip --no-deps from a copy" if row.install_repo else ""
     if row.debs:
         own += f"; the Debian packages {' '.join(row.debs)} installed with dpkg"
+
+    if row.debian:
+        own += f"; Debian packages installed with apt-get first: {' '.join(row.debian)}"
     return (f"venv; pip install {' '.join(row.packages)} from a local wheelhouse, built with "
             f"the network off ({row.source}){own}. {left}. Built on a machine without a GPU: "
             "the CUDA fields are what torch said there; DDP not checked.")
+
+
+def scm_version(checkout: Path) -> str:
+    """The version setuptools-scm would give ``checkout`` (its default scheme: the tag, or past
+    it the next patch release's ``.devN+g<sha>``), read here with git: a checkout installed
+    in the image, which has no git program, would fail setuptools-scm's own lookup."""
+    done = subprocess.run(["git", "-C", str(checkout), "describe", "--tags", "--long"],
+                          capture_output=True, text=True)
+    sha = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short=7", "HEAD"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    tag, _, rest = done.stdout.strip().rpartition("-")[0].rpartition("-") if done.returncode \
+        == 0 else ("", "", "")
+    tag = tag.removeprefix("v")
+    parts = tag.split(".")
+    if not tag or not all(p.isdigit() for p in parts):
+        return f"0.0.0+g{sha}"
+    if rest == "0":
+        return tag
+    parts[-1] = str(int(parts[-1]) + 1)
+    return f"{'.'.join(parts)}.dev{rest}+g{sha}"
 
 
 def build(row: RealEnv, mirror: Path) -> tuple[str, Path]:
@@ -223,6 +248,8 @@ def build(row: RealEnv, mirror: Path) -> tuple[str, Path]:
     owner, name = row.repo.split("/")
     standin.checkout(str(mirror / f"{owner}+{name}" / "repo"), row.commit, context / "repo")
     base, in_base = base_image(flavour(row))
+    if row.debian:
+        base = apt(base, row, context)
     extra = ("setuptools", "wheel") if row.install_repo else ()
     shutil.rmtree(context / "wheels", ignore_errors=True)
     download((*row.packages, *extra), context / "wheels", skip=in_base, sdists=row.sdists)
@@ -234,9 +261,11 @@ def build(row: RealEnv, mirror: Path) -> tuple[str, Path]:
         # mesa with LLVM, is left out: nothing here draws with OpenGL)
         script.insert(0, "dpkg -i --force-depends /mnt/debs/*.deb >/dev/null")
     if row.install_repo:
-        script.append(f"cp -r /mnt/repo /tmp/repo-build && {VENV}/bin/pip install --no-index "
-                      "--no-deps --no-build-isolation --no-cache-dir --quiet /tmp/repo-build "
-                      "&& rm -rf /tmp/repo-build")
+        # setuptools-scm reads the version from git, and the image has no git program
+        scm = f"SETUPTOOLS_SCM_PRETEND_VERSION={shlex.quote(scm_version(context / 'repo'))} "
+        script.append(f"cp -r /mnt/repo /tmp/repo-build && {scm}{VENV}/bin/pip install "
+                      "--no-index --no-deps --no-build-isolation --no-cache-dir --quiet "
+                      "/tmp/repo-build && rm -rf /tmp/repo-build")
     script += [f"mkdir -p {REPO_DIR} {os.path.dirname(REPORT)}",
                f"cp -a /mnt/repo/. {REPO_DIR}/",
                *(f"VENV={VENV} REPO={REPO_DIR} && {step}" for step in row.after),
@@ -245,6 +274,35 @@ def build(row: RealEnv, mirror: Path) -> tuple[str, Path]:
     tag = f"reb-real:{slug(row.repo).replace('__', '.')}"
     commit(base, " && ".join(script), tag, context, changes=(f"WORKDIR {REPO_DIR}",))
     return tag, context
+
+
+def apt_tag(base: str, packages: tuple[str, ...]) -> str:
+    """The tag of ``base`` with ``packages``: one per base and package set, so the rows that
+    need the same system libraries (F5-TTS and SenseVoice: FFmpeg's) share it."""
+    import hashlib
+
+    digest = hashlib.sha256(" ".join(sorted(packages)).encode()).hexdigest()[:12]
+    return f"reb-real-apt:{base.split(':', 1)[1]}-{digest}"
+
+
+def apt(base: str, row: RealEnv, context: Path) -> str:
+    """``base`` with the row's Debian packages (``apt-get``, the network on: Debian's archive is
+    the one registry besides PyPI), made once per machine and kept as the bases are (``docker
+    rmi`` it to free the disk); apt's lists and downloads are not kept."""
+    tag = apt_tag(base, row.debian)
+    client = docker.from_env()
+    with open(f"/tmp/reb-realruns-{tag.replace(':', '-')}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            client.images.get(tag)
+            return tag
+        except docker.errors.ImageNotFound:
+            pass
+        wanted = " ".join(shlex.quote(p) for p in row.debian)
+        commit(base, "export DEBIAN_FRONTEND=noninteractive && apt-get update -qq && "
+               f"apt-get install -y -qq --no-install-recommends {wanted} >/dev/null && "
+               "apt-get clean && rm -rf /var/lib/apt/lists/*", tag, context, network=True)
+    return tag
 
 
 def mismatch(row: RealEnv) -> list[str]:
@@ -323,6 +381,9 @@ def main() -> None:
     parser.add_argument("repo")
     parser.add_argument("--mirror", type=Path, default=Path("/work/.mirror"))
     parser.add_argument("--keep", action="store_true", help="keep the image and the context")
+    parser.add_argument("--reuse", action="store_true",
+                        help="take the row's image left by an earlier --keep instead of "
+                             "building it again (a stand-in fixed after the build)")
     parser.add_argument("--timeout-scale", type=float, default=3.0,
                         help="--reb-timeout-scale for the tiers (default 3: four batches shared "
                              "a 2-core machine, where SocialED's pyright took 418 s of C0's 600 "
@@ -331,7 +392,12 @@ def main() -> None:
     if args.timeout_scale <= 0:
         parser.error("--timeout-scale must be above 0")
     row = find(args.repo)
-    tag, context = build(row, args.mirror)
+    tag = f"reb-real:{slug(row.repo).replace('__', '.')}"
+    if args.reuse:
+        docker.from_env().images.get(tag)  # ImageNotFound: nothing to reuse
+        context = WORK / slug(row.repo)
+    else:
+        tag, context = build(row, args.mirror)
     try:
         if row.standin:
             make_standin(row.standin, tag)

@@ -99,6 +99,18 @@ def stage_verdict(data: dict[str, Any]) -> dict[str, Any]:
             kept[key] = data.get(key, metrics.get(key))
     if isinstance(data.get("missing_packages"), list):
         kept["missing_packages"] = sorted(data["missing_packages"])
+    # what the pyright stage analysed (analysis.json's meta, pyright's own summary): the
+    # cause of a count unlike ours is usually there (its targets, a project file, no files)
+    meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
+    targets = meta.get("targets")
+    if targets:  # a list, or one string of names (VoxCPM's bundle: "src scripts")
+        kept["targets"] = targets.split() if isinstance(targets, str) else list(targets)
+    if meta.get("decision_reason"):
+        kept["decision_reason"] = meta["decision_reason"]
+    summary = data.get("pyright_summary")
+    if isinstance(summary, dict):
+        kept["pyright_summary"] = {k: summary[k] for k in ("filesAnalyzed", "errorCount")
+                                   if k in summary}
     halluc = data.get("hallucinations")
     if isinstance(halluc, dict):
         kept["hallucinations"] = {k: (v or {}).get("count") for k, v in halluc.items()
@@ -116,7 +128,15 @@ def analysis(container: Any, stage: str) -> dict[str, Any]:
         data = json.loads(read.output) if read.exit_code == 0 else {}
     except json.JSONDecodeError:
         return {}
-    return {k: data[k] for k in ("missing_packages", "metrics") if k in data}
+    kept = {k: data[k] for k in ("missing_packages", "metrics", "meta") if k in data}
+    read = container.exec_run(["cat", f"{REPO_DIR}/build_output/pyright/pyright_output.json"])
+    try:
+        out = json.loads(read.output) if read.exit_code == 0 else {}
+    except json.JSONDecodeError:
+        out = {}
+    if isinstance(out, dict) and isinstance(out.get("summary"), dict):
+        kept["pyright_summary"] = out["summary"]
+    return kept
 
 
 def run(repo: str, image: str, release: Path = RELEASE) -> dict[str, Any]:

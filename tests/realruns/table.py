@@ -38,6 +38,13 @@ def sdists(*names: str) -> tuple[str, ...]:
 TORCH_AUDIO = (*TORCH_VISION, "torchaudio==2.11.1")
 
 
+#: Batch E: FFmpeg 5.1's shared libraries (bookworm), which torchcodec's
+#: ``libtorchcodec_core5.so`` links; torchaudio 2.9+ (``TORCH_AUDIO``'s 2.11.1) loads and saves
+#: audio only through torchcodec, so ``torchaudio.load`` needs them.
+FFMPEG_LIBS = ("libavutil57", "libavcodec59", "libavformat59", "libavdevice59", "libavfilter8",
+               "libswscale6", "libswresample4")
+
+
 @dataclass(frozen=True)
 class RealEnv:
     """One repository's environment: its venv's packages, and whether the checkout is installed."""
@@ -65,6 +72,12 @@ class RealEnv:
     #: project's base lacks (official-harness.md, section 11.2: libgl1 and its neighbours),
     #: fetched on the host with ``apt-get download`` and installed in the image with dpkg
     debs: tuple[str, ...] = ()
+
+    #: Debian packages (the image's bookworm) installed with apt-get before the venv's packages,
+    #: as an agent does for a system library the repository needs (FFmpeg's shared libraries for
+    #: torchcodec, which torchaudio 2.9+ loads audio with); the one build step with the network
+    #: on, in a container of its own, said in ``source``
+    debian: tuple[str, ...] = ()
 
 
 ENVIRONMENTS: tuple[RealEnv, ...] = (
@@ -178,18 +191,24 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         commit="1a90d46cb933ef9e213b7d90292b9301b3e20f40",
         env="sensevoice",
         packages=(*TORCH_AUDIO, "modelscope", "huggingface", "huggingface_hub", "funasr>=1.1.3",
-                  "numpy<=1.26.4", "gradio", "fastapi>=0.111.1", "uvicorn",
-                  *sdists("antlr4-python3-runtime")),
+                  "numpy<=1.26.4", "gradio", "fastapi>=0.111.1", "uvicorn", "torchcodec"),
+        debian=FFMPEG_LIBS,
+        standin="standin_E:sensevoice_assets",
+        sdists=("antlr4-python3-runtime==4.9.3", "jieba", "oss2", "crcmod"),
         source="requirements.txt: torch<=2.3 (the CUDA 2.14.1 with torchaudio 2.11.1: no "
                "torchaudio release pairs with torch<=2.3 and the shared pins), torchaudio, "
                "modelscope, huggingface, huggingface_hub, funasr>=1.1.3, numpy<=1.26.4, gradio, "
-               "fastapi>=0.111.1; uvicorn, which api.py runs; hydra-core's antlr4 runtime 4.9 "
-               "has no wheel and is built from its sdist",
+               "fastapi>=0.111.1; uvicorn, which api.py runs; torchcodec and FFmpeg's shared "
+               "libraries (Debian's, as the repository's Dockerfile installs ffmpeg), which "
+               "torchaudio 2.11's load needs; hydra-core's antlr4 runtime 4.9 "
+               "and funasr's jieba, oss2 and crcmod have no wheel and are built from their "
+               "sdists",
         left_out={"onnxruntime, onnx, funasr_onnx, funasr_torch, kaldi_native_fbank":
                   "the ONNX/libtorch export and demo scripts (export.py, demo_onnx.py, "
                   "demo_libtorch.py), not in requirements.txt",
-                  "ffmpeg, libsndfile": "system packages of the repository's Dockerfile "
-                                        "(audio decoding for the web demo)"},
+                  "ffmpeg (the program), libsndfile": "system packages of the repository's "
+                  "Dockerfile: its shared libraries are installed (FFMPEG_LIBS), the program "
+                  "is not; soundfile's wheel carries its own libsndfile"},
     ),
     RealEnv(
         repo="Auto1111SDK/Auto1111SDK",
@@ -204,12 +223,20 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "pytorch_lightning==1.9.4", "resize-right==0.0.2", "safetensors==0.3.1",
                   "scikit-image==0.21.0", "timm==0.9.2", "tomesd==0.1.3", "torchdiffeq==0.2.3",
                   "torchsde==0.2.6", "transformers==4.30.2", "httpx==0.24.1",
-                  *sdists("jsonmerge", "antlr4-python3-runtime"), "setuptools<70"),
+                  "setuptools>=77.0.3,<82",
+                  "wandb", "natsort", "matplotlib", "webdataset", "torchdata==0.9.0"),
+        debian=("libcurl4",),
         source="setup.py install_requires (= requirements.txt), every pin kept but torch==2.1.0 "
                "(the shared CUDA 2.14.1 with torchvision 0.29.1: the sgm toy trainer reads MNIST "
                "through torchvision); jsonmerge 1.8.0 and omegaconf's antlr4 runtime 4.9 have no "
-               "wheel and are built from their sdists; setuptools held below 70, whose "
-               "pkg_resources lightning_fabric 1.9.4 imports (the newest setuptools has none)",
+               "wheel and are built from their sdists; setuptools held below 82, the last "
+               "releases with the pkg_resources lightning_fabric 1.9.4 imports (torch 2.14.1 "
+               "requires setuptools>=77.0.3); what the bundled sgm trainer (modules/generative, "
+               "whose own pyproject names only pytest) imports and setup.py does not: wandb, "
+               "natsort, matplotlib (main.py), webdataset and torchdata 0.9.0, the last with "
+               "datapipes (sgm/data/dataset.py), whose extension links libcurl (Debian's "
+               "libcurl4)",
+        sdists=("jsonmerge==1.8.0", "antlr4-python3-runtime==4.9.3"),
         left_out={"basicsr==1.4.2, gfpgan==1.3.8, realesrgan==0.3.0": "sdist only, and "
                   "basicsr's setup.py imports torch to build (it cannot build in pip's isolated "
                   "build); face restoration and upscaling only, not the sgm trainer",
@@ -276,15 +303,23 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         repo="apple/ml-mdm",
         commit="dfa4718be3e327d8f7b46a2ab9f6c1c28e2f3ce0",
         env="ml_mdm",
-        packages=(*TORCH_VISION, "dataclass-wizard", "einops", "httpx==0.24.1", "mlx-data",
-                  "numpy<2", "simple-parsing==0.1.5", "transformers", "sentencepiece",
-                  "matplotlib", "gradio", "boto3", "torchmetrics", "torchinfo",
+        packages=(*TORCH_VISION, "dataclass-wizard<1", "einops", "httpx==0.24.1", "mlx-data",
+                  "numpy<2", "simple-parsing==0.1.5", "transformers<5", "sentencepiece",
+                  "matplotlib", "gradio<6", "boto3", "torchmetrics", "torchinfo",
                   "tensorboard", "tensorboardX", "rotary-embedding-torch",
                   "pytorch-model-summary", "imageio"),
         source="ml-mdm-matryoshka/pyproject.toml: dependencies and the [training] extra "
                "(torch==2.2.2 replaced by the shared 2.14.1 pair: nothing in the code needs "
-               "2.2; tensorboard and tensorboardX unpinned), imageio of [web_demo]; the "
-               "package is run from its folder (the stages' cwd), not installed",
+               "2.2; tensorboard and tensorboardX unpinned), imageio of [web_demo]; "
+               "dataclass-wizard, transformers and gradio held below their next majors (1, 5 "
+               "and 6, all after the commit of 2025-03-27; dataclass-wizard 1.0 has no "
+               "top-level YAMLWizard, which ml_mdm/reader.py imports: C1 failed there); "
+               "with the two others open, huggingface-hub 1.x's httpx2 beside the "
+               "pinned httpx==0.24.1 kept pip backtracking through httpcore2 releases; the "
+               "package ml-mdm-matryoshka installed from a copy of its folder with --no-deps "
+               "(the README's pip install -e .: the stages run ml_mdm/clis/train_parallel.py "
+               "as a script, whose `from ml_mdm import ...` needs it installed; run from the "
+               "folder uninstalled, C1 failed `No module named 'ml_mdm'`)",
         left_out={"tensorflow==2.5.0 ([cpu] and [gpu] extras)": "no wheel for Python 3.11 "
                   "(2.5 supports 3.6 to 3.9); no code at this commit imports it",
                   "torch==2.2.2+cpu / +cu111": "local-version builds from PyTorch's own index",
@@ -294,6 +329,8 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "pytest, pytest-cov, pre-commit": "the [dev] extra",
                   "mlx": "Apple silicon only (unet_mlx.py, the MLX port)"},
         standin="standin_B:ml_mdm_t5",
+        after=("cp -r /mnt/repo/ml-mdm-matryoshka /tmp/mm && $VENV/bin/pip install --no-index "
+               "--no-deps --no-build-isolation --no-cache-dir --quiet /tmp/mm && rm -rf /tmp/mm",),
     ),
     RealEnv(
         repo="alephpi/Texo",
@@ -385,14 +422,19 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         install_repo=True,
         source="pyproject.toml: dependencies (torch and torchaudio as the shared pins); "
                "setuptools-scm, its build requirement, so the checkout installs without build "
-               "isolation",
+               "isolation; hydra's antlr4 runtime 4.9, transformers_stream_generator and vocos' "
+               "encodec have no wheel and are built from their sdists; FFmpeg's shared "
+               "libraries from Debian, which torchcodec (a dependency: torchaudio 2.11 loads "
+               "audio through it) needs",
         left_out={"faster_whisper==0.10.1, funasr, jiwer, modelscope, zhconv, zhon": "the "
                   "[eval] extra (WER and speaker-similarity evaluation)",
                   "tensorrt, tensorrt_llm, tritonclient, triton_python_backend_utils":
                   "runtime/triton_trtllm, the TensorRT-LLM serving recipe (CUDA builds)",
                   "flash_attn": "an optional CUDA kernel, imported under try",
                   "pyaudio": "socket_client.py only (needs PortAudio)"},
-        sdists=("antlr4-python3-runtime==4.9.3",),
+        sdists=("antlr4-python3-runtime==4.9.3", "transformers_stream_generator", "encodec"),
+        debian=FFMPEG_LIBS,
+        standin="standin_E:f5_tts_models",
     ),
     RealEnv(
         repo="OpenBMB/VoxCPM",
@@ -406,10 +448,13 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         install_repo=True,
         source="pyproject.toml: dependencies (torch and torchaudio as the shared pins); "
                "tensorboardX, which scripts/train_voxcpm_finetune.py imports; setuptools-scm, "
-               "the build requirement, so the checkout installs without build isolation",
+               "the build requirement, so the checkout installs without build isolation; "
+               "argbind, and funasr's jieba, oss2, crcmod and hydra's antlr4 runtime 4.9, have "
+               "no wheel and are built from their sdists",
         left_out={"the [dev] extra": "pytest, black, flake8, mypy, pre-commit",
                   "FFmpeg shared libraries": "torchcodec loads them at run time; a Debian "
                   "package, not installed in a venv (the image is built with its network off)"},
+        sdists=("argbind", "antlr4-python3-runtime==4.9.3", "jieba", "oss2", "crcmod"),
     ),
 
     # ---------------------------------------------------------------------------------------
