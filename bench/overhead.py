@@ -93,13 +93,20 @@ def raw_loop(image: str, commands: list[dict[str, Any]], label: str) -> dict[str
     try:
         for c in commands:
             env = {**c["env"], **({} if c["devices"] else {"CUDA_VISIBLE_DEVICES": ""})}
+            # the witness stops a finished process for the host to read and continue: no host
+            # reads here, so it must not stop (it would wait for a SIGCONT forever)
+            env.pop("REB_WITNESS_STOP", None)
             argv = c["argv"]
             flags = [f"--env={k}={v}" for k, v in env.items()]
             if c["cwd"]:
                 flags.append(f"--workdir={c['cwd']}")
             started = time.perf_counter()
-            rc = subprocess.run(["docker", "exec", *flags, ctr, *argv],
-                                capture_output=True).returncode
+            try:
+                rc = subprocess.run(["docker", "exec", *flags, ctr, *argv], capture_output=True,
+                                    timeout=c["timeout"] + 30).returncode
+            except subprocess.TimeoutExpired:
+                rc = None  # counted as a mismatch below: the bench never hangs on one
+                subprocess.run(["docker", "restart", "-t", "0", ctr], capture_output=True)
             execs += time.perf_counter() - started
             mismatched += rc != c["exit_code"]
     finally:
