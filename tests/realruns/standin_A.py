@@ -122,12 +122,18 @@ KVPRESS_DATA_ORIGIN = ("stand-in: two synthetic rows in LooGLE shortdep_qa's col
                        "of the test split (the hub is not reachable here)")
 
 
-def run_in_image(image: str, script: str, scratch: str, *args: str) -> None:
-    """``script`` under the image's venv, ``scratch`` at /out; its outputs are /out/<args>."""
+def run_script(image: str, script: str, scratch: str, *args: str) -> None:
+    """``script`` under the image's venv, network off, ``scratch`` at /out; ``args`` verbatim
+    (``/out/...`` for the files it writes)."""
     import subprocess
 
     argv = [a.replace("{scratch}", scratch) for a in in_image(image)]
-    subprocess.run([*argv, "-c", script, *(f"/out/{a}" for a in args)], check=True)
+    subprocess.run([*argv, "-c", script, *args], check=True)
+
+
+def run_in_image(image: str, script: str, scratch: str, *args: str) -> None:
+    """``run_script`` whose arguments are all outputs: /out/<args>."""
+    run_script(image, script, scratch, *(f"/out/{a}" for a in args))
 
 
 def kvpress_assets(image: str, cache: Path) -> None:

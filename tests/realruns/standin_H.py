@@ -17,17 +17,7 @@ import tempfile
 from pathlib import Path
 
 import standin
-from standin_A import in_image
-
-
-def run(image: str, script: str, scratch: str, *args: str) -> None:
-    """``script`` under the image's venv, network off, ``scratch`` at /out; ``args`` verbatim
-    (``/out/...`` for the files it writes)."""
-    import subprocess
-
-    argv = [a.replace("{scratch}", scratch) for a in in_image(image)]
-    subprocess.run([*argv, "-c", script, *args], check=True)
-
+from standin_A import run_script as run
 
 # --------------------------------------------------------------------------- LettuceDetect
 
