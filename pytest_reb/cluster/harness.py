@@ -101,7 +101,11 @@ def _package_files() -> Iterator[tuple[str, bytes]]:
             yield f"pkg/pytest_reb/{path.relative_to(root)}", path.read_bytes()
     dist = metadata.distribution(DIST)
     info = f"pkg/pytest_reb-{dist.version}.dist-info"
-    yield f"{info}/METADATA", (dist.read_text("METADATA") or "").encode()
+    # an editable install from a checkout is found as its egg-info, which names it PKG-INFO
+    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
+    if not text.strip():
+        raise ImageError(f"the installed {DIST} has no metadata to copy ({dist!r})")
+    yield f"{info}/METADATA", text.encode()
     yield f"{info}/entry_points.txt", (dist.read_text("entry_points.txt") or "").encode()
     yield f"{info}/INSTALLER", b"reb image build\n"
 

@@ -65,6 +65,8 @@ def test_a_container_lost_mid_check_is_infra_not_every_file_deleted(
 def test_a_run_examines_again_in_a_fresh_container(pytester: pytest.Pytester, demo_image: str,
                                                    image_commit: str,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # the check before the run must really look (not read the suite's kept one), to be lost
+    monkeypatch.setenv("XDG_CACHE_HOME", str(pytester.path / "cache"))
     lost = _losing(monkeypatch, 1)
     run = run_reb(pytester, demo_image, {"test_demo__tinynet": demo_module(image_commit)},
                   "-m", "c1")
