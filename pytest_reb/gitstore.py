@@ -38,14 +38,14 @@ MAX_TREE_BYTES = 16 << 20
 MAX_BLOB_BYTES = 1 << 20
 MAX_TRACKED = 200_000
 HEX40 = re.compile(r"[0-9a-f]{40}")
+LOOSE = re.compile(r"[0-9a-f]{38}")
+PACK = re.compile(r"pack-[0-9a-f]{40,64}\.(pack|idx)")
 
 
 def git_program() -> str:
     """The host's git: ``$REB_GIT`` (a harness image's own, where the host is a pod whose
     image may have none), else ``git`` on the ``PATH``."""
     return os.environ.get("REB_GIT") or "git"
-LOOSE = re.compile(r"[0-9a-f]{38}")
-PACK = re.compile(r"pack-[0-9a-f]{40,64}\.(pack|idx)")
 
 
 class Unverifiable(Exception):

@@ -108,7 +108,8 @@ class Examined:
 
 
 #: The code that makes an examination: part of the key of one kept per image (``imagecache``).
-CODE_DIGEST = imagecache.code_digest(Path(__file__), Path(hostview.__file__))
+CODE_DIGEST = imagecache.code_digest(Path(__file__), Path(hostview.__file__),
+                                     Path(gitstore.__file__))
 
 
 def before_any_run(target: Target, checkout: str, commit: str, *,
@@ -123,8 +124,8 @@ def before_any_run(target: Target, checkout: str, commit: str, *,
     kept = imagecache.load("integrity", image, parts)
     if isinstance(kept, dict):
         with contextlib.suppress(KeyError, TypeError, ValueError):
-            return Examined(kept["reference"], kept["findings"], kept["head"], kept["tree_id"],
-                            {k: (m, sha) for k, (m, sha) in kept["tree"].items()})
+            tree = {k: (m, sha) for k, (m, sha) in kept.pop("tree").items()}  # JSON made lists
+            return Examined(**kept, tree=tree)
     seen = examine(target, checkout, commit, against_head=against_head)
     if seen.tree is not None and not any(f.get("kind") == "unverifiable" for f in seen.findings):
         imagecache.store("integrity", image, parts, dataclasses.asdict(seen))

@@ -37,7 +37,14 @@ from docker.errors import APIError, BuildError, ImageNotFound
 
 from pytest_reb import witness
 from pytest_reb.cluster.k8s import HARNESS, K8sOptions
-from pytest_reb.images import CACHE_DIR, LABEL_RECIPE, ImageError, ensure_base_image, lock
+from pytest_reb.images import (
+    CACHE_DIR,
+    LABEL_RECIPE,
+    ImageError,
+    ensure_base_image,
+    lock,
+    run_host,
+)
 
 log = logging.getLogger(__name__)
 
@@ -60,11 +67,8 @@ def requirements() -> list[str]:
 
 
 def _pip(*args: str) -> None:
-    cmd = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--quiet", *args]
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if done.returncode:
-        tail = (done.stderr.strip() or done.stdout.strip()).splitlines()
-        raise ImageError(f"pip {args[0]} failed: {tail[-1] if tail else done.returncode}")
+    run_host(f"pip {args[0]}",
+             [sys.executable, "-m", "pip", "--disable-pip-version-check", "--quiet", *args])
 
 
 def wheelhouse(reqs: list[str]) -> Path:
