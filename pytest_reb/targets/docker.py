@@ -270,10 +270,15 @@ class DockerTarget(Target):
     def close(self) -> None:
         with self._lock:
             twin, self._twin = self._twin, None
+        closing = None
+        if twin is not None:  # the engine removes the two side by side
+            closing = threading.Thread(target=twin.close, name="reb-twin-close")
+            closing.start()
+        with self._lock:
             for key in list(self._containers):
                 self._remove(key)
-        if twin is not None:
-            twin.close()
+        if closing is not None:
+            closing.join()
 
     def twin(self) -> DockerTarget:
         """Containers of their own, from the same image id, limits and mounts (``Target.twin``)."""
