@@ -1,6 +1,7 @@
 """Harness overhead: the whole pyramid through pytest-reb against the same commands by hand.
 
-Goal: pytest-reb's wall time <= 1.10 x the raw loop's.
+Goals (issue 29): at equal command time <= 1.03 x the raw loop's, and pytest-reb's own time
+<= 0.5 s per pyramid.
 
 A warm-up run of the pyramid on the demo image records every command the
 tiers send into the target (argv, environment, working directory,
@@ -16,7 +17,9 @@ timeout, exit code).  Then, interleaved N times (order alternating):
 
 Both sides pay one container's creation and removal.  Each side also times
 the commands themselves (pytest-reb from ``exec_create`` to the end of the
-output stream, raw the ``docker exec`` call); the rest of each wall time is
+output stream, raw the ``docker exec`` call; pytest-reb's C5 runs its two interpreter
+questions side by side, so its command time is the time covered by at least one command,
+while the raw loop runs them one after the other); the rest of each wall time is
 the side's own: for pytest-reb, pytest's start and collection, fixtures,
 the host-side process checks after each command, the outcome log and
 summary.  The commands are the same on both sides but, on a shared
@@ -208,8 +211,9 @@ def main() -> int:
     print(f"\nratio pytest-reb / raw, wall: {median(ratios):.3f} median of per-round "
           f"{', '.join(f'{r:.3f}' for r in ratios)}")
     print(f"ratio at equal command time ({command_time:.1f} s, the median of both sides): "
-          f"{equal:.3f} (goal <= 1.10: {'met' if equal <= 1.10 else 'MISSED'}); pytest-reb's "
-          f"own time {own_h:.2f} s against raw's {own_r:.2f} s")
+          f"{equal:.3f} (goal <= 1.03: {'met' if equal <= 1.03 else 'MISSED'}); pytest-reb's "
+          f"own time {own_h:.2f} s against raw's {own_r:.2f} s (goal <= 0.5 s: "
+          f"{'met' if own_h <= 0.5 else 'MISSED'})")
     if parts:
         print("\nwhere the time of one pyramid goes (cProfile, cumulative s; the profiler "
               "slows Python code, not the commands):")
