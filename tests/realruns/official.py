@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 import sys
 import tarfile
@@ -74,6 +75,23 @@ STAGES = ("pyright", "prepare", "cpu", "cuda", "single_gpu", "multi_gpu", "env_s
           "hallucination")
 #: run_all.sh's own stage timeouts add up to more; this bounds one repository's turn.
 WHOLE_TIMEOUT_S = 1500
+#: The official rule's name of an unresolved import (official-harness.md section 7.1, step 5):
+#: the text of pyright's message up to the first dot or quote.
+MISSING_NAME = re.compile(r'Import "([^."]+)')
+
+
+def pyright_missing(output: Any) -> list[str] | None:
+    """The names the official rule takes from pyright's own ``reportMissingImports``
+    diagnostics in ``pyright_output.json``, or None where it holds none.  Kept beside the
+    bundle's count because a bundle's copy of the rule can be broken: four bundles' regex
+    (Auto1111SDK, LMCache, torchft, vllm-omni) is over-escaped and matches no message, so
+    their count is 0 whatever pyright found (docs/real-runs.md, batch G)."""
+    diagnostics = output.get("generalDiagnostics") if isinstance(output, dict) else None
+    if not isinstance(diagnostics, list):
+        return None
+    return sorted({m.group(1) for d in diagnostics
+                   if isinstance(d, dict) and d.get("rule") == "reportMissingImports"
+                   and (m := MISSING_NAME.search(str(d.get("message", ""))))})
 
 
 def bundle(repo: str, release: Path, dest: Path) -> Path:
@@ -107,6 +125,8 @@ def stage_verdict(data: dict[str, Any]) -> dict[str, Any]:
         kept["targets"] = targets.split() if isinstance(targets, str) else list(targets)
     if meta.get("decision_reason"):
         kept["decision_reason"] = meta["decision_reason"]
+    if isinstance(data.get("pyright_missing"), list):
+        kept["pyright_missing"] = data["pyright_missing"]
     summary = data.get("pyright_summary")
     if isinstance(summary, dict):
         kept["pyright_summary"] = {k: summary[k] for k in ("filesAnalyzed", "errorCount")
@@ -136,6 +156,9 @@ def analysis(container: Any, stage: str) -> dict[str, Any]:
         out = {}
     if isinstance(out, dict) and isinstance(out.get("summary"), dict):
         kept["pyright_summary"] = out["summary"]
+    names = pyright_missing(out)
+    if names is not None:
+        kept["pyright_missing"] = names
     return kept
 
 
