@@ -351,7 +351,8 @@ def figures(outcomes: list[dict[str, Any]]) -> dict[str, Any]:
             "row": table.record(table.row_of("realrun", loaded, [], []))}
 
 
-def record(row: RealEnv, tag: str, context: Path, timeout_scale: float = 1.0) -> Path:
+def record(row: RealEnv, tag: str, context: Path, timeout_scale: float = 1.0,
+           official_timeout: int = official.WHOLE_TIMEOUT_S) -> Path:
     image = docker.from_env().images.get(tag)
     report = json.loads(subprocess.run(
         ["docker", "run", "--rm", "--network", "none", "--entrypoint", "cat", tag, REPORT],
@@ -360,7 +361,7 @@ def record(row: RealEnv, tag: str, context: Path, timeout_scale: float = 1.0) ->
             "packages": list(row.packages), "left_out": row.left_out, "report": report,
             "strict": run_tiers(row, tag, context, compat=False, timeout_scale=timeout_scale),
             "compat": run_tiers(row, tag, context, compat=True, timeout_scale=timeout_scale),
-            "official": official.run(row.repo, tag)}
+            "official": official.run(row.repo, tag, timeout_s=official_timeout)}
     data["figures"] = {mode: figures(data[mode]) for mode in ("strict", "compat")}
     DATA.mkdir(parents=True, exist_ok=True)
     path = DATA / f"{slug(row.repo)}.json"
@@ -388,7 +389,13 @@ def main() -> None:
                         help="--reb-timeout-scale for the tiers (default 3: four batches shared "
                              "a 2-core machine, where SocialED's pyright took 418 s of C0's 600 "
                              "and a large tree's ran past it)")
+    parser.add_argument("--official-timeout", type=int, default=official.WHOLE_TIMEOUT_S,
+                        help="seconds the official run_all.sh may take (default "
+                             f"{official.WHOLE_TIMEOUT_S}; its pyright stage has no limit of "
+                             "its own, and over sapiens's 3331 files it takes tens of minutes)")
     args = parser.parse_args()
+    if args.official_timeout <= 0:
+        parser.error("--official-timeout must be above 0")
     if args.timeout_scale <= 0:
         parser.error("--timeout-scale must be above 0")
     row = find(args.repo)
@@ -401,7 +408,7 @@ def main() -> None:
     try:
         if row.standin:
             make_standin(row.standin, tag)
-        print("recorded", record(row, tag, context, args.timeout_scale))
+        print("recorded", record(row, tag, context, args.timeout_scale, args.official_timeout))
     finally:
         if not args.keep:
             subprocess.run(["docker", "rmi", "-f", tag], check=False, capture_output=True)

@@ -59,6 +59,10 @@ os.makedirs(os.path.join(root, "refs"), exist_ok=True)
 open(os.path.join(root, "refs", "main"), "w").write(rev)
 print("stand-in", root, sum(p.numel() for p in model.parameters()), "parameters")
 """
+#: The venv every ``build.py`` image has (``build.VENV``; not imported: build imports us).
+#: The first Depth Anything v1 image had its own ``/opt/envs/depth_anything``.
+PYTHON = "/opt/envs/research/bin/python"
+
 DA1_ORIGIN = ("stand-in: random-init DepthAnything(vits) saved with save_pretrained by the "
               "repository's own model class into a Hugging Face cache layout (the hub is not "
               "reachable here)")
@@ -109,7 +113,7 @@ def da1_model(image: str, cache: Path) -> None:
         hub.mkdir()
         hub.chmod(0o777)
         subprocess.run(["docker", "run", "--rm", "--network", "none", "--user", str(os.getuid()),
-                        "-v", f"{hub}:/out", "--entrypoint", "/opt/envs/depth_anything/bin/python",
+                        "-v", f"{hub}:/out", "--entrypoint", PYTHON,
                         image, "-c", DA1_STANDIN, "/data/project/repo", "/out"], check=True)
         AssetCache(cache).ingest(repo, "depth_anything_vits14", hub, origin=DA1_ORIGIN)
 
