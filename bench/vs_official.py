@@ -14,9 +14,11 @@ checkout as the harness copies it, the official base's ``python``, Node.js 20, n
 git), so every stage runs as it runs there, the pyright stage's own pip install
 included.  Each output line is stamped on arrival with the time and the container's
 CPU (cgroup v1 ``cpuacct.usage``: every process of ``docker exec`` is in it), so a
-stage's wall and CPU run from its header line to the next one, and the pyright
-stage splits at its "Installing pyright" and "Command:" lines into setup, pip install
-and analysis.  Stages without a tier (prepare, single_gpu, multi_gpu, summary) are
+stage's wall and CPU run from its header line to the next one.  The container's
+processes are sampled from the host every 0.05 s (their command lines, from
+``/proc``), which splits the pyright stage into pyright's pip install, npm fetching
+its JS package, the analysis, and the rest (the bundles word their own log lines too
+differently to split on them).  Stages without a tier (prepare, single_gpu, multi_gpu, summary) are
 timed and shown, not compared; on the demo the cpu stage runs another repository's
 entrypoint, so it is shown and not compared either.
 
@@ -175,22 +177,60 @@ def stage_spans(events: Sequence[tuple[float, float, str]], end: tuple[float, fl
     return spans
 
 
-def pyright_split(events: Sequence[tuple[float, float, str]],
+def classify(argv: Sequence[str]) -> str | None:
+    """What a process of the pyright stage is doing, by its command line: pyright's own
+    install (pip, or npm fetching its JS package on first run) or pyright's analysis."""
+    names = [a.rsplit("/", 1)[-1] for a in argv]
+    if ("install" in argv and any(n in ("pip", "pip3") for n in names)) or \
+            any(n == "-m" and nxt == "pip" for n, nxt in itertools.pairwise(argv)):
+        return "pip install"
+    if any(n in ("npm", "npm-cli.js", "npx") for n in names):
+        return "npm (pyright's JS package)"
+    if any("pyright" in a for a in argv):
+        return "pyright analysis"
+    return None
+
+
+#: How the pyright stage's time is told apart; what no process of these was running is the
+#: stage's own shell and Python (target discovery, reading pyright's JSON, writing results).
+PYRIGHT_PARTS = ("pip install", "npm (pyright's JS package)", "pyright analysis", "the rest")
+
+
+def pyright_split(samples: Sequence[tuple[float, float, frozenset[str]]],
                   span: tuple[float, float, float, float]) -> dict[str, tuple[float, float]]:
-    """The pyright stage's (wall, CPU) as setup, pip install and analysis, at its own
-    ``[pyright] Installing ...`` and ``[pyright] Command: ...`` lines; a stage that printed
-    neither (pyright already there, or a bundle that says it otherwise) is all setup."""
+    """The pyright stage's (wall, CPU) per part, from the container's processes sampled as
+    ``(t, cpu, the classes running)``: each interval between two samples inside the stage goes
+    to the first of ``PYRIGHT_PARTS`` running at its end; what is left of the stage is "the
+    rest"."""
     t0, t1, c0, c1 = span
-    inside = [(t, c, line) for t, c, line in events if t0 <= t <= t1]
-    install = next(((t, c) for t, c, line in inside if "[pyright] Installing" in line), None)
-    command = next(((t, c) for t, c, line in inside if "[pyright] Command" in line), None)
-    marks = [(t0, c0)]
-    if install is None:
-        install = command or (t1, c1)
-    marks += [install, command or (t1, c1), (t1, c1)]
-    names = ("setup", "pip install", "analysis")
-    return {n: (b[0] - a[0], b[1] - a[1]) for n, a, b in zip(names, marks, marks[1:],
-                                                              strict=False)}
+    got = {part: [0.0, 0.0] for part in PYRIGHT_PARTS}
+    inside = [x for x in samples if t0 <= x[0] <= t1]
+    for (ta, ca, _), (tb, cb, running) in itertools.pairwise(inside):
+        part = next((p for p in PYRIGHT_PARTS[:-1] if p in running), None)
+        if part is not None:
+            got[part][0] += tb - ta
+            got[part][1] += cb - ca
+    got["the rest"] = [(t1 - t0) - sum(v[0] for v in got.values()),
+                       (c1 - c0) - sum(v[1] for v in got.values())]
+    return {k: (v[0], v[1]) for k, v in got.items()}
+
+
+def processes(cid: str) -> frozenset[str]:
+    """The classes (``classify``) of the container's processes now, read from the host."""
+    found = set()
+    try:
+        pids = (CGROUP / cid / "cgroup.procs").read_text().split()
+    except OSError:
+        return frozenset()
+    for pid in pids:
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        kind = classify([a.decode(errors="replace") for a in argv if a])
+        if kind:
+            found.add(kind)
+    return frozenset(found)
 
 
 def official_side(subject: Subject, release: Path, label: str) -> dict[str, Any]:
@@ -203,6 +243,18 @@ def official_side(subject: Subject, release: Path, label: str) -> dict[str, Any]
         cpu0 = container_cpu(ctr.id) or 0.0
         t0 = time.perf_counter()
         events: list[tuple[float, float, str]] = []
+        samples: list[tuple[float, float, frozenset[str]]] = []
+        done = threading.Event()
+
+        def sample() -> None:
+            while not done.is_set():
+                running = processes(ctr.id)
+                samples.append((time.perf_counter() - t0,
+                                (container_cpu(ctr.id) or cpu0) - cpu0, running))
+                done.wait(0.05)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
         proc = subprocess.Popen(["docker", "exec", ctr.id, "timeout",
                                  str(official.WHOLE_TIMEOUT_S), "bash", official.RUN_ALL],
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -212,15 +264,19 @@ def official_side(subject: Subject, release: Path, label: str) -> dict[str, Any]
                            raw.decode(errors="replace").rstrip("\n")))
         proc.wait()
         end = (time.perf_counter() - t0, (container_cpu(ctr.id) or cpu0) - cpu0)
+        done.set()
+        sampler.join()
         verdicts = official.verdicts(ctr)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     spans = stage_spans(events, end)
     stages = {s: (t1 - t, c1 - c) for s, (t, t1, c, c1) in spans.items()}
-    split = pyright_split(events, spans["pyright"]) if "pyright" in spans else {}
+    split = pyright_split(samples, spans["pyright"]) if "pyright" in spans else {}
     return {"setup": setup, "wall": end[0], "cpu": end[1],
             "host_cpu": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
             "stages": stages, "pyright": split, "exit": proc.returncode,
-            "status": {s: (verdicts.get(s) or {}).get("status", "not run") for s in STAGE_TIER}}
+            "status": {s: (verdicts.get(s) or {}).get("status", "not run") if s in verdicts
+                       else "-" for s in STAGE_TIER},
+            "log": [f"{t:8.2f} {c:8.2f} {line}" for t, c, line in events]}
 
 
 # -- the pytest-reb side -------------------------------------------------------------------
@@ -400,7 +456,7 @@ def report(subject: Subject, off: list[dict[str, Any]], mine: list[dict[str, Any
         rows.append((f"official {stage}", role, med(walls) if walls else "not run",
                      med(cpus) if cpus else "", said))
         if stage == "pyright":
-            for part in ("setup", "pip install", "analysis"):
+            for part in PYRIGHT_PARTS:
                 got = [r["pyright"][part] for r in off if part in r["pyright"]]
                 rows.append((f"  of it {part}", "", med(g[0] for g in got),
                              med(g[1] for g in got), ""))
@@ -450,7 +506,8 @@ def subjects(args: argparse.Namespace) -> list[Subject]:
     from build import WORK, module_of  # tests/realruns: the builder's own names
 
     found = [Subject(demo_images("good")[0], args.bundle, DEMO_MODULE, cpu_own=False)]
-    wanted = dict(i.split("=", 1) for i in args.image) if args.image else KEPT
+    wanted = {} if args.demo_only else dict(i.split("=", 1) for i in args.image) \
+        if args.image else KEPT
     client = docker.from_env()
     for image, repo in wanted.items():
         try:
@@ -471,6 +528,9 @@ def main() -> int:
                         help="the bundle run on the demo image (OWNER/NAME)")
     parser.add_argument("--image", action="append", metavar="TAG=OWNER/NAME",
                         help="an image of one of the 44 (repeatable; default the kept two)")
+    parser.add_argument("--demo-only", action="store_true", help="no image of the 44")
+    parser.add_argument("--logs", type=Path, metavar="DIR",
+                        help="keep each official run's output there, stamped (wall s, CPU s)")
     parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args()
     todo = subjects(args)
@@ -488,7 +548,13 @@ def main() -> int:
                     if side == "ours":
                         mine[subject.image].append(ours_side(subject, where, f"r{i}s{j}", label))
                     else:
-                        off[subject.image].append(official_side(subject, args.release, label))
+                        got = official_side(subject, args.release, label)
+                        off[subject.image].append(got)
+                        if args.logs:
+                            args.logs.mkdir(parents=True, exist_ok=True)
+                            name = subject.image.replace(":", "_").replace("/", "_")
+                            (args.logs / f"{name}-r{i}.log").write_text(
+                                "\n".join(got.pop("log")) + "\n")
                     print(f"(round {i + 1}, {subject.image}, {side}: done at "
                           f"{time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
     totals = []

@@ -42,27 +42,30 @@ def test_single_gpu_is_not_read_as_cpu_nor_multi_gpu_as_a_gpu_stage() -> None:
     assert list(spans) == ["multi_gpu"]
 
 
-def test_the_pyright_stage_splits_at_its_install_and_command_lines() -> None:
-    events = [(10.0, 1.0, "===== [pyright] ====="),
-              (10.5, 1.2, "[pyright] Installing pyright into selected environment: python -m pip"),
-              (19.5, 8.0, "[pyright] Command: python -m pyright src --outputjson"),
-              (25.0, 14.0, "[run_all] stage=pyright => OK")]
-    split = bench.pyright_split(events, (10.0, 26.0, 1.0, 14.5))
-    want = {"setup": (0.5, 0.2), "pip install": (9.0, 6.8), "analysis": (6.5, 6.5)}
-    assert {k: pytest.approx(v) for k, v in want.items()} == split
+def test_the_pyright_stages_processes_are_told_apart_by_their_command_lines() -> None:
+    assert bench.classify(["/opt/b/bin/python", "-m", "pip", "install", "-q", "pyright"]) \
+        == "pip install"
+    assert bench.classify(["/venv/bin/pip", "install", "pyright[nodejs]"]) == "pip install"
+    assert bench.classify(["/usr/bin/node", "/usr/local/bin/npm", "install", "pyright@1.1"]) \
+        == "npm (pyright's JS package)"
+    assert bench.classify(["/usr/bin/node", "/root/.cache/pyright-python/1.1/node_modules/"
+                           "pyright/index.js", "--outputjson"]) == "pyright analysis"
+    assert bench.classify(["python", "-m", "pyright", "src"]) == "pyright analysis"
+    assert bench.classify(["bash", "benchmark_scripts/run_cpu_entrypoint.sh"]) is None
+    assert bench.classify(["/venv/bin/pip", "list"]) is None
 
 
-def test_a_pyright_already_installed_costs_no_pip_time() -> None:
-    events = [(0.0, 0.0, "===== [pyright] ====="),
-              (1.0, 0.5, "[pyright] Command: python -m pyright")]
-    split = bench.pyright_split(events, (0.0, 3.0, 0.0, 2.0))
-    assert split["pip install"] == (0.0, 0.0)
-    assert split["setup"] == (1.0, 0.5) and split["analysis"] == (2.0, 1.5)
-
-
-def test_a_pyright_stage_that_said_neither_line_is_all_setup() -> None:
-    split = bench.pyright_split([], (0.0, 3.0, 0.0, 2.0))
-    assert split == {"setup": (3.0, 2.0), "pip install": (0.0, 0.0), "analysis": (0.0, 0.0)}
+def test_the_pyright_stage_splits_by_what_ran_between_samples() -> None:
+    pip, node = frozenset({"pip install"}), frozenset({"pyright analysis"})
+    samples = [(9.0, 0.0, pip),  # before the stage: not counted
+               (10.0, 1.0, frozenset()), (11.0, 1.5, pip), (12.0, 2.5, pip),
+               (13.0, 3.0, frozenset({"pip install", "pyright analysis"})),
+               (14.0, 4.0, node), (15.0, 5.0, frozenset())]
+    split = bench.pyright_split(samples, (10.0, 16.0, 1.0, 5.5))
+    assert split == {"pip install": (3.0, 2.0), "npm (pyright's JS package)": (0.0, 0.0),
+                     "pyright analysis": (1.0, 1.0), "the rest": (2.0, 1.5)}
+    # the parts add up to the stage
+    assert sum(v[0] for v in split.values()) == 6.0
 
 
 def test_a_sampled_counter_is_interpolated_and_zero_before_its_container() -> None:
