@@ -31,6 +31,7 @@ earlier runs recorded as ``invalid_json``.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import re
@@ -38,6 +39,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +75,8 @@ BASE_LINKS = (f"/usr/bin/python3 -m venv {BASE_PYTHON} && "
               "ln -sf /usr/lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm")
 STAGES = ("pyright", "prepare", "cpu", "cuda", "single_gpu", "multi_gpu", "env_size",
           "hallucination")
+#: The orchestrator in the copied bundle.
+RUN_ALL = f"{REPO_DIR}/benchmark_scripts/run_all.sh"
 #: run_all.sh's own stage timeouts add up to more; this bounds one repository's turn (the
 #: default of ``run``; build.py's ``--official-timeout`` for a large tree: sapiens's pyright
 #: stage alone analyses over 3000 files).
@@ -164,43 +168,58 @@ def analysis(container: Any, stage: str) -> dict[str, Any]:
     return kept
 
 
+@contextlib.contextmanager
+def container(repo: str, image: str, release: Path = RELEASE,
+              labels: dict[str, str] | None = None) -> Iterator[Any]:
+    """A started throwaway container of ``image`` as the official harness prepares one: the
+    release's bundle for ``repo`` copied into the checkout, and the official base's ``python``,
+    Node.js, npm and git (above); removed on every exit.  ``run`` runs run_all.sh in it, and
+    so does ``bench/vs_official.py``, which times its stages."""
+    client = docker.from_env()
+    with tempfile.TemporaryDirectory() as scratch:
+        scripts = bundle(repo, release, Path(scratch))
+        ctr = client.containers.create(
+            image, ["sleep", "infinity"], entrypoint=[], working_dir=REPO_DIR,
+            volumes={path: {"bind": path, "mode": "ro"} for path in MOUNTS},
+            environment=ENVIRONMENT,
+            labels={"reb.realruns": "official", **(labels or {})})
+        try:
+            ctr.start()
+            buf = io.BytesIO()
+            with tarfile.open(fileobj=buf, mode="w") as tar:
+                tar.add(scripts, arcname="benchmark_scripts")
+            ctr.put_archive(REPO_DIR, buf.getvalue())
+            made = ctr.exec_run(["bash", "-c", BASE_LINKS])
+            if made.exit_code != 0:
+                raise SystemExit("the official base's python and npm could not be made: "
+                                 + made.output.decode(errors="replace")[-500:])
+            yield ctr
+        finally:
+            ctr.remove(force=True, v=True)
+
+
+def verdicts(ctr: Any) -> dict[str, Any]:
+    """Per stage, what its ``build_output/<stage>/results.json`` (and analysis) says."""
+    stages: dict[str, Any] = {}
+    for stage in STAGES:
+        read = ctr.exec_run(["cat", f"{REPO_DIR}/build_output/{stage}/results.json"])
+        try:
+            stages[stage] = stage_verdict({**json.loads(read.output), **analysis(ctr, stage)}) \
+                if read.exit_code == 0 else {"status": "absent"}
+        except json.JSONDecodeError:
+            stages[stage] = {"status": "invalid_json"}
+    return stages
+
+
 def run(repo: str, image: str, release: Path = RELEASE,
         timeout_s: int = WHOLE_TIMEOUT_S) -> dict[str, Any]:
     """run_all.sh in a throwaway container of ``image``, for ``timeout_s`` at most; per stage
     its verdict."""
-    client = docker.from_env()
-    with tempfile.TemporaryDirectory() as scratch:
-        scripts = bundle(repo, release, Path(scratch))
-        container = client.containers.create(
-            image, ["sleep", "infinity"], entrypoint=[], working_dir=REPO_DIR,
-            volumes={path: {"bind": path, "mode": "ro"} for path in MOUNTS},
-            environment=ENVIRONMENT,
-            labels={"reb.realruns": "official"})
-        try:
-            container.start()
-            buf = io.BytesIO()
-            with tarfile.open(fileobj=buf, mode="w") as tar:
-                tar.add(scripts, arcname="benchmark_scripts")
-            container.put_archive(REPO_DIR, buf.getvalue())
-            made = container.exec_run(["bash", "-c", BASE_LINKS])
-            if made.exit_code != 0:
-                raise SystemExit("the official base's python and npm could not be made: "
-                                 + made.output.decode(errors="replace")[-500:])
-            run_all = f"{REPO_DIR}/benchmark_scripts/run_all.sh"
-            code, out = container.exec_run(["timeout", str(timeout_s), "bash", run_all])
-            tail = [ln for ln in out.decode(errors="replace").splitlines()
-                    if ln.startswith("[run_all]")]
-            stages: dict[str, Any] = {}
-            for stage in STAGES:
-                read = container.exec_run(["cat", f"{REPO_DIR}/build_output/{stage}/results.json"])
-                try:
-                    stages[stage] = stage_verdict({**json.loads(read.output),
-                                                   **analysis(container, stage)}) \
-                        if read.exit_code == 0 else {"status": "absent"}
-                except json.JSONDecodeError:
-                    stages[stage] = {"status": "invalid_json"}
-        finally:
-            container.remove(force=True, v=True)
+    with container(repo, image, release) as ctr:
+        code, out = ctr.exec_run(["timeout", str(timeout_s), "bash", RUN_ALL])
+        tail = [ln for ln in out.decode(errors="replace").splitlines()
+                if ln.startswith("[run_all]")]
+        stages = verdicts(ctr)
     return {"run_all_exit": code, "run_all_lines": tail, "stages": stages}
 
 
