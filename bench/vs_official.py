@@ -385,13 +385,14 @@ def read_record(lines: Iterable[str]) -> dict[str, Any]:
     return {"tiers": tiers, "commands": commands, "session": session}
 
 
-def ours_side(subject: Subject, where: Path, tag: str, label: str) -> dict[str, Any]:
+def ours_side(subject: Subject, where: Path, tag: str, label: str,
+              extra: Sequence[str] = ()) -> dict[str, Any]:
     """One pytest-reb run of the CPU pyramid on the subject: per tier wall, CPU, commands."""
     log, outdir = where / f"{tag}.jsonl", where / tag
     cmd = [sys.executable, "-m", "pytest", str(subject.module), "-p", "no:cacheprovider",
            "-p", "no:hypothesispytest", "-p", "recplug", "-q", "--reb-image", subject.image,
            "--reb-outdir", str(outdir), "-m", " or ".join(TIERS),
-           *(["--reb-assets", str(subject.assets)] if subject.assets else [])]
+           *(["--reb-assets", str(subject.assets)] if subject.assets else []), *extra]
     env = {"REB_BENCH_RECORD": str(log),
            "PYTHONPATH": os.pathsep.join([str(where), str(ROOT), os.environ.get("PYTHONPATH", "")])}
     started = time.time()
@@ -531,13 +532,18 @@ def main() -> int:
     parser.add_argument("--demo-only", action="store_true", help="no image of the 44")
     parser.add_argument("--logs", type=Path, metavar="DIR",
                         help="keep each official run's output there, stamped (wall s, CPU s)")
+    parser.add_argument("--pytest-arg", action="append", default=[], metavar="ARG",
+                        help="one more argument for pytest-reb's runs (repeatable), e.g. "
+                             "--pytest-arg=--reb-no-ext-sweep")
     parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args()
     todo = subjects(args)
     off: dict[str, list[dict[str, Any]]] = defaultdict(list)
     mine: dict[str, list[dict[str, Any]]] = defaultdict(list)
     print(f"pytest-reb vs the official bundles on {len(todo)} image(s), {args.repeat} "
-          f"interleaved round(s); {machine()}", flush=True)
+          f"interleaved round(s); {machine()}"
+          + (f"; pytest-reb with {' '.join(args.pytest_arg)}" if args.pytest_arg else ""),
+          flush=True)
     started = time.perf_counter()
     with bench_labels() as label, tempfile.TemporaryDirectory(prefix="reb-bench-") as tmp:
         where = Path(tmp)
@@ -546,7 +552,8 @@ def main() -> int:
             for j, subject in enumerate(todo):
                 for side in (("ours", "official") if (i + j) % 2 == 0 else ("official", "ours")):
                     if side == "ours":
-                        mine[subject.image].append(ours_side(subject, where, f"r{i}s{j}", label))
+                        mine[subject.image].append(ours_side(subject, where, f"r{i}s{j}", label,
+                                                             args.pytest_arg))
                     else:
                         got = official_side(subject, args.release, label)
                         off[subject.image].append(got)
