@@ -475,6 +475,11 @@ class Repo:
     #: heuristic of its own (ml-mdm's: the pyproject roots of a mono-repo), not the common one
     #: (``tiers.c0_pyright.select_targets``); empty: the common heuristic
     c0_targets: Sequence[str] = ()
+    #: Why the official bundle's pyright stage counts no missing import whatever pyright
+    #: reports (a defect of that bundle, e.g. a name regex that matches no message);
+    #: ``--reb-compat`` then gives its figure, 0, and keeps the rule's names beside it.
+    #: Empty: the bundle counts by the rule.
+    c0_official_counts_none: str = ""
 
     def stage(self, tier: str) -> Run | None:
         """The run of tier c1, c3 or c4."""

@@ -157,6 +157,10 @@ class _FakeTarget:
         """A utility as a target's contract names it (``Target.util``): here, plainly."""
         return [name]
 
+    def twin(self) -> None:
+        """No twin (``Target.twin``): the questions run one after the other."""
+        return None
+
 
 @FAST
 @given(path=st.text() | st.sampled_from(["/bin/sh", "/a b/'c\"", "/x; touch /tmp/p"]),

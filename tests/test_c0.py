@@ -341,9 +341,11 @@ def bare_python(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 def local_ctx(repo: Path, python: str | None, *, compat: bool = False, total: int = 0,
-              target: Target | None = None, report: ReportLoad | None = None) -> Context:
+              target: Target | None = None, report: ReportLoad | None = None,
+              counts_none: str = "") -> Context:
     local = target or LocalTarget(gpus=[])
-    return Context(repo=Repo("t/local", commit="0" * 40, imports_total=total),
+    return Context(repo=Repo("t/local", commit="0" * 40, imports_total=total,
+                             c0_official_counts_none=counts_none),
                    target_name="local://", connect=lambda: local,
                    read_report=lambda: report or ReportLoad("none", category="missing_report",
                                                             message="no report at x"),
@@ -389,6 +391,21 @@ def test_local_compat_counts_the_official_way_and_passes(tmp_path: Path, bare_py
     o = probe(local_ctx(repo, bare_python, compat=True, total=6))
     assert (o.status, o.category, o.strict, o.compat) == ("passed", None, False, True)
     assert o.evidence["missing"] == ["definitely_absent_xyz"] and o.evidence["missing_count"] == 1
+
+
+def test_a_bundle_that_counts_nothing_gives_compat_its_zero_and_strict_the_names(
+        tmp_path: Path, bare_python: str) -> None:
+    """Four official bundles' name regex matches no pyright message (docs/real-runs.md):
+    their official count is 0 on any environment, so compat's is too; strict is unchanged."""
+    repo = tree(tmp_path / "repo", SAMPLE)
+    why = "its regex matches no pyright message"
+    o = probe(local_ctx(repo, bare_python, compat=True, total=6, counts_none=why))
+    assert (o.status, o.compat) == ("passed", True)
+    assert o.evidence["missing_count"] == 0 and o.evidence["missing_official"] == []
+    assert o.evidence["missing_by_the_rule"] == ["definitely_absent_xyz"]
+    assert o.evidence["official_counts_none"] == why
+    o = probe(local_ctx(repo, bare_python, total=6, counts_none=why))
+    assert o.evidence["missing"] == ["definitely_absent_xyz", "six", "yaml"] and not o.strict
 
 
 def test_an_installed_package_is_not_missing(tmp_path: Path, bare_python: str) -> None:

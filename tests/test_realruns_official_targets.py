@@ -9,11 +9,12 @@ errors) in ``pyright_output.json``.  ``official.stage_verdict`` now keeps both.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent / "realruns"))
-from official import stage_verdict  # tests/realruns is not a package
+from official import pyright_missing, stage_verdict  # tests/realruns is not a package
 
 
 def test_targets_reason_and_pyright_summary_are_kept() -> None:
@@ -38,3 +39,28 @@ def test_targets_written_as_one_string_are_split_into_names() -> None:
     keeps them as the characters ``list()`` made of that string."""
     kept = stage_verdict({"status": "success", "meta": {"targets": "src scripts"}})
     assert kept["targets"] == ["src", "scripts"]
+
+
+def test_pyright_s_own_missing_imports_are_kept_beside_a_broken_count() -> None:
+    r"""vllm-omni's bundle counted 0 of 87 while its pyright reported 936 missing imports: its
+    regex, ``r'Import\\s+\\"([^\\"]+)\\"'`` in a quoted heredoc, asks for a literal
+    backslash.  The record keeps the names the official rule takes from pyright's output."""
+    output = {"generalDiagnostics": [
+        {"rule": "reportMissingImports", "message": 'Import "vllm.config" could not be resolved'},
+        {"rule": "reportMissingImports", "message": 'Import "vllm" could not be resolved'},
+        {"rule": "reportMissingImports", "message": 'Import "torch" could not be resolved'},
+        {"rule": "reportMissingModuleSource",
+         "message": 'Import "yaml" could not be resolved from source'},
+        {"rule": "reportAttributeAccessIssue", "message": 'Cannot access attribute "x"'}]}
+    names = pyright_missing(output)
+    assert names == ["torch", "vllm"]
+    broken = re.compile(r'Import\\s+\\"([^\\"]+)\\"')  # the bundle's, as Python reads it
+    assert not any(broken.search(d["message"]) for d in output["generalDiagnostics"])
+    kept = stage_verdict({"status": "success", "missing_packages": [],
+                          "missing_packages_count": 0, "pyright_missing": names})
+    assert kept["missing_packages_count"] == 0 and kept["pyright_missing"] == ["torch", "vllm"]
+
+
+def test_no_pyright_output_gives_no_names() -> None:
+    assert pyright_missing({}) is None and pyright_missing("not json") is None
+    assert pyright_missing({"generalDiagnostics": []}) == []

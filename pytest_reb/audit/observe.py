@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Collection, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +55,8 @@ OFFICIAL_TORCH_JSON_CODE = (
     " 'gpu_count': int(torch.cuda.device_count())}))\n"
     "except Exception as e:\n"
     "  print(json.dumps({'ok': False, 'error': str(e)}))\n")
+#: The three file tests, by our ``sh`` (``Target.util``); the path comes in as ``$1``.
+TESTS_SCRIPT = 'for f in e d x; do test -$f "$1"; echo "$f $?"; done'
 PROBE_TIMEOUT = 60.0
 VERSION_TIMEOUT = 30.0
 TEST_TIMEOUT = 15.0
@@ -137,6 +140,9 @@ def observe_python(target: Target, python_path: str, *, cwd: str = "/",
     count read from the interpreter is the machine's, not the CPU profile's 0.
     Of the official torch questions only ``torch_questions`` are asked (the
     variant's ``torch_questions``: each is an ``import torch`` of its own).
+    Where the target has a twin (``Target.twin``), the strict probe runs there,
+    in a fresh container of the image, beside the official questions: neither
+    sees a process of the other, nor anything an earlier tier's command left.
     """
     ask = _Asker(target, list(gpus), frozenset(torch_questions))
     obs = PythonObservation(path=python_path[:MAX_PATH_CHARS])
@@ -148,23 +154,30 @@ def observe_python(target: Target, python_path: str, *, cwd: str = "/",
         obs.runs = False
         obs.problem = problem
         if not obs.absolute and checkout and _path_problem("/" + python_path) is None:
-            obs.exists = ask.test("-e", python_path, checkout)
-            obs.executable = ask.test("-x", python_path, checkout) if obs.exists else None
+            obs.exists, _, obs.executable = ask.tests(python_path, checkout)
+            obs.executable = obs.executable if obs.exists else None
             if (obs.exists and obs.executable is not False) or "/" not in python_path:
                 ask.officially(obs, python_path, checkout)
         return obs
 
-    obs.exists = ask.test("-e", python_path, cwd)
+    obs.exists, obs.is_dir, obs.executable = ask.tests(python_path, cwd)
     if obs.exists is False:
+        obs.is_dir = obs.executable = None
         obs.runs, obs.problem = False, "not there (no such file)"
         return obs
-    obs.is_dir = ask.test("-d", python_path, cwd)
-    obs.executable = ask.test("-x", python_path, cwd)
     if obs.is_dir:
         obs.runs, obs.problem = False, "a directory, not an interpreter"
     elif obs.executable is False:
         obs.runs, obs.problem = False, "not executable"
     else:
+        twin = target.twin()
+        if twin is not None:  # each imports torch: side by side, in containers of their own
+            strict = _Asker(twin, ask.gpus, ask.torch_questions)
+            with ThreadPoolExecutor(1, thread_name_prefix="reb-c5") as pool:
+                asked = pool.submit(_run_probe, obs, strict, cwd)
+                ask.officially(obs, python_path, official_cwd)
+                asked.result()
+            return obs
         _run_probe(obs, ask, cwd)
     if obs.executable is not False:
         ask.officially(obs, python_path, official_cwd)
@@ -184,10 +197,17 @@ class _Asker:
     def exec(self, argv: list[str], timeout: float, cwd: str) -> ExecResult:
         return self.target.exec(argv, timeout=timeout, cwd=cwd, profile="gpu", gpus=self.gpus)
 
-    def test(self, flag: str, path: str, cwd: str) -> bool | None:
-        """``test FLAG PATH`` in the target: True, False, or None when it could not answer."""
-        res = self.exec([*self.target.util("test"), flag, path], TEST_TIMEOUT, cwd)
-        return {0: True, 1: False}.get(res.exit_code) if not res.timed_out else None
+    def tests(self, path: str, cwd: str) -> tuple[bool | None, bool | None, bool | None]:
+        """``test -e``, ``-d`` and ``-x`` of ``path`` in the target, in one command (the
+        path an argument, never part of the script): True, False, or None for each that
+        could not be answered."""
+        res = self.exec([*self.target.util("sh"), "-c", TESTS_SCRIPT, "sh", path],
+                        TEST_TIMEOUT, cwd)
+        said = dict(line.split(" ", 1) for line in res.stdout.splitlines()
+                    if line[:2] in ("e ", "d ", "x ")) if not res.timed_out else {}
+        answer = {"0": True, "1": False}
+        return answer.get(said.get("e", "")), answer.get(said.get("d", "")), \
+            answer.get(said.get("x", ""))
 
     def officially(self, obs: PythonObservation, python: str, cwd: str) -> None:
         """The official validators' questions, each asked whatever the other answered.

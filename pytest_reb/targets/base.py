@@ -290,6 +290,18 @@ class Target:
               devices: list[str]) -> ExecResult:
         raise NotImplementedError
 
+    def twin(self) -> Target | None:
+        """A target of the same environment that shares no process with this one (a
+        container of its own, made on first use and closed with this target), so a command
+        there may run beside one here; None where there is no such thing (the host itself):
+        the caller then runs the two one after the other.
+
+        Every command ends every process of its target when it returns, so two commands
+        side by side on one target would end each other's processes, and one's processes
+        could read the other's arguments; on twins neither can happen.
+        """
+        return None
+
     def tool(self, path: str) -> str:
         """Where a probe or tool mounted at ``path`` (under /opt/reb) is, seen from the target."""
         return path

@@ -29,6 +29,7 @@ method about the same containers.
 from __future__ import annotations
 
 import contextlib
+import copy
 import signal
 import threading
 import time
@@ -135,6 +136,7 @@ class DockerTarget(Target):
         self.tmpfs: dict[str, str] = {}
         #: tmpfs mount point -> where its host content is mounted read-only, to link from
         self.seeds: dict[str, str] = {}
+        self._twin: DockerTarget | None = None
 
     # -- containers
 
@@ -197,7 +199,7 @@ class DockerTarget(Target):
             kwargs["device_requests"] = [DeviceRequest(device_ids=devices,
                                                        capabilities=[["gpu"]])]
         try:
-            ctr = self.client.containers.run(self.image, **kwargs)
+            ctr = self.client.containers.run(self.image_id, **kwargs)  # the image checked at start
         except APIError as exc:
             raise TargetError(f"cannot start a container from {self.image!r}: "
                               f"{exc.explanation or exc}") from None
@@ -267,8 +269,29 @@ class DockerTarget(Target):
 
     def close(self) -> None:
         with self._lock:
+            twin, self._twin = self._twin, None
+        closing = None
+        if twin is not None:  # the engine removes the two side by side
+            closing = threading.Thread(target=twin.close, name="reb-twin-close")
+            closing.start()
+        with self._lock:
             for key in list(self._containers):
                 self._remove(key)
+        if closing is not None:
+            closing.join()
+
+    def twin(self) -> DockerTarget:
+        """Containers of their own, from the same image id, limits and mounts (``Target.twin``)."""
+        with self._lock:
+            if self._twin is None:
+                twin = copy.copy(self)
+                twin._containers, twin._keep, twin._cgroups, twin._volumes = {}, {}, {}, {}
+                twin._lock, twin._twin = threading.Lock(), None
+                twin.extra_mounts, twin.tmpfs = dict(self.extra_mounts), dict(self.tmpfs)
+                twin.seeds = dict(self.seeds)
+                twin.__dict__.pop("_observed", None)
+                self._twin = twin
+            return self._twin
 
     def mount(self, host_dir: str, at: str, scratch: Sequence[str] = ()) -> str | None:
         """Mount ``host_dir`` read-only at ``at`` in every container made from now on.
@@ -283,6 +306,7 @@ class DockerTarget(Target):
         for sub in scratch:
             Path(host_dir, sub).mkdir(parents=True, exist_ok=True)
         tmpfs = {f"{at}/{sub}": "" for sub in scratch}  # sized at start (``_start``)
+        twin = None
         with self._lock:
             if self.extra_mounts.get(at) != host_dir or not tmpfs.keys() <= self.tmpfs.keys():
                 self.extra_mounts[at] = host_dir
@@ -293,6 +317,9 @@ class DockerTarget(Target):
                     self.seeds[f"{at}/{sub}"] = seed
                 for key in list(self._containers):
                     self._remove(key)
+                twin, self._twin = self._twin, None  # the next twin copies the new mounts
+        if twin is not None:
+            twin.close()
         return at
 
     def mounted(self) -> frozenset[str]:

@@ -284,6 +284,10 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
         f"{', timed out' if binding.get('timed_out') else ''}): "
         f"{(binding.get('stderr') or verbose).strip()[-300:]}")
     official = missing_imports(data)
+    if ctx.repo.c0_official_counts_none:  # the official figure, its bundle's defect included
+        evidence.update(missing_by_the_rule=sorted(official),
+                        official_counts_none=ctx.repo.c0_official_counts_none)
+        official = {}
     strict = strict_missing(data, data.get("source_present") or [], data.get("stub_only") or [])
     missing = official if ctx.compat else strict
     total = ctx.repo.imports_total

@@ -31,12 +31,15 @@ earlier runs recorded as ``invalid_json``.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import re
 import subprocess
 import sys
 import tarfile
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -72,10 +75,29 @@ BASE_LINKS = (f"/usr/bin/python3 -m venv {BASE_PYTHON} && "
               "ln -sf /usr/lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm")
 STAGES = ("pyright", "prepare", "cpu", "cuda", "single_gpu", "multi_gpu", "env_size",
           "hallucination")
+#: The orchestrator in the copied bundle.
+RUN_ALL = f"{REPO_DIR}/benchmark_scripts/run_all.sh"
 #: run_all.sh's own stage timeouts add up to more; this bounds one repository's turn (the
 #: default of ``run``; build.py's ``--official-timeout`` for a large tree: sapiens's pyright
 #: stage alone analyses over 3000 files).
 WHOLE_TIMEOUT_S = 1500
+#: The official rule's name of an unresolved import (official-harness.md section 7.1, step 5):
+#: the text of pyright's message up to the first dot or quote.
+MISSING_NAME = re.compile(r'Import "([^."]+)')
+
+
+def pyright_missing(output: Any) -> list[str] | None:
+    """The names the official rule takes from pyright's own ``reportMissingImports``
+    diagnostics in ``pyright_output.json``, or None where it holds none.  Kept beside the
+    bundle's count because a bundle's copy of the rule can be broken: four bundles' regex
+    (Auto1111SDK, LMCache, torchft, vllm-omni) is over-escaped and matches no message, so
+    their count is 0 whatever pyright found (docs/real-runs.md, batch G)."""
+    diagnostics = output.get("generalDiagnostics") if isinstance(output, dict) else None
+    if not isinstance(diagnostics, list):
+        return None
+    return sorted({m.group(1) for d in diagnostics
+                   if isinstance(d, dict) and d.get("rule") == "reportMissingImports"
+                   and (m := MISSING_NAME.search(str(d.get("message", ""))))})
 
 
 def bundle(repo: str, release: Path, dest: Path) -> Path:
@@ -109,6 +131,8 @@ def stage_verdict(data: dict[str, Any]) -> dict[str, Any]:
         kept["targets"] = targets.split() if isinstance(targets, str) else list(targets)
     if meta.get("decision_reason"):
         kept["decision_reason"] = meta["decision_reason"]
+    if isinstance(data.get("pyright_missing"), list):
+        kept["pyright_missing"] = data["pyright_missing"]
     summary = data.get("pyright_summary")
     if isinstance(summary, dict):
         kept["pyright_summary"] = {k: summary[k] for k in ("filesAnalyzed", "errorCount")
@@ -138,46 +162,64 @@ def analysis(container: Any, stage: str) -> dict[str, Any]:
         out = {}
     if isinstance(out, dict) and isinstance(out.get("summary"), dict):
         kept["pyright_summary"] = out["summary"]
+    names = pyright_missing(out)
+    if names is not None:
+        kept["pyright_missing"] = names
     return kept
+
+
+@contextlib.contextmanager
+def container(repo: str, image: str, release: Path = RELEASE,
+              labels: dict[str, str] | None = None) -> Iterator[Any]:
+    """A started throwaway container of ``image`` as the official harness prepares one: the
+    release's bundle for ``repo`` copied into the checkout, and the official base's ``python``,
+    Node.js, npm and git (above); removed on every exit.  ``run`` runs run_all.sh in it, and
+    so does ``bench/vs_official.py``, which times its stages."""
+    client = docker.from_env()
+    with tempfile.TemporaryDirectory() as scratch:
+        scripts = bundle(repo, release, Path(scratch))
+        ctr = client.containers.create(
+            image, ["sleep", "infinity"], entrypoint=[], working_dir=REPO_DIR,
+            volumes={path: {"bind": path, "mode": "ro"} for path in MOUNTS},
+            environment=ENVIRONMENT,
+            labels={"reb.realruns": "official", **(labels or {})})
+        try:
+            ctr.start()
+            buf = io.BytesIO()
+            with tarfile.open(fileobj=buf, mode="w") as tar:
+                tar.add(scripts, arcname="benchmark_scripts")
+            ctr.put_archive(REPO_DIR, buf.getvalue())
+            made = ctr.exec_run(["bash", "-c", BASE_LINKS])
+            if made.exit_code != 0:
+                raise SystemExit("the official base's python and npm could not be made: "
+                                 + made.output.decode(errors="replace")[-500:])
+            yield ctr
+        finally:
+            ctr.remove(force=True, v=True)
+
+
+def verdicts(ctr: Any) -> dict[str, Any]:
+    """Per stage, what its ``build_output/<stage>/results.json`` (and analysis) says."""
+    stages: dict[str, Any] = {}
+    for stage in STAGES:
+        read = ctr.exec_run(["cat", f"{REPO_DIR}/build_output/{stage}/results.json"])
+        try:
+            stages[stage] = stage_verdict({**json.loads(read.output), **analysis(ctr, stage)}) \
+                if read.exit_code == 0 else {"status": "absent"}
+        except json.JSONDecodeError:
+            stages[stage] = {"status": "invalid_json"}
+    return stages
 
 
 def run(repo: str, image: str, release: Path = RELEASE,
         timeout_s: int = WHOLE_TIMEOUT_S) -> dict[str, Any]:
     """run_all.sh in a throwaway container of ``image``, for ``timeout_s`` at most; per stage
     its verdict."""
-    client = docker.from_env()
-    with tempfile.TemporaryDirectory() as scratch:
-        scripts = bundle(repo, release, Path(scratch))
-        container = client.containers.create(
-            image, ["sleep", "infinity"], entrypoint=[], working_dir=REPO_DIR,
-            volumes={path: {"bind": path, "mode": "ro"} for path in MOUNTS},
-            environment=ENVIRONMENT,
-            labels={"reb.realruns": "official"})
-        try:
-            container.start()
-            buf = io.BytesIO()
-            with tarfile.open(fileobj=buf, mode="w") as tar:
-                tar.add(scripts, arcname="benchmark_scripts")
-            container.put_archive(REPO_DIR, buf.getvalue())
-            made = container.exec_run(["bash", "-c", BASE_LINKS])
-            if made.exit_code != 0:
-                raise SystemExit("the official base's python and npm could not be made: "
-                                 + made.output.decode(errors="replace")[-500:])
-            run_all = f"{REPO_DIR}/benchmark_scripts/run_all.sh"
-            code, out = container.exec_run(["timeout", str(timeout_s), "bash", run_all])
-            tail = [ln for ln in out.decode(errors="replace").splitlines()
-                    if ln.startswith("[run_all]")]
-            stages: dict[str, Any] = {}
-            for stage in STAGES:
-                read = container.exec_run(["cat", f"{REPO_DIR}/build_output/{stage}/results.json"])
-                try:
-                    stages[stage] = stage_verdict({**json.loads(read.output),
-                                                   **analysis(container, stage)}) \
-                        if read.exit_code == 0 else {"status": "absent"}
-                except json.JSONDecodeError:
-                    stages[stage] = {"status": "invalid_json"}
-        finally:
-            container.remove(force=True, v=True)
+    with container(repo, image, release) as ctr:
+        code, out = ctr.exec_run(["timeout", str(timeout_s), "bash", RUN_ALL])
+        tail = [ln for ln in out.decode(errors="replace").splitlines()
+                if ln.startswith("[run_all]")]
+        stages = verdicts(ctr)
     return {"run_all_exit": code, "run_all_lines": tail, "stages": stages}
 
 
