@@ -165,22 +165,20 @@ def observe_python(target: Target, python_path: str, *, cwd: str = "/",
         obs.is_dir = obs.executable = None
         obs.runs, obs.problem = False, "not there (no such file)"
         return obs
-    if obs.is_dir:
-        obs.runs, obs.problem = False, "a directory, not an interpreter"
-    elif obs.executable is False:
-        obs.runs, obs.problem = False, "not executable"
-    else:
-        twin = target.twin()
-        if twin is not None:  # each imports torch: side by side, in containers of their own
-            strict = _Asker(twin, ask.gpus, ask.torch_questions)
-            with ThreadPoolExecutor(1, thread_name_prefix="reb-c5") as pool:
-                asked = pool.submit(_run_probe, obs, strict, cwd)
-                ask.officially(obs, python_path, official_cwd)
-                asked.result()
-            return obs
-        _run_probe(obs, ask, cwd)
-    if obs.executable is not False:
-        ask.officially(obs, python_path, official_cwd)
+    with ThreadPoolExecutor(1, thread_name_prefix="reb-c5") as pool:
+        probed = None
+        if obs.is_dir:
+            obs.runs, obs.problem = False, "a directory, not an interpreter"
+        elif obs.executable is False:
+            obs.runs, obs.problem = False, "not executable"
+        elif (twin := target.twin()) is not None:  # each imports torch: side by side, apart
+            probed = pool.submit(_run_probe, obs, _Asker(twin, ask.gpus, ask.torch_questions), cwd)
+        else:
+            _run_probe(obs, ask, cwd)
+        if obs.executable is not False:
+            ask.officially(obs, python_path, official_cwd)
+        if probed is not None:
+            probed.result()
     return obs
 
 
@@ -205,9 +203,8 @@ class _Asker:
                         TEST_TIMEOUT, cwd)
         said = dict(line.split(" ", 1) for line in res.stdout.splitlines()
                     if line[:2] in ("e ", "d ", "x ")) if not res.timed_out else {}
-        answer = {"0": True, "1": False}
-        return answer.get(said.get("e", "")), answer.get(said.get("d", "")), \
-            answer.get(said.get("x", ""))
+        exists, is_dir, executable = ({"0": True, "1": False}.get(said.get(f, "")) for f in "edx")
+        return exists, is_dir, executable
 
     def officially(self, obs: PythonObservation, python: str, cwd: str) -> None:
         """The official validators' questions, each asked whatever the other answered.
