@@ -7,12 +7,17 @@ had just shown.  The probe now lists the compiled modules it loaded, with their
 real paths; the sweep takes those as loaded only for the same file, and loads
 every other one as before.  Both probes run here for real, under this host's
 interpreter, with a stand-in ``torch`` package that loads a real compiled module.
+
+The modules of one package share its import in a fork server (one interpreter
+imports ``scipy.linalg``, a child per module): a success there is a success,
+anything else is loaded again in a fresh interpreter, whose answer counts.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -91,3 +96,63 @@ def test_the_list_passed_on_is_bounded_and_only_strings() -> None:
     kept = ext_sweep._bounded(hostile)
     assert len(json.dumps(kept)) <= ext_sweep.LOADED_CHARS + 1000
     assert all(isinstance(v, str) for v in kept.values())
+
+
+CC = shutil.which("cc") or shutil.which("gcc")
+#: A library whose loading aborts unless the package was imported by this very process: what a
+#: package whose import a fork cannot carry (threads, a pid it remembers) does to a child.
+FORK_UNSAFE_C = """
+#include <stdlib.h>
+#include <unistd.h>
+__attribute__((constructor)) static void check(void) {
+    const char *pid = getenv("FORKPKG_PID");
+    if (!pid || atoi(pid) != getpid()) abort();
+}
+int op(void) { return 1; }
+"""
+
+
+def test_the_modules_of_one_package_share_its_import(tmp_path: Path) -> None:
+    """numpy's compiled modules load in children of one interpreter that imported numpy."""
+    pytest.importorskip("numpy")
+    checkout = tmp_path / "repo"
+    checkout.mkdir()
+    (checkout / "main.py").write_text("import numpy\n")
+    out = sweep(tmp_path / "nothing", checkout, {})
+    numpy = [m for m in out["loaded"] if m.startswith("numpy.")]
+    assert len(numpy) > 2 and out["failed"] == []
+    assert out["loaded_in_fork"] >= len(numpy) - 3  # groups of one load fresh
+
+
+@pytest.mark.skipif(CC is None, reason="no C compiler")
+def test_what_fails_in_a_fork_is_decided_by_a_fresh_interpreter(tmp_path: Path) -> None:
+    checkout = tmp_path / "repo"
+    pkg = checkout / "forkpkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("import os\nos.environ['FORKPKG_PID'] = str(os.getpid())\n")
+    (checkout / "main.py").write_text("import forkpkg\n")
+    src = tmp_path / "unsafe.c"
+    src.write_text(FORK_UNSAFE_C)
+    for name in ("_a.so", "_b.so"):  # two, so the package's modules share a fork server
+        subprocess.run([str(CC), "-shared", "-fPIC", "-o", str(pkg / name), str(src)], check=True)
+    out = sweep(tmp_path / "nothing", checkout, {})
+    assert {"forkpkg._a", "forkpkg._b"} <= set(out["loaded"]), out["failed"]
+    assert out["loaded_in_fork"] == 0 and out["failed"] == []
+
+
+@pytest.mark.skipif(CC is None, reason="no C compiler")
+def test_a_package_whose_import_fails_fails_each_module_with_the_fresh_error(
+        tmp_path: Path) -> None:
+    checkout = tmp_path / "repo"
+    pkg = checkout / "brokenpkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("raise ImportError('brokenpkg needs libfoo 2')\n")
+    (checkout / "main.py").write_text("import brokenpkg\n")
+    src = tmp_path / "ok.c"
+    src.write_text("int op(void) { return 1; }\n")
+    for name in ("_a.so", "_b.so"):
+        subprocess.run([str(CC), "-shared", "-fPIC", "-o", str(pkg / name), str(src)], check=True)
+    out = sweep(tmp_path / "nothing", checkout, {})
+    failed = {r["module"]: r["error"] for r in out["failed"]}
+    assert set(failed) == {"brokenpkg._a", "brokenpkg._b"}
+    assert all("brokenpkg needs libfoo 2" in e for e in failed.values())

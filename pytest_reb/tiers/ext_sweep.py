@@ -4,7 +4,9 @@ Informational, recorded on the C2 outcome as ``evidence["native_extensions"]``:
 the paper found environment failures concentrated in compiled modules
 (``mmcv._ext``, ``flash_attn``), and a C2 that only asks torch for CUDA never
 loads them.  The probe (``probes/ext_probe.py``) loads every compiled module
-the repository's imports reach, each in its own process; here each failure
+the repository's imports reach, each in a process of its own (forked from one
+interpreter per package that imported it once: the package's import is most of a
+load's time); here each failure
 gets a root-cause class from the same table as every tier (``diagnose.py``),
 ``pip check`` conflicts become ``version_conflict`` lines, and the GPU
 architectures cuobjdump found in each module are set against the card's

@@ -19,7 +19,14 @@ test chose its Python, not us.
    costs only its own line (a module the C2 probe's interpreter already loaded
    from the same file, ``spec["loaded"]``, is counted as loaded instead): a
    module is imported; a library is loaded the way its package does, after
-   importing the package.  A private module that its package imports in a
+   importing the package.  The modules of one top-level package share its
+   import: one interpreter imports the package (``torch``: seconds) and forks a
+   child per module, which is the state a fresh ``import pkg.sub._ext`` reaches
+   on its way to the module anyway.  Only a success is taken from a forked
+   child; a failure, crash or hang there (a package whose import started
+   threads a fork cannot carry) is loaded again in a fresh interpreter, whose
+   answer and error text are the ones reported, as is every module of a
+   package whose own import fails.  A private module that its package imports in a
    cycle (``scipy.linalg._matfuncs_sqrtm_triu``) fails when imported first
    and alone, which says nothing about the environment: it is then loaded as
    a library, after its package.  ``DT_NEEDED`` of each shared object is read
@@ -38,13 +45,17 @@ import nothing of ours.
 
 import ast
 import contextlib
+import ctypes
+import importlib
 import importlib.machinery
 import importlib.metadata as metadata
 import json
 import mmap
 import os
 import re
+import select
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -77,6 +88,9 @@ if package:
     importlib.import_module(package)
 ctypes.CDLL(path)
 """
+#: A forked child's timeout as a share of a module's own: a child only imports one module
+#: after its package, so a long one is more likely a fork-unsafe package, loaded again fresh.
+FORK_SHARE = 0.25
 SUFFIXES = tuple(importlib.machinery.EXTENSION_SUFFIXES)
 CPYTHON_TAG = re.compile(r"\.cpython-(\d+)[\w-]*\.so$")
 DEVICE_SECTIONS = (".nv_fatbin", "__nv_relfatbin", ".nvFatBinSegment")
@@ -403,6 +417,176 @@ def load(module, path, kind, cwd, timeout, env):
     return out
 
 
+# --------------------------------------------------------------------------- fork server
+
+
+def read_line(fd, pending, timeout=None):
+    """One line from ``fd`` within ``timeout`` seconds (None: none came, or the pipe closed)."""
+    end = None if timeout is None else time.time() + timeout
+    while b"\n" not in pending[0]:
+        left = None if end is None else end - time.time()
+        if left is not None and (left <= 0 or not select.select([fd], [], [], left)[0]):
+            return None
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return None
+        pending[0] += chunk
+    line, _, pending[0] = pending[0].partition(b"\n")
+    return line.decode("utf-8", "replace")
+
+
+def load_here(module, path, kind):
+    """The load a fresh interpreter's ``LOAD_CODE`` makes, in this process."""
+    package = module.rpartition(".")[0]
+    if kind == "module":
+        importlib.import_module(module)
+        return
+    if package:
+        importlib.import_module(package)
+    ctypes.CDLL(path)
+
+
+def forked_load(module, path, kind, timeout):
+    """``[ok, seconds]`` of one load in a forked child (killed after ``timeout``)."""
+    start = time.time()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            load_here(module, path, kind)
+            code = 0
+        except BaseException:
+            pass
+        os._exit(code)
+    status = None
+    while time.time() - start < timeout:
+        done, found = os.waitpid(pid, os.WNOHANG)
+        if done:
+            status = found
+            break
+        time.sleep(0.005)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    return [status == 0, round(time.time() - start, 3)]
+
+
+def subpackage(module):
+    """``scipy.linalg`` for ``scipy.linalg._fblas``; None for ``torch._C`` (no subpackage)."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if len(parts) > 2 else None
+
+
+class Server:
+    """The client's end of a fork server: a process that imported a package and forks a
+    child per module it is asked to load (``serve``)."""
+
+    def __init__(self, pid, rfd, wfd, ready_within, name=None, proc=None):
+        self.pid, self.rfd, self.wfd, self.pending = pid, rfd, wfd, [b""]
+        self.name, self.proc = name, proc  # a subpackage's; the interpreter's Popen, at the top
+        if read_line(rfd, self.pending, ready_within) != "ready":
+            self.close()
+
+    def ask(self, request, within):
+        """The answer to one request line, or None (the server is gone: closed)."""
+        if self.pid is None:
+            return None
+        try:
+            os.write(self.wfd, (request + "\n").encode())
+            line = read_line(self.rfd, self.pending, within)
+            return json.loads(line) if line else self.close()
+        except (OSError, ValueError):
+            return self.close()
+
+    def close(self):
+        if self.pid is not None:
+            with contextlib.suppress(OSError):
+                os.kill(self.pid, signal.SIGKILL)
+            if self.proc is not None:
+                self.proc.wait()
+            else:
+                with contextlib.suppress(OSError):
+                    os.waitpid(self.pid, 0)
+            for fd in (self.rfd, self.wfd):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            self.pid = None
+        return None
+
+
+def spawn_subserver(name, timeout):
+    """A forked server that imported the subpackage ``name`` and serves its modules."""
+    to_r, to_w = os.pipe()
+    from_r, from_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(to_w)
+        os.close(from_r)
+        try:
+            importlib.import_module(name)
+        except BaseException:
+            os._exit(3)
+        os.write(from_w, b"ready\n")
+        serve(to_r, from_w, timeout, nested=False)
+        os._exit(0)
+    os.close(to_r)
+    os.close(from_w)
+    return Server(pid, from_r, to_w, timeout, name=name)
+
+
+def serve(rfd, wfd, timeout, nested):
+    """Answer ``[module, path, kind]`` lines with ``[ok, seconds]`` until the input ends.
+
+    At the top (``nested``) a module of a subpackage is handed to a server forked for that
+    subpackage, so its siblings share the subpackage's import too; each child starts from the
+    state a fresh ``import`` of the module passes through, never from a sibling's."""
+    pending, sub = [b""], None
+    while True:
+        line = read_line(rfd, pending)
+        if line is None:
+            break
+        module, path, kind = json.loads(line)
+        name = subpackage(module) if nested else None
+        if name is None:
+            answer = forked_load(module, path, kind, timeout)
+        else:
+            if sub is None or sub.name != name:
+                if sub is not None:
+                    sub.close()
+                sub = spawn_subserver(name, timeout)
+            answer = sub.ask(line, timeout + 10) or [False, 0.0]
+        os.write(wfd, (json.dumps(answer) + "\n").encode())
+    if sub is not None:
+        sub.close()
+
+
+def fork_server_main(top, timeout):
+    """``ext_probe.py --fork-server TOP TIMEOUT``: import TOP, then serve stdin."""
+    try:
+        importlib.import_module(top)
+    except BaseException:
+        os._exit(3)
+    out = os.dup(1)
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # what the modules print goes nowhere
+    os.write(out, b"ready\n")
+    serve(0, out, timeout, nested=True)
+    os._exit(0)
+
+
+def start_server(top, cwd, env, ready_within, child_timeout):
+    """A fork server for the top-level package ``top`` in an interpreter of its own."""
+    try:
+        proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--fork-server", top,
+                                 str(child_timeout)], cwd=cwd, env=env, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    except OSError:
+        return None
+    rfd, wfd = os.dup(proc.stdout.fileno()), os.dup(proc.stdin.fileno())
+    proc.stdout.close()
+    proc.stdin.close()
+    return Server(proc.pid, rfd, wfd, ready_within, proc=proc)
+
+
 def pip_check(timeout, env):
     try:
         import importlib.util
@@ -453,34 +637,56 @@ def sweep(spec):
     checker.start()
     results = [None] * len(found)
     lock = threading.Lock()
-    todo = list(range(len(found)))
+    groups = {}
+    for i, (module, _, _, _, _) in enumerate(found):
+        groups.setdefault(module.split(".")[0], []).append(i)
+    for indices in groups.values():  # a subpackage's modules one after another: one server
+        indices.sort(key=lambda i: found[i][0])
+    todo = sorted(groups.items(), key=lambda item: -len(item[1]))  # the largest first
+
+    def one(i, server):
+        module, dist, path, problem, kind = found[i]
+        row = {"module": module, "dist": dist, "path": path}
+        if problem:
+            row.update(ok=False, error=problem)
+        elif kind == "module" and before.get(module) == os.path.realpath(path):
+            row.update(ok=True, seconds=0.0, kind=kind, by="c2_probe")
+        elif time.time() + 1 > deadline:
+            row.update(ok=None, error="not tried: the sweep's deadline passed")
+        else:
+            forked = server.ask(json.dumps([module, path, kind]), per_module * FORK_SHARE + 10) \
+                if server else None
+            if forked and forked[0] is True:
+                row.update(ok=True, seconds=forked[1], kind=kind, by="fork")
+            else:  # a fresh interpreter decides, and says why
+                row.update(load(module, path, kind, cwd,
+                                min(per_module, deadline - time.time()), env))
+            needed, sections = elf_info(path)
+            if needed:
+                row["needed"] = needed[:40]
+                runtime = cuda_runtime(needed)
+                if runtime:
+                    row["cuda_runtime"] = runtime
+            if sections and any(s in DEVICE_SECTIONS for s in sections):
+                row["device_code"] = True
+        results[i] = row
 
     def worker():
         while True:
             with lock:
                 if not todo:
                     return
-                i = todo.pop(0)
-            module, dist, path, problem, kind = found[i]
-            row = {"module": module, "dist": dist, "path": path}
-            if problem:
-                row.update(ok=False, error=problem)
-            elif kind == "module" and before.get(module) == os.path.realpath(path):
-                row.update(ok=True, seconds=0.0, kind=kind, by="c2_probe")
-            elif time.time() + 1 > deadline:
-                row.update(ok=None, error="not tried: the sweep's deadline passed")
-            else:
-                row.update(load(module, path, kind, cwd, min(per_module, deadline - time.time()),
-                                env))
-                needed, sections = elf_info(path)
-                if needed:
-                    row["needed"] = needed[:40]
-                    runtime = cuda_runtime(needed)
-                    if runtime:
-                        row["cuda_runtime"] = runtime
-                if sections and any(s in DEVICE_SECTIONS for s in sections):
-                    row["device_code"] = True
-            results[i] = row
+                top, indices = todo.pop(0)
+            server = None
+            if len(indices) > 1 and hasattr(os, "fork") and time.time() + 1 < deadline:
+                server = start_server(top, cwd, env, min(per_module, deadline - time.time()),
+                                      per_module * FORK_SHARE)
+            try:
+                for i in indices:
+                    one(i, server)
+            finally:
+                if server:
+                    server.close()
 
     threads = [threading.Thread(target=worker) for _ in range(max(1, int(spec.get("jobs", 4))))]
     for t in threads:
@@ -509,6 +715,7 @@ def sweep(spec):
     out["pip_check"] = checked
     out["loaded"] = [r["module"] for r in rows if r.get("ok")]
     out["loaded_by_c2_probe"] = [r["module"] for r in rows if r.get("by") == "c2_probe"]
+    out["loaded_in_fork"] = sum(1 for r in rows if r.get("by") == "fork")
     out["failed"] = [r for r in rows if r.get("ok") is False]
     out["not_tried"] = [r["module"] for r in rows if r.get("ok") is None]
     out["with_device_code"] = [{k: r.get(k) for k in ("module", "dist", "archs", "archs_error",
@@ -541,6 +748,8 @@ def bounded(out):
 
 
 def main():
+    if sys.argv[1:2] == ["--fork-server"]:
+        fork_server_main(sys.argv[2], float(sys.argv[3]))
     spec = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
     try:
         out = sweep(spec)
