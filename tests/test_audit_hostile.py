@@ -306,7 +306,8 @@ def test_c2_runs_once_when_c5_asks_for_it_too(pytester: pytest.Pytester, demo_im
     sweep = got["c2"].evidence["native_extensions"]
     assert sweep["ran"] and sweep["checked"] > 0, sweep
     probes = probes_started(docker_client, pytester, start)
-    assert probes.count("cuda_probe.py") == 1 and probes.count("ext_probe.py") == 1, probes
+    swept = 0 if sweep.get("cached") else 1  # an earlier test's sweep of the image is kept
+    assert probes.count("cuda_probe.py") == 1 and probes.count("ext_probe.py") == swept, probes
 
 
 def test_hallucinations_in_the_terminal_and_the_summary(pytester: pytest.Pytester,

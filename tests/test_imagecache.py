@@ -2,20 +2,24 @@
 
 On the demo image with the real engine: the checkout's commit (collection) and
 the checkout against its pinned tree before any command ran (every tier's
-integrity verdict) are kept by the image's id; a second target of the same image
-gets the same answers without reading the image again.  What is incomplete is
-not kept, and the check after a command ran still looks at the container.
+integrity verdict) and C2's extension sweep are kept by the image's id; a second
+target of the same image gets the same answers without reading the image again.
+What is incomplete is not kept, and the check after a command ran still looks at
+the container.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from pytest_reb import imagecache, integrity
+from pytest_reb.demo.images import ENV_PYTHON
 from pytest_reb.targets import DockerTarget, ImageRef, Limits, checkout_commit
+from pytest_reb.tiers import ext_sweep
 
 pytestmark = pytest.mark.container
 
@@ -78,3 +82,29 @@ def _digest() -> str:
     from pytest_reb.targets import git
 
     return git._DIGEST
+
+
+def test_the_extension_sweep_is_made_once_per_image_and_cards(demo_image: str,
+                                                              cache: Path) -> None:
+    """A complete sweep is kept; the same image on other cards is swept again."""
+    def sweep(seen: dict) -> dict:
+        t = target(demo_image)
+        try:
+            ctx = SimpleNamespace(python=ENV_PYTHON, checkout=CHECKOUT, target=t)
+            return ext_sweep.run(ctx, gpus_seen=seen)  # type: ignore[arg-type]
+        finally:
+            t.close()
+
+    first = sweep({"gpu_count": 0})
+    assert first["ran"] and first["loaded"] > 0 and "cached" not in first
+    again = sweep({"gpu_count": 0})
+    assert again.pop("cached") is True
+    assert again == first
+    other = sweep({"gpu_count": 1, "devices": [{"capability": "9.0"}]})
+    assert "cached" not in other and len(list((cache / "ext-sweep").glob("*.json"))) == 2
+
+
+def test_a_sweep_cut_short_is_not_kept() -> None:
+    assert not ext_sweep.complete({"loaded": ["a"], "not_tried": ["b"]})
+    assert not ext_sweep.complete({"error": "the probe broke"})
+    assert ext_sweep.complete({"loaded": [], "failed": [], "not_tried": []})

@@ -104,5 +104,8 @@ def probe(ctx: Context) -> Outcome:
         o.evidence["native_extensions"] = ext_sweep.run(
             ctx, capabilities=[str(d.get("capability")) for d in (obs or {}).get("devices") or []],
             framework_cuda=(obs or {}).get("cuda_build"),
-            loaded=marked_json(res.stdout, LOADED_MARKER))
+            loaded=marked_json(res.stdout, LOADED_MARKER),
+            gpus_seen={k: (obs or {}).get(k) for k in ("framework", "cuda_build",
+                                                       "cuda_available", "gpu_count",
+                                                       "devices")})
     return o

@@ -14,7 +14,12 @@ architectures cuobjdump found in each module are set against the card's
 
 It runs only when C2's own item is selected (``Context.ext_sweep``): C5 asks
 for C2's observation, never for the sweep, and a sweep nothing records is
-minutes of a multi-GB environment spent for nothing.
+minutes of a multi-GB environment spent for nothing.  What it loads is the
+image's environment on the GPUs the probe saw, so a complete sweep is kept on
+the host by the image's id, the interpreter, the checkout and those GPUs
+(``imagecache``, like the environment's size), and a later C2 of the same image
+on the same cards reads it (``cached: true``); one cut short by its deadline is
+never kept.
 """
 
 from __future__ import annotations
@@ -25,9 +30,10 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_reb import imagecache
 from pytest_reb.context import Context
 from pytest_reb.diagnose import diagnose
-from pytest_reb.targets import PROBES_MOUNT, marked_json
+from pytest_reb.targets import PROBES_DIR, PROBES_MOUNT, marked_json
 
 PROBE = f"{PROBES_MOUNT}/ext_probe.py"
 MARKER = "REB_EXT_SWEEP"
@@ -38,6 +44,8 @@ PER_MODULE = 60.0
 JOBS = 4
 #: Load errors of modules only GUI code uses, for a part of the OS's Python a headless image may
 #: rightly lack (Tk: ``PIL._imagingtk``): recorded as optional, not as failures.
+#: The probe's code is part of the key: a changed sweep is a new reading.
+_PROBE_DIGEST = imagecache.code_digest(PROBES_DIR / "ext_probe.py")
 OPTIONAL = re.compile(r"No module named '_?tkinter'|lib(?:tk|tcl)[\d.]*\.so")
 
 
@@ -168,23 +176,40 @@ def _bounded(loaded: Mapping[str, Any]) -> dict[str, str]:
     return kept
 
 
+def complete(obs: dict[str, Any] | None) -> bool:
+    """Whether a sweep's reading may be kept: it ran to its end, every module tried."""
+    return (isinstance(obs, dict) and "error" not in obs and isinstance(obs.get("loaded"), list)
+            and not obs.get("not_tried"))
+
+
 def run(ctx: Context, *, capabilities: Sequence[str] = (), framework_cuda: str | None = None,
-        loaded: Mapping[str, str] | None = None) -> dict[str, Any]:
+        loaded: Mapping[str, str] | None = None, gpus_seen: Any = None) -> dict[str, Any]:
     """Run the sweep under the report's interpreter (GPU profile, where C2 runs).
 
     ``loaded`` are the compiled modules the C2 probe's interpreter loaded (module -> real
     path): the sweep counts those as loaded instead of importing torch once more for each in
-    a process of its own, the largest part of its time on a torch environment."""
+    a process of its own.  ``gpus_seen`` is what the probe saw of the cards (part of the
+    key of the kept reading: an extension's load depends on the card and its driver)."""
     if ctx.python is None:
         return {"ran": False, "error": "no interpreter to sweep"}
+    image = imagecache.image_id(ctx.target)
+    parts = (ctx.checkout, ctx.python, str(len(ctx.target.gpus)),
+             json.dumps(gpus_seen, sort_keys=True, default=str), _PROBE_DIGEST)
+    kept = imagecache.load("ext-sweep", image, parts)
+    if complete(kept):
+        return {**summarise(kept, capabilities=capabilities, framework_cuda=framework_cuda),
+                "cached": True}
     spec = {"checkout": ctx.checkout, "per_module": ctx.target.scaled(PER_MODULE),
             "deadline": ctx.target.scaled(DEADLINE), "jobs": JOBS,
             "loaded": _bounded(loaded or {})}
     res = ctx.target.exec([ctx.python, ctx.target.tool(PROBE), json.dumps(spec)],
                           timeout=TIMEOUT, profile="gpu")
-    out = summarise(parse(res.stdout), capabilities=capabilities, framework_cuda=framework_cuda)
+    obs = parse(res.stdout)
+    out = summarise(obs, capabilities=capabilities, framework_cuda=framework_cuda)
     if not out["ran"]:
         out["exit_code"] = res.exit_code
         out["timed_out"] = res.timed_out
         out["stderr_tail"] = res.stderr[-1000:]
+    elif res.exit_code == 0 and not res.timed_out and complete(obs):
+        imagecache.store("ext-sweep", image, parts, obs)
     return out
