@@ -30,6 +30,12 @@ target's and its twin's, by the bench's label) every 0.1 s, so a tier's CPU is t
 pytest process's plus its containers' between the test's start and end
 (interpolated; a container's last 0.1 s before its removal can be missed).
 
+Each pytest-reb run starts cold by default: its own ``XDG_CACHE_HOME``, so every reading
+kept per image id (the checkout's commit, the integrity check before any command, the
+environment's size, C2's extension sweep) is made again, as on an image verified for the
+first time; the witness, built once per machine, is shared.  ``--warm`` keeps the
+machine's cache, as a second verification of the same image reads it.
+
 Rounds interleave: per round and subject the sides alternate which goes first.
 Prints per subject the stage/tier table (medians), the ratios official / pytest-reb of
 the corresponding stages, wall and CPU, the split of each tier's time (last round),
@@ -385,8 +391,19 @@ def read_record(lines: Iterable[str]) -> dict[str, Any]:
     return {"tiers": tiers, "commands": commands, "session": session}
 
 
+def cold_cache(where: Path) -> dict[str, str]:
+    """The environment of a run that reads nothing kept per image: a cache folder of its own,
+    the machine's witness build linked in (it depends on the machine, not on the image)."""
+    mine = where / "pytest-reb"
+    mine.mkdir(parents=True)
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pytest-reb"
+    if (base / "witness").is_dir():
+        (mine / "witness").symlink_to(base / "witness")
+    return {"XDG_CACHE_HOME": str(where)}
+
+
 def ours_side(subject: Subject, where: Path, tag: str, label: str,
-              extra: Sequence[str] = ()) -> dict[str, Any]:
+              extra: Sequence[str] = (), *, warm: bool = False) -> dict[str, Any]:
     """One pytest-reb run of the CPU pyramid on the subject: per tier wall, CPU, commands."""
     log, outdir = where / f"{tag}.jsonl", where / tag
     cmd = [sys.executable, "-m", "pytest", str(subject.module), "-p", "no:cacheprovider",
@@ -394,7 +411,8 @@ def ours_side(subject: Subject, where: Path, tag: str, label: str,
            "--reb-outdir", str(outdir), "-m", " or ".join(TIERS),
            *(["--reb-assets", str(subject.assets)] if subject.assets else []), *extra]
     env = {"REB_BENCH_RECORD": str(log),
-           "PYTHONPATH": os.pathsep.join([str(where), str(ROOT), os.environ.get("PYTHONPATH", "")])}
+           "PYTHONPATH": os.pathsep.join([str(where), str(ROOT), os.environ.get("PYTHONPATH", "")]),
+           **({} if warm else cold_cache(where / f"{tag}-cache"))}
     started = time.time()
     with CgroupSampler(label) as meter:
         wall, host_cpu = measure(cmd, cwd=ROOT, env=env)
@@ -536,13 +554,18 @@ def main() -> int:
                         help="one more argument for pytest-reb's runs (repeatable), e.g. "
                              "--pytest-arg=--reb-no-ext-sweep")
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--warm", action="store_true",
+                        help="pytest-reb reads what the machine keeps per image id (a second "
+                             "verification of the image); default: cold, as a first one")
     args = parser.parse_args()
     todo = subjects(args)
     off: dict[str, list[dict[str, Any]]] = defaultdict(list)
     mine: dict[str, list[dict[str, Any]]] = defaultdict(list)
     print(f"pytest-reb vs the official bundles on {len(todo)} image(s), {args.repeat} "
           f"interleaved round(s); {machine()}"
-          + (f"; pytest-reb with {' '.join(args.pytest_arg)}" if args.pytest_arg else ""),
+          + (f"; pytest-reb with {' '.join(args.pytest_arg)}" if args.pytest_arg else "")
+          + ("; warm (the machine's per-image cache)" if args.warm else "; cold (no per-image "
+             "cache)"),
           flush=True)
     started = time.perf_counter()
     with bench_labels() as label, tempfile.TemporaryDirectory(prefix="reb-bench-") as tmp:
@@ -553,7 +576,7 @@ def main() -> int:
                 for side in (("ours", "official") if (i + j) % 2 == 0 else ("official", "ours")):
                     if side == "ours":
                         mine[subject.image].append(ours_side(subject, where, f"r{i}s{j}", label,
-                                                             args.pytest_arg))
+                                                             args.pytest_arg, warm=args.warm))
                     else:
                         got = official_side(subject, args.release, label)
                         off[subject.image].append(got)
