@@ -654,8 +654,9 @@ def sweep(spec):
         elif time.time() + 1 > deadline:
             row.update(ok=None, error="not tried: the sweep's deadline passed")
         else:
-            forked = server.ask(json.dumps([module, path, kind]), per_module * FORK_SHARE + 10) \
-                if server else None
+            # a subpackage's server's import, then the child: two timeouts at most
+            forked = server.ask(json.dumps([module, path, kind]),
+                                2 * per_module * FORK_SHARE + 10) if server else None
             if forked and forked[0] is True:
                 row.update(ok=True, seconds=forked[1], kind=kind, by="fork")
             else:  # a fresh interpreter decides, and says why
