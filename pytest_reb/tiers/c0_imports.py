@@ -68,6 +68,7 @@ from pytest_reb.tiers.c0_pyright import (
 TIMEOUT = 600.0
 SURVEY_TIMEOUT = 120.0
 BINDING_TIMEOUT = 120.0
+DISTRIBUTIONS_TIMEOUT = 60.0
 SLACK = 30.0
 MARKER = "REB_C0"
 NODE = f"{NODE_MOUNT}/bin/node"
@@ -255,8 +256,11 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
         "main_timeout_ms": int(scaled(TIMEOUT) * 1000),
         "binding_timeout_ms": int(scaled(BINDING_TIMEOUT) * 1000),
         "rules": [MISSING_RULE, SOURCE_RULE], "source_rule": SOURCE_RULE,
+        "python": python, "distributions": _DISTRIBUTIONS,
+        "distributions_timeout_ms": int(scaled(DISTRIBUTIONS_TIMEOUT) * 1000),
+        "count_rules": _count_rules(ctx),
         "import_pattern": IMPORT_NAME.pattern, "sys_path": import_dirs(info.get("path") or []),
-    }, scaled(max(TIMEOUT, BINDING_TIMEOUT)) + SLACK)
+    }, scaled(max(TIMEOUT, BINDING_TIMEOUT) + DISTRIBUTIONS_TIMEOUT) + SLACK)
     shown = config if files is None else {**config, "include": f"<{len(present or [])} tracked "
                                                                    "Python files>"}
     evidence.update(config=shown, pyright_command=["pyright", *main_args], scratch=scratch,
@@ -328,22 +332,33 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
     o = ctx.verdict(o)
     if o.status == "failed" and missing and problem is None:
         o.diagnosis = diagnose.missing_packages(sorted(missing), missing, python,
-                                                _installed_distributions(ctx, python))
+                                                _installed_distributions(out))
     return o
 
 
-#: Import name -> distributions, from the interpreter's installed metadata.
-_DISTRIBUTIONS = ("import importlib.metadata as m, json; "
-                  "print(json.dumps(getattr(m, 'packages_distributions', dict)()))")
+#: Import name -> distributions for the names in argv, from the interpreter's installed
+#: metadata (the names keep the answer small; the driver passes those that may be missing).
+_DISTRIBUTIONS = ("import importlib.metadata as m, json, sys; "
+                  "d = getattr(m, 'packages_distributions', dict)(); "
+                  "print(json.dumps({n: d[n] for n in sys.argv[1:] if n in d}))")
 
 
-def _installed_distributions(ctx: Context, python: str) -> dict[str, list[str]]:
-    """What the environment's own metadata says provides each import name (empty when it
-    cannot say): a distribution installed under another name than its import wins over a
-    guess in the hint."""
-    res = ctx.target.exec([python, "-c", _DISTRIBUTIONS], timeout=60)
+def _count_rules(ctx: Context) -> list[str]:
+    """The rules whose names the verdict counts (strict adds the stub-only names too): those
+    the driver asks the environment's metadata about, and only when one fired."""
+    if not ctx.compat:
+        return [MISSING_RULE, SOURCE_RULE]
+    return [] if ctx.repo.c0_official_counts_none else [MISSING_RULE]
+
+
+def _installed_distributions(out: dict[str, Any]) -> dict[str, list[str]]:
+    """What the environment's own metadata says provides each import name that may be
+    missing (empty when it cannot say): a distribution installed under another name than its
+    import wins over a guess in the hint.  The driver asked, in the analysis's own exec."""
+    res = out.get("distributions") or {}
     try:
-        data = json.loads(res.stdout.strip().splitlines()[-1]) if res.exit_code == 0 else {}
+        data = json.loads(str(res.get("stdout")).strip().splitlines()[-1]) if res.get(
+            "rc") == 0 else {}
     except (ValueError, IndexError):
         return {}
     if not isinstance(data, dict):

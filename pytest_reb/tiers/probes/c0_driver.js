@@ -205,6 +205,20 @@ function importedBy(names) {
   return [...hit].sort();
 }
 
+// What the environment's metadata says provides each name that may count as missing (the
+// failure's hint), asked in this exec rather than in one more: only for those names, so the
+// answer stays small.  The names are a superset of what the host counts (``spec.count_rules``
+// are the rules of its verdict; strict adds the stub-only names).
+async function distributions(json) {
+  const names = new Set(json.generalDiagnostics.filter((d) => spec.count_rules.includes(d.rule))
+    .map((d) => name(d)).filter((m) => m).map((m) => m[1]));
+  if (spec.count_rules.includes(spec.source_rule)) json.stub_only.forEach((n) => names.add(n));
+  if (!names.size) return null;
+  const res = await run([spec.python, '-c', spec.distributions, ...[...names].sort()],
+                        {cwd: process.cwd(), timeout: spec.distributions_timeout_ms});
+  return {rc: res.rc, timed_out: res.timed_out, stdout: tail(res.stdout, 16000)};
+}
+
 function header(text) {
   const lines = [];
   for (const line of text.split('\n')) {
@@ -233,10 +247,12 @@ async function analyse() {
       json.source_present = present(stubHits);
       json.stub_only = importedBy(stubOnly());
     }
+    const dists = json ? await distributions(json) : null;
     const res = {
       binding: {...probe, stdout: header(probe.stdout), stderr: tail(probe.stderr, 4000)},
       main: {...main, json, stdout: json ? '' : main.stdout.slice(0, 2000) + '\n...\n' +
-             tail(main.stdout, 2000), stderr: tail(main.stderr, 4000)}};
+             tail(main.stdout, 2000), stderr: tail(main.stderr, 4000)},
+      ...(dists ? {distributions: dists} : {})};
     // Exec output is a 64 KiB tail: past the limit keep only the names, then fewer of them.
     const size = () => JSON.stringify(res).length;
     if (json && size() > 60000) {
