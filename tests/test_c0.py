@@ -11,6 +11,7 @@ byte-for-byte as it was.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -384,6 +385,24 @@ def test_local_strict_lists_missing_and_stub_only_names(tmp_path: Path, bare_pyt
     # its own scratch folder is gone (others' may exist: tests run in parallel)
     assert o.evidence["scratch"].startswith("/tmp/reb-c0-")
     assert not Path(o.evidence["scratch"]).exists()
+
+
+def test_the_hint_names_what_the_environment_metadata_says(tmp_path: Path,
+                                                           bare_python: str) -> None:
+    """The driver asks the interpreter's metadata about the names that may be missing, in
+    the analysis's own exec: a name an installed distribution provides is hinted by it."""
+    site = next(Path(bare_python).parents[1].glob("lib/python*/site-packages"))
+    (site / "yaml_stubs_only-1.0.dist-info").mkdir()
+    (site / "yaml_stubs_only-1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: yaml-stubs-only\nVersion: 1.0\n")
+    (site / "yaml_stubs_only-1.0.dist-info" / "top_level.txt").write_text("yaml\n")
+    try:
+        repo = tree(tmp_path / "repo", {"train.py": "import yaml\n"})
+        o = probe(local_ctx(repo, bare_python, total=1))
+    finally:
+        shutil.rmtree(site / "yaml_stubs_only-1.0.dist-info")
+    assert o.evidence["missing"] == ["yaml"]
+    assert "install yaml-stubs-only into" in o.diagnosis[0]["hint"]
 
 
 def test_local_compat_counts_the_official_way_and_passes(tmp_path: Path, bare_python: str) -> None:
