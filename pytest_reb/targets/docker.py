@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_reb import witness
+from pytest_reb import engine, witness
 from pytest_reb.evidence import GpuWatch, host_gpus
 from pytest_reb.optiontypes import size_bytes
 from pytest_reb.targets import diskuse, ourtools
@@ -102,7 +102,6 @@ class DockerTarget(Target):
 
     def __init__(self, image: str, *, run_id: str, gpus: Sequence[str] | None = None,
                  limits: Limits | None = None, client: Any = None) -> None:
-        import docker
         from docker.errors import DockerException, ImageNotFound
 
         self.image = image
@@ -110,7 +109,7 @@ class DockerTarget(Target):
         self.run_id = run_id
         self.limits = limits or Limits()
         try:
-            self.client = client or docker.from_env()
+            self.client = client or engine.client()
             self.client.ping()
         except DockerException as exc:
             raise TargetError(f"the Docker daemon does not answer: {exc}") from None
@@ -160,6 +159,11 @@ class DockerTarget(Target):
         with self._lock:
             ctr = self._containers.get(key)
             if ctr is not None:
+                # its init and keep-alive still alive (host /proc, no engine round trip):
+                # running, as ``_check_alive`` saw it after the last command; else ask
+                if self._keep.get(key) and all(alive(pid) for pid in self._keep[key]) \
+                        and ctr.status == "running":
+                    return ctr
                 with contextlib.suppress(Exception):
                     ctr.reload()
                 if ctr.status == "running":
