@@ -11,7 +11,7 @@ settings), so a run or a test that points the environment at another engine
 gets a client of that engine, never a stale one.
 
 The SDK is imported here on first use only: the plugin module imports nothing
-of Docker (``tests/test_plugin_lazy.py``).
+of Docker (``tests/test_prestart.py``).
 """
 
 from __future__ import annotations

@@ -72,9 +72,9 @@ def first_pair(session: RebSession, items: Sequence[pytest.Item]
             continue
         if spec.image is None or spec.report or f"{repo.name}|{spec.id}" in session.refused:
             return None
-        pending = [i for i in items if i.module is item.module  # type: ignore[attr-defined]
-                   and getattr(i, "callspec", None) is not None
-                   and i.callspec.params.get("reb_target_spec") is spec]  # type: ignore[attr-defined]
+        pending = [i for i in items if getattr(i, "module", None) is item.module  # type: ignore[attr-defined]
+                   and getattr(getattr(i, "callspec", None), "params", {}).get(
+                       "reb_target_spec") is spec]
         tiers = {_TIER_OF_TEST.get(getattr(i, "originalname", "")) for i in pending}
         if all(f"{repo.name}|{spec.id}|{t}" in session.resumed for t in tiers):
             return None
