@@ -135,11 +135,7 @@ def raw_loop(image: str, commands: list[dict[str, Any]], label: str) -> dict[str
 #: profiled pyramid); the commands themselves are ``DockerTarget._exec`` less its host side.
 SPLIT = (("pytest-reb's start (imports, options, preflight)", "plugin.py", "_activate"),
          ("collection (modules matched to targets)", "plugin.py", "pytest_collection_modifyitems"),
-         ("after collection: tier imports and the heap frozen while the first container "
-          "starts", "session.py", "prepare_run"),
-         ("waiting for that container (its start is in a thread the profiler does not see)",
-          "session.py", "_settled"),
-         ("containers started (the others)", "docker.py", "_start"),
+         ("containers started", "docker.py", "_start"),
          ("containers removed", "docker.py", "close"),
          ("integrity before any tier", "context.py", "checkout_verdict"),
          ("integrity after the entrypoint", "run_integrity.py", "changed_during"),

@@ -17,20 +17,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pytest_reb import findings
 from pytest_reb.assets.cache import AssetCache
 from pytest_reb.assets.view import attach
+from pytest_reb.audit.report import ReportLoad
 from pytest_reb.lease import GpuLeases
 from pytest_reb.outcome import Outcome
 from pytest_reb.shims import mount_first
 from pytest_reb.spec import Repo
 from pytest_reb.targets import InfraError, Target, TargetError
 from pytest_reb.verdict import Verdict
-
-if TYPE_CHECKING:  # pydantic: imported where a report is read, not where items are made
-    from pytest_reb.audit.report import ReportLoad
 
 #: Outcomes made without touching the target: no known-fakes scan for them.
 _NO_TARGET = frozenset({"missing_report", "invalid_report", "infra"})

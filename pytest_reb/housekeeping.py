@@ -12,7 +12,6 @@ import os
 import socket
 import time
 
-from pytest_reb import engine
 from pytest_reb.targets import LABEL_OWNER, LABEL_RUN
 
 #: How long ``sweep`` waits for the engine to finish removals it started.
@@ -30,7 +29,9 @@ def sweep(run_id: str | None = None, *, only_orphans: bool = False) -> int:
     and a second ``remove`` meanwhile is refused as "already in progress".
     """
     try:
-        client = engine.client()
+        import docker
+
+        client = docker.from_env()
         label = f"{LABEL_RUN}={run_id}" if run_id else LABEL_RUN
         containers = client.containers.list(all=True, filters={"label": label})
     except Exception:  # no daemon: nothing of ours can be running there
@@ -76,7 +77,9 @@ def _owner_alive(owner: str) -> bool:
 def docker_available() -> str | None:
     """Why the Docker daemon cannot be used, or None when it answers."""
     try:
-        engine.client().ping()
+        import docker
+
+        docker.from_env().ping()
     except Exception as exc:
         return f"the Docker daemon does not answer ({type(exc).__name__}: {str(exc)[:200]})"
     return None
@@ -84,9 +87,10 @@ def docker_available() -> str | None:
 
 def missing_images(images: list[str]) -> list[str]:
     """The images not on the local engine (asked without pulling)."""
+    import docker
     from docker.errors import ImageNotFound
 
-    client = engine.client()
+    client = docker.from_env()
     missing = []
     for image in images:
         try:

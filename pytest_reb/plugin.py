@@ -154,13 +154,6 @@ def _activate(config: pytest.Config) -> RebSession:
     return session
 
 
-def _thaw(config: pytest.Config) -> None:
-    if SESSION_KEY in config.stash:  # only an active run can have frozen the heap
-        from pytest_reb.prestart import thaw_heap
-
-        thaw_heap(config)
-
-
 def _active(config: pytest.Config) -> RebSession | None:
     return config.stash.get(SESSION_KEY, None)
 
@@ -169,9 +162,6 @@ def _active(config: pytest.Config) -> RebSession | None:
 def pytest_configure(config: pytest.Config) -> None:
     for name, text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
-    # registered before pytest's unraisable-exception cleanup (builtin plugins configure
-    # after this one), so it runs after it: see ``prestart.freeze_heap``
-    config.add_cleanup(lambda: _thaw(config))
     if _asked_for(config):
         _activate(config)
 
@@ -254,12 +244,8 @@ def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Ite
 @pytest.hookimpl
 def pytest_collection_finish(session: pytest.Session) -> None:
     reb = _active(session.config)
-    if reb is None:
-        return
-    if reb.options.prepare:
+    if reb is not None and reb.options.prepare:
         reb.prepare(session.items, session.config.pluginmanager.get_plugin("terminalreporter"))
-    if reb.options.targets:
-        reb.prepare_run(session.config, session.items)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -18,17 +18,17 @@ from __future__ import annotations
 
 import contextlib
 import re
-import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
 from pytest_reb.assets.cache import AssetCache, Prepared, default_cache
 from pytest_reb.assets.fetchers import checkout_copy
+from pytest_reb.audit.report import MAX_REPORT_BYTES, ReportLoad, load_report
 from pytest_reb.evidence import describe_gpus, host_gpus
 from pytest_reb.housekeeping import docker_available, missing_images, sweep
 from pytest_reb.lease import LOCK_DIR, GpuLeases
@@ -39,9 +39,6 @@ from pytest_reb.runs import resolve_run
 from pytest_reb.signals import install_sigterm, interrupts_deferred
 from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo, repo_commits, repo_of
 from pytest_reb.targets import Limits, Target, TargetError, is_remote, make_target
-
-if TYPE_CHECKING:  # the report model imports pydantic: on first read (``report``) only
-    from pytest_reb.audit.report import ReportLoad
 
 #: What a run without targets says once, so 264 skips are not a surprise.
 NO_TARGET = "reb: no target given (--reb-image / --reb-host): tier items will skip"
@@ -63,8 +60,6 @@ class RebSession:
     resumed: dict[str, Outcome] = field(default_factory=dict)
     #: "owner/name|target id" -> the verdict of a pair refused at collection (``verdict.py``)
     refused: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: the thread starting the first pair's container (``prestart``), until a target is used
-    _prestarting: threading.Thread | None = field(default=None, repr=False)
 
     @classmethod
     def open(cls, config: pytest.Config) -> RebSession:
@@ -208,30 +203,8 @@ class RebSession:
             self.remote_leases[spec.url] = GpuLeases([], lock_dir=LOCK_DIR / slug)
         return self.remote_leases[spec.url]
 
-    def prepare_run(self, config: pytest.Config, items: list[pytest.Item]) -> None:
-        """After collection, before the first item (``prestart``): the first pair's
-        container started from a thread while the main thread imports what the selected
-        tiers need, then the heap frozen; the next use of a target waits for the thread."""
-        from pytest_reb import prestart
-
-        self._prestarting = prestart.begin(self, config, items)
-        if self._prestarting is not None:
-            prestart.warm_imports(items)
-        prestart.freeze_heap(config)
-
-    def _settled(self) -> None:
-        """Wait for the container ``prestart`` is starting, so only one thread makes targets."""
-        thread, self._prestarting = self._prestarting, None
-        if thread is not None:
-            thread.join()
-
     def target(self, spec: TargetSpec) -> Target:
         """The target for ``spec``, made on first use in this process."""
-        self._settled()
-        return self.made_target(spec)
-
-    def made_target(self, spec: TargetSpec) -> Target:
-        """``target`` without waiting: for ``prestart``'s thread, the only other maker."""
         if spec.url not in self.targets:
             limits = Limits(memory=self.options.memory, pids=self.options.pids,
                             network=self.options.network, disk=self.options.disk)
@@ -245,14 +218,12 @@ class RebSession:
         return self.targets[spec.url]
 
     def release(self, spec: TargetSpec) -> None:
-        self._settled()
         with interrupts_deferred():
             target = self.targets.pop(spec.url, None)
             if target is not None:
                 target.close()
 
     def close(self) -> None:
-        self._settled()
         with interrupts_deferred():
             for url in list(self.targets):
                 target = self.targets.pop(url)
@@ -266,11 +237,9 @@ class RebSession:
         host (``local://``) and still each have their own report.
         """
         if spec.id not in self.reports:
-            from pytest_reb.audit.report import MAX_REPORT_BYTES, load_report
-
             if spec.report:
                 path = Path(spec.report)
-                raw = _read_bounded(path, MAX_REPORT_BYTES + 1)
+                raw = _read_bounded(path)
                 self.reports[spec.id] = load_report(raw, source=str(path))
             else:
                 raw = connect().read_file(OFFICIAL_REPORT_PATH, limit=MAX_REPORT_BYTES + 1)
@@ -285,7 +254,7 @@ class RebSession:
             self.log.append(outcome)
 
 
-def _read_bounded(path: Path, limit: int) -> bytes | None:
+def _read_bounded(path: Path, limit: int = MAX_REPORT_BYTES + 1) -> bytes | None:
     try:
         with open(path, "rb") as fh:
             return fh.read(limit)

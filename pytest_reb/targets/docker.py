@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_reb import engine, witness
+from pytest_reb import witness
 from pytest_reb.evidence import GpuWatch, host_gpus
 from pytest_reb.optiontypes import size_bytes
 from pytest_reb.targets import diskuse, ourtools
@@ -102,6 +102,7 @@ class DockerTarget(Target):
 
     def __init__(self, image: str, *, run_id: str, gpus: Sequence[str] | None = None,
                  limits: Limits | None = None, client: Any = None) -> None:
+        import docker
         from docker.errors import DockerException, ImageNotFound
 
         self.image = image
@@ -109,7 +110,7 @@ class DockerTarget(Target):
         self.run_id = run_id
         self.limits = limits or Limits()
         try:
-            self.client = client or engine.client()
+            self.client = client or docker.from_env()
             self.client.ping()
         except DockerException as exc:
             raise TargetError(f"the Docker daemon does not answer: {exc}") from None
@@ -159,11 +160,6 @@ class DockerTarget(Target):
         with self._lock:
             ctr = self._containers.get(key)
             if ctr is not None:
-                # its init and keep-alive still alive (host /proc, no engine round trip):
-                # running, as ``_check_alive`` saw it after the last command; else ask
-                if self._keep.get(key) and all(alive(pid) for pid in self._keep[key]) \
-                        and ctr.status == "running":
-                    return ctr
                 with contextlib.suppress(Exception):
                     ctr.reload()
                 if ctr.status == "running":
@@ -345,22 +341,15 @@ class DockerTarget(Target):
     def _disk_used(self, key: str, ctr: Any) -> int | None:
         """Bytes the container holds on disk, or None: its writable layer (the engine's
         ``SizeRw``), its volumes' growth and the unlinked files its processes hold."""
-        return self._disk_look(key, ctr)[0]
-
-    def _disk_look(self, key: str, ctr: Any) -> tuple[int | None, str | None]:
-        """``_disk_used``, and the container's state (``running``...) in the same answer of
-        the engine, or None: after a command, ``_check_alive`` needs no look of its own."""
         with contextlib.suppress(Exception):
             rows = self.client.api.containers(all=True, filters={"id": ctr.id}, size=True)
             if not rows:
-                return None, None
+                return None
             cgroup = self._cgroups.get(key)
-            state = rows[0].get("State")
             return (int(rows[0].get("SizeRw") or 0)
                     + diskuse.volumes_growth(self._volumes.get(key, {}))
-                    + diskuse.unlinked_bytes(cgroup.pids() if cgroup else ()),
-                    state if isinstance(state, str) else None)
-        return None, None
+                    + diskuse.unlinked_bytes(cgroup.pids() if cgroup else ()))
+        return None
 
     def _oom_kills(self, ctr: Any) -> int | None:
         for path in (f"/sys/fs/cgroup/memory/docker/{ctr.id}/memory.oom_control",
@@ -430,9 +419,8 @@ class DockerTarget(Target):
         leftovers = 0
         with contextlib.suppress(Exception):
             leftovers = self._sweep(key)
-        state = None
         if disk is None:
-            used, state = self._disk_look(key, ctr)  # a writer quicker than one look
+            used = self._disk_used(key, ctr)  # a writer quicker than one look
             disk = used if used is not None and used > self.limits.disk_bytes() else None
         oom_after = self._oom_kills(ctr)
         pids_after = self._pids_refusals(ctr)
@@ -440,7 +428,7 @@ class DockerTarget(Target):
             with self._lock:
                 self._remove(key)
         elif not killed:
-            self._check_alive(ctr, key, state)
+            self._check_alive(ctr, key)
         res = ExecResult(argv, exit_code, out.text(), err.text(), duration,
                          killed_by_host=killed, stdout_bytes=out.total, stderr_bytes=err.total,
                          oom_killed=(oom_before is not None and oom_after is not None
@@ -512,14 +500,12 @@ class DockerTarget(Target):
         data = archive_file(self.container(devices), path, 1 << 20)
         return data.decode("utf-8", errors="replace") if data else ""
 
-    def _check_alive(self, ctr: Any, key: str, state: str | None = None) -> None:
+    def _check_alive(self, ctr: Any, key: str) -> None:
         """A container that stopped under a command is an infrastructure failure.
 
         Its init and keep-alive are looked at first: a container killed from
         outside ends the command's stream before the engine says it stopped,
-        and the sweep is quick enough to ask the engine in between.  ``state`` is
-        the engine's word on it from the disk look just made after the command;
-        only without a ``running`` there is the container inspected again.
+        and the sweep is quick enough to ask the engine in between.
         """
         from docker.errors import DockerException
         from requests.exceptions import RequestException
@@ -528,8 +514,7 @@ class DockerTarget(Target):
         if gone:
             raise InfraError(f"container {ctr.name} stopped during the command (its init or "
                              f"keep-alive died: host pids {sorted(gone)})")
-        if state == "running":
-            return
+
         try:
             ctr.reload()
         except (DockerException, RequestException) as exc:
