@@ -393,13 +393,13 @@ def read_record(lines: Iterable[str]) -> dict[str, Any]:
 
 def cold_cache(where: Path) -> dict[str, str]:
     """The environment of a run that reads nothing kept per image: a cache folder of its own,
-    the machine's witness build linked in (it depends on the machine, not on the image)."""
-    mine = where / "pytest-reb"
-    mine.mkdir(parents=True)
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pytest-reb"
-    if (base / "witness").is_dir():
-        (mine / "witness").symlink_to(base / "witness")
-    return {"XDG_CACHE_HOME": str(where)}
+    and the machine's witness build named by ``REB_WITNESS_LIB`` (it depends on the machine,
+    not on the image)."""
+    from pytest_reb import witness
+
+    where.mkdir(parents=True)
+    built = witness.library_path()
+    return {"XDG_CACHE_HOME": str(where), **({"REB_WITNESS_LIB": built} if built else {})}
 
 
 def ours_side(subject: Subject, where: Path, tag: str, label: str,
