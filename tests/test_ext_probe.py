@@ -112,6 +112,21 @@ int op(void) { return 1; }
 """
 
 
+def package_of_two(tmp_path: Path, name: str, init: str, c_source: str) -> Path:
+    """A checkout importing package ``name`` (``__init__.py`` is ``init``) with two libraries
+    built from ``c_source``: two, so the package's modules share a fork server."""
+    checkout = tmp_path / "repo"
+    pkg = checkout / name
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text(init)
+    (checkout / "main.py").write_text(f"import {name}\n")
+    src = tmp_path / f"{name}.c"
+    src.write_text(c_source)
+    for lib in ("_a.so", "_b.so"):
+        subprocess.run([str(CC), "-shared", "-fPIC", "-o", str(pkg / lib), str(src)], check=True)
+    return checkout
+
+
 def test_the_modules_of_one_package_share_its_import(tmp_path: Path) -> None:
     """numpy's compiled modules load in children of one interpreter that imported numpy."""
     pytest.importorskip("numpy")
@@ -126,15 +141,9 @@ def test_the_modules_of_one_package_share_its_import(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(CC is None, reason="no C compiler")
 def test_what_fails_in_a_fork_is_decided_by_a_fresh_interpreter(tmp_path: Path) -> None:
-    checkout = tmp_path / "repo"
-    pkg = checkout / "forkpkg"
-    pkg.mkdir(parents=True)
-    (pkg / "__init__.py").write_text("import os\nos.environ['FORKPKG_PID'] = str(os.getpid())\n")
-    (checkout / "main.py").write_text("import forkpkg\n")
-    src = tmp_path / "unsafe.c"
-    src.write_text(FORK_UNSAFE_C)
-    for name in ("_a.so", "_b.so"):  # two, so the package's modules share a fork server
-        subprocess.run([str(CC), "-shared", "-fPIC", "-o", str(pkg / name), str(src)], check=True)
+    checkout = package_of_two(tmp_path, "forkpkg",
+                              "import os\nos.environ['FORKPKG_PID'] = str(os.getpid())\n",
+                              FORK_UNSAFE_C)
     out = sweep(tmp_path / "nothing", checkout, {})
     assert {"forkpkg._a", "forkpkg._b"} <= set(out["loaded"]), out["failed"]
     assert out["loaded_in_fork"] == 0 and out["failed"] == []
@@ -143,15 +152,9 @@ def test_what_fails_in_a_fork_is_decided_by_a_fresh_interpreter(tmp_path: Path) 
 @pytest.mark.skipif(CC is None, reason="no C compiler")
 def test_a_package_whose_import_fails_fails_each_module_with_the_fresh_error(
         tmp_path: Path) -> None:
-    checkout = tmp_path / "repo"
-    pkg = checkout / "brokenpkg"
-    pkg.mkdir(parents=True)
-    (pkg / "__init__.py").write_text("raise ImportError('brokenpkg needs libfoo 2')\n")
-    (checkout / "main.py").write_text("import brokenpkg\n")
-    src = tmp_path / "ok.c"
-    src.write_text("int op(void) { return 1; }\n")
-    for name in ("_a.so", "_b.so"):
-        subprocess.run([str(CC), "-shared", "-fPIC", "-o", str(pkg / name), str(src)], check=True)
+    checkout = package_of_two(tmp_path, "brokenpkg",
+                              "raise ImportError('brokenpkg needs libfoo 2')\n",
+                              "int op(void) { return 1; }\n")
     out = sweep(tmp_path / "nothing", checkout, {})
     failed = {r["module"]: r["error"] for r in out["failed"]}
     assert set(failed) == {"brokenpkg._a", "brokenpkg._b"}

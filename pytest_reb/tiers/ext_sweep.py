@@ -42,10 +42,10 @@ DEADLINE = 240.0
 TIMEOUT = 300.0
 PER_MODULE = 60.0
 JOBS = 4
-#: Load errors of modules only GUI code uses, for a part of the OS's Python a headless image may
-#: rightly lack (Tk: ``PIL._imagingtk``): recorded as optional, not as failures.
 #: The probe's code is part of the key: a changed sweep is a new reading.
 _PROBE_DIGEST = imagecache.code_digest(PROBES_DIR / "ext_probe.py")
+#: Load errors of modules only GUI code uses, for a part of the OS's Python a headless image may
+#: rightly lack (Tk: ``PIL._imagingtk``): recorded as optional, not as failures.
 OPTIONAL = re.compile(r"No module named '_?tkinter'|lib(?:tk|tcl)[\d.]*\.so")
 
 

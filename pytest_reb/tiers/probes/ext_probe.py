@@ -436,7 +436,8 @@ def read_line(fd, pending, timeout=None):
 
 
 def load_here(module, path, kind):
-    """The load a fresh interpreter's ``LOAD_CODE`` makes, in this process."""
+    """``LOAD_CODE``'s load in this process, without its fallback for a module its package
+    imports in a cycle: that one fails here and is loaded fresh, where the note is made."""
     package = module.rpartition(".")[0]
     if kind == "module":
         importlib.import_module(module)
@@ -627,6 +628,7 @@ def sweep(spec):
     found = found[:MAX_MODULES]
     cwd = checkout if os.path.isdir(checkout) else "/"
     per_module = float(spec.get("per_module", 60))
+    child_timeout = per_module * FORK_SHARE
     # modules the C2 probe's interpreter already loaded from these very files: not again
     before = spec.get("loaded") if isinstance(spec.get("loaded"), dict) else {}
     checked = {}
@@ -656,7 +658,7 @@ def sweep(spec):
         else:
             # a subpackage's server's import, then the child: two timeouts at most
             forked = server.ask(json.dumps([module, path, kind]),
-                                2 * per_module * FORK_SHARE + 10) if server else None
+                                2 * child_timeout + 10) if server else None
             if forked and forked[0] is True:
                 row.update(ok=True, seconds=forked[1], kind=kind, by="fork")
             else:  # a fresh interpreter decides, and says why
@@ -681,7 +683,7 @@ def sweep(spec):
             server = None
             if len(indices) > 1 and hasattr(os, "fork") and time.time() + 1 < deadline:
                 server = start_server(top, cwd, env, min(per_module, deadline - time.time()),
-                                      per_module * FORK_SHARE)
+                                      child_timeout)
             try:
                 for i in indices:
                     one(i, server)
