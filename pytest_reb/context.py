@@ -11,6 +11,7 @@ imports no tier (``tier_probe`` finds one by name, on first use).
 
 from __future__ import annotations
 
+import copy
 import importlib
 import time
 from collections.abc import Callable, Mapping
@@ -23,6 +24,7 @@ from pytest_reb import findings
 from pytest_reb.assets.cache import AssetCache
 from pytest_reb.assets.view import attach
 from pytest_reb.audit.report import ReportLoad
+from pytest_reb.lanes import Lanes
 from pytest_reb.lease import GpuLeases
 from pytest_reb.outcome import Outcome
 from pytest_reb.shims import mount_first
@@ -84,7 +86,11 @@ class Context:
     keep_outputs: bool = False
     #: the verdict of a pair refused at collection (``verdict.misconfigured``): nothing runs
     refused: dict[str, Any] | None = None
+    #: the lanes this pair's first tiers run in side by side (``lanes.plan``): none runs
+    #: every tier in its turn, in the target
+    side_by_side: tuple[tuple[str, ...], ...] = ()
     outcomes: dict[str, Outcome] = field(default_factory=dict)
+    lanes: Lanes | None = field(default=None, repr=False)
 
     @cached_property
     def target(self) -> Target:
@@ -179,15 +185,38 @@ class Context:
         """Run ``probe`` the first time a tier is asked for; afterwards return what it saw.
 
         An outcome a resumed run already holds is returned without running anything.
+        The first tier asked for starts the side-by-side lanes (``lanes.py``); a tier of a
+        lane is then its lane's outcome, any other runs here once every lane is done.
         """
         if tier not in self.outcomes:
-            done = self.resumed.get(f"{self.repo.name}|{self.target_name}|{tier}")
-            if done is None and self.compat and self.agent_timed_out \
-                    and self.repo.applicable[tier]:
-                done = self._agent_timeout(tier)
-            made = done if done is not None else self._guarded(tier, probe)
+            if self.side_by_side and self.lanes is None:
+                lanes, self.side_by_side = self.side_by_side, ()  # started once, or never
+                self.lanes = Lanes.start(self, lanes, lambda ctx, t: ctx.make(t, tier_probe(t)))
+            made = self.lanes.outcome(tier) if self.lanes is not None else None
+            if made is None:
+                made = self.make(tier, probe)
             self.outcomes[tier] = made.as_data()  # nothing the image printed is shown raw
         return self.outcomes[tier]
+
+    def make(self, tier: str, probe: Callable[[Context], Outcome]) -> Outcome:
+        """``tier``'s outcome: resumed, the official agent-timeout score, or ``probe``'s."""
+        done = self.resumed.get(f"{self.repo.name}|{self.target_name}|{tier}")
+        if done is None and self.compat and self.agent_timed_out and self.repo.applicable[tier]:
+            done = self._agent_timeout(tier)
+        return done if done is not None else self._guarded(tier, probe)
+
+    def on_sibling(self, sibling: Target) -> Context:
+        """This pair as a lane sees it: ``sibling`` for its target, outcomes of its own, and
+        what was read once (report, checkout verdict, known fakes) shared."""
+        lane = copy.copy(self)
+        lane.__dict__["target"] = sibling
+        lane.outcomes, lane.lanes, lane.side_by_side = {}, None, ()
+        return lane
+
+    def stop_lanes(self) -> None:
+        """End the lanes now (the pair is done, or the run stops): see ``Lanes.stop``."""
+        if self.lanes is not None:
+            self.lanes.stop()
 
     def _agent_timeout(self, tier: str) -> Outcome:
         """What the official harness scored after an agent timeout (harness notes §2.3): no

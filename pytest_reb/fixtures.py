@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from pytest_reb import lanes
 from pytest_reb.collect import selected
 from pytest_reb.context import Context
 from pytest_reb.matrix import TargetSpec
@@ -47,8 +48,12 @@ def reb_target(request: pytest.FixtureRequest, reb_target_spec: TargetSpec) -> I
 
 
 @pytest.fixture(scope="module")
-def reb_ctx(request: pytest.FixtureRequest, reb_target_spec: TargetSpec) -> Context:
-    """One repository on one target; tier outcomes are cached on it (and resumed from the log)."""
+def reb_ctx(request: pytest.FixtureRequest, reb_target_spec: TargetSpec) -> Iterator[Context]:
+    """One repository on one target; tier outcomes are cached on it (and resumed from the log).
+
+    Its side-by-side lanes (``lanes.py``) are ended when the module is done with it, Ctrl-C
+    included (pytest tears module fixtures down at the session's finish).
+    """
     session = reb_session(request.config)
     repo = repo_of(request.module)
     if repo is None:
@@ -57,6 +62,9 @@ def reb_ctx(request: pytest.FixtureRequest, reb_target_spec: TargetSpec) -> Cont
 
     def connect() -> Target:
         return request.getfixturevalue("reb_target")  # type: ignore[no-any-return]
+
+    def wanted(tier: str) -> bool:
+        return selected(request.session.items, request.module, reb_target_spec.id, tier)
 
     # The report is read through ctx.target, so the asset and shim mounts are in place
     # before the first container starts.
@@ -67,13 +75,18 @@ def reb_ctx(request: pytest.FixtureRequest, reb_target_spec: TargetSpec) -> Cont
         python_override=opts.python,
         repo_dir=opts.repo_dir, compat=opts.compat,
         agent=reb_target_spec.agent, asset_cache=session.asset_cache,
-        ext_sweep=opts.ext_sweep and selected(request.session.items, request.module,
-                                              reb_target_spec.id, "c2"),
+        ext_sweep=opts.ext_sweep and wanted("c2"),
+        side_by_side=() if opts.serial or opts.compat else lanes.plan(
+            t for t in lanes.LANE_TIERS if repo.applicable[t]
+            and (wanted(t) or (t == "c2" and wanted("c5")))),  # C5 asks for C2's observation
         allow_mismatch=opts.allow_mismatch, trusted_hooks=opts.trusted_hooks,
         keep_outputs=opts.keep_outputs,
         refused=session.refused.get(f"{repo.name}|{reb_target_spec.id}"),
         agent_timed_out=opts.compat and _agent_timed_out(reb_target_spec.image))
-    return ctx
+    try:
+        yield ctx
+    finally:
+        ctx.stop_lanes()
 
 
 def _agent_timed_out(image: str | None) -> bool:

@@ -39,6 +39,8 @@ class RebOptions:
     assets: Path | None = None
     prepare: bool = False
     ext_sweep: bool = True
+    #: ``--reb-serial``: every tier in its turn, in the target (no side-by-side lanes)
+    serial: bool = False
     allow_mismatch: bool = False
     trusted_hooks: frozenset[str] = frozenset()
     keep_outputs: bool = False
@@ -65,7 +67,7 @@ class RebOptions:
             disk=opt("reb_disk"),
             shard=parse_shard(opt("reb_shard")) if opt("reb_shard") else None,
             assets=Path(opt("reb_assets")) if opt("reb_assets") else None,
-            prepare=opt("reb_prepare"), ext_sweep=opt("reb_ext_sweep"),
+            prepare=opt("reb_prepare"), ext_sweep=opt("reb_ext_sweep"), serial=opt("reb_serial"),
             allow_mismatch=opt("reb_allow_commit_mismatch"),
             trusted_hooks=frozenset(opt("reb_trust_hook") or ()),
             keep_outputs=opt("reb_keep_outputs"))

@@ -302,6 +302,19 @@ class Target:
         """
         return None
 
+    def sibling(self) -> Target | None:
+        """A target of the same environment that shares no process nor container with this one
+        and lives apart from it: made for one caller, who ends it with ``retire`` (this target's
+        ``close`` and ``mount`` leave it alone).  The pyramid's side-by-side tiers run there
+        (``lanes.py``).  None where there is no such thing (the host itself, ssh)."""
+        return None
+
+    def retire(self) -> None:
+        """Close this target for good: everything it made is removed, and a command after this
+        one fails as ``InfraError`` instead of making anything new (a side-by-side lane that
+        outlives a Ctrl-C must not start a container after the run's clean-up)."""
+        self.close()
+
     def tool(self, path: str) -> str:
         """Where a probe or tool mounted at ``path`` (under /opt/reb) is, seen from the target."""
         return path

@@ -137,6 +137,7 @@ class DockerTarget(Target):
         #: tmpfs mount point -> where its host content is mounted read-only, to link from
         self.seeds: dict[str, str] = {}
         self._twin: DockerTarget | None = None
+        self._retired = False
 
     # -- containers
 
@@ -158,6 +159,8 @@ class DockerTarget(Target):
 
     def _container(self, key: str) -> Any:
         with self._lock:
+            if self._retired:
+                raise InfraError(f"the run is done with this target of {self.image!r} (retired)")
             ctr = self._containers.get(key)
             if ctr is not None:
                 with contextlib.suppress(Exception):
@@ -284,14 +287,30 @@ class DockerTarget(Target):
         """Containers of their own, from the same image id, limits and mounts (``Target.twin``)."""
         with self._lock:
             if self._twin is None:
-                twin = copy.copy(self)
-                twin._containers, twin._keep, twin._cgroups, twin._volumes = {}, {}, {}, {}
-                twin._lock, twin._twin = threading.Lock(), None
-                twin.extra_mounts, twin.tmpfs = dict(self.extra_mounts), dict(self.tmpfs)
-                twin.seeds = dict(self.seeds)
-                twin.__dict__.pop("_observed", None)
-                self._twin = twin
+                self._twin = self._copy()
             return self._twin
+
+    def sibling(self) -> DockerTarget:
+        """Containers of their own, from the same image id, limits and mounts, that this
+        target's ``close`` and ``mount`` leave alone (``Target.sibling``)."""
+        with self._lock:
+            return self._copy()
+
+    def _copy(self) -> DockerTarget:
+        """This target with no container yet: the same image id, client, limits and mounts
+        (called with the lock held)."""
+        made = copy.copy(self)
+        made._containers, made._keep, made._cgroups, made._volumes = {}, {}, {}, {}
+        made._lock, made._twin, made._retired = threading.Lock(), None, False
+        made.extra_mounts, made.tmpfs = dict(self.extra_mounts), dict(self.tmpfs)
+        made.seeds = dict(self.seeds)
+        made.__dict__.pop("_observed", None)
+        return made
+
+    def retire(self) -> None:
+        with self._lock:
+            self._retired = True
+        self.close()
 
     def mount(self, host_dir: str, at: str, scratch: Sequence[str] = ()) -> str | None:
         """Mount ``host_dir`` read-only at ``at`` in every container made from now on.

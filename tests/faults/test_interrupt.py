@@ -123,3 +123,19 @@ def test_sigkill_leaves_a_container_that_reb_gc_removes(tmp_path: Path, docker_c
     assert gc.returncode == 0, gc.stderr
     assert re.fullmatch(r"reb gc: removed [1-9]\d* container\(s\)\n", gc.stdout), gc.stdout
     assert run.containers(docker_client) == []
+
+
+def test_ctrl_c_while_the_lanes_run_leaves_nothing(tmp_path: Path, docker_client: Any,
+                                                   demo_image: str, image_commit: str) -> None:
+    """SIGINT while C1 runs in one lane and C0 or C2 in the other (``lanes.py``): every
+    sibling's containers go, and the outcomes logged are whole lines."""
+    (tmp_path / "test_demo__tinynet.py").write_text(demo_module(image_commit))
+    args = ["test_demo__tinynet.py", "--reb-image", demo_image, "-m", "c0 or c1 or c2",
+            "--reb-outdir", str(tmp_path / "reports")]
+    run = Spawned(tmp_path, args)
+    run.wait_for(lambda: len(run.containers(docker_client, all=False)) >= 3
+                 and process_in(docker_client, run, "train.py")())
+    run.signal(signal.SIGINT)
+    assert run.finish(timeout=180) == pytest.ExitCode.INTERRUPTED, run.output[-3000:]
+    assert run.containers(docker_client) == [], "a lane's container is left"
+    assert {o["tier"] for o in logged(tmp_path / "reports")} <= {"c0", "c1", "c2"}

@@ -1,0 +1,147 @@
+"""A target's first tiers side by side: C1 in containers of its own, C0 then C2 in others.
+
+The official harness ran its stages one after the other, and so did pytest-reb:
+C0, C1, C2, ... in one container.  The entrypoint (C1) is most of a pyramid's
+time, and a research repository's ``python train.py`` on CPU keeps one core
+busy at most while it imports and loads (the official cpu stages measured on the
+real images: 0.6-0.8 of a core).  So the first item of a pair starts two
+*lanes*, each on a ``Target.sibling`` of its own (containers from the same image
+id, limits and mounts, that share nothing with the target or each other):
+
+- lane 1: C1;
+- lane 2: C0, then C2.
+
+Each tier's item waits for its lane's outcome.  Every other tier (C3, C4, C5)
+runs in the target itself, in its turn, once every lane is done: the GPU's own
+counters, C3's and C4's evidence of compute, must see that run alone, and C5
+compares what the others observed.
+
+Why the verdicts do not change: no lane reads what another wrote.  Each
+sibling's containers start from the image, as the first stage's did; C0
+installs nothing and C2's probe only reads.  On a GPU host C1 already ran in a
+container other than C2's (no GPU devices against a lease's).  What a stage
+leaves in its containers was never evidence (docs/threat-model.md).  The lanes
+are not used under ``--reb-compat``, which keeps the official order in one
+container, nor under ``--reb-serial``; nor on targets with no sibling (the host
+itself through ``local://``, ssh), where a command's end kills by process tree.
+
+A lane's thread ends its sibling when its tiers are done; a run that stops early
+(Ctrl-C, SIGTERM, a failed module) retires every sibling first, so a command
+still running is killed and no container is made after the run's clean-up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future
+from typing import TYPE_CHECKING
+
+from pytest_reb.outcome import Outcome
+from pytest_reb.targets import Target, TargetError
+
+if TYPE_CHECKING:
+    from pytest_reb.context import Context
+
+#: The lanes, each a sequence of tiers run in order in a sibling of its own.
+LANES: tuple[tuple[str, ...], ...] = (("c1",), ("c0", "c2"))
+#: Tiers that may run in a lane.
+LANE_TIERS = frozenset(t for lane in LANES for t in lane)
+#: How long a stop waits for a retired lane's thread to notice (its command is killed).
+STOP_WAIT = 30.0
+
+
+def plan(tiers: Iterable[str]) -> tuple[tuple[str, ...], ...]:
+    """The lanes that run ``tiers``, each keeping its order; none when fewer than two lanes
+    would have anything to do (one lane alone is the serial order with a container more)."""
+    wanted = set(tiers)
+    lanes = tuple(kept for lane in LANES if (kept := tuple(t for t in lane if t in wanted)))
+    return lanes if len(lanes) >= 2 else ()
+
+
+class Lanes:
+    """The lanes of one (repository, target) pair: their threads, siblings and outcomes."""
+
+    def __init__(self) -> None:
+        self._futures: dict[str, Future[Outcome]] = {}
+        self._siblings: list[Target] = []
+        self._threads: list[threading.Thread] = []
+        self._stop = threading.Event()
+
+    @classmethod
+    def start(cls, ctx: Context, lanes: tuple[tuple[str, ...], ...],
+              make: Callable[[Context, str], Outcome]) -> Lanes | None:
+        """Start ``lanes`` for ``ctx``, each tier made by ``make(lane_ctx, tier)``; None when
+        the target has no sibling or cannot be reached (the tiers then run in their turn,
+        where the same failure becomes their outcome).
+
+        What every tier shares is read here first, in the target itself and once: the
+        report, the checkout's verdict before any run and the known-fakes scan.
+        """
+        if ctx.refused is not None:  # nothing runs for a refused pair
+            return None
+        try:
+            target = ctx.target
+            ctx.checkout_verdict  # noqa: B018 - read once, here, before any lane runs
+            ctx.known_fakes  # noqa: B018
+        except TargetError:
+            return None
+        made = cls()
+        for lane in lanes:
+            sibling = target.sibling()
+            if sibling is None:
+                made.stop()
+                return None
+            made._siblings.append(sibling)
+            for tier in lane:
+                made._futures[tier] = Future()
+        for lane, sibling in zip(lanes, made._siblings, strict=True):
+            beside = sorted(t for other in lanes if other != lane for t in other)
+            thread = threading.Thread(
+                target=made._run, args=(ctx.on_sibling(sibling), lane, beside, sibling, make),
+                name=f"reb-lane-{'-'.join(lane)}", daemon=True)
+            made._threads.append(thread)
+            thread.start()
+        return made
+
+    def _run(self, ctx: Context, lane: tuple[str, ...], beside: list[str], sibling: Target,
+             make: Callable[[Context, str], Outcome]) -> None:
+        try:
+            for tier in lane:
+                future = self._futures[tier]
+                if self._stop.is_set() or not future.set_running_or_notify_cancel():
+                    continue
+                try:
+                    outcome = make(ctx, tier)
+                except BaseException as exc:  # handed to the item that waits for it
+                    future.set_exception(exc)
+                    continue
+                if outcome.status != "skipped":
+                    outcome.evidence["side_by_side"] = {"lane": list(lane), "beside": beside}
+                future.set_result(outcome)
+        finally:
+            with contextlib.suppress(Exception):
+                sibling.retire()
+
+    def outcome(self, tier: str) -> Outcome | None:
+        """``tier``'s outcome from its lane, once made; for a tier of no lane, None once every
+        lane is done (it then runs in the target, alone)."""
+        future = self._futures.get(tier)
+        if future is not None:
+            return future.result()
+        for thread in self._threads:
+            thread.join()
+        return None
+
+    def stop(self) -> None:
+        """End every lane now: what has not started never will, what runs is killed with its
+        sibling's containers, and the threads are waited for (``STOP_WAIT`` each, at most)."""
+        self._stop.set()
+        for future in self._futures.values():
+            future.cancel()
+        for sibling in self._siblings:
+            with contextlib.suppress(Exception):
+                sibling.retire()
+        for thread in self._threads:
+            thread.join(STOP_WAIT)

@@ -1,0 +1,122 @@
+"""The pyramid's first tiers side by side (``pytest_reb/lanes.py``): C1 in containers of its
+own, C0 then C2 in others, C3-C5 after both, alone.
+
+What must hold: the lanes change when things run, never what is decided: the
+demo's pyramid gives, tier by tier, the verdicts a serial run (``--reb-serial``)
+gives; ``--reb-compat`` keeps the official order; the tiers really overlapped;
+every lane ran in containers other than the target's own, all removed.  Ctrl-C
+in the middle of the lanes is in ``tests/faults/test_interrupt.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hostile.images import demo_module
+
+from pytest_reb.lanes import LANE_TIERS, LANES, plan
+from pytest_reb.targets import DockerTarget, InfraError, Limits
+from pytest_reb.targets.base import LABEL_RUN
+
+
+def test_the_lanes_keep_their_order_and_need_two_of_them() -> None:
+    assert plan({"c0", "c1", "c2"}) == (("c1",), ("c0", "c2"))
+    assert plan(["c2", "c1"]) == (("c1",), ("c2",))
+    assert plan({"c0", "c1"}) == (("c1",), ("c0",))
+    # one lane alone is the serial order with a container more
+    assert plan({"c0", "c2"}) == ()
+    assert plan({"c1"}) == ()
+    assert plan(set()) == ()
+    assert set(LANE_TIERS) == {"c0", "c1", "c2"}
+    assert LANES[0] == ("c1",)
+
+
+# --------------------------------------------------------------------------- real containers
+
+
+def _outcomes(folder: Path) -> dict[str, dict[str, Any]]:
+    [log] = folder.glob("*/outcomes.jsonl")
+    return {o["tier"]: o for o in map(json.loads, log.read_text().splitlines())}
+
+
+def _verdicts(outcomes: dict[str, dict[str, Any]]) -> dict[str, tuple[Any, ...]]:
+    return {t: (o["status"], o.get("category"), o.get("strict"), o.get("compat"))
+            for t, o in outcomes.items()}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory, demo_image: str,
+         docker_client: Any) -> dict[str, dict[str, dict[str, Any]]]:
+    """The demo's whole pyramid three ways: side by side (the default), ``--reb-serial`` and
+    ``--reb-compat``; each run's outcomes by tier."""
+    import subprocess
+    import sys
+
+    commit = docker_client.images.get(demo_image).labels["reb.demo.commit"]
+    folder = tmp_path_factory.mktemp("lanes")
+    (folder / "test_demo__tinynet.py").write_text(demo_module(commit))
+    made: dict[str, dict[str, dict[str, Any]]] = {}
+    for name, extra in (("lanes", []), ("serial", ["--reb-serial"]),
+                        ("compat", ["--reb-compat"])):
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "--rootdir", str(folder), "-p", "no:cacheprovider",
+             "test_demo__tinynet.py", "--reb-image", demo_image, *extra,
+             "--reb-outdir", str(folder / name)],
+            cwd=folder, capture_output=True, text=True, timeout=900)
+        assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]  # no GPU here
+        made[name] = _outcomes(folder / name)
+    return made
+
+
+@pytest.mark.container
+def test_side_by_side_gives_the_serial_verdicts(runs: dict[str, Any]) -> None:
+    assert set(runs["lanes"]) == {"c0", "c1", "c2", "c3", "c4", "c5"}
+    assert _verdicts(runs["lanes"]) == _verdicts(runs["serial"])
+    assert runs["lanes"]["c1"]["status"] == "passed" and runs["lanes"]["c5"]["status"] == "passed"
+
+
+@pytest.mark.container
+def test_the_lanes_ran_beside_each_other(runs: dict[str, Any]) -> None:
+    got = runs["lanes"]
+    assert got["c1"]["evidence"]["side_by_side"] == {"lane": ["c1"], "beside": ["c0", "c2"]}
+    for tier in ("c0", "c2"):
+        assert got[tier]["evidence"]["side_by_side"] == {"lane": ["c0", "c2"],
+                                                         "beside": ["c1"]}
+    c1_end = got["c1"]["started"] + got["c1"]["duration"]
+    assert got["c0"]["started"] < c1_end and got["c1"]["started"] < got["c0"]["started"] + \
+        got["c0"]["duration"], "C0 and C1 did not overlap"
+    # the tiers of no lane ran after every lane, alone
+    lanes_end = max(got[t]["started"] + got[t]["duration"] for t in ("c0", "c1", "c2"))
+    assert all(got[t]["started"] >= lanes_end - 0.5 for t in ("c3", "c4", "c5"))
+
+
+@pytest.mark.container
+def test_serial_and_compat_keep_the_official_order(runs: dict[str, Any]) -> None:
+    for name in ("serial", "compat"):
+        assert not any("side_by_side" in o["evidence"] for o in runs[name].values()), name
+        got = runs[name]
+        assert got["c0"]["started"] + got["c0"]["duration"] <= got["c1"]["started"] + 0.5
+
+
+@pytest.mark.container
+def test_a_sibling_shares_nothing_and_a_retired_one_makes_nothing(demo_image: str,
+                                                                 docker_client: Any) -> None:
+    target = DockerTarget(demo_image, run_id="tests-lanes-sibling", gpus=[],
+                          limits=Limits(memory="1g", pids=128))
+    sibling = target.sibling()
+    try:
+        assert sibling is not target.sibling() and sibling is not target.twin()
+        assert target.container().id != sibling.container().id
+        target.close()  # the target's close leaves its siblings alone
+        assert sibling.exec(["/bin/true"], timeout=30).exit_code == 0
+        sibling.retire()
+        with pytest.raises(InfraError, match="retired"):
+            sibling.exec(["/bin/true"], timeout=30)
+        assert docker_client.containers.list(
+            all=True, filters={"label": f"{LABEL_RUN}=tests-lanes-sibling"}) == []
+    finally:
+        sibling.retire()
+        target.close()
