@@ -24,7 +24,7 @@ from pytest_reb import findings
 from pytest_reb.assets.cache import AssetCache
 from pytest_reb.assets.view import attach
 from pytest_reb.audit.report import ReportLoad
-from pytest_reb.lanes import Lanes
+from pytest_reb.lanes import OBSERVED_AHEAD, Lanes
 from pytest_reb.lease import GpuLeases
 from pytest_reb.outcome import Outcome
 from pytest_reb.shims import mount_first
@@ -49,6 +49,14 @@ TIER_TESTS: dict[str, tuple[str, str]] = {
 def tier_probe(tier: str) -> Callable[[Context], Outcome]:
     """The ``probe`` function of a tier, imported on first use."""
     return importlib.import_module(TIER_TESTS[tier][1]).probe  # type: ignore[no-any-return]
+
+
+def _lane_work(ctx: Context, tier: str) -> object:
+    """What a lane does for ``tier`` (``lanes.py``): its outcome, or for a tier judged in its
+    turn (C5) its observation, its module's ``ahead``."""
+    if tier in OBSERVED_AHEAD:
+        return importlib.import_module(TIER_TESTS[tier][1]).ahead(ctx)
+    return ctx.make(tier, tier_probe(tier))
 
 
 @dataclass
@@ -191,7 +199,7 @@ class Context:
         if tier not in self.outcomes:
             if self.side_by_side and self.lanes is None:
                 lanes, self.side_by_side = self.side_by_side, ()  # started once, or never
-                self.lanes = Lanes.start(self, lanes, lambda ctx, t: ctx.make(t, tier_probe(t)))
+                self.lanes = Lanes.start(self, lanes, _lane_work)
             made = self.lanes.outcome(tier) if self.lanes is not None else None
             if made is None:
                 made = self.make(tier, probe)

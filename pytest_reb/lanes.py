@@ -1,4 +1,5 @@
-"""A target's first tiers side by side: C1 in containers of its own, C0 then C2 in others.
+"""A target's first tiers side by side: C1 in containers of its own, C0, C2 and C5's
+observation in others.
 
 The official harness ran its stages one after the other, and so did pytest-reb:
 C0, C1, C2, ... in one container.  The entrypoint (C1) is most of a pyramid's
@@ -9,16 +10,19 @@ real images: 0.6-0.8 of a core).  So the first item of a pair starts two
 id, limits and mounts, that share nothing with the target or each other):
 
 - lane 1: C1;
-- lane 2: C0, then C2.
+- lane 2: C0, then C2, then C5's observation of the report's interpreter
+  (``c5_audit.ahead``: the questions, the host's read of its versions, its size).
 
-Each tier's item waits for its lane's outcome.  Every other tier (C3, C4, C5)
-runs in the target itself, in its turn, once every lane is done: the GPU's own
-counters, C3's and C4's evidence of compute, must see that run alone, and C5
-compares what the others observed.
+Each tier's item waits for its lane's outcome.  Every other tier (C3, C4) runs
+in the target itself, in its turn, once every lane is done: the GPU's own
+counters, C3's and C4's evidence of compute, must see that run alone.  C5 is
+judged in its turn too, from the observation its lane made, against the
+outcomes of the others.
 
 Why the verdicts do not change: no lane reads what another wrote.  Each
 sibling's containers start from the image, as the first stage's did; C0
-installs nothing and C2's probe only reads.  On a GPU host C1 already ran in a
+installs nothing, C2's probe and C5's questions only read (C5's strict probe in a
+fresh container of its own, ``Target.twin``, as before).  On a GPU host C1 already ran in a
 container other than C2's (no GPU devices against a lease's).  What a stage
 leaves in its containers was never evidence (docs/threat-model.md).  The lanes
 are not used under ``--reb-compat``, which keeps the official order in one
@@ -45,7 +49,10 @@ if TYPE_CHECKING:
     from pytest_reb.context import Context
 
 #: The lanes, each a sequence of tiers run in order in a sibling of its own.
-LANES: tuple[tuple[str, ...], ...] = (("c1",), ("c0", "c2"))
+LANES: tuple[tuple[str, ...], ...] = (("c1",), ("c0", "c2", "c5"))
+#: Tiers whose lane makes only their observation (their module's ``ahead``); the tier is
+#: judged in the target, in its turn, from it (``Lanes.ahead``).
+OBSERVED_AHEAD = frozenset({"c5"})
 #: Tiers that may run in a lane.
 LANE_TIERS = frozenset(t for lane in LANES for t in lane)
 #: How long a stop waits for a retired lane's thread to notice (its command is killed).
@@ -64,15 +71,18 @@ class Lanes:
     """The lanes of one (repository, target) pair: their threads, siblings and outcomes."""
 
     def __init__(self) -> None:
-        self._futures: dict[str, Future[Outcome]] = {}
+        self._futures: dict[str, Future[object]] = {}
+        #: per tier a lane ran: its lane and the tiers beside it (``evidence.side_by_side``)
+        self._side: dict[str, dict[str, list[str]]] = {}
         self._siblings: list[Target] = []
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
 
     @classmethod
     def start(cls, ctx: Context, lanes: tuple[tuple[str, ...], ...],
-              make: Callable[[Context, str], Outcome]) -> Lanes | None:
-        """Start ``lanes`` for ``ctx``, each tier made by ``make(lane_ctx, tier)``; None when
+              make: Callable[[Context, str], object]) -> Lanes | None:
+        """Start ``lanes`` for ``ctx``, each tier's work done by ``make(lane_ctx, tier)`` (an
+        ``Outcome``, or an observation for ``OBSERVED_AHEAD``); None when
         the target has no sibling or cannot be reached (the tiers then run in their turn,
         where the same failure becomes their outcome).
 
@@ -94,45 +104,64 @@ class Lanes:
                 made.stop()
                 return None
             made._siblings.append(sibling)
+            beside = sorted(t for other in lanes if other != lane for t in other)
             for tier in lane:
                 made._futures[tier] = Future()
+                made._side[tier] = {"lane": list(lane), "beside": beside}
         for lane, sibling in zip(lanes, made._siblings, strict=True):
-            beside = sorted(t for other in lanes if other != lane for t in other)
             thread = threading.Thread(
-                target=made._run, args=(ctx.on_sibling(sibling), lane, beside, sibling, make),
+                target=made._run, args=(ctx.on_sibling(sibling), lane, sibling, make),
                 name=f"reb-lane-{'-'.join(lane)}", daemon=True)
             made._threads.append(thread)
             thread.start()
         return made
 
-    def _run(self, ctx: Context, lane: tuple[str, ...], beside: list[str], sibling: Target,
-             make: Callable[[Context, str], Outcome]) -> None:
+    def _run(self, ctx: Context, lane: tuple[str, ...], sibling: Target,
+             make: Callable[[Context, str], object]) -> None:
         try:
             for tier in lane:
                 future = self._futures[tier]
                 if self._stop.is_set() or not future.set_running_or_notify_cancel():
                     continue
                 try:
-                    outcome = make(ctx, tier)
+                    made = make(ctx, tier)
                 except BaseException as exc:  # handed to the item that waits for it
                     future.set_exception(exc)
                     continue
-                if outcome.status != "skipped":
-                    outcome.evidence["side_by_side"] = {"lane": list(lane), "beside": beside}
-                future.set_result(outcome)
+                if isinstance(made, Outcome) and made.status != "skipped":
+                    made.evidence["side_by_side"] = self._side[tier]
+                future.set_result(made)
         finally:
             with contextlib.suppress(Exception):
                 sibling.retire()
 
     def outcome(self, tier: str) -> Outcome | None:
-        """``tier``'s outcome from its lane, once made; for a tier of no lane, None once every
+        """``tier``'s outcome from its lane, once made; for any other tier, None once every
         lane is done (it then runs in the target, alone)."""
         future = self._futures.get(tier)
-        if future is not None:
-            return future.result()
+        if future is not None and tier not in OBSERVED_AHEAD:
+            made = future.result()
+            assert isinstance(made, Outcome)
+            return made
         for thread in self._threads:
             thread.join()
         return None
+
+    def ahead(self, tier: str) -> object | None:
+        """What ``tier``'s lane observed for it (``OBSERVED_AHEAD``); None if no lane did, or
+        the observation failed: the tier then observes in its turn, where the same failure
+        becomes its outcome."""
+        future = self._futures.get(tier)
+        if future is None or tier not in OBSERVED_AHEAD:
+            return None
+        try:
+            return future.result()
+        except Exception:
+            return None
+
+    def side_by_side(self, tier: str) -> dict[str, list[str]] | None:
+        """``tier``'s lane and the tiers beside it, or None when no lane ran it."""
+        return self._side.get(tier)
 
     def stop(self) -> None:
         """End every lane now: what has not started never will, what runs is killed with its

@@ -16,12 +16,13 @@ Both verdicts are recorded; the run's mode picks the status.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from pytest_reb import env_size
 from pytest_reb.audit import hostfacts
 from pytest_reb.audit.compat import compat_path
-from pytest_reb.audit.observe import observe_python
+from pytest_reb.audit.observe import PythonObservation, observe_python
 from pytest_reb.audit.report import ReportLoad
 from pytest_reb.audit.result import AuditResult
 from pytest_reb.audit.rules import audit
@@ -66,18 +67,28 @@ def _reported(load: ReportLoad) -> dict[str, Any] | None:
     return None
 
 
-def probe(ctx: Context) -> Outcome:
-    """Audit the report of this target; fails with the first, most serious category."""
-    load = ctx.report
-    outcomes: dict[str, Outcome | None] = {"c2": ctx.once("c2", tier_probe("c2"))}
-    if _wants_c4(load, ctx.repo.c5_compat):
-        outcomes["c4"] = ctx.once("c4", tier_probe("c4"))
+@dataclass
+class Seen:
+    """The report's interpreter as C5 observed it in the target: what the audit reads."""
+
+    python: PythonObservation | None
+    #: the interpreter the official validator asked, where it strips the report's path
+    official_python: PythonObservation | None
+    env_size: dict[str, Any]
+    #: seconds the questions took (the outcome's duration, with the audit's own)
+    took: float
+
+
+def ahead(ctx: Context) -> Seen:
+    """Observe the report's interpreter (``lanes.py`` runs this in lane 2, after C2, so the
+    audit in its turn only compares): where the official validator ran its own probe, with
+    the run's GPUs held (some take the device count from it), for strict and compat alike.
+    The prefix size is measured here too; it is not part of the audit."""
     start = time.monotonic()
+    load = ctx.report
     claimed = load.claimed_python
     variant = ctx.repo.c5_compat
     official = compat_path(load.data, variant)  # a validator that strips sees another path
-    # Where the official validator ran its own probe: with the run's GPUs (some take the
-    # device count from it), for strict and compat alike.
     with ctx.leases.hold(len(ctx.target.gpus)) as gpus:
         asked = variant.torch_questions
         python = observe_python(ctx.target, claimed, checkout=ctx.checkout, gpus=gpus,
@@ -87,8 +98,27 @@ def probe(ctx: Context) -> Outcome:
                            torch_questions=asked) if official else None)
     if python is not None and python.runs:  # strict's cross-check; compat never reads it
         python.host = hostfacts.read(ctx.target, claimed)
+    took = time.monotonic() - start
+    size = (env_size.measure(ctx.target, claimed)
+            if claimed and python is not None and python.runs
+            else env_size.unknown(claimed, "the report's interpreter does not run"))
+    return Seen(python, official_python, size, took)
+
+
+def probe(ctx: Context) -> Outcome:
+    """Audit the report of this target; fails with the first, most serious category."""
+    load = ctx.report
+    outcomes: dict[str, Outcome | None] = {"c2": ctx.once("c2", tier_probe("c2"))}
+    if _wants_c4(load, ctx.repo.c5_compat):
+        outcomes["c4"] = ctx.once("c4", tier_probe("c4"))
+    side = ctx.lanes.side_by_side("c5") if ctx.lanes is not None else None
+    seen = ctx.lanes.ahead("c5") if side is not None and ctx.lanes is not None else None
+    if not isinstance(seen, Seen):  # no lane observed it, or its observation failed
+        seen, side = ahead(ctx), None
+    start = time.monotonic()
+    python, variant = seen.python, ctx.repo.c5_compat
     strict = audit(load, python, outcomes, compat=False)
-    compat = audit(load, official_python, outcomes, compat=True, variant=variant)
+    compat = audit(load, seen.official_python, outcomes, compat=True, variant=variant)
     chosen = compat if ctx.compat else strict
     unjudged = _unjudged(strict, outcomes)
     o = ctx.outcome("c5", category=chosen.category, message=chosen.message,
@@ -105,12 +135,11 @@ def probe(ctx: Context) -> Outcome:
         "observed": python.to_json() if python else None,
         "tiers": {t: _tier_brief(outcomes.get(t)) for t in ("c2", "c4")},
     }
-    o.duration = round(time.monotonic() - start, 3)
+    if side is not None:
+        o.evidence["side_by_side"] = side
+    o.duration = round(seen.took + time.monotonic() - start, 3)
     # Not part of the audit (nor of its duration): the report interpreter's prefix size.
-    o.evidence["env_size"] = (
-        env_size.measure(ctx.target, claimed)
-        if claimed and python is not None and python.runs
-        else env_size.unknown(claimed, "the report's interpreter does not run"))
+    o.evidence["env_size"] = seen.env_size
     return ctx.verdict(o)
 
 
