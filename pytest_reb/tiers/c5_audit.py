@@ -9,7 +9,9 @@ the claim being audited is the report's ``python_path``, not ``--reb-python``;
 a repository whose official validator strips that path has the stripped one
 observed for compat.  It is observed in the GPU profile with every GPU of the
 target (held as C2 holds them), since three validators read the device count
-from their own probe of that interpreter.
+from their own probe of that interpreter.  With the side-by-side lanes
+(``lanes.py``) that observation (``ahead``) is made in lane 2 after C2, and the
+probe, in its turn, only compares.
 Both verdicts are recorded; the run's mode picks the status.
 """
 
