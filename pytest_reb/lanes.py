@@ -124,9 +124,14 @@ class Lanes:
                 if self._stop.is_set() or not future.set_running_or_notify_cancel():
                     continue
                 try:
-                    made = make(ctx, tier)
+                    made: object = make(ctx, tier)
                 except BaseException as exc:  # handed to the item that waits for it
-                    future.set_exception(exc)
+                    made = exc
+                if tier == lane[-1]:  # the lane's containers are gone when its last item ends
+                    with contextlib.suppress(Exception):
+                        sibling.retire()
+                if isinstance(made, BaseException):
+                    future.set_exception(made)
                     continue
                 if isinstance(made, Outcome) and made.status != "skipped":
                     made.evidence["side_by_side"] = self._side[tier]
