@@ -11,7 +11,11 @@ id, limits and mounts, that share nothing with the target or each other):
 
 - lane 1: C1;
 - lane 2: C0, then C2, then C5's observation of the report's interpreter
-  (``c5_audit.ahead``: the questions, the host's read of its versions, its size).
+  (``c5_audit.ahead``: the questions, the host's read of its versions, its size),
+  in the background: its containers have a quarter of the default CPU weight, so
+  when the cores are contended the entrypoint, the longest of a pyramid's
+  commands, keeps four fifths of them and runs about as fast as alone (the
+  timeouts are the same; only the order of the work on busy cores changes).
 
 Each tier's item waits for its lane's outcome.  Every other tier (C3, C4) runs
 in the target itself, in its turn, once every lane is done: the GPU's own
@@ -98,8 +102,8 @@ class Lanes:
         except TargetError:
             return None
         made = cls()
-        for lane in lanes:
-            sibling = target.sibling()
+        for n, lane in enumerate(lanes):
+            sibling = target.sibling(background=n > 0)
             if sibling is None:
                 made.stop()
                 return None

@@ -21,6 +21,7 @@ from hostile.images import demo_module
 from pytest_reb.lanes import LANE_TIERS, LANES, plan
 from pytest_reb.targets import DockerTarget, InfraError, Limits
 from pytest_reb.targets.base import LABEL_RUN
+from pytest_reb.targets.docker import BACKGROUND_SHARES
 
 
 def test_the_lanes_keep_their_order_and_need_two_of_them() -> None:
@@ -113,6 +114,12 @@ def test_a_sibling_shares_nothing_and_a_retired_one_makes_nothing(demo_image: st
     try:
         assert sibling is not target.sibling() and sibling is not target.twin()
         assert target.container().id != sibling.container().id
+        # lane 2 yields the cores to the entrypoint when they are contended
+        assert not sibling.container().attrs["HostConfig"]["CpuShares"]
+        background = target.sibling(background=True)
+        assert background.container().attrs["HostConfig"]["CpuShares"] == BACKGROUND_SHARES
+        assert background.limits.memory == target.limits.memory  # only the weight differs
+        background.retire()
         target.close()  # the target's close leaves its siblings alone
         assert sibling.exec(["/bin/true"], timeout=30).exit_code == 0
         sibling.retire()

@@ -302,11 +302,13 @@ class Target:
         """
         return None
 
-    def sibling(self) -> Target | None:
+    def sibling(self, *, background: bool = False) -> Target | None:
         """A target of the same environment that shares no process nor container with this one
         and lives apart from it: made for one caller, who ends it with ``retire`` (this target's
         ``close`` and ``mount`` leave it alone).  The pyramid's side-by-side tiers run there
-        (``lanes.py``).  None where there is no such thing (the host itself, ssh)."""
+        (``lanes.py``); a ``background`` one yields the cores to the others when they are
+        contended (a lower CPU weight: the timeouts are the same).  None where there is no
+        such thing (the host itself, ssh)."""
         return None
 
     def retire(self) -> None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import signal
 import threading
 import time
@@ -62,6 +63,9 @@ from pytest_reb.witness import observe
 #: Who runs what: our keep-alive as nobody, commands as root (no capabilities either way).
 KEEPALIVE_USER = "65534:65534"
 COMMAND_USER = "0:0"
+#: The CPU weight of a background sibling's containers (``Target.sibling``): a quarter of the
+#: engine's default 1024, so under contention the foreground gets four fifths of the cores.
+BACKGROUND_SHARES = 256
 #: Seconds between two looks at the writable layer while a command runs (at least).
 DISK_POLL = 1.0
 
@@ -76,6 +80,8 @@ class Limits:
     network: str = "none"
     #: the most the container may hold on disk: layer, volumes, unlinked files (``--reb-disk``)
     disk: str = "20g"
+    #: relative CPU weight when the machine's cores are contended (the engine's default: 1024)
+    cpu_shares: int | None = None
 
     def __post_init__(self) -> None:
         self.disk_bytes()  # a size the engine's units cannot read is a usage error, at once
@@ -191,6 +197,7 @@ class DockerTarget(Target):
             security_opt=["no-new-privileges"], pids_limit=self.limits.pids,
             mem_limit=self.limits.memory, memswap_limit=self.limits.memory,
             shm_size=self.limits.shm,
+            **({"cpu_shares": self.limits.cpu_shares} if self.limits.cpu_shares else {}),
             labels=labels(self.run_id, **{"reb.target": self.image[:200], "reb.profile": key}),
             mounts=[Mount(dst, src, type="bind", read_only=True)
                     for dst, src in {ourtools.TOOLS_MOUNT: str(tools), **tool_mounts(),
@@ -290,11 +297,15 @@ class DockerTarget(Target):
                 self._twin = self._copy()
             return self._twin
 
-    def sibling(self) -> DockerTarget:
+    def sibling(self, *, background: bool = False) -> DockerTarget:
         """Containers of their own, from the same image id, limits and mounts, that this
-        target's ``close`` and ``mount`` leave alone (``Target.sibling``)."""
+        target's ``close`` and ``mount`` leave alone (``Target.sibling``); ``background``
+        ones get a quarter of the default CPU weight."""
         with self._lock:
-            return self._copy()
+            made = self._copy()
+        if background:
+            made.limits = dataclasses.replace(self.limits, cpu_shares=BACKGROUND_SHARES)
+        return made
 
     def _copy(self) -> DockerTarget:
         """This target with no container yet: the same image id, client, limits and mounts
