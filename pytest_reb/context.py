@@ -24,7 +24,7 @@ from pytest_reb import findings
 from pytest_reb.assets.cache import AssetCache
 from pytest_reb.assets.view import attach
 from pytest_reb.audit.report import ReportLoad
-from pytest_reb.lanes import OBSERVED_AHEAD, Lanes
+from pytest_reb.lanes import OBSERVED_AHEAD, Lanes, Plan
 from pytest_reb.lease import GpuLeases
 from pytest_reb.outcome import Outcome
 from pytest_reb.shims import mount_first
@@ -94,9 +94,9 @@ class Context:
     keep_outputs: bool = False
     #: the verdict of a pair refused at collection (``verdict.misconfigured``): nothing runs
     refused: dict[str, Any] | None = None
-    #: the lanes this pair's first tiers run in side by side (``lanes.plan``): none runs
-    #: every tier in its turn, in the target
-    side_by_side: tuple[tuple[str, ...], ...] = ()
+    #: the lanes this pair's first tiers run in side by side (``lanes.plan``): an empty plan
+    #: runs every tier in its turn, in the target
+    side_by_side: Plan = field(default_factory=Plan)
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     lanes: Lanes | None = field(default=None, repr=False)
 
@@ -198,7 +198,7 @@ class Context:
         """
         if tier not in self.outcomes:
             if self.side_by_side and self.lanes is None:
-                lanes, self.side_by_side = self.side_by_side, ()  # started once, or never
+                lanes, self.side_by_side = self.side_by_side, Plan()  # started once, or never
                 self.lanes = Lanes.start(self, lanes, _lane_work)
             made = self.lanes.outcome(tier) if self.lanes is not None else None
             if made is None:
@@ -218,7 +218,7 @@ class Context:
         what was read once (report, checkout verdict, known fakes) shared."""
         lane = copy.copy(self)
         lane.__dict__["target"] = sibling
-        lane.outcomes, lane.lanes, lane.side_by_side = {}, None, ()
+        lane.outcomes, lane.lanes, lane.side_by_side = {}, None, Plan()
         return lane
 
     def stop_lanes(self) -> None:

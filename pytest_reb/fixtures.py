@@ -76,7 +76,7 @@ def reb_ctx(request: pytest.FixtureRequest, reb_target_spec: TargetSpec) -> Iter
         repo_dir=opts.repo_dir, compat=opts.compat,
         agent=reb_target_spec.agent, asset_cache=session.asset_cache,
         ext_sweep=opts.ext_sweep and wanted("c2"),
-        side_by_side=() if opts.serial or opts.compat else lanes.plan(
+        side_by_side=lanes.Plan() if opts.serial or opts.compat else lanes.plan(
             t for t in lanes.LANE_TIERS if repo.applicable[t]
             and f"{repo.name}|{reb_target_spec.id}|{t}" not in session.resumed  # nothing to run
             and (wanted(t) or (t == "c2" and wanted("c5")))),  # C5 asks for C2's outcome

@@ -1,26 +1,30 @@
-"""A target's first tiers side by side: C1 in containers of its own, C0, C2 and C5's
-observation in others.
+"""A target's first tiers side by side: C1 in containers of its own, C0 and C2 in others,
+C5's observation in whichever is free first.
 
 The official harness ran its stages one after the other, and so did pytest-reb:
 C0, C1, C2, ... in one container.  The entrypoint (C1) is most of a pyramid's
-time, and a research repository's ``python train.py`` on CPU keeps one core
-busy at most while it imports and loads (the official cpu stages measured on the
-real images: 0.6-0.8 of a core).  So the first item of a pair starts two
-*lanes*, each on a ``Target.sibling`` of its own (containers from the same image
-id, limits and mounts, that share nothing with the target or each other):
+time, and a research repository's ``python train.py`` on CPU often leaves a core
+idle while it imports and loads (the official cpu stages measured on the real
+images: 0.6-1.2 cores of 2).  So the first item of a pair starts two *lanes*,
+each on a ``Target.sibling`` of its own (containers from the same image id,
+limits and mounts, that share nothing with the target or each other):
 
 - lane 1: C1;
-- lane 2: C0, then C2, then C5's observation of the report's interpreter
-  (``c5_audit.ahead``: the questions, the host's read of its versions, its size),
-  in the background: its containers have a quarter of the default CPU weight, so
-  when the cores are contended the entrypoint, the longest of a pyramid's
-  commands, keeps four fifths of them and runs about as fast as alone (the
-  timeouts are the same; only the order of the work on busy cores changes).
+- lane 2: C0, then C2, in the background: its containers have a quarter of the
+  default CPU weight, so when the cores are contended the entrypoint, the
+  longest of a pyramid's commands, keeps four fifths of them and runs about as
+  fast as alone (the timeouts are the same; only the order of the work on busy
+  cores changes);
+- then, in the first lane done with its own tiers: C5's observation of the
+  report's interpreter (``c5_audit.ahead``: the questions, the host's read of
+  its versions, its size).  On the demo C1 ends first, on a real repository
+  lane 2 does (while the extension sweep is not yet kept for the image, the
+  other way round).
 
 Each tier's item waits for its lane's outcome.  Every other tier (C3, C4) runs
 in the target itself, in its turn, once every lane is done: the GPU's own
 counters, C3's and C4's evidence of compute, must see that run alone.  C5 is
-judged in its turn too, from the observation its lane made, against the
+judged in its turn too, from the observation a lane made, against the
 outcomes of the others.
 
 Why the verdicts do not change: no lane reads what another wrote.  Each
@@ -33,7 +37,7 @@ are not used under ``--reb-compat``, which keeps the official order in one
 container, nor under ``--reb-serial``; nor on targets with no sibling (the host
 itself through ``local://``, ssh), where a command's end kills by process tree.
 
-A lane's thread ends its sibling when its tiers are done; a run that stops early
+A lane's thread ends its sibling when its work is done; a run that stops early
 (Ctrl-C, SIGTERM, a failed module) retires every sibling first, so a command
 still running is killed and no container is made after the run's clean-up.
 """
@@ -42,8 +46,10 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pytest_reb.outcome import Outcome
@@ -53,42 +59,62 @@ if TYPE_CHECKING:
     from pytest_reb.context import Context
 
 #: The lanes, each a sequence of tiers run in order in a sibling of its own.
-LANES: tuple[tuple[str, ...], ...] = (("c1",), ("c0", "c2", "c5"))
+LANES: tuple[tuple[str, ...], ...] = (("c1",), ("c0", "c2"))
+#: Work any lane takes once done with its own tiers, the first free first.
+TAIL: tuple[str, ...] = ("c5",)
 #: Tiers whose lane makes only their observation (their module's ``ahead``); the tier is
 #: judged in the target, in its turn, from it (``Lanes.ahead``).
 OBSERVED_AHEAD = frozenset({"c5"})
 #: Tiers that may run in a lane.
-LANE_TIERS = frozenset(t for lane in LANES for t in lane)
+LANE_TIERS = frozenset({t for lane in LANES for t in lane} | set(TAIL))
 #: How long a stop waits for a retired lane's thread to notice (its command is killed).
 STOP_WAIT = 30.0
 
 
-def plan(tiers: Iterable[str]) -> tuple[tuple[str, ...], ...]:
+@dataclass(frozen=True)
+class Plan:
+    """Which lanes run which tiers, and the tail the first free lane takes."""
+
+    lanes: tuple[tuple[str, ...], ...] = ()
+    tail: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.lanes)
+
+
+def plan(tiers: Iterable[str]) -> Plan:
     """The lanes that run ``tiers``, each keeping its order; none when fewer than two lanes
-    would have anything to do (one lane alone is the serial order with a container more)."""
+    would have tiers of their own (one lane alone is the serial order with a container
+    more)."""
     wanted = set(tiers)
     lanes = tuple(kept for lane in LANES if (kept := tuple(t for t in lane if t in wanted)))
-    return lanes if len(lanes) >= 2 else ()
+    if len(lanes) < 2:
+        return Plan()
+    return Plan(lanes, tuple(t for t in TAIL if t in wanted))
 
 
 class Lanes:
     """The lanes of one (repository, target) pair: their threads, siblings and outcomes."""
 
-    def __init__(self) -> None:
-        self._futures: dict[str, Future[object]] = {}
+    def __init__(self, plan: Plan) -> None:
+        self._plan = plan
+        self._futures: dict[str, Future[object]] = {
+            t: Future() for t in (*(t for lane in plan.lanes for t in lane), *plan.tail)}
         #: per tier a lane ran: its lane and the tiers beside it (``evidence.side_by_side``)
         self._side: dict[str, dict[str, list[str]]] = {}
+        self._tail = deque(plan.tail)
+        self._lock = threading.Lock()
         self._siblings: list[Target] = []
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
 
     @classmethod
-    def start(cls, ctx: Context, lanes: tuple[tuple[str, ...], ...],
+    def start(cls, ctx: Context, plan: Plan,
               make: Callable[[Context, str], object]) -> Lanes | None:
-        """Start ``lanes`` for ``ctx``, each tier's work done by ``make(lane_ctx, tier)`` (an
-        ``Outcome``, or an observation for ``OBSERVED_AHEAD``); None when
-        the target has no sibling or cannot be reached (the tiers then run in their turn,
-        where the same failure becomes their outcome).
+        """Start the lanes of ``plan`` for ``ctx``, each tier's work done by
+        ``make(lane_ctx, tier)`` (an ``Outcome``, or an observation for ``OBSERVED_AHEAD``);
+        None when the target has no sibling or cannot be reached (the tiers then run in
+        their turn, where the same failure becomes their outcome).
 
         What every tier shares is read here first, in the target itself and once: the
         report, the checkout's verdict before any run and the known-fakes scan.
@@ -101,18 +127,14 @@ class Lanes:
             ctx.known_fakes  # noqa: B018
         except TargetError:
             return None
-        made = cls()
-        for n, lane in enumerate(lanes):
+        made = cls(plan)
+        for n, _ in enumerate(plan.lanes):
             sibling = target.sibling(background=n > 0)
             if sibling is None:
                 made.stop()
                 return None
             made._siblings.append(sibling)
-            beside = sorted(t for other in lanes if other != lane for t in other)
-            for tier in lane:
-                made._futures[tier] = Future()
-                made._side[tier] = {"lane": list(lane), "beside": beside}
-        for lane, sibling in zip(lanes, made._siblings, strict=True):
+        for lane, sibling in zip(plan.lanes, made._siblings, strict=True):
             thread = threading.Thread(
                 target=made._run, args=(ctx.on_sibling(sibling), lane, sibling, make),
                 name=f"reb-lane-{'-'.join(lane)}", daemon=True)
@@ -120,10 +142,26 @@ class Lanes:
             thread.start()
         return made
 
-    def _run(self, ctx: Context, lane: tuple[str, ...], sibling: Target,
+    def _next(self, own: list[str], lane: list[str]) -> str | None:
+        """The lane's next tier: its own, else the tail's next (then it is the lane's)."""
+        if own:
+            return own.pop(0)
+        with self._lock:
+            if not self._tail:
+                return None
+            tier = self._tail.popleft()
+        lane.append(tier)
+        return tier
+
+    def _last(self, own: list[str]) -> bool:
+        with self._lock:
+            return not own and not self._tail
+
+    def _run(self, ctx: Context, tiers: tuple[str, ...], sibling: Target,
              make: Callable[[Context, str], object]) -> None:
+        own, lane = list(tiers), list(tiers)
         try:
-            for tier in lane:
+            while (tier := self._next(own, lane)) is not None:
                 future = self._futures[tier]
                 if self._stop.is_set() or not future.set_running_or_notify_cancel():
                     continue
@@ -131,9 +169,12 @@ class Lanes:
                     made: object = make(ctx, tier)
                 except BaseException as exc:  # handed to the item that waits for it
                     made = exc
-                if tier == lane[-1]:  # the lane's containers are gone when its last item ends
+                if self._last(own):  # the lane's containers are gone when its last item ends
                     with contextlib.suppress(Exception):
                         sibling.retire()
+                others = sorted(t for other in self._plan.lanes if other != tiers
+                                for t in other)
+                self._side[tier] = {"lane": list(lane), "beside": others}
                 if isinstance(made, BaseException):
                     future.set_exception(made)
                     continue

@@ -119,9 +119,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "at most)")
     group.addoption("--reb-serial", action="store_true", default=False,
                     help="run each target's tiers one after another in one container, as the "
-                         "official harness did (default: C1 runs beside C0, C2 and C5's "
-                         "observation, each lane in containers of its own; --reb-compat "
-                         "always runs them in turn)")
+                         "official harness did (default: C1 runs beside C0 then C2, each lane "
+                         "in containers of its own; --reb-compat always runs them in turn)")
     group.addoption("--reb-prepare", action="store_true", default=False,
                     help="fetch and make the assets of the collected repositories into the "
                          "asset cache before the tiers run (the only step that uses the network)")

@@ -10,8 +10,8 @@ a repository whose official validator strips that path has the stripped one
 observed for compat.  It is observed in the GPU profile with every GPU of the
 target (held as C2 holds them), since three validators read the device count
 from their own probe of that interpreter.  With the side-by-side lanes
-(``lanes.py``) that observation (``ahead``) is made in lane 2 after C2, and the
-probe, in its turn, only compares.
+(``lanes.py``) that observation (``ahead``) is made by the first lane done with
+its own tiers, and the probe, in its turn, only compares.
 Both verdicts are recorded; the run's mode picks the status.
 """
 
@@ -113,8 +113,8 @@ def probe(ctx: Context) -> Outcome:
     outcomes: dict[str, Outcome | None] = {"c2": ctx.once("c2", tier_probe("c2"))}
     if _wants_c4(load, ctx.repo.c5_compat):
         outcomes["c4"] = ctx.once("c4", tier_probe("c4"))
+    seen = ctx.lanes.ahead("c5") if ctx.lanes is not None else None
     side = ctx.lanes.side_by_side("c5") if ctx.lanes is not None else None
-    seen = ctx.lanes.ahead("c5") if side is not None and ctx.lanes is not None else None
     if not isinstance(seen, Seen):  # no lane observed it, or its observation failed
         seen, side = ahead(ctx), None
     start = time.monotonic()
