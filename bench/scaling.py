@@ -4,9 +4,11 @@ A matrix of 8 rows (agents ``a1``..``a8``, all on the good demo image, so
 every C1 really trains) runs ``-m "c1 or c2"`` with one worker and with
 two, interleaved N times (order alternating).  ``-n 1`` rather than ``-n 0``
 so both sides pay xdist's start.  The matrix and module are the same on
-both sides; only ``-n`` differs.
+both sides; only ``-n`` differs.  Each pair runs C1 beside C2 by default (the
+side-by-side lanes, docs/tiers.md), so ``-n 1`` already keeps both cores busy;
+``--serial`` passes ``--reb-serial`` to both sides and measures the workers alone.
 
-    python bench/scaling.py [--repeat N] [--targets 8]
+    python bench/scaling.py [--repeat N] [--targets 8] [--serial]
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--targets", type=int, default=8)
+    parser.add_argument("--serial", action="store_true",
+                        help="each pair's tiers in turn (--reb-serial), no lanes")
     args = parser.parse_args()
     [image] = demo_images("good")
     walls: dict[int, list[float]] = {1: [], 2: []}
@@ -40,7 +44,8 @@ def main() -> int:
             return timed([sys.executable, "-m", "pytest", "--rootdir", str(where), "-q",
                           "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
                           "--reb-matrix", "matrix.jsonl", "-m", "c1 or c2", "-n", str(workers),
-                          "--reb-outdir", str(where / tag)], cwd=where)
+                          "--reb-outdir", str(where / tag),
+                          *(["--reb-serial"] if args.serial else [])], cwd=where)
 
         run(2, "warmup")
         for i in range(args.repeat):
@@ -51,7 +56,7 @@ def main() -> int:
     rows = [(f"-n {n}", median(w), min(w), max(w), ", ".join(f"{x:.1f}" for x in loads[n]))
             for n, w in walls.items()]
     print(f"{args.targets} demo targets x (C1, C2) on {image}, {args.repeat} interleaved runs "
-          f"each; {machine()}")
+          f"each, {'serial tiers' if args.serial else 'C1 beside C2 (lanes)'}; {machine()}")
     print(table(["pytest --reb-matrix ... -m 'c1 or c2'", "median s", "min s", "max s",
                  "1-min load after each"], rows))
     speedup = median(speedups)
