@@ -76,7 +76,8 @@ def reb_ctx(request: pytest.FixtureRequest, reb_target_spec: TargetSpec) -> Iter
         repo_dir=opts.repo_dir, compat=opts.compat,
         agent=reb_target_spec.agent, asset_cache=session.asset_cache,
         ext_sweep=opts.ext_sweep and wanted("c2"),
-        side_by_side=lanes.Plan() if opts.serial or opts.compat else lanes.plan(
+        side_by_side=lanes.Plan() if opts.serial or opts.compat or not lanes.spare_cores(
+            _workers(request.config)) else lanes.plan(
             t for t in lanes.LANE_TIERS if repo.applicable[t]
             and f"{repo.name}|{reb_target_spec.id}|{t}" not in session.resumed  # nothing to run
             and (wanted(t) or (t == "c2" and wanted("c5")))),  # C5 asks for C2's outcome
@@ -88,6 +89,13 @@ def reb_ctx(request: pytest.FixtureRequest, reb_target_spec: TargetSpec) -> Iter
         yield ctx
     finally:
         ctx.stop_lanes()
+
+
+def _workers(config: pytest.Config) -> int:
+    """How many xdist workers share this machine's cores (1 outside xdist: a pytest started
+    from a worker inherits its environment, not its place, so the worker's own input)."""
+    info = getattr(config, "workerinput", None)
+    return int(info.get("workercount", 1)) if isinstance(info, dict) else 1
 
 
 def _agent_timed_out(image: str | None) -> bool:

@@ -35,7 +35,8 @@ container other than C2's (no GPU devices against a lease's).  What a stage
 leaves in its containers was never evidence (docs/threat-model.md).  The lanes
 are not used under ``--reb-compat``, which keeps the official order in one
 container, nor under ``--reb-serial``; nor on targets with no sibling (the host
-itself through ``local://``, ssh), where a command's end kills by process tree.
+itself through ``local://``, ssh), where a command's end kills by process tree;
+nor where xdist already gives every core a worker (``spare_cores``).
 
 A lane's thread ends its sibling when its work is done; a run that stops early
 (Ctrl-C, SIGTERM, a failed module) retires every sibling first, so a command
@@ -45,6 +46,7 @@ still running is killed and no container is made after the run's clean-up.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -80,6 +82,18 @@ class Plan:
 
     def __bool__(self) -> bool:
         return bool(self.lanes)
+
+
+def spare_cores(workers: int) -> bool:
+    """Whether a second lane has a core of its own: every xdist worker (``workers``, 1 without
+    ``-n``) may run two lanes, so lanes need twice as many cores as workers.  Where every core
+    already has a worker they only add containers (``bench/scaling.py``: 8 demo pairs under
+    ``-n 2`` on 2 cores took 75.5 s with lanes, 59.5 s without)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return cores >= 2 * workers
 
 
 def plan(tiers: Iterable[str]) -> Plan:

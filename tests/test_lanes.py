@@ -12,16 +12,23 @@ in the middle of the lanes is in ``tests/faults/test_interrupt.py``.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hostile.images import demo_module
 
-from pytest_reb.lanes import LANE_TIERS, LANES, Plan, plan
+from pytest_reb.lanes import LANE_TIERS, LANES, Plan, plan, spare_cores
 from pytest_reb.targets import DockerTarget, InfraError, Limits
 from pytest_reb.targets.base import LABEL_RUN
 from pytest_reb.targets.docker import BACKGROUND_SHARES
+
+
+def test_lanes_need_two_cores_a_worker() -> None:
+    cores = len(os.sched_getaffinity(0))
+    assert spare_cores(cores // 2) if cores >= 2 else not spare_cores(1)
+    assert not spare_cores(cores)  # every core has a worker already
 
 
 def test_the_lanes_keep_their_order_and_need_two_of_them() -> None:
