@@ -426,11 +426,11 @@ def ours_side(subject: Subject, where: Path, tag: str, label: str,
         tiers[t] = {"wall": got["wall"], "cpu": got["cpu"] + ctr, "container_cpu": ctr,
                     "phases": dict(got["phases"]), "commands": dict(rec["commands"].get(t, {}))}
     [path] = outdir.glob("*/outcomes.jsonl")
-    outcomes, lanes = {}, {}
+    outcomes, lanes = {}, False
     for line in path.read_text().splitlines():
         o = json.loads(line)
         outcomes[o["tier"]] = (o.get("duration") or 0.0, o.get("status", "?"))
-        lanes[o["tier"]] = {"side_by_side": (o.get("evidence") or {}).get("side_by_side")}
+        lanes = lanes or bool((o.get("evidence") or {}).get("side_by_side"))
     ses = rec["session"]
     in_tests = sum(v["wall"] for v in tiers.values())
     return {"wall": wall, "cpu": host_cpu + meter.total(), "host_cpu": host_cpu,
@@ -604,8 +604,7 @@ def main() -> int:
     # C1 and the official cpu stage run the same entrypoint: its time is common to both sides
     entry = sum(median([m["outcomes"].get("c1", (0.0,))[0] for m in mine[s.image]])
                 for s in todo if s.cpu_own)
-    lanes = any(o.get("side_by_side") for s in todo for m in mine[s.image]
-                for o in m.get("lanes", {}).values())
+    lanes = any(m["lanes"] for s in todo for m in mine[s.image])
     if lanes:  # the items wait for their lanes: a tier's wall is its wait, not its work
         print(f"tiers side by side (lanes.py): each tier's wall above is its item's wait, their "
               f"sum the pyramid's; the entrypoint's own {entry:.1f} s (C1's outcomes) bounds "

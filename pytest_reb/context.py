@@ -26,7 +26,7 @@ from pytest_reb.assets.view import attach
 from pytest_reb.audit.report import ReportLoad
 from pytest_reb.lanes import OBSERVED_AHEAD, Lanes, Plan
 from pytest_reb.lease import GpuLeases
-from pytest_reb.outcome import Outcome
+from pytest_reb.outcome import Outcome, outcome_key
 from pytest_reb.shims import mount_first
 from pytest_reb.spec import Repo
 from pytest_reb.targets import InfraError, Target, TargetError
@@ -208,7 +208,7 @@ class Context:
 
     def make(self, tier: str, probe: Callable[[Context], Outcome]) -> Outcome:
         """``tier``'s outcome: resumed, the official agent-timeout score, or ``probe``'s."""
-        done = self.resumed.get(f"{self.repo.name}|{self.target_name}|{tier}")
+        done = self.resumed.get(outcome_key(self.repo.name, self.target_name, tier))
         if done is None and self.compat and self.agent_timed_out and self.repo.applicable[tier]:
             done = self._agent_timeout(tier)
         return done if done is not None else self._guarded(tier, probe)

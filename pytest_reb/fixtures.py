@@ -9,7 +9,7 @@ removed when pytest tears the fixture down, Ctrl-C and SIGTERM included.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -17,8 +17,9 @@ from pytest_reb import lanes
 from pytest_reb.collect import selected
 from pytest_reb.context import Context
 from pytest_reb.matrix import TargetSpec
+from pytest_reb.outcome import outcome_key
 from pytest_reb.session import RebSession
-from pytest_reb.spec import repo_of
+from pytest_reb.spec import Repo, repo_of
 from pytest_reb.stash import SESSION_KEY
 from pytest_reb.targets import Target
 
@@ -76,11 +77,7 @@ def reb_ctx(request: pytest.FixtureRequest, reb_target_spec: TargetSpec) -> Iter
         repo_dir=opts.repo_dir, compat=opts.compat,
         agent=reb_target_spec.agent, asset_cache=session.asset_cache,
         ext_sweep=opts.ext_sweep and wanted("c2"),
-        side_by_side=lanes.Plan() if opts.serial or opts.compat or not lanes.spare_cores(
-            _workers(request.config)) else lanes.plan(
-            t for t in lanes.LANE_TIERS if repo.applicable[t]
-            and f"{repo.name}|{reb_target_spec.id}|{t}" not in session.resumed  # nothing to run
-            and (wanted(t) or (t == "c2" and wanted("c5")))),  # C5 asks for C2's outcome
+        side_by_side=_lanes(request.config, session, repo, reb_target_spec, wanted),
         allow_mismatch=opts.allow_mismatch, trusted_hooks=opts.trusted_hooks,
         keep_outputs=opts.keep_outputs,
         refused=session.refused.get(f"{repo.name}|{reb_target_spec.id}"),
@@ -89,6 +86,19 @@ def reb_ctx(request: pytest.FixtureRequest, reb_target_spec: TargetSpec) -> Iter
         yield ctx
     finally:
         ctx.stop_lanes()
+
+
+def _lanes(config: pytest.Config, session: RebSession, repo: Repo, spec: TargetSpec,
+           wanted: Callable[[str], bool]) -> lanes.Plan:
+    """The pair's side-by-side lanes (``lanes.py``): none under ``--reb-serial`` or
+    ``--reb-compat``, nor where xdist gives every core a worker; only for tiers that apply,
+    that the run wants (C5 asks for C2's outcome) and that a resumed run does not hold."""
+    opts = session.options
+    if opts.serial or opts.compat or not lanes.spare_cores(_workers(config)):
+        return lanes.Plan()
+    return lanes.plan(t for t in lanes.LANE_TIERS if repo.applicable[t]
+                      and outcome_key(repo.name, spec.id, t) not in session.resumed
+                      and (wanted(t) or (t == "c2" and wanted("c5"))))
 
 
 def _workers(config: pytest.Config) -> int:

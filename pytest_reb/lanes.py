@@ -142,7 +142,7 @@ class Lanes:
         except TargetError:
             return None
         made = cls(plan)
-        for n, _ in enumerate(plan.lanes):
+        for n in range(len(plan.lanes)):
             sibling = target.sibling(background=n > 0)
             if sibling is None:
                 made.stop()
@@ -174,6 +174,7 @@ class Lanes:
     def _run(self, ctx: Context, tiers: tuple[str, ...], sibling: Target,
              make: Callable[[Context, str], object]) -> None:
         own, lane = list(tiers), list(tiers)
+        beside = sorted(t for other in self._plan.lanes if other != tiers for t in other)
         try:
             while (tier := self._next(own, lane)) is not None:
                 future = self._futures[tier]
@@ -186,9 +187,7 @@ class Lanes:
                 if self._last(own):  # the lane's containers are gone when its last item ends
                     with contextlib.suppress(Exception):
                         sibling.retire()
-                others = sorted(t for other in self._plan.lanes if other != tiers
-                                for t in other)
-                self._side[tier] = {"lane": list(lane), "beside": others}
+                self._side[tier] = {"lane": list(lane), "beside": beside}
                 if isinstance(made, BaseException):
                     future.set_exception(made)
                     continue

@@ -30,6 +30,12 @@ TIER_TITLES = {"c0": "C0 static imports", "c1": "C1 CPU", "c2": "C2 CUDA alignme
                "c3": "C3 single GPU", "c4": "C4 distributed", "c5": "C5 report audit"}
 
 
+def outcome_key(repo: str, target: str, tier: str) -> str:
+    """The identity of one tier of one (repository, target) pair inside a run (``Outcome.key``),
+    also for an outcome not made yet: what a resumed run is looked up by."""
+    return f"{repo}|{target}|{tier}"
+
+
 @dataclass
 class Outcome:
     """What one tier saw on one target, with both verdicts when they differ.
@@ -65,7 +71,7 @@ class Outcome:
     @property
     def key(self) -> str:
         """Identity of the item inside one run: repository, target, tier."""
-        return f"{self.repo}|{self.target}|{self.tier}"
+        return outcome_key(self.repo, self.target, self.tier)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
