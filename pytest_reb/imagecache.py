@@ -39,10 +39,16 @@ def image_id(target: Any) -> str | None:
     return found if isinstance(found, str) and found else None
 
 
+def folder(kind: str, *parts: str) -> Path:
+    """Where readings of ``kind`` are kept, or the one named by ``parts`` (hashed) under it."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache"))
+    where = base / "pytest-reb" / kind
+    return where / hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32] if parts else where
+
+
 def _file(kind: str, image: str, parts: Iterable[str]) -> Path:
-    key = hashlib.sha256("\0".join([image, *parts]).encode()).hexdigest()[:32]
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "pytest-reb" / kind / f"{key}.json"
+    at = folder(kind, image, *parts)
+    return at.with_name(f"{at.name}.json")
 
 
 def load(kind: str, image: str | None, parts: Iterable[str]) -> Any | None:

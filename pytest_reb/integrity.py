@@ -73,9 +73,6 @@ PROBE_FILES = frozenset({"conftest.py", "sitecustomize.py", "usercustomize.py",
                          "tox.ini"})
 #: Files Python imports as a module (``.pyi`` only for pyright: C0).
 MODULE_SUFFIXES = (".py", ".pyi", ".pyc", ".so")
-#: Set in every stage command (``tiers.entrypoint``): the interpreter reads and writes its
-#: bytecode there, never in the checkout's ``__pycache__`` folders, which the image could fill.
-PYCACHE_ENV = "PYTHONPYCACHEPREFIX"
 LFS_POINTER = re.compile(rb"version https://git-lfs\.github\.com/spec/v1\n"
                          rb"oid sha256:([0-9a-f]{64})\nsize (\d+)\n?")
 
@@ -343,7 +340,7 @@ class _Check:
     def _bytecode(self, base: str, rel: str, tree: dict[str, tuple[str, str]]) -> None:
         """``__pycache__`` files Python would load without looking at the tracked source:
         unchecked-hash bytecode (PEP 552).  Other bytecode is never read by a stage, whose
-        interpreter keeps its cache elsewhere (``PYCACHE_ENV``)."""
+        interpreter keeps its cache elsewhere (``bytecode.PYCACHE_ENV``)."""
         folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
         try:
             names = sorted(os.listdir(f"{base}/{rel}"))[:MAX_WALK]

@@ -280,7 +280,7 @@ class Target:
         GPU; the ``gpu`` profile sees ``gpus`` (a lease), by default all of the
         target's.
         """
-        devices = [] if profile == "cpu" else list(self.gpus if gpus is None else gpus)
+        devices = self.devices(profile, gpus)
         # Running the environment must not change it: no bytecode written into its prefix.
         env = {"PYTHONDONTWRITEBYTECODE": "1", **(env or {})}
         return self._exec([str(a) for a in argv], timeout=self.scaled(timeout) if scaled
@@ -289,6 +289,11 @@ class Target:
     def _exec(self, argv: list[str], *, timeout: float, env: dict[str, str], cwd: str | None,
               devices: list[str]) -> ExecResult:
         raise NotImplementedError
+
+    def devices(self, profile: Profile, gpus: Sequence[str] | None) -> list[str]:
+        """The GPUs a command of ``profile`` sees: none for ``cpu``, else ``gpus`` (a lease),
+        by default all of the target's."""
+        return [] if profile == "cpu" else list(self.gpus if gpus is None else gpus)
 
     def twin(self) -> Target | None:
         """A target of the same environment that shares no process with this one (a
@@ -316,6 +321,22 @@ class Target:
         one fails as ``InfraError`` instead of making anything new (a side-by-side lane that
         outlives a Ctrl-C must not start a container after the run's clean-up)."""
         self.close()
+
+    def stage_bytecode(self, profile: Profile, gpus: Sequence[str]) -> dict[str, str]:
+        """The env a stage's commands get for Python's bytecode: a folder the image cannot
+        know (``bytecode.PYCACHE_DIR``), so no ``__pycache__`` of the checkout is read, and,
+        by the base env of ``exec``, nothing written.  A target that keeps bytecode per image
+        (Docker) answers a folder of the stage's own, filled with what the host compiled."""
+        from pytest_reb import bytecode
+
+        return {bytecode.PYCACHE_ENV: bytecode.PYCACHE_DIR}
+
+    def keep_bytecode(self, env: Mapping[str, str], profile: Profile,
+                      gpus: Sequence[str]) -> dict[str, int] | None:
+        """After the stage that ran with ``env`` (``stage_bytecode``): have the host compile
+        what the stage compiled for itself; how many files that was, or None where nothing
+        is kept."""
+        return None
 
     def tool(self, path: str) -> str:
         """Where a probe or tool mounted at ``path`` (under /opt/reb) is, seen from the target."""

@@ -34,12 +34,12 @@ import dataclasses
 import signal
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_reb import witness
+from pytest_reb import bytecode, witness
 from pytest_reb.evidence import GpuWatch, host_gpus
 from pytest_reb.optiontypes import size_bytes
 from pytest_reb.targets import diskuse, ourtools
@@ -50,6 +50,7 @@ from pytest_reb.targets.base import (
     SEED_MOUNT,
     ExecResult,
     InfraError,
+    Profile,
     TailBuffer,
     Target,
     TargetError,
@@ -144,6 +145,8 @@ class DockerTarget(Target):
         self.seeds: dict[str, str] = {}
         self._twin: DockerTarget | None = None
         self._retired = False
+        #: the host folder of this image's kept bytecode (``bytecode``), mounted read-only
+        self.bytecode = bytecode.kept_dir(self.image_id)
 
     # -- containers
 
@@ -201,9 +204,10 @@ class DockerTarget(Target):
             labels=labels(self.run_id, **{"reb.target": self.image[:200], "reb.profile": key}),
             mounts=[Mount(dst, src, type="bind", read_only=True)
                     for dst, src in {ourtools.TOOLS_MOUNT: str(tools), **tool_mounts(),
-                                     **self.extra_mounts}.items()],
+                                     **self.extra_mounts, **self._bytecode_mount()}.items()],
             # sized, so a tmpfs cannot grow past what the memory limit would allow anyway
-            tmpfs={at: f"size={self.limits.memory}" for at in self.tmpfs},
+            tmpfs={at: f"size={self.limits.memory}"
+                   for at in [*self.tmpfs, *([bytecode.PYCACHE_DIR] if self.bytecode else [])]},
         )
         if devices:
             kwargs["device_requests"] = [DeviceRequest(device_ids=devices,
@@ -258,6 +262,21 @@ class DockerTarget(Target):
             if len(pids) >= 2 or time.monotonic() > deadline:
                 return cgroup, pids
             time.sleep(0.02)
+
+    def _bytecode_mount(self) -> dict[str, str]:
+        return {} if self.bytecode is None else {bytecode.MOUNT: str(self.bytecode)}
+
+    def stage_bytecode(self, profile: Profile, gpus: Sequence[str]) -> dict[str, str]:
+        made = bytecode.seed(self, profile, gpus) if self.bytecode is not None else None
+        return made or super().stage_bytecode(profile, gpus)
+
+    def keep_bytecode(self, env: Mapping[str, str], profile: Profile,
+                      gpus: Sequence[str]) -> dict[str, int] | None:
+        if self.bytecode is None:
+            return None
+        skip = [ourtools.TOOLS_MOUNT, "/opt/reb", *self.mounted(), *self.tmpfs,
+                bytecode.PYCACHE_DIR, "/proc", "/sys", "/dev"]
+        return bytecode.keep(self, self.bytecode, env, self.devices(profile, gpus), skip)
 
     def own_env(self, name: str) -> str | None:
         return self._image_env.get(name)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 from typing import Any
 
-from pytest_reb import diagnose
+from pytest_reb import bytecode, diagnose
 from pytest_reb.assets import view
 from pytest_reb.assets.fetchers import checkout_copy
 from pytest_reb.context import Context
@@ -34,7 +34,7 @@ from pytest_reb.spec import Asset, Run
 from pytest_reb.targets import PROBES_MOUNT, SHIMLIB_MOUNT, ExecResult, Profile, TargetError
 from pytest_reb.tiers import stage_messages
 from pytest_reb.tiers.gpu_rules import EvidenceRule, figures
-from pytest_reb.tiers.run_integrity import changed_during, with_pycache
+from pytest_reb.tiers.run_integrity import changed_during
 from pytest_reb.tiers.witnessing import StageWitness
 
 #: The client that judges ``server_http`` runs, shipped read-only into the target.
@@ -145,16 +145,17 @@ def _needs_port(run: Run) -> bool:
     return run.http is not None or any("{port}" in t for t in run.texts())
 
 
-def _env(run: Run, at: Places, ctx: Context) -> dict[str, str]:
+def _env(run: Run, at: Places, ctx: Context, pycache: Mapping[str, str]) -> dict[str, str]:
     """The run's env, filled.  A ``PYTHONPATH`` it sets (or its shim folder) goes in front of
     the environment's own (an image's ``ENV``), as the official scripts' ``${PYTHONPATH:+...}``
-    did, not instead of it."""
+    did, not instead of it.  ``pycache`` (the stage's bytecode folder) wins over the run's
+    own setting: the folder must be one the image does not know."""
     env = {k: at.fill(v) for k, v in run.env.items()}
     own = ctx.target.own_env("PYTHONPATH")
     if own and ("PYTHONPATH" in env or at.shims is not None):
         mine = [p for p in env.get("PYTHONPATH", "").split(":") if p]
         env["PYTHONPATH"] = ":".join([*mine, *(p for p in own.split(":") if p and p not in mine)])
-    return with_pycache(with_shim(env, at.shims, ctx.target.tool(SHIMLIB_MOUNT)))
+    return {**with_shim(env, at.shims, ctx.target.tool(SHIMLIB_MOUNT)), **pycache}
 
 
 def _resolve(ctx: Context, at: Places, texts: Sequence[str], env: Mapping[str, str],
@@ -218,8 +219,8 @@ def _setup(run: Run, ctx: Context, tier: str, at: Places, env: dict[str, str], c
 
 
 def _exec_run(run: Run, ctx: Context, tier: str, profile: Profile, gpus: list[str],
-              record: dict[str, Any], seen: StageWitness,
-              outs: list[str]) -> tuple[list[str], ExecResult]:
+              record: dict[str, Any], seen: StageWitness, outs: list[str],
+              pycache: Mapping[str, str]) -> tuple[list[str], ExecResult]:
     """Execute ``run`` and the runs started ``together`` with it; the first failure wins.
 
     Setup steps run first and values are resolved next (either can make the
@@ -234,7 +235,7 @@ def _exec_run(run: Run, ctx: Context, tier: str, profile: Profile, gpus: list[st
     at = [places(ctx, out, (r.http.port if r.http and r.http.port else _free_port(i))
                  if _needs_port(r) else None, shim_path(ctx.target, r, ctx.checkout))
           for i, r in enumerate(runs)]
-    envs = [_env(r, a, ctx) for r, a in zip(runs, at, strict=True)]
+    envs = [_env(r, a, ctx, pycache) for r, a in zip(runs, at, strict=True)]
     cwds = [a.fill(r.cwd) for r, a in zip(runs, at, strict=True)]
     # {out} is new for every run, so a working folder inside it must be made too
     inside = [c for c in cwds if c.startswith(out + "/")]
@@ -251,7 +252,7 @@ def _exec_run(run: Run, ctx: Context, tier: str, profile: Profile, gpus: list[st
     finally:
         if resolved:
             record["resolved"] = dict(resolved)
-    envs = [_env(r, a, ctx) for r, a in zip(runs, at, strict=True)]
+    envs = [_env(r, a, ctx, pycache) for r, a in zip(runs, at, strict=True)]
     cwds = [a.fill(r.cwd) for r, a in zip(runs, at, strict=True)]
     commands = [_command(r, ctx, a) for r, a in zip(runs, at, strict=True)]
     records: list[str | None] = []
@@ -297,14 +298,20 @@ def _exec_run(run: Run, ctx: Context, tier: str, profile: Profile, gpus: list[st
     return commands[0], first_bad
 
 
-def _remove_outputs(ctx: Context, outs: list[str], profile: Profile, gpus: list[str]) -> None:
+def _remove_outputs(ctx: Context, outs: list[str], profile: Profile, gpus: list[str],
+                    pycache: Mapping[str, str]) -> None:
     """The stage's ``{out}`` folders (checkpoints, logs): on ``local://`` they are this
     machine's ``/tmp``, in a container they count against ``--reb-disk`` for the next tier.
-    ``--reb-keep-outputs`` keeps them; a target that is gone has nothing left to remove."""
-    if ctx.keep_outputs or not outs:
+    ``--reb-keep-outputs`` keeps them; a target that is gone has nothing left to remove.
+    The stage's own bytecode folder (in a container's memory) goes in any case."""
+    gone = [] if ctx.keep_outputs else list(outs)
+    folder = pycache.get(bytecode.PYCACHE_ENV, "")
+    if folder.startswith(bytecode.PYCACHE_DIR + "/"):
+        gone.append(folder)
+    if not gone:
         return
     with contextlib.suppress(TargetError):
-        ctx.target.exec([*ctx.target.util("rm"), "-rf", *outs], timeout=120, profile=profile,
+        ctx.target.exec([*ctx.target.util("rm"), "-rf", *gone], timeout=120, profile=profile,
                         gpus=gpus, scaled=False)
 
 
@@ -330,26 +337,30 @@ def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
     ran = run  # the run judged: the retry, when the first attempt asked for it
     outs: list[str] = []  # the {out} folders made, removed when the stage ends
     with ctx.leases.hold(gpus_needed) as gpus:
+        pycache = ctx.target.stage_bytecode(profile, gpus)
         try:
-            command, res = _exec_run(run, ctx, tier, profile, gpus, record, seen, outs)
+            command, res = _exec_run(run, ctx, tier, profile, gpus, record, seen, outs, pycache)
             log_problem = run.judge_log(res.output) if res.exit_code == 0 else None
             if res.exit_code != 0 and not res.timed_out:
                 retry = run.retry_for(res.output)
                 if retry is not None:
                     ran, seen = retry, StageWitness.for_target(ctx.target, ctx.checkout, tier)
                     command, res = _exec_run(retry, ctx, tier, profile, gpus, record, seen,
-                                             outs)
+                                             outs, pycache)
                     log_problem = retry.judge_log(res.output) if res.exit_code == 0 else None
         except Unrunnable as exc:
             early, command, res, log_problem = exc, exc.res.argv, exc.res, None
         finally:
-            _remove_outputs(ctx, outs, profile, gpus)
+            kept = ctx.target.keep_bytecode(pycache, profile, gpus)
+            _remove_outputs(ctx, outs, profile, gpus, pycache)
     tampered = tampered or changed_during(ctx, run)  # what the run left, read from outside
     o = ctx.outcome(tier, command=command, exit_code=res.exit_code, timed_out=res.timed_out,
                     duration=round(res.duration, 3), stdout_tail=_tail(res.stdout),
                     stderr_tail=_tail(res.stderr))
     o.evidence.update(evidence_of(res), **record)
     o.evidence["witness"] = seen.evidence()
+    if kept is not None:
+        o.evidence["bytecode"] = kept
     if profile == "gpu":
         o.evidence["gpu_compute"] = figures(res)
     o.findings = list(ctx.integrity)

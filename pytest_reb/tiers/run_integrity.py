@@ -12,9 +12,11 @@ code, found in either fails strict.
 Bytecode is the one thing both reads would miss: Python runs a ``__pycache__``
 file whose header matches its source without reading the source.  Stages keep
 their bytecode under a folder of the host's choosing (``PYTHONPYCACHEPREFIX``,
-a name the image cannot know in advance), so none of the checkout's is ever
-read; unchecked-hash bytecode, which no honest build leaves in a checkout, is
-a finding of the check itself.
+a name the image cannot know in advance, ``Target.stage_bytecode``), so none of
+the checkout's is ever read: what a stage finds there is only what the host
+compiled itself from the source, checked by hash (``bytecode``);
+unchecked-hash bytecode, which no honest build leaves in a checkout, is a
+finding of the check itself.
 
 What this does not see is an edit undone before the run ended; docs/threat-model.md
 says what would, and what the host can and cannot read here.
@@ -22,21 +24,10 @@ says what would, and what the host can and cannot read here.
 
 from __future__ import annotations
 
-import secrets
 from typing import Any
 
 from pytest_reb.context import Context
-from pytest_reb.integrity import PYCACHE_ENV
 from pytest_reb.targets import InfraError
-
-#: One bytecode folder per pytest-reb process, outside the checkout.
-PYCACHE_DIR = f"/tmp/reb-pycache-{secrets.token_hex(8)}"
-
-
-def with_pycache(env: dict[str, str]) -> dict[str, str]:
-    """``env`` with the stage's bytecode kept out of the checkout (a run's own setting
-    loses: the folder must be one the image does not know)."""
-    return {**env, PYCACHE_ENV: PYCACHE_DIR}
 
 
 def changed_during(ctx: Context, run: Any) -> str | None:
