@@ -11,7 +11,8 @@ timeout, exit code).  Then, interleaved N times (order alternating):
   tiers, as a user runs it (``-p no:hypothesispytest``: hypothesis is a
   test-only dependency of this repository and not part of an install);
 * **raw**: ``docker run -d`` of the same image with the same hardening and
-  read-only tool mounts (the commands need pyright and the probes), each
+  read-only tool mounts (the commands need pyright and the probes; the stages
+  the image's kept bytecode and the tmpfs their folders are made in), each
   recorded command through ``docker exec`` in a loop (pytest-reb keeps the
   time on the host, so neither side wraps a command), then ``docker rm -f``.
 
@@ -44,6 +45,7 @@ from typing import Any
 
 from common import DEMO_MODULE, bench_labels, demo_images, machine, median, table, timed
 
+from pytest_reb import bytecode
 from pytest_reb.targets import Limits, tool_mounts
 
 RECORDER = '''
@@ -92,11 +94,30 @@ def harness(image: str, where: Path, tag: str) -> tuple[float, list[dict[str, An
     return wall, [json.loads(line) for line in log.read_text().splitlines()]
 
 
+def stage_folders(commands: list[dict[str, Any]]) -> list[str]:
+    """The stages' bytecode folders pytest-reb made (``bytecode.seed``), in order."""
+    return [c["argv"][c["argv"].index(bytecode.SEED_SCRIPT) + 2] for c in commands
+            if bytecode.SEED_SCRIPT in c["argv"]]
+
+
+def kept_bytecode(image: str, commands: list[dict[str, Any]]) -> dict[str, str]:
+    """The image's kept bytecode, mounted where pytest-reb mounts it, when its stages used it:
+    the raw loop replays the same commands on the same inputs."""
+    if not stage_folders(commands):
+        return {}
+    image_id = subprocess.run(["docker", "image", "inspect", "-f", "{{.Id}}", image],
+                              capture_output=True, text=True, check=True).stdout.strip()
+    kept = bytecode.kept_dir(image_id)
+    return {} if kept is None else {bytecode.MOUNT: str(kept)}
+
+
 def raw_loop(image: str, commands: list[dict[str, Any]], label: str) -> dict[str, float]:
     """``docker run``, every command by ``docker exec``, ``docker rm -f``: wall and command time."""
     limits = Limits()
     mounts = [f"--mount=type=bind,src={src},dst={dst},readonly"
-              for dst, src in tool_mounts().items()]
+              for dst, src in {**tool_mounts(), **kept_bytecode(image, commands)}.items()]
+    mounts += [f"--tmpfs={parent}"
+               for parent in sorted({f.rsplit("/", 1)[0] for f in stage_folders(commands)})]
     t0 = time.perf_counter()
     ctr = subprocess.run(
         ["docker", "run", "-d", "--init", f"--network={limits.network}", "--cap-drop=ALL",
