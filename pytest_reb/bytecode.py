@@ -19,8 +19,11 @@ What a stage finds instead, and why it is no more than a faster read of the sour
   ``PYCACHE_DIR`` (a tmpfs of the container, named per process), filled with links to the
   kept files (a read-only mount) before its command starts.  Its interpreters write there
   what they had to compile; nothing else ever reads that folder.  The host takes only the
-  *names* from it, as the list of sources to read and compile itself (``harvest``), in a
+  *names* from it, as the list of sources to read and compile itself (``harvest``), read
+  in a container of the image where nothing of the image ever ran, and compiled in a
   low-priority process of its own (``spawn``) so the pyramid does not wait for it.
+- **Stored once per source** (``store``): objects named by the source's SHA-256, linked
+  into each image's folder, so agents' images that share a ``torch`` share its bytecode.
 - **Per image id** (``imagecache``'s rule: an image is immutable), on the host, where
   nothing the image runs can write; targets without an image (``local://``, ``ssh://``)
   keep the old way: no bytecode written or read.
@@ -29,6 +32,7 @@ What a stage finds instead, and why it is no more than a faster read of the sour
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.util
 import marshal
 import os
@@ -37,7 +41,6 @@ import secrets
 import stat
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -133,17 +136,20 @@ def written(view: Any, prefix: str) -> list[tuple[str, int]]:
     return found
 
 
-def harvest(view: Any, names: Sequence[tuple[str, int]], kept: Path,
-            skip: Sequence[str]) -> list[tuple[str, int, bytes]]:
-    """``(path, optimize, source)`` for each of ``names`` (``written``) the host has not kept
-    yet, its source read in the target; sources under ``skip`` (our mounts) are left out."""
+def wanted(names: Sequence[tuple[str, int]], kept: Path,
+           skip: Sequence[str]) -> list[tuple[str, int]]:
+    """Those of ``names`` (``written``) the host has not kept yet, none under ``skip``
+    (our mounts), at most ``MAX_FILES``."""
+    return [(source, optimize) for source, optimize in names
+            if not any(source.startswith(s.rstrip("/") + "/") for s in skip)
+            and not (kept / pyc_name(source, optimize)).exists()][:MAX_FILES]
+
+
+def harvest(view: Any, names: Sequence[tuple[str, int]]) -> list[tuple[str, int, bytes]]:
+    """``(path, optimize, source)`` for each of ``names``, the source read in ``view``
+    (missing, not a regular file, or larger than ``MAX_SOURCE``: left out)."""
     found: list[tuple[str, int, bytes]] = []
     for source, optimize in names:
-        if len(found) >= MAX_FILES:
-            break
-        if any(source.startswith(s.rstrip("/") + "/") for s in skip) \
-                or (kept / pyc_name(source, optimize)).exists():
-            continue
         text = view.read(source, limit=MAX_SOURCE + 1)
         if text is not None and len(text) <= MAX_SOURCE:
             found.append((source, optimize, text))
@@ -164,29 +170,64 @@ def _ours(path: str) -> bool:
 
 
 def store(kept: Path, items: Sequence[tuple[str, int, bytes]]) -> int:
-    """Compile ``items`` into ``kept``; each file written whole (a reader never sees half)."""
+    """Keep ``items`` in ``kept``; how many were kept.
+
+    Each compiled file is an object named by the SHA-256 of its source (beside the images'
+    folders, never mounted), linked into every image's folder that has that source: the
+    same ``torch`` in two agents' images is compiled and stored once.  The object is the
+    source's whole compile, so only its own source can name it (Python's own check, by a
+    64-bit SipHash with a public key, is never what picks a file across images).  Each
+    file is written whole (a reader never sees half).
+    """
+    objects = kept.parent / "objects" / str(TAG)
     done = 0
     for source, optimize, text in items:
         parts = source.split("/")[1:]
-        if not parts or any(p in ("", ".", "..") or "\0" in p for p in parts):
+        if not source.startswith("/") or any(p in ("", ".", "..") or "\0" in p for p in parts):
             continue
-        data = pyc(text, source, optimize)
-        if data is None:
-            continue
-        dest = kept / pyc_name(source, optimize)
+        digest = hashlib.sha256(text).hexdigest()
+        obj = objects / digest[:2] / f"{digest}{f'.opt-{optimize}' if optimize else ''}.pyc"
         try:
-            for parent in reversed(dest.relative_to(kept).parents[:-1]):
-                (kept / parent).mkdir(exist_ok=True)
-                os.chmod(kept / parent, 0o755)
-            fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=".new-")
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, dest)
+            if not obj.exists():
+                data = pyc(text, source, optimize)
+                if data is None:
+                    continue
+                _folders(kept.parent, obj.parent)
+                _whole(obj, lambda tmp, data=data: Path(tmp).write_bytes(data))
+            dest = kept / pyc_name(source, optimize)
+            _folders(kept, dest.parent)
+            _whole(dest, lambda tmp, obj=obj: _link(obj, tmp))
             done += 1
         except OSError:
             continue
     return done
+
+
+def _folders(base: Path, folder: Path) -> None:
+    """``folder`` and its parents up to ``base`` made, readable by the container's root."""
+    for parent in [*reversed(folder.relative_to(base).parents[:-1]), folder.relative_to(base)]:
+        (base / parent).mkdir(exist_ok=True)
+        os.chmod(base / parent, 0o755)
+
+
+def _whole(dest: Path, make: Any) -> None:
+    """``dest`` made by ``make(tmp)`` beside it and renamed into place, mode 0644."""
+    tmp = dest.parent / f".new-{secrets.token_hex(6)}"
+    try:
+        make(tmp)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, dest)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def _link(obj: Path, tmp: Path) -> None:
+    """A hard link to ``obj`` at ``tmp``; a copy where the file system refuses one more."""
+    try:
+        os.link(obj, tmp)
+    except OSError:  # EMLINK (an empty __init__.py is in thousands of places), EXDEV
+        tmp.write_bytes(obj.read_bytes())
 
 
 def spawn(kept: Path, items: Sequence[tuple[str, int, bytes]]) -> None:
@@ -227,8 +268,11 @@ def seed(target: Any, profile: str, gpus: Sequence[str]) -> dict[str, str] | Non
 
 def keep(target: Any, kept: Path, env: Any, devices: Sequence[str],
          skip: Sequence[str]) -> dict[str, int] | None:
-    """After a stage that ran with ``env`` (``seed``): what its interpreters compiled for
-    themselves, read in the container frozen and sent to be compiled by the host.
+    """After a stage that ran with ``env`` (``seed``): the names of what its interpreters
+    compiled for themselves; the sources read in a container of the image's own where
+    nothing of the image ever ran (``Target.sibling``: its init and keep-alive are ours),
+    so what the host compiles is the image's code even where the stage changed a file; sent
+    to be compiled by the host.
 
     An optimisation only: whatever goes wrong here leaves the stage's verdict alone.
     """
@@ -237,13 +281,18 @@ def keep(target: Any, kept: Path, env: Any, devices: Sequence[str],
     folder = env.get(PYCACHE_ENV, "")
     if not folder.startswith(PYCACHE_DIR + "/"):
         return None
+    items: list[tuple[str, int, bytes]] = []
     try:
         found = hostview.view(target, devices)
         names = [] if found is None else written(found, folder)
-        items: list[tuple[str, int, bytes]] = []
-        if names:
-            with hostview.frozen(target, devices) as view:
-                items = [] if view is None else harvest(view, names, kept, skip)
+        new = wanted(names, kept, skip)
+        pristine = target.sibling() if new else None
+        if pristine is not None:
+            try:
+                view = hostview.view(pristine)
+                items = [] if view is None else harvest(view, new)
+            finally:
+                pristine.retire()
     except Exception:  # the container lost, the engine gone: nothing kept
         return None
     spawn(kept, items)

@@ -10,6 +10,7 @@ C1 compiles nothing of its own while giving the same verdict.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import marshal
 import os
@@ -71,7 +72,8 @@ def test_kept_bytecode_is_the_hosts_compile_never_the_stages(tmp_path: Path) -> 
     _stage_file(root, prefix, "/env/pkg/mod.py", forged)
     kept = tmp_path / "kept"
     kept.mkdir()
-    items = bytecode.harvest(view, bytecode.written(view, prefix), kept, ["/opt/reb"])
+    names = bytecode.wanted(bytecode.written(view, prefix), kept, ["/opt/reb"])
+    items = bytecode.harvest(view, names)
     assert items == [("/env/pkg/mod.py", 0, b"VALUE = 'from source'\n")]
     assert bytecode.store(kept, items) == 1
     data = (kept / bytecode.pyc_name("/env/pkg/mod.py", 0)).read_bytes()
@@ -80,7 +82,7 @@ def test_kept_bytecode_is_the_hosts_compile_never_the_stages(tmp_path: Path) -> 
     exec(marshal.loads(data[16:]), space)  # our own compile of our own source
     assert space["VALUE"] == "from source"
     # kept already: not read nor compiled again
-    assert bytecode.harvest(view, [("/env/pkg/mod.py", 0)], kept, []) == []
+    assert bytecode.wanted([("/env/pkg/mod.py", 0)], kept, []) == []
 
 
 def test_our_mounts_oversize_and_missing_sources_are_left_out(tmp_path: Path,
@@ -89,8 +91,26 @@ def test_our_mounts_oversize_and_missing_sources_are_left_out(tmp_path: Path,
     monkeypatch.setattr(bytecode, "MAX_SOURCE", 20)
     names = [("/opt/reb/probes/p.py", 0), ("/env/pkg/big.py", 0), ("/env/pkg/gone.py", 0),
              ("/env/pkg/__init__.py", 0)]
-    got = bytecode.harvest(view, names, tmp_path / "kept", ["/opt/reb/"])
+    got = bytecode.harvest(view, bytecode.wanted(names, tmp_path / "kept", ["/opt/reb/"]))
     assert [g[0] for g in got] == ["/env/pkg/__init__.py"]
+
+
+def test_one_source_is_compiled_and_stored_once_for_every_image(tmp_path: Path,
+                                                                  monkeypatch: Any) -> None:
+    """Two images with the same file (at other paths): one object, linked into both; the
+    second image's store compiles nothing."""
+    first, second = tmp_path / "bytecode" / "a", tmp_path / "bytecode" / "b"
+    first.mkdir(parents=True)
+    second.mkdir()
+    text = b"import os\nVALUE = 42\n"
+    assert bytecode.store(first, [("/opt/envs/one/lib/m.py", 0, text)]) == 1
+    monkeypatch.setattr(bytecode, "pyc", lambda *a: pytest.fail("compiled twice"))
+    assert bytecode.store(second, [("/usr/lib/python3/m.py", 0, text)]) == 1
+    a = first / bytecode.pyc_name("/opt/envs/one/lib/m.py", 0)
+    b = second / bytecode.pyc_name("/usr/lib/python3/m.py", 0)
+    assert a.stat().st_ino == b.stat().st_ino and a.stat().st_nlink == 3  # + the object
+    [obj] = (tmp_path / "bytecode" / "objects").rglob("*.pyc")
+    assert obj.name.startswith(hashlib.sha256(text).hexdigest())
 
 
 def test_nothing_is_written_outside_the_images_folder(tmp_path: Path) -> None:
@@ -100,7 +120,7 @@ def test_nothing_is_written_outside_the_images_folder(tmp_path: Path) -> None:
            ("relative.py", 0, b"x = 1\n"), ("/a/syntax.py", 0, b"def (:\n")]
     assert bytecode.store(kept, bad) == 0
     assert [p.name for p in tmp_path.iterdir()] == ["kept"]
-    assert not any(kept.rglob("*.pyc"))
+    assert not any(kept.rglob("*.pyc")) and not any(tmp_path.rglob("*escape*"))
 
 
 def test_python_loads_a_kept_file_only_for_the_source_it_was_made_from(tmp_path: Path) -> None:
@@ -182,6 +202,41 @@ def test_a_second_stage_compiles_nothing_of_its_own(tmp_path: Path, demo_image: 
     assert (second["status"], second["strict"], second["compat"]) == \
         (first["status"], first["strict"], first["compat"])
     assert second["evidence"]["bytecode"]["compiled_in_stage"] < 0.05 * learned["sent_to_host"]
+
+
+@pytest.mark.container
+def test_what_the_host_compiles_is_the_images_file_not_the_stages(
+        tmp_path: Path, demo_image: str, monkeypatch: Any) -> None:
+    """A stage that edits a module of the environment and imports it: the name is taken,
+    the source is read where nothing of the image ran, so the kept file is the image's."""
+    from pytest_reb.targets import DockerTarget
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    target = DockerTarget(demo_image, run_id="bytecode-test")
+    try:
+        assert target.bytecode is not None
+        env = target.stage_bytecode("cpu", [])
+        module = "/usr/lib/python3.11/colorsys.py"
+        res = target.exec(["/bin/sh", "-c", f"echo 'FORGED = 1' >> {module} && "
+                           "python3 -c 'import colorsys; print(colorsys.FORGED)'"],
+                          timeout=60, env=env)
+        assert res.exit_code == 0 and res.stdout.strip() == "1", res.output
+        kept = target.keep_bytecode(env, "cpu", [])
+        assert kept is not None and kept["sent_to_host"] >= 1  # colorsys, and Python's start
+        pyc = target.bytecode / bytecode.pyc_name(module, 0)
+        deadline = time.monotonic() + 60
+        while not pyc.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        space: dict[str, Any] = {}
+        exec(marshal.loads(pyc.read_bytes()[16:]), space)  # the image's colorsys, compiled here
+        assert "hls_to_rgb" in space and "FORGED" not in space
+        again = target.stage_bytecode("cpu", [])  # the next stage: its own folder, the kept file
+        assert again[bytecode.PYCACHE_ENV] != env[bytecode.PYCACHE_ENV]
+        res = target.exec(["/bin/sh", "-c", "ls -l \"$P/usr/lib/python3.11\""],
+                          timeout=30, env={**again, "P": again[bytecode.PYCACHE_ENV]})
+        assert f"colorsys.{bytecode.TAG}.pyc -> {bytecode.MOUNT}/" in res.stdout, res.output
+    finally:
+        target.close()
 
 
 @pytest.fixture(autouse=True)
