@@ -86,6 +86,16 @@ def kept_dir(image_id: str | None) -> Path | None:
     return where
 
 
+def kept_any(kept: Path) -> bool:
+    """Whether anything is kept in ``kept`` yet (a probe reads the image's own bytecode
+    until then: on an image that ships bytecode, better than compiling)."""
+    try:
+        with os.scandir(kept) as entries:
+            return any(e.is_dir(follow_symlinks=False) for e in entries)
+    except OSError:
+        return False
+
+
 def pyc_name(source: str, optimize: int) -> str:
     """The kept file of ``source`` (a target path ending ``.py``), relative to the prefix:
     where Python looks for it under ``PYTHONPYCACHEPREFIX``."""

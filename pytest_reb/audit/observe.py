@@ -193,7 +193,9 @@ class _Asker:
         self.target, self.gpus, self.torch_questions = target, gpus, torch_questions
 
     def exec(self, argv: list[str], timeout: float, cwd: str) -> ExecResult:
-        return self.target.exec(argv, timeout=timeout, cwd=cwd, profile="gpu", gpus=self.gpus)
+        # the kept bytecode (read-only) spares each question compiling what it imports
+        return self.target.exec(argv, timeout=timeout, cwd=cwd, env=self.target.kept_bytecode(),
+                                profile="gpu", gpus=self.gpus)
 
     def tests(self, path: str, cwd: str) -> tuple[bool | None, bool | None, bool | None]:
         """``test -e``, ``-d`` and ``-x`` of ``path`` in the target, in one command (the

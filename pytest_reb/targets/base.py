@@ -331,6 +331,12 @@ class Target:
 
         return {bytecode.PYCACHE_ENV: bytecode.PYCACHE_DIR}
 
+    def kept_bytecode(self) -> dict[str, str]:
+        """The env with which a probe's interpreter reads the bytecode the host keeps for
+        this target's image (``bytecode``; read-only: nothing is written), or none where
+        nothing is kept yet: the image's own bytecode is then read, as always."""
+        return {}
+
     def keep_bytecode(self, env: Mapping[str, str], profile: Profile,
                       gpus: Sequence[str]) -> dict[str, int] | None:
         """After the stage that ran with ``env`` (``stage_bytecode``): have the host compile

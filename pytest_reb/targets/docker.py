@@ -270,6 +270,11 @@ class DockerTarget(Target):
         made = bytecode.seed(self, profile, gpus) if self.bytecode is not None else None
         return made or super().stage_bytecode(profile, gpus)
 
+    def kept_bytecode(self) -> dict[str, str]:
+        if self.bytecode is None or not bytecode.kept_any(self.bytecode):
+            return {}
+        return {bytecode.PYCACHE_ENV: bytecode.MOUNT}
+
     def keep_bytecode(self, env: Mapping[str, str], profile: Profile,
                       gpus: Sequence[str]) -> dict[str, int] | None:
         if self.bytecode is None:

@@ -78,8 +78,8 @@ def probe(ctx: Context) -> Outcome:
         return ctx.verdict(ctx.outcome("c2", category="missing_report", strict=False,
                                        compat=False, message=ctx.report.message))
     with ctx.leases.hold(len(ctx.target.gpus)) as gpus:  # it must see every GPU to count them
-        res = ctx.target.exec([ctx.python, ctx.target.tool(PROBE)],
-                              timeout=TIMEOUT, profile="gpu", gpus=gpus)
+        res = ctx.target.exec([ctx.python, ctx.target.tool(PROBE)], timeout=TIMEOUT,
+                              env=ctx.target.kept_bytecode(), profile="gpu", gpus=gpus)
     obs = parse(res.stdout)
     holder_problem = held_any_gpu(res)
     strict, category, message = judge(obs, holder_problem)
