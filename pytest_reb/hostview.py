@@ -223,11 +223,16 @@ def frozen(target: Any, devices: Sequence[str] = ()) -> Iterator[HostView | None
 
 def _thaw(ctr: Any, pid: int) -> str | None:
     """Unpause ``ctr``; why it was lost under the read, or None when it is still the same."""
-    try:
-        ctr.unpause()
-        ctr.reload()
-    except Exception as exc:
-        return f"container {ctr.name} was lost during the host-side read: {str(exc)[:200]}"
+    for attempt in range(FREEZE_TRIES):  # a pause that timed out can land late: thaw again
+        try:
+            if attempt == 0 or ctr.status == "paused":
+                ctr.unpause()
+            ctr.reload()
+        except Exception as exc:
+            return f"container {ctr.name} was lost during the host-side read: {str(exc)[:200]}"
+        if ctr.status != "paused":
+            break
+        time.sleep(0.1 * (attempt + 1))
     state = ctr.attrs.get("State") or {}
     if ctr.status != "running" or state.get("Pid") != pid:
         return (f"container {ctr.name} was lost during the host-side read (status "

@@ -161,6 +161,10 @@ class _FakeTarget:
         """No twin (``Target.twin``): the questions run one after the other."""
         return None
 
+    def kept_bytecode(self) -> dict[str, str]:
+        """No bytecode kept for an image (``Target.kept_bytecode``)."""
+        return {}
+
 
 @FAST
 @given(path=st.text() | st.sampled_from(["/bin/sh", "/a b/'c\"", "/x; touch /tmp/p"]),
