@@ -281,8 +281,11 @@ def test_daemon_stopped_mid_tier(tmp_path: Path, private_daemon: PrivateDaemon,
     tiny_image, commit = tiny
     tmp_path.joinpath("test_a_hang.py").write_text(module_text("reb/hang", commit, cpu=HANG))
     tmp_path.joinpath("test_b_after.py").write_text(module_text("reb/after", commit, cpu=AFTER))
+    # the tiers in turn: side by side, the hanging pair's C2 may be done before the engine
+    # stops (its own verdict, rightly), and "every later item is not run" is what is tested
     run = Spawned(tmp_path, ["--reb-image", tiny_image, "--reb-python", "/usr/bin/python3",
-                             "-m", "c1 or c2", "--reb-outdir", str(tmp_path / "reports")],
+                             "-m", "c1 or c2", "--reb-serial",
+                             "--reb-outdir", str(tmp_path / "reports")],
                   env={"DOCKER_HOST": private_daemon.url})
     run.wait_for(process_in(private_daemon.client(), run, "sleep 300"))
     private_daemon.stop()  # mid-tier
