@@ -34,7 +34,9 @@ Each pytest-reb run starts cold by default: its own ``XDG_CACHE_HOME``, so every
 kept per image id (the checkout's commit, the integrity check before any command, the
 environment's size, C2's extension sweep) is made again, as on an image verified for the
 first time; the witness, built once per machine, is shared.  ``--warm`` keeps the
-machine's cache, as a second verification of the same image reads it.
+machine's cache, as a second verification of the same image reads it.  A cold run's
+bytecode compile (``pytest_reb/bytecode.py``, detached from the run) is waited for before
+the next side starts; its CPU is in no side's figure.
 
 Rounds interleave: per round and subject the sides alternate which goes first.
 Prints per subject the stage/tier table (medians), the ratios official / pytest-reb of
@@ -61,7 +63,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from common import DEMO_MODULE, ROOT, bench_labels, demo_images, machine, measure, median, table
+from common import (
+    DEMO_MODULE,
+    ROOT,
+    bench_labels,
+    demo_images,
+    machine,
+    measure,
+    median,
+    settle_bytecode,
+    table,
+)
 
 sys.path.insert(0, str(ROOT / "tests" / "realruns"))
 import official  # tests/realruns is not a package
@@ -416,6 +428,7 @@ def ours_side(subject: Subject, where: Path, tag: str, label: str,
     started = time.time()
     with CgroupSampler(label) as meter:
         wall, host_cpu = measure(cmd, cwd=ROOT, env=env)
+    settle_bytecode()  # a cold run's detached compile must not slow the next side
     rec = read_record(log.read_text().splitlines())
     tiers = {}
     for t in TIERS:
