@@ -59,19 +59,17 @@ def settle_bytecode(limit: float = 300.0) -> float:
     still running, so it never takes CPU from the next side measured; the seconds waited.
     Its CPU is the run's, but no side's figure counts it: it is no child of theirs."""
     start = time.perf_counter()
-    while time.perf_counter() - start < limit:
-        running = False
-        for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-            try:
-                running = b"pytest_reb.bytecode" in cmdline.read_bytes()
-            except OSError:
-                continue
-            if running:
-                break
-        if not running:
-            break
+    while _compiling() and time.perf_counter() - start < limit:
         time.sleep(0.2)
     return time.perf_counter() - start
+
+
+def _compiling() -> bool:
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        with contextlib.suppress(OSError):
+            if b"pytest_reb.bytecode" in cmdline.read_bytes():
+                return True
+    return False
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

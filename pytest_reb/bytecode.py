@@ -9,7 +9,8 @@ until now every stage compiled everything it imported, every time: MultiModalMam
 What a stage finds instead, and why it is no more than a faster read of the source:
 
 - **Kept files are the host's.**  The host compiles them itself, from the source as it
-  reads it in the target (``HostView``, the container frozen), with its own compiler (the
+  reads it in a container of the image where nothing of the image ever ran (``keep``),
+  with its own compiler (the
   same Python minor version only: the file name carries the cache tag, the header the magic
   number), as PEP 552 *checked-hash* files.  Python loads one only when the source it is
   importing hashes the same, and its code is then exactly ``compile(source)``.  So a kept
@@ -42,7 +43,7 @@ import stat
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,13 @@ def kept_dir(image_id: str | None) -> Path | None:
     except OSError:
         return None
     return where
+
+
+def stage_folder(env: Mapping[str, str]) -> str | None:
+    """The stage's own bytecode folder that ``env`` (``seed``) names, or None (no folder of
+    its own: a target that keeps no bytecode)."""
+    folder = env.get(PYCACHE_ENV, "")
+    return folder if folder.startswith(PYCACHE_DIR + "/") else None
 
 
 def kept_any(kept: Path) -> bool:
@@ -203,7 +211,7 @@ def store(kept: Path, items: Sequence[tuple[str, int, bytes]]) -> int:
                 if data is None:
                     continue
                 _folders(kept.parent, obj.parent)
-                _whole(obj, lambda tmp, data=data: Path(tmp).write_bytes(data))
+                _whole(obj, lambda tmp, data=data: tmp.write_bytes(data))
             dest = kept / pyc_name(source, optimize)
             _folders(kept, dest.parent)
             _whole(dest, lambda tmp, obj=obj: _link(obj, tmp))
@@ -214,13 +222,17 @@ def store(kept: Path, items: Sequence[tuple[str, int, bytes]]) -> int:
 
 
 def _folders(base: Path, folder: Path) -> None:
-    """``folder`` and its parents up to ``base`` made, readable by the container's root."""
-    for parent in [*reversed(folder.relative_to(base).parents[:-1]), folder.relative_to(base)]:
-        (base / parent).mkdir(exist_ok=True)
-        os.chmod(base / parent, 0o755)
+    """``folder`` and its parents up to ``base`` made, readable by the container's root
+    (whatever the umask); those already there are left as they are."""
+    rel = folder.relative_to(base)
+    for part in [*reversed(rel.parents[:-1]), rel]:
+        made = base / part
+        if not made.is_dir():
+            made.mkdir(exist_ok=True)
+            os.chmod(made, 0o755)
 
 
-def _whole(dest: Path, make: Any) -> None:
+def _whole(dest: Path, make: Callable[[Path], object]) -> None:
     """``dest`` made by ``make(tmp)`` beside it and renamed into place, mode 0644."""
     tmp = dest.parent / f".new-{secrets.token_hex(6)}"
     try:
@@ -276,7 +288,7 @@ def seed(target: Any, profile: str, gpus: Sequence[str]) -> dict[str, str] | Non
     return {PYCACHE_ENV: folder, "PYTHONDONTWRITEBYTECODE": ""}
 
 
-def keep(target: Any, kept: Path, env: Any, devices: Sequence[str],
+def keep(target: Any, kept: Path, env: Mapping[str, str], devices: Sequence[str],
          skip: Sequence[str]) -> dict[str, int] | None:
     """After a stage that ran with ``env`` (``seed``): the names of what its interpreters
     compiled for themselves; the sources read in a container of the image's own where
@@ -288,8 +300,8 @@ def keep(target: Any, kept: Path, env: Any, devices: Sequence[str],
     """
     from pytest_reb import hostview
 
-    folder = env.get(PYCACHE_ENV, "")
-    if not folder.startswith(PYCACHE_DIR + "/"):
+    folder = stage_folder(env)
+    if folder is None:
         return None
     items: list[tuple[str, int, bytes]] = []
     try:

@@ -225,8 +225,7 @@ def _thaw(ctr: Any, pid: int) -> str | None:
     """Unpause ``ctr``; why it was lost under the read, or None when it is still the same."""
     for attempt in range(FREEZE_TRIES):  # a pause that timed out can land late: thaw again
         try:
-            if attempt == 0 or ctr.status == "paused":
-                ctr.unpause()
+            ctr.unpause()
             ctr.reload()
         except Exception as exc:
             return f"container {ctr.name} was lost during the host-side read: {str(exc)[:200]}"

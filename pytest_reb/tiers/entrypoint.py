@@ -305,8 +305,8 @@ def _remove_outputs(ctx: Context, outs: list[str], profile: Profile, gpus: list[
     ``--reb-keep-outputs`` keeps them; a target that is gone has nothing left to remove.
     The stage's own bytecode folder (in a container's memory) goes in any case."""
     gone = [] if ctx.keep_outputs else list(outs)
-    folder = pycache.get(bytecode.PYCACHE_ENV, "")
-    if folder.startswith(bytecode.PYCACHE_DIR + "/"):
+    folder = bytecode.stage_folder(pycache)
+    if folder is not None:
         gone.append(folder)
     if not gone:
         return
