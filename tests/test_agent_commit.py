@@ -58,12 +58,16 @@ def test_a_commit_whose_answer_was_lost_is_found_by_its_labels(
             docker_client.images.remove(tag, force=True)
 
 
-def test_a_commit_the_engine_refuses_is_one_line(docker_client: Any, tinynet_task: str) -> None:
+def test_a_commit_the_engine_refuses_is_one_line_and_leaves_no_image(
+        docker_client: Any, tinynet_task: str) -> None:
     ctr = docker_client.containers.create(tinynet_task, ["true"], network_mode="none",
                                           labels=labels("tests-commit-refused"))
     try:
         with pytest.raises(commit.CommitError, match="refused the commit"):
             commit.commit(docker_client, ctr, "reb-agent-env:Bad Tag!", "x", [], timeout=30)
+        made = [i for i in docker_client.images.list(filters={"dangling": True})
+                if i.attrs.get("Container") == ctr.id]
+        assert made == []  # the image the engine wrote before refusing its tag is gone
     finally:
         ctr.remove(force=True)
 

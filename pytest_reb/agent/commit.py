@@ -71,7 +71,8 @@ def commit(client: Any, ctr: Any, tag: str, run: str, change_list: list[str], *,
     repository, _, name = tag.partition(":")
     try:
         return api.commit(ctr.id, repository=repository, tag=name, changes=change_list)["Id"]
-    except APIError as exc:  # the engine answered: the commit is over, and made nothing
+    except APIError as exc:  # the engine answered: the commit is over
+        discard_untagged(client, ctr)
         raise CommitError(f"the engine refused the commit: {exc.explanation}") from None
     except RequestException as exc:
         lost = f"the commit's answer was lost ({type(exc).__name__})"
@@ -80,6 +81,19 @@ def commit(client: Any, ctr: Any, tag: str, run: str, change_list: list[str], *,
         raise CommitError(f"{lost}; no image labelled {ENV_LABEL}run={run} appeared in "
                           f"{lookup_wait:g} s")
     return found
+
+
+def discard_untagged(client: Any, ctr: Any) -> None:
+    """Remove the untagged images committed from ``ctr``. The engine writes the image before
+    it tags it: a tag it refuses (an invalid name, a tag the engine cannot set) leaves an image
+    nothing names. It is known by the container it came from, or, on engines that no longer
+    say (API 1.45), by the run label it inherited from the container."""
+    run = (ctr.labels or {}).get("reb.run")
+    with contextlib.suppress(Exception):
+        for image in client.images.list(filters={"dangling": True}):
+            source = image.attrs.get("Container")
+            if source == ctr.id or (not source and run and image.labels.get("reb.run") == run):
+                client.images.remove(image.id, force=True)
 
 
 def await_image(client: Any, run: str, wait: float) -> str | None:
