@@ -15,6 +15,7 @@ import copy
 import importlib
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import PurePosixPath
@@ -70,7 +71,8 @@ class Context:
     repo: Repo
     target_name: str
     connect: Callable[[], Target]
-    read_report: Callable[[], ReportLoad]
+    #: reads the report through the target it is given (a lane's own sibling)
+    read_report: Callable[[Callable[[], Target]], ReportLoad]
     resumed: Mapping[str, Outcome] = field(default_factory=dict)
     leases: GpuLeases = field(default_factory=lambda: GpuLeases([]))
     python_override: str | None = None
@@ -99,6 +101,8 @@ class Context:
     side_by_side: Plan = field(default_factory=Plan)
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     lanes: Lanes | None = field(default=None, repr=False)
+    #: the known-fakes scan a lane makes before its tiers (``Lanes.start``), shared by copies
+    fakes_ahead: Future[list[dict[str, Any]]] | None = field(default=None, repr=False)
 
     @cached_property
     def target(self) -> Target:
@@ -112,7 +116,7 @@ class Context:
 
     @cached_property
     def report(self) -> ReportLoad:
-        return self.read_report()
+        return self.read_report(lambda: self.target)
 
     @cached_property
     def checkout_verdict(self) -> Verdict:
@@ -144,7 +148,14 @@ class Context:
 
     @cached_property
     def known_fakes(self) -> list[dict[str, Any]]:
-        """The known-fakes scan of the report's interpreter, once per target (``findings``)."""
+        """The known-fakes scan of the report's interpreter, once per target (``findings``):
+        the lanes' when they make it, else made here."""
+        if self.fakes_ahead is not None:
+            return self.fakes_ahead.result()
+        return self.scan_fakes()
+
+    def scan_fakes(self) -> list[dict[str, Any]]:
+        """Scan this context's target for known fakes (before anything of the image ran in it)."""
         from pytest_reb import fakescan
 
         if self.python is None:

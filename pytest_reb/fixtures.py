@@ -67,11 +67,12 @@ def reb_ctx(request: pytest.FixtureRequest, reb_target_spec: TargetSpec) -> Iter
     def wanted(tier: str) -> bool:
         return selected(request.session.items, request.module, reb_target_spec.id, tier)
 
-    # The report is read through ctx.target, so the asset and shim mounts are in place
-    # before the first container starts.
+    # The report is read through the asking context's target (ctx.target, or a lane's
+    # sibling, which copies its mounts), so the asset and shim mounts are in place before
+    # the first container starts.
     ctx = Context(
         repo=repo, target_name=reb_target_spec.id, connect=connect,
-        read_report=lambda: session.report(reb_target_spec, lambda: ctx.target),
+        read_report=lambda target: session.report(reb_target_spec, target),
         resumed=session.resumed, leases=session.leases_for(reb_target_spec),
         python_override=opts.python,
         repo_dir=opts.repo_dir, compat=opts.compat,

@@ -32,7 +32,9 @@ sibling's containers start from the image, as the first stage's did; C0
 installs nothing, C2's probe and C5's questions only read (C5's strict probe in a
 fresh container of its own, ``Target.twin``, as before).  On a GPU host C1 already ran in a
 container other than C2's (no GPU devices against a lease's).  What a stage
-leaves in its containers was never evidence (docs/threat-model.md).  The lanes
+leaves in its containers was never evidence (docs/threat-model.md).  What every
+tier shares (the report, the known-fakes scan) is read in a sibling before anything of
+the image ran there: every fresh container of the image id holds the same files.  The lanes
 are not used under ``--reb-compat``, which keeps the official order in one
 container, nor under ``--reb-serial``; nor on targets with no sibling (the host
 itself through ``local://``, ssh), where a command's end kills by process tree;
@@ -50,9 +52,9 @@ import os
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future
+from concurrent.futures import Future, wait
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pytest_reb.outcome import Outcome
 from pytest_reb.targets import Target, TargetError
@@ -69,8 +71,16 @@ TAIL: tuple[str, ...] = ("c5",)
 OBSERVED_AHEAD = frozenset({"c5"})
 #: Tiers that may run in a lane.
 LANE_TIERS = frozenset({t for lane in LANES for t in lane} | set(TAIL))
+#: The scan's finding when the lanes stopped before it was made.
+STOPPED_SCAN = [{"kind": "scan_incomplete", "seen_from": "host",
+                 "detail": "the run stopped before the known-fakes scan"}]
 #: How long a stop waits for a retired lane's thread to notice (its command is killed).
 STOP_WAIT = 30.0
+
+
+def _quietly(work: Callable[[], object]) -> None:
+    with contextlib.suppress(Exception):
+        work()
 
 
 @dataclass(frozen=True)
@@ -121,6 +131,8 @@ class Lanes:
         self._siblings: list[Target] = []
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
+        #: the known-fakes scan, made in the last lane's sibling before its tiers
+        self._fakes: Future[list[dict[str, Any]]] = Future()
 
     @classmethod
     def start(cls, ctx: Context, plan: Plan,
@@ -130,15 +142,17 @@ class Lanes:
         None when the target has no sibling or cannot be reached (the tiers then run in
         their turn, where the same failure becomes their outcome).
 
-        What every tier shares is read here first, in the target itself and once: the
-        report, the checkout's verdict before any run and the known-fakes scan.
+        What every tier shares is read once, each time in a container where nothing of the
+        image ran yet: the checkout's verdict before any run here (kept per image, it needs
+        no container once known), the report by whichever lane asks first, in its own
+        sibling, and the known-fakes scan in the last lane's sibling before its tiers (a tier
+        waits for it only to attach its findings).  The siblings' containers start at once;
+        the target starts none of its own unless a tier runs there (C3, C4).
         """
         if ctx.refused is not None:  # nothing runs for a refused pair
             return None
         try:
             target = ctx.target
-            ctx.checkout_verdict  # noqa: B018 - read once, here, before any lane runs
-            ctx.known_fakes  # noqa: B018
         except TargetError:
             return None
         made = cls(plan)
@@ -148,13 +162,31 @@ class Lanes:
                 made.stop()
                 return None
             made._siblings.append(sibling)
-        for lane, sibling in zip(plan.lanes, made._siblings, strict=True):
+        made._warm()
+        try:
+            ctx.checkout_verdict  # noqa: B018 - read once, here, before any lane runs
+        except TargetError:
+            made.stop()
+            return None
+        ctx.fakes_ahead = made._fakes  # the lanes' copies of ctx share it
+        scanner = len(plan.lanes) - 1
+        for n, (lane, sibling) in enumerate(zip(plan.lanes, made._siblings, strict=True)):
             thread = threading.Thread(
                 target=made._run, args=(ctx.on_sibling(sibling), lane, sibling, make),
-                name=f"reb-lane-{'-'.join(lane)}", daemon=True)
+                kwargs={"scan": n == scanner}, name=f"reb-lane-{'-'.join(lane)}", daemon=True)
             made._threads.append(thread)
             thread.start()
         return made
+
+    def _warm(self) -> None:
+        """Start the siblings' containers now, beside the target's reads (the engine makes
+        them side by side): nothing of the image runs in them until a lane's first command.
+        A failure is left to that command, whose tier it then fails."""
+        for sibling in self._siblings:
+            thread = threading.Thread(target=_quietly, args=(sibling.warm,),
+                                      name="reb-lane-warm", daemon=True)
+            self._threads.append(thread)
+            thread.start()
 
     def _next(self, own: list[str], lane: list[str]) -> str | None:
         """The lane's next tier: its own, else the tail's next (then it is the lane's)."""
@@ -167,15 +199,16 @@ class Lanes:
         lane.append(tier)
         return tier
 
-    def _last(self, own: list[str]) -> bool:
-        with self._lock:
-            return not own and not self._tail
-
     def _run(self, ctx: Context, tiers: tuple[str, ...], sibling: Target,
-             make: Callable[[Context, str], object]) -> None:
+             make: Callable[[Context, str], object], *, scan: bool) -> None:
         own, lane = list(tiers), list(tiers)
         beside = sorted(t for other in self._plan.lanes if other != tiers for t in other)
         try:
+            if scan and not self._stop.is_set():
+                try:
+                    self._scanned(ctx.scan_fakes())
+                except Exception as exc:  # the tiers run on; their findings say so
+                    self._scanned([{**STOPPED_SCAN[0], "detail": f"the scan failed: {exc}"}])
             while (tier := self._next(own, lane)) is not None:
                 future = self._futures[tier]
                 if self._stop.is_set() or not future.set_running_or_notify_cancel():
@@ -184,9 +217,6 @@ class Lanes:
                     made: object = make(ctx, tier)
                 except BaseException as exc:  # handed to the item that waits for it
                     made = exc
-                if self._last(own):  # the lane's containers are gone when its last item ends
-                    with contextlib.suppress(Exception):
-                        sibling.retire()
                 self._side[tier] = {"lane": list(lane), "beside": beside}
                 if isinstance(made, BaseException):
                     future.set_exception(made)
@@ -194,20 +224,27 @@ class Lanes:
                 if isinstance(made, Outcome) and made.status != "skipped":
                     made.evidence["side_by_side"] = self._side[tier]
                 future.set_result(made)
-        finally:
+        finally:  # every command of the lane has ended: its containers go beside what follows
+            self._scanned(STOPPED_SCAN)
             with contextlib.suppress(Exception):
                 sibling.retire()
 
+    def _scanned(self, found: list[dict[str, Any]]) -> None:
+        """Hand the known-fakes scan to whoever waits for it (the first hand wins)."""
+        with self._lock:
+            if not self._fakes.done():
+                self._fakes.set_result(found)
+
     def outcome(self, tier: str) -> Outcome | None:
         """``tier``'s outcome from its lane, once made; for any other tier, None once every
-        lane is done (it then runs in the target, alone)."""
+        lane's work is done (it then runs in the target, alone: every command of the lanes has
+        ended, their containers are being removed)."""
         future = self._futures.get(tier)
         if future is not None and tier not in OBSERVED_AHEAD:
             made = future.result()
             assert isinstance(made, Outcome)
             return made
-        for thread in self._threads:
-            thread.join()
+        wait(self._futures.values())
         return None
 
     def ahead(self, tier: str) -> object | None:
@@ -230,6 +267,7 @@ class Lanes:
         """End every lane now: what has not started never will, what runs is killed with its
         sibling's containers, and the threads are waited for (``STOP_WAIT`` each, at most)."""
         self._stop.set()
+        self._scanned(STOPPED_SCAN)
         for future in self._futures.values():
             future.cancel()
         for sibling in self._siblings:

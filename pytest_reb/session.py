@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -60,6 +61,8 @@ class RebSession:
     resumed: dict[str, Outcome] = field(default_factory=dict)
     #: "owner/name|target id" -> the verdict of a pair refused at collection (``verdict.py``)
     refused: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: one read of a report, whichever lane asks first (``report``)
+    _reading: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
     def open(cls, config: pytest.Config) -> RebSession:
@@ -231,11 +234,17 @@ class RebSession:
                     target.close()
 
     def report(self, spec: TargetSpec, connect: Callable[[], Target]) -> ReportLoad:
-        """The agent's report for a target: the host file given, else the official path in it.
+        """The agent's report for a target: the host file given, else the official path in
+        it, read through ``connect()`` (the caller's own fresh container of the image: every
+        one holds the same file before anything of the image ran in it).
 
         Cached by target id, not URL: two agents' rows may share an image or a
         host (``local://``) and still each have their own report.
         """
+        with self._reading:
+            return self._report(spec, connect)
+
+    def _report(self, spec: TargetSpec, connect: Callable[[], Target]) -> ReportLoad:
         if spec.id not in self.reports:
             if spec.report:
                 path = Path(spec.report)

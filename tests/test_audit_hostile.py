@@ -89,7 +89,7 @@ def run_tiers(target: DockerTarget, report: dict[str, Any] | bytes | None, *tier
     sweeps the extensions only when it is one of ``tiers``)."""
     raw = json.dumps(report).encode() if isinstance(report, dict) else report
     ctx = Context(repo=demo_repo(), target_name="hostile", connect=lambda: target,
-                  read_report=lambda: load_report(raw, source="hostile.json"), compat=compat,
+                  read_report=lambda _: load_report(raw, source="hostile.json"), compat=compat,
                   ext_sweep="c2" in tiers)
     return {tier: ctx.once(tier, tier_probe(tier)) for tier in tiers}
 

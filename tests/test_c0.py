@@ -348,7 +348,7 @@ def local_ctx(repo: Path, python: str | None, *, compat: bool = False, total: in
     return Context(repo=Repo("t/local", commit="0" * 40, imports_total=total,
                              c0_official_counts_none=counts_none),
                    target_name="local://", connect=lambda: local,
-                   read_report=lambda: report or ReportLoad("none", category="missing_report",
+                   read_report=lambda _: report or ReportLoad("none", category="missing_report",
                                                             message="no report at x"),
                    python_override=python, repo_dir=str(repo), compat=compat)
 
@@ -685,7 +685,7 @@ def test_c0_leaves_the_environment_byte_for_byte_unchanged(env_target: DockerTar
     raw = env_target.read_file(OFFICIAL_REPORT_PATH)
     ctx = Context(repo=Repo("reb/tinynet", commit="0" * 40, imports_total=8),
                   target_name="missing-dep", connect=lambda: env_target,
-                  read_report=lambda: load_report(raw, source=OFFICIAL_REPORT_PATH))
+                  read_report=lambda _: load_report(raw, source=OFFICIAL_REPORT_PATH))
     o = probe(ctx)
     assert o.evidence["missing"] == ["yaml"], o.message
     assert o.evidence["python"] == ENV_PYTHON  # from the image's report

@@ -51,7 +51,7 @@ def ctx(repo: Path, python: str, *, compat: bool) -> Context:
     local = LocalTarget(gpus=[])
     return Context(repo=Repo("t/stubs", commit="0" * 40, imports_total=6),
                    target_name="local://", connect=lambda: local,
-                   read_report=lambda: ReportLoad("none", category="missing_report",
+                   read_report=lambda _: ReportLoad("none", category="missing_report",
                                                   message="no report"),
                    python_override=python, repo_dir=str(repo), compat=compat)
 

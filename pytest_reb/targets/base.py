@@ -316,6 +316,10 @@ class Target:
         such thing (the host itself, ssh)."""
         return None
 
+    def warm(self) -> None:
+        """Make ahead what a CPU command here first needs (a container), so a caller that knows
+        commands will come can overlap it with other work; nothing where nothing is made."""
+
     def retire(self) -> None:
         """Close this target for good: everything it made is removed, and a command after this
         one fails as ``InfraError`` instead of making anything new (a side-by-side lane that

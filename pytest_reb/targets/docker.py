@@ -166,6 +166,9 @@ class DockerTarget(Target):
             raise InfraError(f"the Docker engine failed: {type(exc).__name__}: "
                              f"{str(exc)[:300]}") from None
 
+    def warm(self) -> None:
+        self.container()
+
     def _container(self, key: str) -> Any:
         with self._lock:
             if self._retired:

@@ -133,7 +133,7 @@ def test_ctrl_c_while_the_lanes_run_leaves_nothing(tmp_path: Path, docker_client
     args = ["test_demo__tinynet.py", "--reb-image", demo_image, "-m", "c0 or c1 or c2",
             "--reb-outdir", str(tmp_path / "reports")]
     run = Spawned(tmp_path, args)
-    run.wait_for(lambda: len(run.containers(docker_client, all=False)) >= 3
+    run.wait_for(lambda: len(run.containers(docker_client, all=False)) >= 2  # the siblings
                  and process_in(docker_client, run, "train.py")())
     run.signal(signal.SIGINT)
     assert run.finish(timeout=180) == pytest.ExitCode.INTERRUPTED, run.output[-3000:]
