@@ -76,6 +76,20 @@ def _recorded(self, argv, *, timeout, env, cwd, devices):
     return res
 
 target.DockerTarget._exec = _recorded
+
+if os.environ.get("REB_BENCH_PROFILES"):  # the split: every thread under a profiler of its own
+    import cProfile, threading
+
+    _thread_run = threading.Thread.run
+
+    def _profiled(self):
+        prof = cProfile.Profile()
+        try:
+            prof.runcall(_thread_run, self)
+        finally:
+            prof.dump_stats(os.path.join(os.environ["REB_BENCH_PROFILES"], f"{id(self)}.prof"))
+
+    threading.Thread.run = _profiled
 '''
 
 
@@ -170,7 +184,7 @@ SPLIT = (("pytest-reb's start (imports, options, preflight)", "plugin.py", "_act
          ("containers removed", "docker.py", "close"),
          ("integrity before any tier", "context.py", "checkout_verdict"),
          ("integrity after the entrypoint", "run_integrity.py", "changed_during"),
-         ("known-fakes scan (host side and its probe)", "context.py", "known_fakes"),
+         ("known-fakes scan (host side and its probe)", "context.py", "scan_fakes"),
          ("witness: build and read", "witnessing.py", "collect"),
          ("disk-use polls during commands", "docker.py", "_disk_used"),
          ("host facts of C5", "hostfacts.py", "read"),
@@ -180,16 +194,23 @@ SPLIT = (("pytest-reb's start (imports, options, preflight)", "plugin.py", "_act
 
 
 def split(image: str, where: Path) -> list[tuple[str, float]]:
-    """One pyramid under cProfile: the cumulative seconds of each part of ``SPLIT``."""
+    """One pyramid under cProfile, its main thread and every other thread (the lanes) each
+    under a profiler of its own: the cumulative seconds of each part of ``SPLIT``, summed
+    over the threads (parts that ran side by side add up)."""
     import pstats
 
+    profiles = where / "split-threads"
+    profiles.mkdir()
     prof = where / "split.prof"
     cmd = pytest_cmd(where, image, "split")
     timed([sys.executable, "-m", "cProfile", "-o", str(prof), *cmd[1:]], cwd=where,
-          env={"REB_BENCH_RECORD": str(where / "split.commands.jsonl")})
-    stats = pstats.Stats(str(prof)).stats  # type: ignore[attr-defined]
-    total = max(ct for (_, _, _, ct, _) in stats.values())
-    rows = [("the whole run under the profiler", total)]
+          env={"REB_BENCH_RECORD": str(where / "split.commands.jsonl"),
+               "REB_BENCH_PROFILES": str(profiles)})
+    main_thread = pstats.Stats(str(prof)).stats  # type: ignore[attr-defined]
+    total = max(ct for (_, _, _, ct, _) in main_thread.values())
+    every = pstats.Stats(str(prof), *map(str, profiles.glob("*.prof")))
+    stats = every.stats  # type: ignore[attr-defined]
+    rows = [("the whole run under the profiler (main thread)", total)]
     for label, file, function in SPLIT:
         rows.append((label, sum(v[3] for (f, _, name), v in stats.items()
                                 if f.endswith("/" + file) and name == function)))
@@ -246,8 +267,9 @@ def main() -> int:
           f"own time {own_h:.2f} s against raw's {own_r:.2f} s (goal <= 0.5 s: "
           f"{'met' if own_h <= 0.5 else 'MISSED'})")
     if parts:
-        print("\nwhere the time of one pyramid goes (cProfile, cumulative s; the profiler "
-              "slows Python code, not the commands):")
+        print("\nwhere the time of one pyramid goes (cProfile, cumulative s summed over the "
+              "threads, so lanes' parts side by side add up; the profiler slows Python code, "
+              "not the commands):")
         print(table(["part", "s"], parts))
     return 0
 
