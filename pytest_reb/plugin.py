@@ -155,11 +155,11 @@ def _activate(config: pytest.Config) -> RebSession:
         from pytest_reb.report.html import HtmlReport
 
         config.pluginmanager.register(HtmlReport(session), "reb-html")
-    _freeze_imports(config)
+    _freeze_imports()
     return session
 
 
-def _freeze_imports(config: pytest.Config) -> None:
+def _freeze_imports() -> None:
     """Keep what is alive once the imports are done out of every later garbage collection.
 
     pytest ends each session with five full collections (to flush unraisable exceptions)
@@ -170,7 +170,9 @@ def _freeze_imports(config: pytest.Config) -> None:
     """
     import gc
 
-    if _RUNS[0] == 1:  # not in a run nested in another (pytester's): that process goes on
+    # Never where the process goes on after this run: a run nested in another, or any run of
+    # a process that loaded pytester (whose in-process runs are nested in its own).
+    if _RUNS[0] == 1 and "_pytest.pytester" not in sys.modules:
         gc.collect()
         gc.freeze()
 

@@ -30,14 +30,14 @@ LIGHT = {"pytest_reb", "pytest_reb.plugin", "pytest_reb.hookspecs", "pytest_reb.
 HEAVY = ("docker", "pydantic", "matplotlib", "testinfra", "pytest_reb.session")
 
 PROJECT_TEST = """
-import json, signal, sys
+import gc, json, signal, sys
 
 def test_something_of_its_own(request):
     plugins = [getattr(p, "__name__", "") for p in request.config.pluginmanager.get_plugins()]
     with open({facts!r}, "w") as fh:
         json.dump({{"plugin_loaded": "pytest_reb.plugin" in plugins,
                    "sigterm_default": signal.getsignal(signal.SIGTERM) is signal.SIG_DFL,
-                   "modules": sorted(sys.modules)}}, fh)
+                   "modules": sorted(sys.modules), "frozen": gc.get_freeze_count()}}, fh)
     assert 1 + 1 == 2
 """
 
@@ -132,6 +132,7 @@ def test_an_unrelated_run_is_as_if_pytest_reb_were_not_installed(
     assert shown(result, project.path) == shown(without, project.path)
     assert not smi.exists(), "nvidia-smi was run"
     assert facts["sigterm_default"], "a SIGTERM handler was installed"
+    assert facts["frozen"] == bare["frozen"] == 0, "objects were kept from the collector"
     assert docker.connections == 0, "the Docker engine was asked something"
     ours = set(facts["modules"]) - set(bare["modules"])  # type: ignore[arg-type]
     assert ours <= LIGHT, sorted(ours - LIGHT)
@@ -150,8 +151,21 @@ def test_the_probes_see_an_active_run(project: pytest.Pytester,
     result.stdout.fnmatch_lines(["reb: run *", "reb: host *", "reb: targets local://"])
     assert smi.exists()
     assert not facts["sigterm_default"]
+    assert facts["frozen"] > 0  # the imports' objects, kept from pytest's closing collections
     assert docker.connections > 0  # the sweep of the run's containers at exit
     assert "pytest_reb.session" in facts["modules"]  # type: ignore[operator]
+
+
+def test_a_run_nested_in_another_keeps_nothing_from_the_collector(
+        project: pytest.Pytester) -> None:
+    """pytester's in-process runs: the process goes on, so its objects stay collectable."""
+    import gc
+
+    before = gc.get_freeze_count()
+    project.runpytest("--reb-host", "local://", "--reb-outdir", str(project.path / "reports"),
+                      "-p", "no:cacheprovider").assert_outcomes(passed=1)
+    assert gc.get_freeze_count() == before
+    assert json.loads((project.path / "facts.json").read_text())["frozen"] == before
 
 
 def test_a_repository_module_alone_makes_it_active(pytester: pytest.Pytester) -> None:
