@@ -18,8 +18,8 @@ Wall time on a shared machine is noisy, so the CPU time the container's
 processes used (Docker's cgroup accounting) is measured too.  Prints medians
 of both and the ratios; removes every container it made.
 
-pytest-reb's runs are cold: each has a host cache of its own, so pyright runs every
-time, as on an image verified for the first time.  A second row times C0 where the
+pytest-reb's runs are cold: each keeps its C0 answers in a place of its own, so pyright
+runs every time, as on an image verified for the first time.  A second row times C0 where the
 image's answer is already kept (a second verification of the same image: no command
 runs, ``c0_imports``'s kept answers).
 """
@@ -28,11 +28,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import secrets
+import shutil
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from importlib.metadata import version
@@ -40,14 +39,18 @@ from typing import Any
 
 import docker
 
+from pytest_reb import imagecache
 from pytest_reb.audit.report import load_report
 from pytest_reb.context import Context
 from pytest_reb.spec import OFFICIAL_REPO_DIR, OFFICIAL_REPORT_PATH, Repo
 from pytest_reb.targets import LABEL_OWNER, LABEL_RUN, DockerTarget, owner_label
+from pytest_reb.tiers import c0_imports
 from pytest_reb.tiers.c0_imports import probe
 from pytest_reb.tiers.c0_pyright import missing_imports
 
 CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
+#: The kinds of host cache the bench's C0 answers are kept under (``imagecache.folder``).
+BENCH_KEPT = "c0-driver-bench"
 RUN_ID = f"bench-c0-{secrets.token_hex(4)}"
 
 
@@ -57,12 +60,12 @@ def cpu_seconds(ctr: Any) -> float:
     return float(stats["cpu_stats"]["cpu_usage"]["total_usage"]) / 1e9
 
 
-def ours(image: str, python: str | None, cache: str | None = None) -> dict[str, Any]:
+def ours(image: str, python: str | None, kept: str | None = None) -> dict[str, Any]:
     """One C0 run as the plugin does it: the probe's wall time and the container's CPU.
-    ``cache`` is the host cache it reads and fills (default: a fresh one, a first C0)."""
-    with tempfile.TemporaryDirectory(prefix="reb-bench-c0-") as fresh:
-        os.environ["XDG_CACHE_HOME"] = cache or fresh
-        return _ours(image, python)
+    ``kept`` names where the driver's answers are kept (default: a new place, a first C0);
+    the bench removes its places at the end."""
+    c0_imports.KEPT = kept or f"{BENCH_KEPT}-{secrets.token_hex(4)}"
+    return _ours(image, python)
 
 
 def _ours(image: str, python: str | None) -> dict[str, Any]:
@@ -155,12 +158,14 @@ def main(argv: list[str] | None = None) -> int:
         python, targets = mine[0]["python"], official_targets(mine[0])
         theirs = timed("official", lambda: official(client, args.image, python, targets,
                                                     not args.unbound), args.runs)
-        with tempfile.TemporaryDirectory(prefix="reb-bench-c0-kept-") as kept:
-            ours(args.image, args.python, kept)  # the first C0 of the image keeps its answer
-            again = timed("pytest-reb, kept", lambda: ours(args.image, args.python, kept),
-                          args.runs)
+        kept = f"{BENCH_KEPT}-kept"
+        ours(args.image, args.python, kept)  # the first C0 of the image keeps its answer
+        again = timed("pytest-reb, kept", lambda: ours(args.image, args.python, kept),
+                      args.runs)
         assert all(r["cached"] for r in again) and not any(r["cached"] for r in mine)
     finally:
+        for place in imagecache.folder("").glob(f"{BENCH_KEPT}-*"):
+            shutil.rmtree(place, ignore_errors=True)
         for ctr in client.containers.list(all=True, filters={"label": f"{LABEL_RUN}={RUN_ID}"}):
             ctr.remove(force=True)
     way = "official: pip install + run" + ("" if args.unbound else " (bound)")
@@ -170,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
           f"| {'missing (official count)':>24} |")
     print(f"|{'-' * 38}|{'-' * 9}|{'-' * 8}|{'-' * 30}|{'-' * 26}|")
     for name, runs in (("pytest-reb C0 (mounted, bound)", mine), (way, theirs),
-                       ("pytest-reb C0, the image's answer kept", again)):
+                       ("pytest-reb C0, the answer kept", again)):
         install = f"{median(runs, 'install_wall'):.1f} / {median(runs, 'install_cpu'):.1f}"
         print(f"| {name:<36} | {median(runs, 'wall'):>7.1f} | {median(runs, 'cpu'):>6.1f} | "
               f"{install:>28} | {runs[0]['missing']:>24} |")
