@@ -17,6 +17,7 @@ sharding in ``collect``; recording, summary and layouts in
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
@@ -166,30 +167,28 @@ def _freeze_imports() -> None:
     and the interpreter's exit with one more; over the Docker SDK's, pydantic's and our
     modules they took 0.3 s, a sixth of a demo pyramid's own time.  One collection first,
     so no garbage is kept; what is alive then lives to the end anyway, and what a test
-    makes is collected as before.
+    makes is collected as before.  Never in a run nested in another (pytester's in-process
+    runs): that process goes on, and what it froze would never be collected.
     """
     import gc
 
-    # Never where the process goes on after this run: a run nested in another, or any run of
-    # a process that loaded pytester (whose in-process runs are nested in its own).
-    if _RUNS[0] == 1 and "_pytest.pytester" not in sys.modules:
+    if _sessions_on_stack() == 1:
         gc.collect()
         gc.freeze()
 
 
-#: pytest runs going on in this process (pytester's in-process runs are nested in one)
-_RUNS = [0]
+def _sessions_on_stack() -> int:
+    """How many pytest sessions this call is inside (``_pytest/main.py``'s ``wrap_session``
+    frames): 1 in a process's own run, an xdist worker's included; more in a nested run."""
+    found, frame = 0, sys._getframe()
+    while frame is not None:
+        code = frame.f_code
+        found += code.co_name == "wrap_session" and code.co_filename.endswith(_MAIN_PY)
+        frame = frame.f_back
+    return found
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_cmdline_main(config: pytest.Config) -> None:
-    """Count the runs going on, for ``_freeze_imports``."""
-    _RUNS[0] += 1
-    config.add_cleanup(_run_ended)
-
-
-def _run_ended() -> None:
-    _RUNS[0] -= 1
+_MAIN_PY = os.path.join("_pytest", "main.py")
 
 
 def _active(config: pytest.Config) -> RebSession | None:
