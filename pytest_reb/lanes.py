@@ -78,11 +78,6 @@ STOPPED_SCAN = [{"kind": "scan_incomplete", "seen_from": "host",
 STOP_WAIT = 30.0
 
 
-def _quietly(work: Callable[[], object]) -> None:
-    with contextlib.suppress(Exception):
-        work()
-
-
 @dataclass(frozen=True)
 class Plan:
     """Which lanes run which tiers, and the tail the first free lane takes."""
@@ -183,7 +178,7 @@ class Lanes:
         them side by side): nothing of the image runs in them until a lane's first command.
         A failure is left to that command, whose tier it then fails."""
         for sibling in self._siblings:
-            thread = threading.Thread(target=_quietly, args=(sibling.warm,),
+            thread = threading.Thread(target=sibling.warm,
                                       name="reb-lane-warm", daemon=True)
             self._threads.append(thread)
             thread.start()

@@ -242,19 +242,16 @@ class RebSession:
         host (``local://``) and still each have their own report.
         """
         with self._reading:
-            return self._report(spec, connect)
-
-    def _report(self, spec: TargetSpec, connect: Callable[[], Target]) -> ReportLoad:
-        if spec.id not in self.reports:
-            if spec.report:
-                path = Path(spec.report)
-                raw = _read_bounded(path)
-                self.reports[spec.id] = load_report(raw, source=str(path))
-            else:
-                raw = connect().read_file(OFFICIAL_REPORT_PATH, limit=MAX_REPORT_BYTES + 1)
-                self.reports[spec.id] = load_report(
-                    raw, source=f"{spec.id}:{OFFICIAL_REPORT_PATH}")
-        return self.reports[spec.id]
+            if spec.id not in self.reports:
+                if spec.report:
+                    path = Path(spec.report)
+                    raw = _read_bounded(path)
+                    self.reports[spec.id] = load_report(raw, source=str(path))
+                else:
+                    raw = connect().read_file(OFFICIAL_REPORT_PATH, limit=MAX_REPORT_BYTES + 1)
+                    self.reports[spec.id] = load_report(
+                        raw, source=f"{spec.id}:{OFFICIAL_REPORT_PATH}")
+            return self.reports[spec.id]
 
     def record(self, outcome: Outcome) -> None:
         """Controller only: keep the outcome and append it to the durable log at once."""

@@ -24,6 +24,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from pytest_reb.targets import LABEL_RUN
+
 ENV_REPOSITORY = "reb-agent-env"
 #: Labels of a kept image (its metadata, never its files): what made it.
 ENV_LABEL = "reb.agent-env."
@@ -88,11 +90,11 @@ def discard_untagged(client: Any, ctr: Any) -> None:
     it tags it: a tag it refuses (an invalid name, a tag the engine cannot set) leaves an image
     nothing names. It is known by the container it came from, or, on engines that no longer
     say (API 1.45), by the run label it inherited from the container."""
-    run = (ctr.labels or {}).get("reb.run")
+    run = (ctr.labels or {}).get(LABEL_RUN)
     with contextlib.suppress(Exception):
         for image in client.images.list(filters={"dangling": True}):
             source = image.attrs.get("Container")
-            if source == ctr.id or (not source and run and image.labels.get("reb.run") == run):
+            if source == ctr.id or (not source and run and image.labels.get(LABEL_RUN) == run):
                 client.images.remove(image.id, force=True)
 
 

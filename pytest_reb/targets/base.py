@@ -318,7 +318,8 @@ class Target:
 
     def warm(self) -> None:
         """Make ahead what a CPU command here first needs (a container), so a caller that knows
-        commands will come can overlap it with other work; nothing where nothing is made."""
+        commands will come can overlap it with other work; nothing where nothing is made.
+        Never raises: a failure is the first command's, whose tier it then fails."""
 
     def retire(self) -> None:
         """Close this target for good: everything it made is removed, and a command after this

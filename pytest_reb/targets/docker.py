@@ -167,7 +167,8 @@ class DockerTarget(Target):
                              f"{str(exc)[:300]}") from None
 
     def warm(self) -> None:
-        self.container()
+        with contextlib.suppress(Exception):  # the first command meets it again and says it
+            self.container()
 
     def _container(self, key: str) -> Any:
         with self._lock:
