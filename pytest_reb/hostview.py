@@ -222,10 +222,21 @@ def frozen(target: Any, devices: Sequence[str] = ()) -> Iterator[HostView | None
 
 
 def _thaw(ctr: Any, pid: int) -> str | None:
-    """Unpause ``ctr``; why it was lost under the read, or None when it is still the same."""
-    for attempt in range(FREEZE_TRIES):  # a pause that timed out can land late: thaw again
+    """Unpause ``ctr``; why it was lost under the read, or None when it is still the same.
+
+    An unpause the engine refuses is not loss by itself: a pause that timed out
+    can land late (then the container is paused again: thaw again), and a freezer
+    busy on the way back answers 500 while the container runs on.  Only what the
+    engine says of the container afterwards decides: gone, stopped, or another
+    init than the one read through.
+    """
+    refused = ""
+    for attempt in range(FREEZE_TRIES):
         try:
             ctr.unpause()
+        except Exception as exc:
+            refused = str(exc)[:200]
+        try:
             ctr.reload()
         except Exception as exc:
             return f"container {ctr.name} was lost during the host-side read: {str(exc)[:200]}"
@@ -234,8 +245,9 @@ def _thaw(ctr: Any, pid: int) -> str | None:
         time.sleep(0.1 * (attempt + 1))
     state = ctr.attrs.get("State") or {}
     if ctr.status != "running" or state.get("Pid") != pid:
+        why = f"; the engine said: {refused}" if refused else ""
         return (f"container {ctr.name} was lost during the host-side read (status "
-                f"{ctr.status}, init pid {state.get('Pid')}, read through {pid})")
+                f"{ctr.status}, init pid {state.get('Pid')}, read through {pid}){why}")
     return None
 
 

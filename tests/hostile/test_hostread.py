@@ -141,3 +141,23 @@ def test_a_sparse_pack_is_not_copied(target: DockerTarget, image_commit: str) ->
     [found] = integrity.check(target, REPO, image_commit)
     assert found["kind"] == "unverifiable" and "is sparse" in found["detail"]
     assert time.monotonic() - started < 30
+
+
+def test_a_refused_unpause_is_judged_by_the_container_not_the_answer(
+        target: DockerTarget) -> None:
+    """The engine refuses to unpause a container that is not paused (a pause that
+    timed out and never landed): that container is not lost; one removed is."""
+    from pytest_reb import hostview
+
+    ctr = target.container()
+    ctr.reload()
+    pid = ctr.attrs["State"]["Pid"]
+    with pytest.raises(Exception, match="not paused"):
+        ctr.unpause()  # the engine's own refusal, as the thaw meets it
+    assert hostview._thaw(ctr, pid) is None
+    ctr.pause()
+    assert hostview._thaw(ctr, pid) is None
+    ctr.reload()
+    assert ctr.status == "running"
+    ctr.remove(force=True)
+    assert "lost during the host-side read" in (hostview._thaw(ctr, pid) or "")
