@@ -54,6 +54,18 @@ def measure(cmd: Sequence[str], *, cwd: Path, env: dict[str, str] | None = None,
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def machine_busy() -> float:
+    """CPU seconds every process of the machine has used since boot (``/proc/stat``).
+
+    Containers' processes are not this process's children, so ``measure``'s
+    CPU misses them; the machine's counter sees them (and others' jobs too).
+    """
+    with open("/proc/stat", encoding="ascii") as fh:
+        fields = [int(x) for x in fh.readline().split()[1:]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (fields + [0] * 8)[:8]
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
 def settle_bytecode(limit: float = 300.0) -> float:
     """Wait until no bytecode compile a pytest-reb run detached (``pytest_reb.bytecode``) is
     still running, so it never takes CPU from the next side measured; the seconds waited.
