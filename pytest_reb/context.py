@@ -214,6 +214,9 @@ class Context:
             made = self.lanes.outcome(tier) if self.lanes is not None else None
             if made is None:
                 made = self.make(tier, probe)
+                crowded = self.lanes.ran_again(tier) if self.lanes is not None else None
+                if crowded is not None:
+                    made.evidence["crowded_timeout"] = crowded
             self.outcomes[tier] = made.as_data()  # nothing the image printed is shown raw
         return self.outcomes[tier]
 

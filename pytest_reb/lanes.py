@@ -40,6 +40,16 @@ container, nor under ``--reb-serial``; nor on targets with no sibling (the host
 itself through ``local://``, ssh), where a command's end kills by process tree;
 nor where xdist already gives every core a worker (``spare_cores``).
 
+A tier's command that runs out of time in a lane while other lanes worked beside it, and
+that was computing (its container used at least ``CROWDED_SHARE`` of a core over it, by the
+cgroup's counter), is not judged there: it runs again alone, in its turn, with the same
+timeout, and that run is its outcome (``evidence.crowded_timeout`` keeps the first).  The
+lanes change only the order of work on busy cores, so a verdict must not hang on them: an
+honest entrypoint that takes most of its timeout alone could run past it beside C0's
+pyright or C2's extension sweep.  One that waited instead (a download retried with no
+network: a fraction of a core) lost nothing to the lanes and is judged as it is, so a hang
+costs its timeout once.
+
 A lane's thread ends its sibling when its work is done; a run that stops early
 (Ctrl-C, SIGTERM, a failed module) retires every sibling first, so a command
 still running is killed and no container is made after the run's clean-up.
@@ -50,8 +60,9 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -76,6 +87,9 @@ STOPPED_SCAN = [{"kind": "scan_incomplete", "seen_from": "host",
                  "detail": "the run stopped before the known-fakes scan"}]
 #: How long a stop waits for a retired lane's thread to notice (its command is killed).
 STOP_WAIT = 30.0
+#: The share of a core a timed-out command must have used to have lost time to the lanes
+#: beside it: below it the command mostly waited (on the network, a lock, a sleep).
+CROWDED_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -128,6 +142,10 @@ class Lanes:
         self._stop = threading.Event()
         #: the known-fakes scan, made in the last lane's sibling before its tiers
         self._fakes: Future[list[dict[str, Any]]] = Future()
+        #: when each lane worked: (lane, tier or "scan", start, end or None while it runs)
+        self._spans: list[list[Any]] = []
+        #: per tier that timed out crowded: what its lane's run was (``crowded_timeout``)
+        self._crowded: dict[str, dict[str, Any]] = {}
 
     @classmethod
     def start(cls, ctx: Context, plan: Plan,
@@ -201,7 +219,9 @@ class Lanes:
         try:
             if scan and not self._stop.is_set():
                 try:
-                    self._scanned(ctx.scan_fakes())
+                    with self._span(tiers, "scan"):
+                        found = ctx.scan_fakes()
+                    self._scanned(found)
                 except Exception as exc:  # the tiers run on; their findings say so
                     self._scanned([{**STOPPED_SCAN[0], "detail": f"the scan failed: {exc}"}])
             while (tier := self._next(own, lane)) is not None:
@@ -209,7 +229,8 @@ class Lanes:
                 if self._stop.is_set() or not future.set_running_or_notify_cancel():
                     continue
                 try:
-                    made: object = make(ctx, tier)
+                    with self._span(tiers, tier):
+                        made: object = make(ctx, tier)
                 except BaseException as exc:  # handed to the item that waits for it
                     made = exc
                 self._side[tier] = {"lane": list(lane), "beside": beside}
@@ -224,6 +245,55 @@ class Lanes:
             with contextlib.suppress(Exception):
                 sibling.retire()
 
+    @contextlib.contextmanager
+    def _span(self, lane: tuple[str, ...], work: str) -> Iterator[None]:
+        span = [lane, work, time.time(), None]
+        with self._lock:
+            self._spans.append(span)
+        try:
+            yield
+        finally:
+            span[3] = time.time()
+
+    def _beside(self, tier: str) -> tuple[float, list[str]]:
+        """Seconds other lanes worked while ``tier``'s lane worked on it, and on what."""
+        with self._lock:
+            spans = [list(s) for s in self._spans]
+        now = time.time()
+        mine = [s for s in spans if s[1] == tier]
+        if not mine:
+            return 0.0, []
+        lane, _, start, end = mine[0]
+        end = now if end is None else end
+        total, what = 0.0, []
+        for other, work, b, e in spans:
+            if other == lane:
+                continue
+            overlap = min(end, now if e is None else e) - max(start, b)
+            if overlap > 0:
+                total += overlap
+                what.append(work)
+        return total, sorted(set(what))
+
+    def _crowded_timeout(self, tier: str, made: Outcome) -> dict[str, Any] | None:
+        """What ``tier``'s lane run was, when it timed out computing beside other lanes'
+        work (it then runs again alone); else None."""
+        cpu = made.evidence.get("cpu_seconds")
+        if not made.timed_out or not isinstance(cpu, (int, float)) or made.duration <= 0:
+            return None
+        if cpu < CROWDED_SHARE * made.duration:
+            return None
+        overlap, work = self._beside(tier)
+        if overlap <= 0:
+            return None
+        return {"duration": made.duration, "cpu_seconds": cpu, "beside": work,
+                "beside_seconds": round(overlap, 3), "category": made.category,
+                "exit_code": made.exit_code}
+
+    def ran_again(self, tier: str) -> dict[str, Any] | None:
+        """The lane's timed-out run of ``tier`` when the tier ran again alone, else None."""
+        return self._crowded.get(tier)
+
     def _scanned(self, found: list[dict[str, Any]]) -> None:
         """Hand the known-fakes scan to whoever waits for it (the first hand wins)."""
         with self._lock:
@@ -231,14 +301,18 @@ class Lanes:
                 self._fakes.set_result(found)
 
     def outcome(self, tier: str) -> Outcome | None:
-        """``tier``'s outcome from its lane, once made; for any other tier, None once every
-        lane's work is done (it then runs in the target, alone: every command of the lanes has
-        ended, their containers are being removed)."""
+        """``tier``'s outcome from its lane, once made; for any other tier, and for one that
+        timed out crowded (``ran_again``), None once every lane's work is done (it then runs
+        in the target, alone: every command of the lanes has ended, their containers are
+        being removed)."""
         future = self._futures.get(tier)
         if future is not None and tier not in OBSERVED_AHEAD:
             made = future.result()
             assert isinstance(made, Outcome)
-            return made
+            crowded = self._crowded_timeout(tier, made)
+            if crowded is None:
+                return made
+            self._crowded[tier] = crowded  # run again alone, once every lane is done
         wait(self._futures.values())
         return None
 

@@ -5,8 +5,9 @@ and C5 judged in its turn.
 What must hold: the lanes change when things run, never what is decided: the
 demo's pyramid gives, tier by tier, the verdicts a serial run (``--reb-serial``)
 gives; ``--reb-compat`` keeps the official order; the tiers really overlapped;
-every lane ran in containers other than the target's own, all removed.  Ctrl-C
-in the middle of the lanes is in ``tests/faults/test_interrupt.py``.
+every lane ran in containers other than the target's own, all removed; a command that
+ran out of time computing beside other lanes runs again alone, one that waited does not.
+Ctrl-C in the middle of the lanes is in ``tests/faults/test_interrupt.py``.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostile.images import demo_module
+from hostile.images import demo_module, module_text
 
-from pytest_reb.lanes import LANE_TIERS, LANES, Plan, plan, spare_cores
+from pytest_reb.lanes import CROWDED_SHARE, LANE_TIERS, LANES, Plan, plan, spare_cores
 from pytest_reb.targets import DockerTarget, InfraError, Limits
 from pytest_reb.targets.base import LABEL_RUN
 from pytest_reb.targets.docker import BACKGROUND_SHARES
@@ -138,3 +139,55 @@ def test_a_sibling_shares_nothing_and_a_retired_one_makes_nothing(demo_image: st
     finally:
         sibling.retire()
         target.close()
+
+
+#: C1 commands that run out of their time: one computing the whole time, one waiting.
+SPIN = 'Run(["{python}", "-c", "while True: pass"], timeout=6)'
+WAIT = 'Run(["sleep", "300"], timeout=6)'
+
+
+@pytest.fixture(scope="module")
+def timed_out(tmp_path_factory: pytest.TempPathFactory, demo_image: str,
+              docker_client: Any) -> dict[str, dict[str, dict[str, Any]]]:
+    """C0, C1 and C2 side by side with a C1 that runs out of time, computing or waiting."""
+    import subprocess
+    import sys
+
+    commit = docker_client.images.get(demo_image).labels["reb.demo.commit"]
+    made: dict[str, dict[str, dict[str, Any]]] = {}
+    for name, run in (("spin", SPIN), ("wait", WAIT)):
+        folder = tmp_path_factory.mktemp(f"crowded-{name}")
+        (folder / f"test_reb__{name}.py").write_text(module_text(f"reb/{name}", commit, cpu=run))
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "--rootdir", str(folder), "-p", "no:cacheprovider",
+             "--reb-image", demo_image, "-m", "c0 or c1 or c2",
+             "--reb-outdir", str(folder / "out")],
+            cwd=folder, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
+        made[name] = _outcomes(folder / "out")
+    return made
+
+
+@pytest.mark.container
+def test_a_crowded_timeout_runs_again_alone(timed_out: dict[str, Any]) -> None:
+    """The computing C1 timed out in its lane beside C0 and C2, so it ran again after every
+    lane, alone, with the same timeout; its first run is kept on the outcome."""
+    got = timed_out["spin"]
+    c1 = got["c1"]
+    assert c1["status"] == "failed" and c1["category"] == "timeout" and c1["timed_out"]
+    first = c1["evidence"]["crowded_timeout"]
+    assert first["cpu_seconds"] >= CROWDED_SHARE * first["duration"]
+    assert first["beside_seconds"] > 0 and set(first["beside"]) & {"scan", "c0", "c2"}
+    assert "side_by_side" not in c1["evidence"]  # the judged run was alone
+    lanes_end = max(got[t]["started"] + got[t]["duration"] for t in ("c0", "c2"))
+    assert c1["started"] >= lanes_end - 0.5
+    assert c1["evidence"]["cpu_seconds"] >= CROWDED_SHARE * c1["duration"]
+
+
+@pytest.mark.container
+def test_a_timeout_that_waited_is_judged_in_its_lane(timed_out: dict[str, Any]) -> None:
+    """A C1 that slept past its timeout lost nothing to the lanes: one run, in its lane."""
+    c1 = timed_out["wait"]["c1"]
+    assert c1["category"] == "timeout" and "crowded_timeout" not in c1["evidence"]
+    assert c1["evidence"]["side_by_side"]["lane"] == ["c1"]
+    assert c1["evidence"]["cpu_seconds"] < CROWDED_SHARE * c1["duration"]

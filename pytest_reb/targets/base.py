@@ -164,6 +164,9 @@ class ExecResult:
     disk_limited: bool = False
     #: bytes it held then (writable layer, volumes' growth, unlinked files held open)
     disk_used: int | None = None
+    #: CPU seconds the target's processes used over the command (the container's cgroup;
+    #: None where the host cannot count them)
+    cpu_seconds: float | None = None
 
     @property
     def output(self) -> str:

@@ -430,6 +430,23 @@ class DockerTarget(Target):
                         return int(line.split()[1])
         return None
 
+    def _cpu_used(self, ctr: Any) -> float | None:
+        """CPU seconds every process of the container has used so far (its cgroup's own
+        counter: what ran and exited counts too), or None where the host shows none."""
+        for path, unit, field in (
+                (f"/sys/fs/cgroup/cpuacct/docker/{ctr.id}/cpuacct.usage", 1e-9, None),
+                (f"/sys/fs/cgroup/system.slice/docker-{ctr.id}.scope/cpu.stat", 1e-6,
+                 "usage_usec"),
+                (f"/sys/fs/cgroup/docker/{ctr.id}/cpu.stat", 1e-6, "usage_usec")):
+            with contextlib.suppress(OSError, ValueError):
+                text = Path(path).read_text()
+                if field is None:
+                    return int(text) * unit
+                for line in text.splitlines():
+                    if line.startswith(field + " "):
+                        return int(line.split()[1]) * unit
+        return None
+
     # -- exec
 
     def _exec(self, argv: list[str], *, timeout: float, env: dict[str, str], cwd: str | None,
@@ -445,6 +462,7 @@ class DockerTarget(Target):
         out, err = TailBuffer(), TailBuffer()
         oom_before = self._oom_kills(ctr)
         pids_before = self._pids_refusals(ctr)
+        cpu_before = self._cpu_used(ctr)
         start = time.monotonic()
         try:
             exec_id = api.exec_create(ctr.id, argv, environment=env or None,
@@ -474,6 +492,7 @@ class DockerTarget(Target):
         if killed:  # what coreutils ``timeout`` says: 124, or 137 once KILL was needed
             exit_code = 137 if exit_code in (137, None) else 124
         duration = time.monotonic() - start
+        cpu_after = self._cpu_used(ctr)
         leftovers = 0
         with contextlib.suppress(Exception):
             leftovers = self._sweep(key)
@@ -494,7 +513,9 @@ class DockerTarget(Target):
                          pids_limited=(pids_before is not None and pids_after is not None
                                        and pids_after > pids_before),
                          gpu_evidence_channel=self.evidence_channel, leftovers_killed=leftovers,
-                         disk_limited=disk is not None, disk_used=disk)
+                         disk_limited=disk is not None, disk_used=disk,
+                         cpu_seconds=(None if cpu_before is None or cpu_after is None
+                                      else round(cpu_after - cpu_before, 3)))
         return finish(res, timeout, watch)
 
     def _watch(self, key: str, ctr: Any, reader: threading.Thread,

@@ -456,6 +456,8 @@ def evidence_of(res: ExecResult) -> dict[str, object]:
                              "gpu_memory": {str(p): m for p, m in res.gpu_memory.items()},
                              "device_files": {str(p): g for p, g in res.device_files.items()},
                              "holder_cmdlines": {str(p): c for p, c in res.holder_cmdlines.items()}}
+    if res.cpu_seconds is not None:
+        ev["cpu_seconds"] = res.cpu_seconds
     if res.leftovers_killed:
         ev["leftover_processes_killed"] = res.leftovers_killed
     if res.killed_by_host:
