@@ -18,6 +18,7 @@ installed but failing to start is a failure.
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -35,7 +36,7 @@ from pytest_reb.cluster.plan import PlanError, make_plan, run_seconds
 from pytest_reb.outcome import Outcome, OutcomeLog
 from pytest_reb.report.merge import summary_differences
 from pytest_reb.spec import Run
-from pytest_reb.tiers import ext_sweep
+from pytest_reb.tiers import c0_imports, ext_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_MODULE = ROOT / "demo" / "test_demo__tinynet.py"
@@ -97,7 +98,12 @@ def test_time_limits_come_from_the_stage_timeouts(tmp_path: Path, modules: Path)
     # C2 run for C5 alone sweeps no extensions (issue 32), so it costs the sweep less
     c5 = make_plan(m, [modules], tiers=["c5"]).tasks[0].seconds
     c2_c5 = make_plan(m, [modules], tiers=["c2", "c5"]).tasks[0].seconds
-    assert c2_c5 - c5 == ext_sweep.TIMEOUT
+    # (twice: C2 runs in a lane, where a crowded timeout runs it again alone, lanes.py)
+    assert c2_c5 - c5 == 2 * ext_sweep.TIMEOUT
+    # C1 alone has no lanes; beside C0 the worst case runs both twice
+    assert make_plan(m, [modules], tiers=["c0", "c1"]).tasks[0].seconds == 60 * math.ceil(
+        (120 + 180 + 2 * (100 + c0_imports.SURVEY_TIMEOUT + c0_imports.TIMEOUT
+                          + c0_imports.BINDING_TIMEOUT)) / 60)
     retried = Run(["a"], timeout=10, setup=[["s"], ["t"]], retry=None)
     assert run_seconds(retried) == 30
 

@@ -183,11 +183,19 @@ def closure(tiers: Iterable[str]) -> tuple[str, ...]:
 
 
 def pair_needs(pair: Pair, tiers: Sequence[str]) -> tuple[int, float]:
-    """(GPUs, unscaled seconds) of one pair over the tiers that will run."""
+    """(GPUs, unscaled seconds) of one pair over the tiers that will run.
+
+    Where the tiers run in side-by-side lanes, a lane's tier that ran out of time computing
+    beside the others runs once more alone (``lanes.py``): the worst case counts it twice.
+    """
+    from pytest_reb.lanes import plan
+
     ran = closure(tiers)
     gpus = max((tier_gpus(pair.repo, t) for t in ran), default=0)
-    return gpus, PAIR_OVERHEAD + sum(tier_seconds(pair.repo, t, sweep="c2" in tiers)
-                                     for t in ran)
+    sweep = "c2" in tiers
+    again = {t for lane in plan(ran).lanes for t in lane}
+    return gpus, PAIR_OVERHEAD + sum(tier_seconds(pair.repo, t, sweep=sweep) *
+                                     (2 if t in again else 1) for t in ran)
 
 
 def tier_need(pair: Pair, tier: str) -> int:
