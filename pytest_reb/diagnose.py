@@ -310,8 +310,12 @@ def classify_line(line: str, text: str = "") -> tuple[Rule, re.Match[str]] | Non
 
 
 def diagnose(output: str, *, exit_code: int | None, timed_out: bool = False,
-             oom_killed: bool = False, tier: str = "") -> list[Diagnosis]:
-    """The root causes of a failed run, most likely first (see the module's rules)."""
+             oom_killed: bool = False, oom_at_limit: bool | None = None,
+             tier: str = "") -> list[Diagnosis]:
+    """The root causes of a failed run, most likely first (see the module's rules).
+
+    ``oom_at_limit`` False: the OOM kill came before the target's own memory limit was
+    reached, so the machine's memory ran out, and raising the limit would not help."""
     del tier  # the same table serves every tier; kept in the signature for callers' clarity
     host: list[Diagnosis] = []
     if timed_out:
@@ -320,7 +324,13 @@ def diagnose(output: str, *, exit_code: int | None, timed_out: bool = False,
                               "the run needs longer than its timeout: check for a hang (a "
                               "download without network, a rank waiting for others), or raise "
                               "--reb-timeout-scale"))
-    if oom_killed:
+    if oom_killed and oom_at_limit is False:
+        host.append(Diagnosis("out_of_memory", ["host: the kernel's OOM killer ended a process "
+                                                f"of the run (exit {exit_code}) before the "
+                                                "target's own memory limit was reached"],
+                              "the machine ran out of memory, not the target's limit: run "
+                              "fewer targets at once (-n) or on a machine with more memory"))
+    elif oom_killed:
         host.append(Diagnosis("out_of_memory", ["host: the kernel's OOM killer ended a process "
                                                 f"of the run (exit {exit_code})"],
                               "the run needs more memory than the target's limit: lower the "
@@ -395,12 +405,14 @@ def as_json(diagnoses: Iterable[Diagnosis]) -> list[dict[str, Any]]:
 
 
 def for_run(category: str | None, output: str, *, exit_code: int | None, timed_out: bool,
-            oom_killed: bool, tier: str) -> list[dict[str, Any]]:
+            oom_killed: bool, tier: str, oom_at_limit: bool | None = None
+            ) -> list[dict[str, Any]]:
     """``Outcome.diagnosis`` of a failed entrypoint run (none for failures not the env's)."""
     if category in NOT_DIAGNOSED:
         return []
     return as_json(diagnose(output, exit_code=exit_code if exit_code is not None else 1,
-                            timed_out=timed_out, oom_killed=oom_killed, tier=tier))
+                            timed_out=timed_out, oom_killed=oom_killed,
+                            oom_at_limit=oom_at_limit, tier=tier))
 
 
 # --------------------------------------------------------------------------- structured evidence

@@ -40,15 +40,17 @@ container, nor under ``--reb-serial``; nor on targets with no sibling (the host
 itself through ``local://``, ssh), where a command's end kills by process tree;
 nor where xdist already gives every core a worker (``spare_cores``).
 
-A tier's command that runs out of time in a lane while other lanes worked beside it, and
-that was computing (its container used at least ``CROWDED_SHARE`` of a core over it, by the
-cgroup's counter), is not judged there: it runs again alone, in its turn, with the same
-timeout, and that run is its outcome (``evidence.crowded_timeout`` keeps the first).  The
-lanes change only the order of work on busy cores, so a verdict must not hang on them: an
-honest entrypoint that takes most of its timeout alone could run past it beside C0's
-pyright or C2's extension sweep.  One that waited instead (a download retried with no
-network: a fraction of a core) lost nothing to the lanes and is judged as it is, so a hang
-costs its timeout once.
+The lanes share the machine's cores and memory, so a verdict must not hang on them.  A
+tier's command in a lane that, while other lanes worked beside it, either ran out of time
+computing (its container used at least ``CROWDED_SHARE`` of a core over it, by the cgroup's
+counter) or was killed for memory below its own container's limit (the machine's memory ran
+out: the cgroup's limit was never reached), is not judged there: it runs again alone, in its
+turn, with the same timeout, and that run is its outcome (``evidence.crowded_timeout`` keeps
+the first and why).  An honest entrypoint that takes most of its timeout alone could run
+past it beside C0's pyright or C2's extension sweep; one that needs most of the machine's
+memory could lose it to them.  One that waited instead (a download retried with no network:
+a fraction of a core), or that hit its own container's limit, lost nothing to the lanes and
+is judged as it is, so a hang costs its timeout once.
 
 A lane's thread ends its sibling when its work is done; a run that stops early
 (Ctrl-C, SIGTERM, a failed module) retires every sibling first, so a command
@@ -276,17 +278,22 @@ class Lanes:
         return total, sorted(set(what))
 
     def _crowded_timeout(self, tier: str, made: Outcome) -> dict[str, Any] | None:
-        """What ``tier``'s lane run was, when it timed out computing beside other lanes'
-        work (it then runs again alone); else None."""
-        cpu = made.evidence.get("cpu_seconds")
-        if not made.timed_out or not isinstance(cpu, (int, float)) or made.duration <= 0:
-            return None
-        if cpu < CROWDED_SHARE * made.duration:
+        """What ``tier``'s lane run was, when it ran out of time computing, or was killed for
+        the machine's memory, while other lanes worked beside it (it then runs again alone);
+        else None."""
+        ev = made.evidence
+        cpu = ev.get("cpu_seconds")
+        if (made.timed_out and isinstance(cpu, (int, float)) and made.duration > 0
+                and cpu >= CROWDED_SHARE * made.duration):
+            why = "timeout"
+        elif ev.get("oom_killed") is True and ev.get("oom_at_own_limit") is False:
+            why = "memory"
+        else:
             return None
         overlap, work = self._beside(tier)
         if overlap <= 0:
             return None
-        return {"duration": made.duration, "cpu_seconds": cpu, "beside": work,
+        return {"why": why, "duration": made.duration, "cpu_seconds": cpu, "beside": work,
                 "beside_seconds": round(overlap, 3), "category": made.category,
                 "exit_code": made.exit_code}
 

@@ -235,6 +235,17 @@ def test_memory_hog_is_out_of_memory_from_what_the_host_saw(
     assert o.category == "oom"
     check_run(o, "out_of_memory")
     assert o.diagnosis[0]["evidence"][0].startswith("host: the kernel's OOM killer")
+    # the container's own limit was reached (its cgroup's peak): raising it is the hint
+    assert o.evidence.get("oom_at_own_limit") is True
+    assert "--reb-memory" in o.diagnosis[0]["hint"]
+
+
+def test_an_oom_kill_below_the_limit_is_the_machines_memory() -> None:
+    """Killed before the target's own limit was reached: raising --reb-memory would not help."""
+    [found] = diagnose.diagnose("", exit_code=137, oom_killed=True, oom_at_limit=False)
+    assert found.cls == "out_of_memory" and "before the target's own memory limit" in \
+        found.evidence[0]
+    assert "--reb-memory" not in found.hint and "machine ran out of memory" in found.hint
 
 
 @pytest.mark.container

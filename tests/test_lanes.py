@@ -141,26 +141,30 @@ def test_a_sibling_shares_nothing_and_a_retired_one_makes_nothing(demo_image: st
         target.close()
 
 
-#: C1 commands that run out of their time: one computing the whole time, one waiting.
+#: C1 commands that fail for time or memory: one computing the whole time, one waiting, one
+#: past its own container's memory limit (``--reb-memory``).
 SPIN = 'Run(["{python}", "-c", "while True: pass"], timeout=6)'
 WAIT = 'Run(["sleep", "300"], timeout=6)'
+HOG = 'Run(["{python}", "-c", "b = [bytearray(64 << 20) for _ in range(64)]"], timeout=120)'
 
 
 @pytest.fixture(scope="module")
 def timed_out(tmp_path_factory: pytest.TempPathFactory, demo_image: str,
               docker_client: Any) -> dict[str, dict[str, dict[str, Any]]]:
-    """C0, C1 and C2 side by side with a C1 that runs out of time, computing or waiting."""
+    """C0, C1 and C2 side by side with a C1 that runs out of time, computing or waiting, or
+    out of its container's memory."""
     import subprocess
     import sys
 
     commit = docker_client.images.get(demo_image).labels["reb.demo.commit"]
     made: dict[str, dict[str, dict[str, Any]]] = {}
-    for name, run in (("spin", SPIN), ("wait", WAIT)):
+    for name, run, extra in (("spin", SPIN, []), ("wait", WAIT, []),
+                             ("hog", HOG, ["--reb-memory", "512m"])):
         folder = tmp_path_factory.mktemp(f"crowded-{name}")
         (folder / f"test_reb__{name}.py").write_text(module_text(f"reb/{name}", commit, cpu=run))
         proc = subprocess.run(
             [sys.executable, "-m", "pytest", "--rootdir", str(folder), "-p", "no:cacheprovider",
-             "--reb-image", demo_image, "-m", "c0 or c1 or c2",
+             "--reb-image", demo_image, "-m", "c0 or c1 or c2", *extra,
              "--reb-outdir", str(folder / "out")],
             cwd=folder, capture_output=True, text=True, timeout=600)
         assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
@@ -176,6 +180,7 @@ def test_a_crowded_timeout_runs_again_alone(timed_out: dict[str, Any]) -> None:
     c1 = got["c1"]
     assert c1["status"] == "failed" and c1["category"] == "timeout" and c1["timed_out"]
     first = c1["evidence"]["crowded_timeout"]
+    assert first["why"] == "timeout"
     assert first["cpu_seconds"] >= CROWDED_SHARE * first["duration"]
     assert first["beside_seconds"] > 0 and set(first["beside"]) & {"scan", "c0", "c2"}
     assert "side_by_side" not in c1["evidence"]  # the judged run was alone
@@ -191,3 +196,59 @@ def test_a_timeout_that_waited_is_judged_in_its_lane(timed_out: dict[str, Any]) 
     assert c1["category"] == "timeout" and "crowded_timeout" not in c1["evidence"]
     assert c1["evidence"]["side_by_side"]["lane"] == ["c1"]
     assert c1["evidence"]["cpu_seconds"] < CROWDED_SHARE * c1["duration"]
+
+
+@pytest.mark.container
+def test_a_kill_at_the_containers_own_memory_limit_is_judged_in_its_lane(
+        timed_out: dict[str, Any]) -> None:
+    """Killed at its own container's limit, the lanes took nothing from it: one run."""
+    c1 = timed_out["hog"]["c1"]
+    assert c1["status"] == "failed" and c1["evidence"]["oom_killed"] is True
+    assert c1["evidence"]["oom_at_own_limit"] is True
+    assert "crowded_timeout" not in c1["evidence"] and "side_by_side" in c1["evidence"]
+
+
+@pytest.mark.container
+def test_a_kill_for_the_machines_memory_runs_again_alone(demo_image: str,
+                                                         docker_client: Any) -> None:
+    """An OOM kill below the container's own limit is the machine's memory running out, which
+    the lanes share: the tier runs again alone.  (Exhausting this machine's memory for real
+    would take every other job on it down, so the lane's outcome says what the engine's
+    counters would: killed, the container's limit never reached.)"""
+    from pytest_reb.audit.report import load_report
+    from pytest_reb.context import Context
+    from pytest_reb.lanes import Lanes
+    from pytest_reb.outcome import Outcome
+    from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo
+
+    commit = docker_client.images.get(demo_image).labels["reb.demo.commit"]
+    target = DockerTarget(demo_image, run_id="tests-lanes-memory", gpus=[],
+                          limits=Limits(memory="1g", pids=128))
+
+    def make(ctx: Context, tier: str) -> Outcome:
+        import time
+
+        time.sleep(1.0 if tier == "c1" else 0.5)
+        o = ctx.outcome(tier, exit_code=137 if tier == "c1" else 0, duration=1.0,
+                        category="oom" if tier == "c1" else None)
+        if tier == "c1":
+            o.evidence.update(oom_killed=True, oom_at_own_limit=False, cpu_seconds=0.1)
+        return o
+
+    ctx = Context(repo=Repo("reb/memory", commit=commit, imports_total=1),
+                  target_name=demo_image, connect=lambda: target,
+                  read_report=lambda get: load_report(get().read_file(OFFICIAL_REPORT_PATH),
+                                                      source=OFFICIAL_REPORT_PATH))
+    lanes = Lanes.start(ctx, plan(["c0", "c1", "c2"]), make)
+    try:
+        assert lanes is not None
+        assert lanes.outcome("c1") is None  # to be run again, alone, after both lanes
+        again = lanes.ran_again("c1")
+        assert again is not None and again["why"] == "memory" and again["beside_seconds"] > 0
+        assert lanes.outcome("c2") is not None and lanes.ran_again("c2") is None
+    finally:
+        if lanes is not None:
+            lanes.stop()
+        target.close()
+    assert docker_client.containers.list(
+        all=True, filters={"label": f"{LABEL_RUN}=tests-lanes-memory"}) == []

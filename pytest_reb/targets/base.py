@@ -167,6 +167,9 @@ class ExecResult:
     #: CPU seconds the target's processes used over the command (the container's cgroup;
     #: None where the host cannot count them)
     cpu_seconds: float | None = None
+    #: the container's memory use reached its own limit during the command (None: unknown);
+    #: an OOM kill without it was the machine's memory running out
+    memory_limit_hit: bool | None = None
 
     @property
     def output(self) -> str:

@@ -430,6 +430,31 @@ class DockerTarget(Target):
                         return int(line.split()[1])
         return None
 
+    def _limit_hits(self, ctr: Any, *, begin: bool = False) -> int | None:
+        """How often the container's memory use reached its own limit, or None where the
+        host cannot tell: an OOM kill with no new hit was the machine's memory running out,
+        not the container's limit.  cgroup v2 counts the hits (``memory.events``' ``max``);
+        v1's ``failcnt`` stays 0 on recent kernels, so there the peak is reset as a command
+        begins (``begin``: 0, or None if it cannot be) and then read against the limit."""
+        for base in (f"/sys/fs/cgroup/system.slice/docker-{ctr.id}.scope",
+                     f"/sys/fs/cgroup/docker/{ctr.id}"):
+            with contextlib.suppress(OSError, ValueError):
+                for line in Path(base, "memory.events").read_text().splitlines():
+                    if line.startswith("max "):
+                        return int(line.split()[1])
+        v1 = Path(f"/sys/fs/cgroup/memory/docker/{ctr.id}")
+        try:
+            counters = [c for c in ("", ".memsw") if (v1 / f"memory{c}.limit_in_bytes").exists()]
+            if begin:
+                for c in counters:
+                    (v1 / f"memory{c}.max_usage_in_bytes").write_text("0")
+                return 0 if counters else None
+            return int(any(int((v1 / f"memory{c}.max_usage_in_bytes").read_text())
+                           >= int((v1 / f"memory{c}.limit_in_bytes").read_text())
+                           for c in counters)) if counters else None
+        except (OSError, ValueError):
+            return None
+
     def _cpu_used(self, ctr: Any) -> float | None:
         """CPU seconds every process of the container has used so far (its cgroup's own
         counter: what ran and exited counts too), or None where the host shows none."""
@@ -463,6 +488,7 @@ class DockerTarget(Target):
         oom_before = self._oom_kills(ctr)
         pids_before = self._pids_refusals(ctr)
         cpu_before = self._cpu_used(ctr)
+        hits_before = self._limit_hits(ctr, begin=True)
         start = time.monotonic()
         try:
             exec_id = api.exec_create(ctr.id, argv, environment=env or None,
@@ -500,6 +526,7 @@ class DockerTarget(Target):
             used = self._disk_used(key, ctr)  # a writer quicker than one look
             disk = used if used is not None and used > self.limits.disk_bytes() else None
         oom_after = self._oom_kills(ctr)
+        hits_after = self._limit_hits(ctr)
         pids_after = self._pids_refusals(ctr)
         if disk is not None:  # its layer goes with it: the next command starts clean
             with self._lock:
@@ -515,7 +542,9 @@ class DockerTarget(Target):
                          gpu_evidence_channel=self.evidence_channel, leftovers_killed=leftovers,
                          disk_limited=disk is not None, disk_used=disk,
                          cpu_seconds=(None if cpu_before is None or cpu_after is None
-                                      else round(cpu_after - cpu_before, 3)))
+                                      else round(cpu_after - cpu_before, 3)),
+                         memory_limit_hit=(None if hits_before is None or hits_after is None
+                                           else hits_after > hits_before))
         return finish(res, timeout, watch)
 
     def _watch(self, key: str, ctr: Any, reader: threading.Thread,

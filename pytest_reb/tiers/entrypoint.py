@@ -464,6 +464,8 @@ def evidence_of(res: ExecResult) -> dict[str, object]:
         ev["killed_by_host"] = True
     if res.oom_killed:
         ev["oom_killed"] = True
+        if res.memory_limit_hit is not None:  # the container's limit, or the machine's memory
+            ev["oom_at_own_limit"] = res.memory_limit_hit
     if res.pids_limited:
         ev["pids_limit_hit"] = True
     if res.disk_limited:

@@ -84,7 +84,8 @@ _EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?::(?:\s|$)|$)")
 def diagnosis_of(res: ExecResult, category: str | None, tier: str) -> list[dict[str, Any]]:
     """``Outcome.diagnosis`` of a failed run (``diagnose.for_run`` on what the host saw)."""
     return diagnose.for_run(category, res.output, exit_code=res.exit_code,
-                            timed_out=res.timed_out, oom_killed=res.oom_killed, tier=tier)
+                            timed_out=res.timed_out, oom_killed=res.oom_killed, tier=tier,
+                            oom_at_limit=res.memory_limit_hit)
 
 
 def exception_line(text: str) -> str | None:
