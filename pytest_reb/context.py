@@ -216,7 +216,7 @@ class Context:
                 made = self.make(tier, probe)
                 crowded = self.lanes.ran_again(tier) if self.lanes is not None else None
                 if crowded is not None:
-                    made.evidence["crowded_timeout"] = crowded
+                    made.evidence["crowded_run"] = crowded
             self.outcomes[tier] = made.as_data()  # nothing the image printed is shown raw
         return self.outcomes[tier]
 

@@ -45,7 +45,7 @@ tier's command in a lane that, while other lanes worked beside it, either ran ou
 computing (its container used at least ``CROWDED_SHARE`` of a core over it, by the cgroup's
 counter) or was killed for memory below its own container's limit (the machine's memory ran
 out: the cgroup's limit was never reached), is not judged there: it runs again alone, in its
-turn, with the same timeout, and that run is its outcome (``evidence.crowded_timeout`` keeps
+turn, with the same timeout, and that run is its outcome (``evidence.crowded_run`` keeps
 the first and why).  An honest entrypoint that takes most of its timeout alone could run
 past it beside C0's pyright or C2's extension sweep; one that needs most of the machine's
 memory could lose it to them.  One that waited instead (a download retried with no network:
@@ -146,8 +146,8 @@ class Lanes:
         self._fakes: Future[list[dict[str, Any]]] = Future()
         #: when each lane worked: (lane, tier or "scan", start, end or None while it runs)
         self._spans: list[list[Any]] = []
-        #: per tier that timed out crowded: what its lane's run was (``crowded_timeout``)
-        self._crowded: dict[str, dict[str, Any]] = {}
+        #: per tier run again alone: what its crowded lane run was (``crowded_run``)
+        self._again: dict[str, dict[str, Any]] = {}
 
     @classmethod
     def start(cls, ctx: Context, plan: Plan,
@@ -277,7 +277,7 @@ class Lanes:
                 what.append(work)
         return total, sorted(set(what))
 
-    def _crowded_timeout(self, tier: str, made: Outcome) -> dict[str, Any] | None:
+    def _crowded(self, tier: str, made: Outcome) -> dict[str, Any] | None:
         """What ``tier``'s lane run was, when it ran out of time computing, or was killed for
         the machine's memory, while other lanes worked beside it (it then runs again alone);
         else None."""
@@ -298,8 +298,8 @@ class Lanes:
                 "exit_code": made.exit_code}
 
     def ran_again(self, tier: str) -> dict[str, Any] | None:
-        """The lane's timed-out run of ``tier`` when the tier ran again alone, else None."""
-        return self._crowded.get(tier)
+        """The lane's crowded run of ``tier`` when the tier ran again alone, else None."""
+        return self._again.get(tier)
 
     def _scanned(self, found: list[dict[str, Any]]) -> None:
         """Hand the known-fakes scan to whoever waits for it (the first hand wins)."""
@@ -309,17 +309,17 @@ class Lanes:
 
     def outcome(self, tier: str) -> Outcome | None:
         """``tier``'s outcome from its lane, once made; for any other tier, and for one that
-        timed out crowded (``ran_again``), None once every lane's work is done (it then runs
+        was crowded (``ran_again``), None once every lane's work is done (it then runs
         in the target, alone: every command of the lanes has ended, their containers are
         being removed)."""
         future = self._futures.get(tier)
         if future is not None and tier not in OBSERVED_AHEAD:
             made = future.result()
             assert isinstance(made, Outcome)
-            crowded = self._crowded_timeout(tier, made)
+            crowded = self._crowded(tier, made)
             if crowded is None:
                 return made
-            self._crowded[tier] = crowded  # run again alone, once every lane is done
+            self._again[tier] = crowded  # run again alone, once every lane is done
         wait(self._futures.values())
         return None
 

@@ -173,13 +173,13 @@ def timed_out(tmp_path_factory: pytest.TempPathFactory, demo_image: str,
 
 
 @pytest.mark.container
-def test_a_crowded_timeout_runs_again_alone(timed_out: dict[str, Any]) -> None:
+def test_a_crowded_run_runs_again_alone(timed_out: dict[str, Any]) -> None:
     """The computing C1 timed out in its lane beside C0 and C2, so it ran again after every
     lane, alone, with the same timeout; its first run is kept on the outcome."""
     got = timed_out["spin"]
     c1 = got["c1"]
     assert c1["status"] == "failed" and c1["category"] == "timeout" and c1["timed_out"]
-    first = c1["evidence"]["crowded_timeout"]
+    first = c1["evidence"]["crowded_run"]
     assert first["why"] == "timeout"
     assert first["cpu_seconds"] >= CROWDED_SHARE * first["duration"]
     assert first["beside_seconds"] > 0 and set(first["beside"]) & {"scan", "c0", "c2"}
@@ -193,7 +193,7 @@ def test_a_crowded_timeout_runs_again_alone(timed_out: dict[str, Any]) -> None:
 def test_a_timeout_that_waited_is_judged_in_its_lane(timed_out: dict[str, Any]) -> None:
     """A C1 that slept past its timeout lost nothing to the lanes: one run, in its lane."""
     c1 = timed_out["wait"]["c1"]
-    assert c1["category"] == "timeout" and "crowded_timeout" not in c1["evidence"]
+    assert c1["category"] == "timeout" and "crowded_run" not in c1["evidence"]
     assert c1["evidence"]["side_by_side"]["lane"] == ["c1"]
     assert c1["evidence"]["cpu_seconds"] < CROWDED_SHARE * c1["duration"]
 
@@ -205,7 +205,7 @@ def test_a_kill_at_the_containers_own_memory_limit_is_judged_in_its_lane(
     c1 = timed_out["hog"]["c1"]
     assert c1["status"] == "failed" and c1["evidence"]["oom_killed"] is True
     assert c1["evidence"]["oom_at_own_limit"] is True
-    assert "crowded_timeout" not in c1["evidence"] and "side_by_side" in c1["evidence"]
+    assert "crowded_run" not in c1["evidence"] and "side_by_side" in c1["evidence"]
 
 
 @pytest.mark.container
