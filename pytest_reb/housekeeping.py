@@ -11,6 +11,7 @@ import contextlib
 import os
 import socket
 import time
+from typing import Any
 
 from pytest_reb.targets import LABEL_OWNER, LABEL_RUN
 
@@ -36,10 +37,7 @@ def sweep(run_id: str | None = None, *, only_orphans: bool = False) -> int:
         containers = client.containers.list(all=True, filters={"label": label})
     except Exception:  # no daemon: nothing of ours can be running there
         return 0
-    # an empty run label is a kept image's (``agent.commit``): a container a user started
-    # from it is nobody's orphan
-    doomed = [ctr for ctr in containers if ctr.labels.get(LABEL_RUN)
-              and not (only_orphans and _owner_alive(ctr.labels.get(LABEL_OWNER, "")))]
+    doomed = removable(containers, only_orphans=only_orphans)
     deadline = time.monotonic() + SWEEP_WAIT
     left = {ctr.id: ctr for ctr in doomed}
     while left and time.monotonic() < deadline:
@@ -52,6 +50,16 @@ def sweep(run_id: str | None = None, *, only_orphans: bool = False) -> int:
         if left:
             time.sleep(0.5)
     return len(doomed) - len(left)
+
+
+def removable(containers: list[Any], *, only_orphans: bool = False) -> list[Any]:
+    """Which of ``containers`` (listed by our run label) a ``sweep`` removes.
+
+    An empty run label is a kept image's (``agent.commit``): a container a user started
+    from it is nobody's orphan, whatever the mode.
+    """
+    return [ctr for ctr in containers if ctr.labels.get(LABEL_RUN)
+            and not (only_orphans and _owner_alive(ctr.labels.get(LABEL_OWNER, "")))]
 
 
 def _owner_alive(owner: str) -> bool:

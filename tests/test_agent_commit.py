@@ -19,8 +19,8 @@ import pytest
 from support.agentruns import agent
 
 from pytest_reb.agent import commit
-from pytest_reb.housekeeping import sweep
-from pytest_reb.targets import labels
+from pytest_reb.housekeeping import removable, sweep
+from pytest_reb.targets import LABEL_RUN, labels
 
 pytestmark = pytest.mark.container
 
@@ -83,7 +83,11 @@ def test_a_users_container_of_a_kept_image_is_nobodys_orphan(
                                         network_mode="none")  # as a user: plain docker run
     try:
         sweep(only_orphans=True)  # `reb gc`
-        sweep()  # `reb gc --all`
+        # `reb gc --all` would pick it neither (asked, not run: it removes every run's
+        # containers, those of any other run on this engine too, the suite's other worker's)
+        listed = docker_client.containers.list(all=True, filters={"label": LABEL_RUN})
+        assert mine.id in {c.id for c in listed}
+        assert mine.id not in {c.id for c in removable(listed)}
         time.sleep(0.5)
         mine.reload()
         assert mine.status == "running"
