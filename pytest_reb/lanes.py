@@ -90,8 +90,11 @@ STOPPED_SCAN = [{"kind": "scan_incomplete", "seen_from": "host",
 #: How long a stop waits for a retired lane's thread to notice (its command is killed).
 STOP_WAIT = 30.0
 #: The share of a core a timed-out command must have used to have lost time to the lanes
-#: beside it: below it the command mostly waited (on the network, a lock, a sleep).
-CROWDED_SHARE = 0.5
+#: beside it: below it the command mostly waited.  The two families lie far apart: waiting
+#: (a sleep 0.00; a download retried with no network, or an import and then a hang, a few
+#: hundredths) and computing (a spinning loop got 0.38 of a core under a load of 7.7 on 2
+#: cores, the real entrypoints 0.6-1.2 alone), so a busy machine's share stays above it.
+CROWDED_SHARE = 0.1
 
 
 @dataclass(frozen=True)
