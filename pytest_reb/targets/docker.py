@@ -256,6 +256,8 @@ class DockerTarget(Target):
             points = [line.split()[4] for line in
                       Path(f"/proc/{init}/mountinfo").read_text().splitlines()]
         except OSError as exc:
+            if not alive(init):  # removed or killed from outside as it started: the machine's
+                raise InfraError(f"container {ctr.name} was lost as it started: {exc}") from None
             raise TargetError(f"cannot read the mounts of {ctr.name}: {exc}") from None
         if ourtools.TOOLS_MOUNT not in points:
             raise TargetError(f"{self.image!r} moves our tools' mount away from "
