@@ -34,7 +34,11 @@ class ReportHooks:
         """This run's outcomes, a resumed run's earlier ones included."""
         return list({**self.session.resumed, **self.session.outcomes}.values())
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """The outcome goes to the durable log before any other plugin sees the report (the
+        terminal's counts, ``-rA``): a Ctrl-C between them then leaves a tier logged and not
+        shown, never shown as finished and lost to ``--reb-resume``."""
         data = getattr(report, "reb_outcome", None)
         if data is not None:
             outcome = Outcome.from_json(data)
