@@ -131,6 +131,40 @@ def plan(tiers: Iterable[str]) -> Plan:
     return Plan(lanes, tuple(t for t in TAIL if t in wanted))
 
 
+#: Parts of the package a lane's work never imports (the CLI, agents, clusters, reports,
+#: demo images, files mounted into targets); everything else is imported before lanes run.
+NOT_PRELOADED = frozenset({"agent", "assets", "cli", "cluster", "demo", "images", "report",
+                           "shimlib", "task"})
+
+
+def _preload() -> None:
+    """Import here, in the thread that starts the lanes, what their work imports on first use.
+
+    pytest rewrites a plugin's modules as they are imported (``ast.parse``), and CPython
+    3.11's AST conversion keeps its recursion depth in interpreter-wide state: two lanes
+    importing at once raised ``SystemError: AST constructor recursion depth mismatch`` and
+    the tier lost its outcome.  Once per process, and what a pyramid imports anyway.
+    """
+    import importlib
+    import pkgutil
+
+    import pytest_reb
+
+    def load(name: str) -> Any:
+        try:
+            return importlib.import_module(name)
+        except ImportError:  # an optional dependency: whoever needs it says so, as before
+            return None
+
+    for found in pkgutil.iter_modules(pytest_reb.__path__, "pytest_reb."):
+        if found.name.rsplit(".", 1)[1] in NOT_PRELOADED:
+            continue
+        module = load(found.name)
+        if found.ispkg and module is not None:
+            for inner in pkgutil.iter_modules(module.__path__, found.name + "."):
+                load(inner.name)
+
+
 class Lanes:
     """The lanes of one (repository, target) pair: their threads, siblings and outcomes."""
 
@@ -173,6 +207,7 @@ class Lanes:
             target = ctx.target
         except TargetError:
             return None
+        _preload()
         made = cls(plan)
         for n in range(len(plan.lanes)):
             sibling = target.sibling(background=n > 0)

@@ -169,6 +169,7 @@ def timed_out(tmp_path_factory: pytest.TempPathFactory, demo_image: str,
             cwd=folder, capture_output=True, text=True, timeout=600)
         assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
         made[name] = _outcomes(folder / "out")
+        assert set(made[name]) == {"c0", "c1", "c2"}, proc.stdout[-4000:] + proc.stderr[-2000:]
     return made
 
 

@@ -42,7 +42,7 @@ from typing import Any
 from pytest_reb import bytecode, witness
 from pytest_reb.evidence import GpuWatch, host_gpus
 from pytest_reb.optiontypes import size_bytes
-from pytest_reb.targets import diskuse, ourtools
+from pytest_reb.targets import counters, diskuse, ourtools
 from pytest_reb.targets.archive import archive_file
 from pytest_reb.targets.base import (
     HOST_SLACK,
@@ -411,69 +411,6 @@ class DockerTarget(Target):
                     + diskuse.unlinked_bytes(cgroup.pids() if cgroup else ()))
         return None
 
-    def _oom_kills(self, ctr: Any) -> int | None:
-        for path in (f"/sys/fs/cgroup/memory/docker/{ctr.id}/memory.oom_control",
-                     f"/sys/fs/cgroup/system.slice/docker-{ctr.id}.scope/memory.events",
-                     f"/sys/fs/cgroup/docker/{ctr.id}/memory.events"):
-            with contextlib.suppress(OSError):
-                for line in Path(path).read_text().splitlines():
-                    if line.startswith("oom_kill "):
-                        return int(line.split()[1])
-        return None
-
-    def _pids_refusals(self, ctr: Any) -> int | None:
-        """How many forks the pids limit refused (``max`` of ``pids.events``), or None."""
-        for path in (f"/sys/fs/cgroup/pids/docker/{ctr.id}/pids.events",
-                     f"/sys/fs/cgroup/system.slice/docker-{ctr.id}.scope/pids.events",
-                     f"/sys/fs/cgroup/docker/{ctr.id}/pids.events"):
-            with contextlib.suppress(OSError, ValueError):
-                for line in Path(path).read_text().splitlines():
-                    if line.startswith("max "):
-                        return int(line.split()[1])
-        return None
-
-    def _limit_hits(self, ctr: Any, *, begin: bool = False) -> int | None:
-        """How often the container's memory use reached its own limit, or None where the
-        host cannot tell: an OOM kill with no new hit was the machine's memory running out,
-        not the container's limit.  cgroup v2 counts the hits (``memory.events``' ``max``);
-        v1's ``failcnt`` stays 0 on recent kernels, so there the peak is reset as a command
-        begins (``begin``: 0, or None if it cannot be) and then read against the limit."""
-        for base in (f"/sys/fs/cgroup/system.slice/docker-{ctr.id}.scope",
-                     f"/sys/fs/cgroup/docker/{ctr.id}"):
-            with contextlib.suppress(OSError, ValueError):
-                for line in Path(base, "memory.events").read_text().splitlines():
-                    if line.startswith("max "):
-                        return int(line.split()[1])
-        v1 = Path(f"/sys/fs/cgroup/memory/docker/{ctr.id}")
-        try:
-            counters = [c for c in ("", ".memsw") if (v1 / f"memory{c}.limit_in_bytes").exists()]
-            if begin:
-                for c in counters:
-                    (v1 / f"memory{c}.max_usage_in_bytes").write_text("0")
-                return 0 if counters else None
-            return int(any(int((v1 / f"memory{c}.max_usage_in_bytes").read_text())
-                           >= int((v1 / f"memory{c}.limit_in_bytes").read_text())
-                           for c in counters)) if counters else None
-        except (OSError, ValueError):
-            return None
-
-    def _cpu_used(self, ctr: Any) -> float | None:
-        """CPU seconds every process of the container has used so far (its cgroup's own
-        counter: what ran and exited counts too), or None where the host shows none."""
-        for path, unit, field in (
-                (f"/sys/fs/cgroup/cpuacct/docker/{ctr.id}/cpuacct.usage", 1e-9, None),
-                (f"/sys/fs/cgroup/system.slice/docker-{ctr.id}.scope/cpu.stat", 1e-6,
-                 "usage_usec"),
-                (f"/sys/fs/cgroup/docker/{ctr.id}/cpu.stat", 1e-6, "usage_usec")):
-            with contextlib.suppress(OSError, ValueError):
-                text = Path(path).read_text()
-                if field is None:
-                    return int(text) * unit
-                for line in text.splitlines():
-                    if line.startswith(field + " "):
-                        return int(line.split()[1]) * unit
-        return None
-
     # -- exec
 
     def _exec(self, argv: list[str], *, timeout: float, env: dict[str, str], cwd: str | None,
@@ -487,10 +424,10 @@ class DockerTarget(Target):
             env["CUDA_VISIBLE_DEVICES"] = ""
         api = self.client.api
         out, err = TailBuffer(), TailBuffer()
-        oom_before = self._oom_kills(ctr)
-        pids_before = self._pids_refusals(ctr)
-        cpu_before = self._cpu_used(ctr)
-        hits_before = self._limit_hits(ctr, begin=True)
+        oom_before = counters.oom_kills(ctr.id)
+        pids_before = counters.pids_refusals(ctr.id)
+        cpu_before = counters.cpu_seconds(ctr.id)
+        hits_before = counters.memory_limit_hits(ctr.id, begin=True)
         start = time.monotonic()
         try:
             exec_id = api.exec_create(ctr.id, argv, environment=env or None,
@@ -520,16 +457,16 @@ class DockerTarget(Target):
         if killed:  # what coreutils ``timeout`` says: 124, or 137 once KILL was needed
             exit_code = 137 if exit_code in (137, None) else 124
         duration = time.monotonic() - start
-        cpu_after = self._cpu_used(ctr)
+        cpu_after = counters.cpu_seconds(ctr.id)
         leftovers = 0
         with contextlib.suppress(Exception):
             leftovers = self._sweep(key)
         if disk is None:
             used = self._disk_used(key, ctr)  # a writer quicker than one look
             disk = used if used is not None and used > self.limits.disk_bytes() else None
-        oom_after = self._oom_kills(ctr)
-        hits_after = self._limit_hits(ctr)
-        pids_after = self._pids_refusals(ctr)
+        oom_after = counters.oom_kills(ctr.id)
+        hits_after = counters.memory_limit_hits(ctr.id)
+        pids_after = counters.pids_refusals(ctr.id)
         if disk is not None:  # its layer goes with it: the next command starts clean
             with self._lock:
                 self._remove(key)

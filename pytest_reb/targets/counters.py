@@ -1,0 +1,80 @@
+"""What the kernel counts for a container, read from its cgroups on the host.
+
+A command's OOM kills, refused forks, CPU seconds and memory-limit hits are the host's
+observations: nothing in the container can write them.  Each reader takes the
+container's id and answers None where the host shows no such counter (another cgroup
+layout, an engine that is not local), so a caller never mistakes "cannot tell" for 0.
+cgroup v1 keeps a hierarchy per controller (``/sys/fs/cgroup/<controller>/docker/<id>``),
+v2 one folder per container (systemd's or cgroupfs' driver).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+ROOT = Path("/sys/fs/cgroup")
+
+
+def _v2(cid: str) -> list[Path]:
+    return [ROOT / "system.slice" / f"docker-{cid}.scope", ROOT / "docker" / cid]
+
+
+def _field(paths: list[Path], name: str) -> int | None:
+    """The integer after ``name`` in the first of ``paths`` that has it (``key value`` lines)."""
+    for path in paths:
+        with contextlib.suppress(OSError, ValueError):
+            for line in path.read_text().splitlines():
+                if line.startswith(name + " "):
+                    return int(line.split()[1])
+    return None
+
+
+def oom_kills(cid: str) -> int | None:
+    """Processes of the container the kernel's OOM killer ended, so far."""
+    return _field([ROOT / "memory" / "docker" / cid / "memory.oom_control",
+                   *(p / "memory.events" for p in _v2(cid))], "oom_kill")
+
+
+def pids_refusals(cid: str) -> int | None:
+    """Forks the container's pids limit refused, so far (``max`` of ``pids.events``)."""
+    return _field([ROOT / "pids" / "docker" / cid / "pids.events",
+                   *(p / "pids.events" for p in _v2(cid))], "max")
+
+
+def cpu_seconds(cid: str) -> float | None:
+    """CPU seconds every process of the container has used so far (what ran and exited
+    counts too)."""
+    with contextlib.suppress(OSError, ValueError):
+        return int((ROOT / "cpuacct" / "docker" / cid / "cpuacct.usage").read_text()) * 1e-9
+    usec = _field([p / "cpu.stat" for p in _v2(cid)], "usage_usec")
+    return None if usec is None else usec * 1e-6
+
+
+def memory_limit_hits(cid: str, *, begin: bool = False) -> int | None:
+    """How often the container's memory use reached its own limit, or None where the host
+    cannot tell: an OOM kill with no new hit was the machine's memory running out, not the
+    container's limit.
+
+    v2 counts the hits (``memory.events``' ``max``).  v1's ``failcnt`` stays 0 on recent
+    kernels even for a kill at the limit (6.18: measured), so there the peak is reset as a
+    command begins (``begin``: 0, or None where it cannot be, e.g. without root) and then
+    read against the limit (the memory and memory+swap counters).
+    """
+    hits = _field([p / "memory.events" for p in _v2(cid)], "max")
+    if hits is not None:
+        return hits
+    v1 = ROOT / "memory" / "docker" / cid
+    try:
+        counters = [c for c in ("", ".memsw") if (v1 / f"memory{c}.limit_in_bytes").exists()]
+        if not counters:
+            return None
+        if begin:
+            for c in counters:
+                (v1 / f"memory{c}.max_usage_in_bytes").write_text("0")
+            return 0
+        return int(any(int((v1 / f"memory{c}.max_usage_in_bytes").read_text())
+                       >= int((v1 / f"memory{c}.limit_in_bytes").read_text())
+                       for c in counters))
+    except (OSError, ValueError):
+        return None
