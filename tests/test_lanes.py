@@ -218,6 +218,7 @@ def test_a_kill_for_the_machines_memory_runs_again_alone(demo_image: str,
     counters would: killed, the container's limit never reached.)"""
     from pytest_reb.audit.report import load_report
     from pytest_reb.context import Context
+    from pytest_reb.housekeeping import sweep
     from pytest_reb.lanes import Lanes
     from pytest_reb.outcome import Outcome
     from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo
@@ -251,5 +252,6 @@ def test_a_kill_for_the_machines_memory_runs_again_alone(demo_image: str,
         if lanes is not None:
             lanes.stop()
         target.close()
+        sweep("tests-lanes-memory")  # as a session's end does: a removal the engine dropped
     assert docker_client.containers.list(
         all=True, filters={"label": f"{LABEL_RUN}=tests-lanes-memory"}) == []
