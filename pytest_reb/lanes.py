@@ -60,6 +60,7 @@ still running is killed and no container is made after the run's clean-up.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import threading
 import time
@@ -137,6 +138,7 @@ NOT_PRELOADED = frozenset({"agent", "assets", "cli", "cluster", "demo", "images"
                            "shimlib", "task"})
 
 
+@functools.cache
 def _preload() -> None:
     """Import here, in the thread that starts the lanes, what their work imports on first use.
 

@@ -30,6 +30,12 @@ def _field(paths: list[Path], name: str) -> int | None:
     return None
 
 
+def grew(before: int | None, after: int | None) -> bool | None:
+    """Whether a counter read before and after a command went up; None if either read
+    could not be made."""
+    return None if before is None or after is None else after > before
+
+
 def oom_kills(cid: str) -> int | None:
     """Processes of the container the kernel's OOM killer ended, so far."""
     return _field([ROOT / "memory" / "docker" / cid / "memory.oom_control",

@@ -474,16 +474,13 @@ class DockerTarget(Target):
             self._check_alive(ctr, key)
         res = ExecResult(argv, exit_code, out.text(), err.text(), duration,
                          killed_by_host=killed, stdout_bytes=out.total, stderr_bytes=err.total,
-                         oom_killed=(oom_before is not None and oom_after is not None
-                                     and oom_after > oom_before),
-                         pids_limited=(pids_before is not None and pids_after is not None
-                                       and pids_after > pids_before),
+                         oom_killed=counters.grew(oom_before, oom_after) is True,
+                         pids_limited=counters.grew(pids_before, pids_after) is True,
                          gpu_evidence_channel=self.evidence_channel, leftovers_killed=leftovers,
                          disk_limited=disk is not None, disk_used=disk,
                          cpu_seconds=(None if cpu_before is None or cpu_after is None
                                       else round(cpu_after - cpu_before, 3)),
-                         memory_limit_hit=(None if hits_before is None or hits_after is None
-                                           else hits_after > hits_before))
+                         memory_limit_hit=counters.grew(hits_before, hits_after))
         return finish(res, timeout, watch)
 
     def _watch(self, key: str, ctr: Any, reader: threading.Thread,
