@@ -55,7 +55,8 @@ from common import (
 )
 
 from pytest_reb import bytecode
-from pytest_reb.targets import Limits, ourtools, tool_mounts
+from pytest_reb.targets import Limits
+from pytest_reb.targets.docker import harness_mounts
 
 RECORDER = '''
 import json, os, time
@@ -139,8 +140,7 @@ def raw_loop(image: str, commands: list[dict[str, Any]], label: str) -> dict[str
     """``docker run``, every command by ``docker exec``, ``docker rm -f``: wall and command time."""
     limits = Limits()
     mounts = [f"--mount=type=bind,src={src},dst={dst},readonly"
-              for dst, src in {ourtools.TOOLS_MOUNT: str(ourtools.tools_dir()), **tool_mounts(),
-                               **kept_bytecode(image, commands)}.items()]
+              for dst, src in {**harness_mounts(), **kept_bytecode(image, commands)}.items()]
     mounts += [f"--tmpfs={parent}"
                for parent in sorted({f.rsplit("/", 1)[0] for f in stage_folders(commands)})]
     t0 = time.perf_counter()

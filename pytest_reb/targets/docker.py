@@ -96,6 +96,13 @@ class Limits:
 
 
 
+def harness_mounts() -> dict[str, str]:
+    """Container path -> host path of what of ours every container of a target gets,
+    read-only: our static busybox and the probes' tools (``tool_mounts``).  ``ToolError``
+    without a static busybox on the host."""
+    return {ourtools.TOOLS_MOUNT: str(ourtools.tools_dir()), **tool_mounts()}
+
+
 class DockerTarget(Target):
     """Hardened containers from one image, one per device profile, made lazily.
 
@@ -191,7 +198,7 @@ class DockerTarget(Target):
         from docker.types import DeviceRequest, Mount
 
         try:
-            tools = ourtools.tools_dir()
+            ours = harness_mounts()
         except ourtools.ToolError as exc:
             raise TargetError(str(exc)) from None
         kwargs: dict[str, Any] = dict(
@@ -207,8 +214,8 @@ class DockerTarget(Target):
             **({"cpu_shares": self.limits.cpu_shares} if self.limits.cpu_shares else {}),
             labels=labels(self.run_id, **{"reb.target": self.image[:200], "reb.profile": key}),
             mounts=[Mount(dst, src, type="bind", read_only=True)
-                    for dst, src in {ourtools.TOOLS_MOUNT: str(tools), **tool_mounts(),
-                                     **self.extra_mounts, **self._bytecode_mount()}.items()],
+                    for dst, src in {**ours, **self.extra_mounts,
+                                     **self._bytecode_mount()}.items()],
             # sized, so a tmpfs cannot grow past what the memory limit would allow anyway
             tmpfs={at: f"size={self.limits.memory}"
                    for at in [*self.tmpfs, *([bytecode.PYCACHE_DIR] if self.bytecode else [])]},
