@@ -146,12 +146,17 @@ def timed(label: str, fn: Callable[[], dict[str, Any]], runs: int) -> list[dict[
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--image", default="reb-demo:missing-dep")
+    parser.add_argument("--image", default=None,
+                        help="default: the demo's missing-dep image, built on first use")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--python", default=None, help="default: the report's python_path")
     parser.add_argument("--unbound", action="store_true",
                         help="run the official pyright without --pythonpath (43 of 44 bundles)")
     args = parser.parse_args(argv)
+    if args.image is None:
+        from common import demo_images
+
+        [args.image] = demo_images("missing-dep")
     client = docker.from_env()
     try:
         mine = timed("pytest-reb", lambda: ours(args.image, args.python), args.runs)

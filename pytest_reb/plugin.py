@@ -142,11 +142,12 @@ def _activate(config: pytest.Config) -> RebSession:
     A module object is imported as ``import a.b as b``: ``from a import b`` would take
     a stale attribute of the package once pytester's in-process runs reset ``sys.modules``.
     """
-    import pytest_reb.fixtures as fixtures
     from pytest_reb.session import RebSession
 
-    session = RebSession.open(config)
-    config.stash[SESSION_KEY] = session
+    session = RebSession.open(config)  # first: its containers start while the rest imports
+    config.stash[SESSION_KEY] = session  # at once: unconfigure removes what it started
+    import pytest_reb.fixtures as fixtures
+
     config.pluginmanager.register(fixtures, "reb-fixtures")
     if session.controller:
         from pytest_reb.report.hooks import ReportHooks

@@ -23,15 +23,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_reb.assets.cache import AssetCache, Prepared, default_cache
-from pytest_reb.assets.fetchers import checkout_copy
-from pytest_reb.audit.report import MAX_REPORT_BYTES, ReportLoad, load_report
 from pytest_reb.evidence import describe_gpus, host_gpus
 from pytest_reb.housekeeping import docker_available, missing_images, sweep
+from pytest_reb.lanes import spare_cores
 from pytest_reb.lease import LOCK_DIR, GpuLeases
 from pytest_reb.matrix import MatrixError, TargetSpec
 from pytest_reb.options import RebOptions
@@ -40,6 +38,10 @@ from pytest_reb.runs import resolve_run
 from pytest_reb.signals import install_sigterm, interrupts_deferred
 from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo, repo_commits, repo_of
 from pytest_reb.targets import Limits, Target, TargetError, is_remote, make_target
+
+if TYPE_CHECKING:  # imported where used: a run's activation starts its containers sooner
+    from pytest_reb.assets.cache import AssetCache, Prepared
+    from pytest_reb.audit.report import ReportLoad
 
 #: What a run without targets says once, so 264 skips are not a surprise.
 NO_TARGET = "reb: no target given (--reb-image / --reb-host): tier items will skip"
@@ -88,6 +90,7 @@ class RebSession:
         session = cls(options, run_id, controller=workerinput is None)
         if session.controller:
             session.preflight()
+            session.prestart(config)
         session.load_resume()
         if options.targets:
             install_sigterm()
@@ -106,6 +109,32 @@ class RebSession:
             raise pytest.UsageError(
                 f"pytest-reb: image(s) not on this Docker engine: {', '.join(missing)} "
                 "(pytest-reb never pulls; build or `docker load` them first)")
+
+    def prestart(self, config: pytest.Config) -> None:
+        """With one image to verify in this process, have its first tiers' containers started
+        while pytest collects (``targets/prestart.py``): where lanes will run, one with the
+        target's limits for the first lane and one with a lane's lower CPU weight for the
+        second, else one for the serial target; and for C5's strict probe a twin like the
+        lane that usually takes it (the second: C1 is the longer lane) or the target.  Not
+        under xdist (a worker's pairs are not known yet) or ``--collect-only``, and only for
+        the tiers ``-m`` selects."""
+        specs = self.options.targets
+        if (len(specs) != 1 or specs[0].image is None or is_remote(specs[0].url)
+                or config.getoption("collectonly", False)
+                or getattr(config.option, "numprocesses", None)
+                or getattr(config.option, "dist", "no") != "no"):
+            return
+        wanted = _selected_tiers(config.getoption("markexpr", "") or "")
+        if not wanted:
+            return
+        try:
+            target = self.target(specs[0])
+        except TargetError:  # the first tier meets it again and says why
+            return
+        lanes = (not (self.options.serial or self.options.compat) and spare_cores(1)
+                 and "c1" in wanted and bool(wanted & {"c0", "c2", "c5"}))
+        twin = int("c5" in wanted)
+        target.prestart(plain=1 if lanes else 1 + twin, background=1 + twin if lanes else 0)
 
     def header(self) -> list[str]:
         """The lines of pytest's report header: the run, this host's GPUs, the targets."""
@@ -149,6 +178,8 @@ class RebSession:
     @cached_property
     def asset_cache(self) -> AssetCache:
         """``--reb-assets DIR``, else the default cache on this host."""
+        from pytest_reb.assets.cache import AssetCache, default_cache
+
         return AssetCache(self.options.assets or default_cache())
 
     def prepare(self, items: Iterable[pytest.Item], writer: Any) -> None:
@@ -180,6 +211,8 @@ class RebSession:
         Repository assets are copied from the checkout in ``spec``'s target
         without starting it; with no target they fail and say so.
         """
+        from pytest_reb.assets.fetchers import checkout_copy
+
         copy = None
         if spec is not None:
             try:
@@ -241,11 +274,13 @@ class RebSession:
         Cached by target id, not URL: two agents' rows may share an image or a
         host (``local://``) and still each have their own report.
         """
+        from pytest_reb.audit.report import MAX_REPORT_BYTES, load_report
+
         with self._reading:
             if spec.id not in self.reports:
                 if spec.report:
                     path = Path(spec.report)
-                    raw = _read_bounded(path)
+                    raw = _read_bounded(path, MAX_REPORT_BYTES + 1)
                     self.reports[spec.id] = load_report(raw, source=str(path))
                 else:
                     raw = connect().read_file(OFFICIAL_REPORT_PATH, limit=MAX_REPORT_BYTES + 1)
@@ -260,7 +295,22 @@ class RebSession:
             self.log.append(outcome)
 
 
-def _read_bounded(path: Path, limit: int = MAX_REPORT_BYTES + 1) -> bytes | None:
+def _selected_tiers(markexpr: str) -> set[str]:
+    """The CPU pyramid's tiers (C0, C1, C2, C5) a ``-m`` expression selects: all without
+    one, or where pytest's expression parser cannot be asked (it is not public API)."""
+    cpu = {"c0", "c1", "c2", "c5"}
+    if not markexpr.strip():
+        return cpu
+    try:
+        from _pytest.mark.expression import Expression
+
+        expr = Expression.compile(markexpr)
+        return {t for t in cpu if expr.evaluate(lambda name, /, t=t, **_: name == t)}
+    except Exception:
+        return cpu
+
+
+def _read_bounded(path: Path, limit: int) -> bytes | None:
     try:
         with open(path, "rb") as fh:
             return fh.read(limit)

@@ -327,6 +327,12 @@ class Target:
         commands will come can overlap it with other work; nothing where nothing is made.
         Never raises: a failure is the first command's, whose tier it then fails."""
 
+    def prestart(self, *, plain: int, background: int) -> None:
+        """Begin making, in the background, the CPU-profile containers a pyramid's first tiers
+        will ask for: ``plain`` with this target's limits, ``background`` with a lane's lower
+        CPU weight; what nobody takes goes at ``close``.  Nothing where nothing is made.
+        Never raises."""
+
     def retire(self) -> None:
         """Close this target for good: everything it made is removed, and a command after this
         one fails as ``InfraError`` instead of making anything new (a side-by-side lane that

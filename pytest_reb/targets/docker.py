@@ -59,6 +59,7 @@ from pytest_reb.targets.base import (
     tool_mounts,
 )
 from pytest_reb.targets.cgroup import Cgroup, CgroupError, alive
+from pytest_reb.targets.prestart import Prestarted
 from pytest_reb.witness import observe
 
 #: Who runs what: our keep-alive as nobody, commands as root (no capabilities either way).
@@ -152,6 +153,10 @@ class DockerTarget(Target):
         self.seeds: dict[str, str] = {}
         self._twin: DockerTarget | None = None
         self._retired = False
+        #: containers started ahead of their first use (``prestart``), shared with the copies;
+        #: removed, those nobody took, when this target (the one that started them) closes
+        self._prestarted: Prestarted | None = None
+        self._owns_prestarted = False
         #: the host folder of this image's kept bytecode (``bytecode``), mounted read-only
         self.bytecode = bytecode.kept_dir(self.image_id)
 
@@ -192,9 +197,9 @@ class DockerTarget(Target):
             self._containers[key] = ctr
             return ctr
 
-    def _start(self, key: str) -> Any:
+    def _run_kwargs(self, key: str) -> dict[str, Any]:
+        """The arguments of ``containers.run`` for the container of device profile ``key``."""
         devices = [] if key == "cpu" else key.split(",")
-        from docker.errors import APIError
         from docker.types import DeviceRequest, Mount
 
         try:
@@ -223,11 +228,19 @@ class DockerTarget(Target):
         if devices:
             kwargs["device_requests"] = [DeviceRequest(device_ids=devices,
                                                        capabilities=[["gpu"]])]
-        try:
-            ctr = self.client.containers.run(self.image_id, **kwargs)  # the image checked at start
-        except APIError as exc:
-            raise TargetError(f"cannot start a container from {self.image!r}: "
-                              f"{exc.explanation or exc}") from None
+        return kwargs
+
+    def _start(self, key: str) -> Any:
+        from docker.errors import APIError
+
+        kwargs = self._run_kwargs(key)
+        ctr = self._prestarted.take(kwargs) if self._prestarted is not None else None
+        if ctr is None:
+            try:  # the image id checked at the target's making
+                ctr = self.client.containers.run(self.image_id, **kwargs)
+            except APIError as exc:
+                raise TargetError(f"cannot start a container from {self.image!r}: "
+                                  f"{exc.explanation or exc}") from None
         try:
             self._cgroups[key], self._keep[key] = self._keepalive(ctr)
             self._volumes[key] = {d: diskuse.tree_bytes(d) for d in diskuse.volume_dirs(ctr.attrs)}
@@ -324,8 +337,30 @@ class DockerTarget(Target):
         with self._lock:
             for key in list(self._containers):
                 self._remove(key)
+            prestarted = self._prestarted if self._owns_prestarted else None
+        if prestarted is not None:
+            prestarted.close()
         if closing is not None:
             closing.join()
+
+    def prestart(self, *, plain: int, background: int) -> None:
+        """Start, now and in the background, the CPU-profile containers a pyramid's first
+        tiers will ask for: ``plain`` with this target's own limits (the serial target, the
+        first lane, a twin of either), ``background`` with a lane's lower CPU weight (the
+        second lane and its twin).  A later start with exactly these arguments takes one
+        (``prestart.py``); any other starts its own.  Never raises: a container that fails
+        here is started again, and fails, where it is asked for."""
+        with contextlib.suppress(Exception):
+            pool = Prestarted(self.client, self.image_id)
+            plain_args = self._run_kwargs("cpu")
+            low_args = self.sibling(background=True)._run_kwargs("cpu")
+            with self._lock:
+                if self._retired or self._prestarted is not None:
+                    return
+                self._prestarted, self._owns_prestarted = pool, True
+            # the first of each kind (the lanes', the serial target's) before the others (twins)
+            first = [plain_args] * min(plain, 1) + [low_args] * min(background, 1)
+            pool.start(first, [plain_args] * (plain - 1) + [low_args] * (background - 1))
 
     def twin(self) -> DockerTarget:
         """Containers of their own, from the same image id, limits and mounts (``Target.twin``)."""
@@ -350,6 +385,7 @@ class DockerTarget(Target):
         made = copy.copy(self)
         made._containers, made._keep, made._cgroups, made._volumes = {}, {}, {}, {}
         made._lock, made._twin, made._retired = threading.Lock(), None, False
+        made._owns_prestarted = False  # the copies take from the pool; its maker removes it
         made.extra_mounts, made.tmpfs = dict(self.extra_mounts), dict(self.tmpfs)
         made.seeds = dict(self.seeds)
         made.__dict__.pop("_observed", None)
