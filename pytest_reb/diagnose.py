@@ -42,6 +42,7 @@ reader that applies it are one thing, and the order of the table is its meaning.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -251,8 +252,12 @@ RULES: tuple[Rule, ...] = (
          "install the distribution {module} into the report's interpreter"),
 )
 
-_COMPILED: tuple[tuple[Rule, re.Pattern[str], re.Pattern[str] | None], ...] = tuple(
-    (r, re.compile(r.pattern), re.compile(r.context) if r.context else None) for r in RULES)
+@functools.cache
+def _compiled() -> tuple[tuple[Rule, re.Pattern[str], re.Pattern[str] | None], ...]:
+    """The rules' patterns, compiled at the first diagnosis rather than at import: a run
+    imports this module before its first command, and most tiers never fail."""
+    return tuple((r, re.compile(r.pattern), re.compile(r.context) if r.context else None)
+                 for r in RULES)
 
 
 @dataclass
@@ -302,7 +307,7 @@ def _hint(rule: Rule, match: re.Match[str]) -> str:
 
 def classify_line(line: str, text: str = "") -> tuple[Rule, re.Match[str]] | None:
     """The first rule that claims ``line`` (``text`` is the whole output, for contexts)."""
-    for rule, pattern, context in _COMPILED:
+    for rule, pattern, context in _compiled():
         m = pattern.search(line)
         if m and (context is None or context.search(text)):
             return rule, m

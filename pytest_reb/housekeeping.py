@@ -82,23 +82,30 @@ def _owner_alive(owner: str) -> bool:
     return True
 
 
-def docker_available() -> str | None:
-    """Why the Docker daemon cannot be used, or None when it answers."""
+def engine() -> tuple[Any, str | None]:
+    """A client of the local Docker daemon that answered a ping, or None and why not."""
     try:
         import docker
 
-        docker.from_env().ping()
+        client = docker.from_env()
+        client.ping()
     except Exception as exc:
-        return f"the Docker daemon does not answer ({type(exc).__name__}: {str(exc)[:200]})"
-    return None
+        return None, (f"the Docker daemon does not answer ({type(exc).__name__}: "
+                      f"{str(exc)[:200]})")
+    return client, None
 
 
-def missing_images(images: list[str]) -> list[str]:
+def docker_available() -> str | None:
+    """Why the Docker daemon cannot be used, or None when it answers."""
+    return engine()[1]
+
+
+def missing_images(images: list[str], client: Any = None) -> list[str]:
     """The images not on the local engine (asked without pulling)."""
     import docker
     from docker.errors import ImageNotFound
 
-    client = docker.from_env()
+    client = client or docker.from_env()
     missing = []
     for image in images:
         try:

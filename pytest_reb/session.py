@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_reb.evidence import describe_gpus, host_gpus
-from pytest_reb.housekeeping import docker_available, missing_images, sweep
+from pytest_reb.housekeeping import engine, missing_images, sweep
 from pytest_reb.lanes import spare_cores
 from pytest_reb.lease import LOCK_DIR, GpuLeases
 from pytest_reb.matrix import MatrixError, TargetSpec
@@ -65,6 +65,8 @@ class RebSession:
     refused: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: one read of a report, whichever lane asks first (``report``)
     _reading: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    #: the Docker client the pre-flight check made, for this process's image targets
+    _engine: Any = field(default=None, repr=False)
 
     @classmethod
     def open(cls, config: pytest.Config) -> RebSession:
@@ -101,10 +103,11 @@ class RebSession:
         images = sorted({t.image for t in self.options.targets if t.image})
         if not images:
             return
-        problem = docker_available()
+        client, problem = engine()
         if problem:
             raise pytest.UsageError(f"pytest-reb: {problem}; --reb-image needs it")
-        missing = missing_images(images)
+        self._engine = client  # this process's targets use it (one client, one negotiation)
+        missing = missing_images(images, client)
         if missing:
             raise pytest.UsageError(
                 f"pytest-reb: image(s) not on this Docker engine: {', '.join(missing)} "
@@ -247,7 +250,7 @@ class RebSession:
             remote = is_remote(spec.url)
             gpus = self.options.gpus if remote else self.leases.pool
             target = make_target(spec.url, run_id=self.run_id, gpus=gpus, limits=limits,
-                                 timeout_scale=self.options.timeout_scale)
+                                 timeout_scale=self.options.timeout_scale, client=self._engine)
             if remote:
                 self.leases_for(spec).pool = list(target.gpus)
             self.targets[spec.url] = target
@@ -283,7 +286,7 @@ class RebSession:
                     raw = _read_bounded(path, MAX_REPORT_BYTES + 1)
                     self.reports[spec.id] = load_report(raw, source=str(path))
                 else:
-                    raw = connect().read_file(OFFICIAL_REPORT_PATH, limit=MAX_REPORT_BYTES + 1)
+                    raw = _image_report(connect(), MAX_REPORT_BYTES + 1)
                     self.reports[spec.id] = load_report(
                         raw, source=f"{spec.id}:{OFFICIAL_REPORT_PATH}")
             return self.reports[spec.id]
@@ -308,6 +311,28 @@ def _selected_tiers(markexpr: str) -> set[str]:
         return {t for t in cpu if expr.evaluate(lambda name, /, t=t, **_: name == t)}
     except Exception:
         return cpu
+
+
+def _image_report(target: Target, limit: int) -> bytes | None:
+    """At most ``limit`` bytes of the report at the official path in the target.
+
+    Of an image, the bytes a fresh container holds there are its content's, so a file that
+    was read is kept on the host by image id (``imagecache``) and a later verification of
+    the same image reads it there, before any container of it is up.  An absent file is
+    asked again each time (the archive read says None for an engine error too)."""
+    import base64
+
+    from pytest_reb import imagecache
+
+    image, parts = imagecache.image_id(target), (OFFICIAL_REPORT_PATH, str(limit))
+    kept = imagecache.load("report", image, parts)
+    if isinstance(kept, str):
+        with contextlib.suppress(ValueError):
+            return base64.b64decode(kept, validate=True)
+    raw = target.read_file(OFFICIAL_REPORT_PATH, limit=limit)
+    if raw is not None:
+        imagecache.store("report", image, parts, base64.b64encode(raw).decode())
+    return raw
 
 
 def _read_bounded(path: Path, limit: int) -> bytes | None:

@@ -108,3 +108,25 @@ def test_a_sweep_cut_short_is_not_kept() -> None:
     assert not ext_sweep.complete({"loaded": ["a"], "not_tried": ["b"]})
     assert not ext_sweep.complete({"error": "the probe broke"})
     assert ext_sweep.complete({"loaded": [], "failed": [], "not_tried": []})
+
+
+def test_the_report_is_read_once_per_image(demo_image: str, cache: Path) -> None:
+    """The report at the official path is the image's content: a second target of the image
+    takes the kept bytes without a container."""
+    from pytest_reb.audit.report import MAX_REPORT_BYTES
+    from pytest_reb.session import _image_report
+
+    first = target(demo_image)
+    try:
+        read = _image_report(first, MAX_REPORT_BYTES + 1)
+    finally:
+        first.close()
+    assert read is not None and b"python_path" in read
+    second = target(demo_image)
+    second.read_file = lambda *a, **k: pytest.fail("the kept report was read again")  # type: ignore
+    try:
+        assert _image_report(second, MAX_REPORT_BYTES + 1) == read
+        assert second._containers == {}  # no container was started for it
+    finally:
+        second.close()
+    assert len(list((cache / "report").glob("*.json"))) == 1

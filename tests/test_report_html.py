@@ -84,7 +84,7 @@ def test_report_under_xdist_carries_the_items_evidence(pytester: pytest.Pytester
     check_report((pytester.path / "report.html").read_text())
 
 
-def test_without_pytest_html_nothing_is_registered(pytester: pytest.Pytester,
+def test_without_pytest_html_or_a_page_nothing_is_registered(pytester: pytest.Pytester,
                                                    mini: list[str]) -> None:
     pytester.makeconftest(
         "def pytest_report_header(config):\n"
@@ -92,7 +92,9 @@ def test_without_pytest_html_nothing_is_registered(pytester: pytest.Pytester,
     result = pytester.runpytest(*mini, "-p", "no:html")
     result.assert_outcomes(passed=1, failed=1, skipped=1, deselected=3)
     result.stdout.fnmatch_lines(["reb-html: False", "*reb pyramid*"])
-    with_html = pytester.runpytest(*mini)
+    no_page = pytester.runpytest(*mini)  # pytest-html loaded, no page asked for
+    no_page.stdout.fnmatch_lines(["reb-html: False"])
+    with_html = pytester.runpytest(*mini, "--html=report.html")
     with_html.stdout.fnmatch_lines(["reb-html: True"])
 
 

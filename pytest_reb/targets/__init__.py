@@ -15,6 +15,7 @@ sandbox shape): ``exec(argv, timeout=, env=, cwd=, profile=, gpus=) -> ExecResul
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from pytest_reb.targets.archive import archive_file, image_file
 from pytest_reb.targets.base import (
@@ -67,13 +68,14 @@ def is_remote(where: ImageRef | str) -> bool:
 
 
 def make_target(where: ImageRef | str, *, run_id: str, gpus: Sequence[str] | None,
-                limits: Limits, timeout_scale: float = 1.0) -> Target:
+                limits: Limits, timeout_scale: float = 1.0, client: Any = None) -> Target:
     """A target from ``--reb-image`` (an ``ImageRef``) or ``--reb-host`` (a testinfra URL);
     ``gpus`` None for a remote one means: ask that machine.  ``timeout_scale`` is
-    ``--reb-timeout-scale``, which the target's ``exec`` applies to every stage timeout."""
+    ``--reb-timeout-scale``, which the target's ``exec`` applies to every stage timeout;
+    ``client``, a Docker client to use for an image (default: a new one)."""
     target: Target
     if isinstance(where, ImageRef):
-        target = DockerTarget(where.name, run_id=run_id, gpus=gpus, limits=limits)
+        target = DockerTarget(where.name, run_id=run_id, gpus=gpus, limits=limits, client=client)
     elif is_local(where):
         target = LocalTarget(gpus=gpus)
     else:
