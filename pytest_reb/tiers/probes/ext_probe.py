@@ -22,7 +22,9 @@ test chose its Python, not us.
    importing the package.  The modules of one top-level package share its
    import: one interpreter imports the package (``torch``: seconds) and forks a
    child per module, which is the state a fresh ``import pkg.sub._ext`` reaches
-   on its way to the module anyway.  Only a success is taken from a forked
+   on its way to the module anyway; a module that state already holds from
+   the same file (most of a subpackage's: its ``__init__`` imports them) is
+   loaded, and needs no child.  Only a success is taken from a forked
    child; a failure, crash or hang there (a package whose import started
    threads a fork cannot carry) is loaded again in a fresh interpreter, whose
    answer and error text are the ones reported, as is every module of a
@@ -472,6 +474,18 @@ def forked_load(module, path, kind, timeout):
     return [status == 0, round(time.time() - start, 3)]
 
 
+def loaded_here(module, path, kind):
+    """Whether this process already holds ``module`` from the file ``path``: its package's
+    import loaded it (``scipy.sparse.csgraph`` loads most of its own extensions), so a fresh
+    ``import`` of it, which passes through that same import, loads it too; no child needed."""
+    found = sys.modules.get(module) if kind == "module" else None
+    where = getattr(found, "__file__", None)
+    try:
+        return isinstance(where, str) and os.path.realpath(where) == os.path.realpath(path)
+    except (OSError, ValueError):
+        return False
+
+
 def subpackage(module):
     """``scipy.linalg`` for ``scipy.linalg._fblas``; None for ``torch._C`` (no subpackage)."""
     parts = module.split(".")
@@ -536,7 +550,8 @@ def spawn_subserver(name, timeout):
 
 
 def serve(rfd, wfd, timeout, nested):
-    """Answer ``[module, path, kind]`` lines with ``[ok, seconds]`` until the input ends.
+    """Answer ``[module, path, kind]`` lines with ``[ok, seconds]`` (``[True, 0.0, "package"]``
+    for a module this process already holds) until the input ends.
 
     At the top (``nested``) a module of a subpackage is handed to a server forked for that
     subpackage, so its siblings share the subpackage's import too; each child starts from the
@@ -548,7 +563,9 @@ def serve(rfd, wfd, timeout, nested):
             break
         module, path, kind = json.loads(line)
         name = subpackage(module) if nested else None
-        if name is None:
+        if loaded_here(module, path, kind):
+            answer = [True, 0.0, "package"]
+        elif name is None:
             answer = forked_load(module, path, kind, timeout)
         else:
             if sub is None or sub.name != name:
@@ -660,7 +677,8 @@ def sweep(spec):
             forked = server.ask(json.dumps([module, path, kind]),
                                 2 * child_timeout + 10) if server else None
             if forked and forked[0] is True:
-                row.update(ok=True, seconds=forked[1], kind=kind, by="fork")
+                row.update(ok=True, seconds=forked[1], kind=kind,
+                           by="package" if forked[2:3] == ["package"] else "fork")
             else:  # a fresh interpreter decides, and says why
                 row.update(load(module, path, kind, cwd,
                                 min(per_module, deadline - time.time()), env))
@@ -719,6 +737,7 @@ def sweep(spec):
     out["loaded"] = [r["module"] for r in rows if r.get("ok")]
     out["loaded_by_c2_probe"] = [r["module"] for r in rows if r.get("by") == "c2_probe"]
     out["loaded_in_fork"] = sum(1 for r in rows if r.get("by") == "fork")
+    out["loaded_by_package_import"] = sum(1 for r in rows if r.get("by") == "package")
     out["failed"] = [r for r in rows if r.get("ok") is False]
     out["not_tried"] = [r["module"] for r in rows if r.get("ok") is None]
     out["with_device_code"] = [{k: r.get(k) for k in ("module", "dist", "archs", "archs_error",
