@@ -19,12 +19,11 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_reb import findings
 from pytest_reb.assets.cache import AssetCache
 from pytest_reb.assets.view import attach
-from pytest_reb.audit.report import ReportLoad
 from pytest_reb.lanes import OBSERVED_AHEAD, Lanes, Plan
 from pytest_reb.lease import GpuLeases
 from pytest_reb.outcome import Outcome, outcome_key
@@ -32,6 +31,9 @@ from pytest_reb.shims import mount_first
 from pytest_reb.spec import Repo
 from pytest_reb.targets import InfraError, Target, TargetError
 from pytest_reb.verdict import Verdict
+
+if TYPE_CHECKING:  # the report's model (pydantic) loads where a report is read
+    from pytest_reb.audit.report import ReportLoad
 
 #: Outcomes made without touching the target: no known-fakes scan for them.
 _NO_TARGET = frozenset({"missing_report", "invalid_report", "infra"})
@@ -45,6 +47,14 @@ TIER_TESTS: dict[str, tuple[str, str]] = {
     "c4": ("test_c4_multi_gpu", "pytest_reb.tiers.c4_multi_gpu"),
     "c5": ("test_c5_audit", "pytest_reb.tiers.c5_audit"),
 }
+
+
+def mount_for(target: Target, repo: Repo, cache: AssetCache | None, checkout: str) -> str | None:
+    """Mount what ``repo``'s stages read (its first shim folder, its asset view) into every
+    container ``target`` makes from now on; where ``{assets}`` is when not the official
+    place (``assets.view.attach``).  The same mounts again change nothing."""
+    mount_first(target, repo, checkout)
+    return attach(target, repo, cache, checkout)
 
 
 def tier_probe(tier: str) -> Callable[[Context], Outcome]:
@@ -108,8 +118,7 @@ class Context:
     def target(self) -> Target:
         """The target, with the asset view and shim folder mounted before anything runs."""
         target = self.connect()
-        mount_first(target, self.repo, self.checkout)
-        seen = attach(target, self.repo, self.asset_cache, self.checkout)
+        seen = mount_for(target, self.repo, self.asset_cache, self.checkout)
         if seen is not None and self.assets_dir is None:
             self.assets_dir = seen
         return target

@@ -9,19 +9,19 @@ removed when pytest tears the fixture down, Ctrl-C and SIGTERM included.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 
 from pytest_reb import lanes
 from pytest_reb.collect import selected
-from pytest_reb.context import Context
+from pytest_reb.context import Context, mount_for
 from pytest_reb.matrix import TargetSpec
 from pytest_reb.outcome import outcome_key
 from pytest_reb.session import RebSession
 from pytest_reb.spec import Repo, repo_of
 from pytest_reb.stash import SESSION_KEY
-from pytest_reb.targets import Target
+from pytest_reb.targets import Target, TargetError
 
 
 def reb_session(config: pytest.Config) -> RebSession:
@@ -100,6 +100,57 @@ def _lanes(config: pytest.Config, session: RebSession, repo: Repo, spec: TargetS
     return lanes.plan(t for t in lanes.LANE_TIERS if repo.applicable[t]
                       and outcome_key(repo.name, spec.id, t) not in session.resumed
                       and (wanted(t) or (t == "c2" and wanted("c5"))))
+
+
+#: The tiers whose commands run in a target's (or a lane's) CPU-profile container.
+CPU_TIERS = ("c0", "c1", "c2", "c5")
+
+
+def prestart(config: pytest.Config, session: RebSession, items: Sequence[pytest.Item]) -> None:
+    """With one image to verify in this process and one repository for it, have the containers
+    its first tiers will ask for started now, while pytest ends its collection and sets the
+    first item up (``targets/prestart.py``).
+
+    Once the pair is known its mounts are too (``mount_for``, as ``Context.target`` makes
+    them), so each container started here has exactly the arguments its lane's start will
+    have: one per lane (the second with the lane's lower CPU weight), else one for the
+    serial target; and for C5's strict probe a twin like the lane that usually takes it
+    (the second: C1 is the longer lane) or the target.  Only for the tiers the run selected
+    and a resumed run lacks; not under xdist (a worker's pairs are its own) or for a pair
+    refused at collection."""
+    specs = session.options.targets
+    if (not session.controller or len(specs) != 1 or specs[0].image is None
+            or getattr(config.option, "numprocesses", None)
+            or getattr(config.option, "dist", "no") != "no"):
+        return
+    spec = specs[0]
+    modules = {getattr(item, "module", None) for item in items if _target_id(item) == spec.id}
+    repo = repo_of(next(iter(modules))) if len(modules) == 1 else None
+    if repo is None or f"{repo.name}|{spec.id}" in session.refused:
+        return
+    [module] = modules
+
+    def wanted(tier: str) -> bool:
+        return (repo.applicable[tier] and selected(items, module, spec.id, tier)
+                and outcome_key(repo.name, spec.id, tier) not in session.resumed)
+
+    if not any(wanted(t) for t in CPU_TIERS):
+        return
+    try:
+        target = session.target(spec)
+        mount_for(target, repo, session.asset_cache, session.options.repo_dir or repo.repo_dir)
+    except TargetError:  # the first tier meets it again and says why
+        return
+    twin = int(wanted("c5"))
+    if _lanes(config, session, repo, spec, wanted):
+        target.prestart(plain=1, background=1 + twin)
+    else:
+        target.prestart(plain=1 + twin, background=0)
+
+
+def _target_id(item: pytest.Item) -> str | None:
+    callspec = getattr(item, "callspec", None)
+    return getattr(callspec.params.get("reb_target_spec") if callspec else None, "id", None)
 
 
 def _workers(config: pytest.Config) -> int:

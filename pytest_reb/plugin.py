@@ -144,8 +144,8 @@ def _activate(config: pytest.Config) -> RebSession:
     """
     from pytest_reb.session import RebSession
 
-    session = RebSession.open(config)  # first: its containers start while the rest imports
-    config.stash[SESSION_KEY] = session  # at once: unconfigure removes what it started
+    session = RebSession.open(config)
+    config.stash[SESSION_KEY] = session
     import pytest_reb.fixtures as fixtures
 
     config.pluginmanager.register(fixtures, "reb-fixtures")
@@ -284,8 +284,14 @@ def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Ite
 @pytest.hookimpl
 def pytest_collection_finish(session: pytest.Session) -> None:
     reb = _active(session.config)
-    if reb is not None and reb.options.prepare:
+    if reb is None:
+        return
+    if reb.options.prepare:
         reb.prepare(session.items, session.config.pluginmanager.get_plugin("terminalreporter"))
+    if reb.options.targets and not session.config.getoption("collectonly", False):
+        import pytest_reb.fixtures as fixtures
+
+        fixtures.prestart(session.config, reb, session.items)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -29,7 +29,6 @@ import pytest
 
 from pytest_reb.evidence import describe_gpus, host_gpus
 from pytest_reb.housekeeping import engine, missing_images, sweep
-from pytest_reb.lanes import spare_cores
 from pytest_reb.lease import LOCK_DIR, GpuLeases
 from pytest_reb.matrix import MatrixError, TargetSpec
 from pytest_reb.options import RebOptions
@@ -92,7 +91,6 @@ class RebSession:
         session = cls(options, run_id, controller=workerinput is None)
         if session.controller:
             session.preflight()
-            session.prestart(config)
         session.load_resume()
         if options.targets:
             install_sigterm()
@@ -112,32 +110,6 @@ class RebSession:
             raise pytest.UsageError(
                 f"pytest-reb: image(s) not on this Docker engine: {', '.join(missing)} "
                 "(pytest-reb never pulls; build or `docker load` them first)")
-
-    def prestart(self, config: pytest.Config) -> None:
-        """With one image to verify in this process, have its first tiers' containers started
-        while pytest collects (``targets/prestart.py``): where lanes will run, one with the
-        target's limits for the first lane and one with a lane's lower CPU weight for the
-        second, else one for the serial target; and for C5's strict probe a twin like the
-        lane that usually takes it (the second: C1 is the longer lane) or the target.  Not
-        under xdist (a worker's pairs are not known yet) or ``--collect-only``, and only for
-        the tiers ``-m`` selects."""
-        specs = self.options.targets
-        if (len(specs) != 1 or specs[0].image is None or is_remote(specs[0].url)
-                or config.getoption("collectonly", False)
-                or getattr(config.option, "numprocesses", None)
-                or getattr(config.option, "dist", "no") != "no"):
-            return
-        wanted = _selected_tiers(config.getoption("markexpr", "") or "")
-        if not wanted:
-            return
-        try:
-            target = self.target(specs[0])
-        except TargetError:  # the first tier meets it again and says why
-            return
-        lanes = (not (self.options.serial or self.options.compat) and spare_cores(1)
-                 and "c1" in wanted and bool(wanted & {"c0", "c2", "c5"}))
-        twin = int("c5" in wanted)
-        target.prestart(plain=1 if lanes else 1 + twin, background=1 + twin if lanes else 0)
 
     def header(self) -> list[str]:
         """The lines of pytest's report header: the run, this host's GPUs, the targets."""
@@ -296,21 +268,6 @@ class RebSession:
         self.outcomes[outcome.key] = outcome
         if self.resumed.get(outcome.key) != outcome:
             self.log.append(outcome)
-
-
-def _selected_tiers(markexpr: str) -> set[str]:
-    """The CPU pyramid's tiers (C0, C1, C2, C5) a ``-m`` expression selects: all without
-    one, or where pytest's expression parser cannot be asked (it is not public API)."""
-    cpu = {"c0", "c1", "c2", "c5"}
-    if not markexpr.strip():
-        return cpu
-    try:
-        from _pytest.mark.expression import Expression
-
-        expr = Expression.compile(markexpr)
-        return {t for t in cpu if expr.evaluate(lambda name, /, t=t, **_: name == t)}
-    except Exception:
-        return cpu
 
 
 def _image_report(target: Target, limit: int) -> bytes | None:

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from pytest_reb.session import _selected_tiers
 from pytest_reb.targets import LABEL_RUN, DockerTarget, Limits
 
 DEMO_MODULE = Path(__file__).resolve().parent.parent / "demo" / "test_demo__tinynet.py"
@@ -121,13 +120,37 @@ def test_a_pyramid_run_leaves_no_prestarted_container(
     assert ours(docker_client, run_dir.name) == set()
 
 
-@pytest.mark.parametrize(("expr", "tiers"), [
-    ("", {"c0", "c1", "c2", "c5"}),
-    ("c1", {"c1"}),
-    ("c3 or c4", set()),
-    ("not c3", {"c0", "c1", "c2", "c5"}),
-    ("c0 or c2", {"c0", "c2"}),
-    ("(", {"c0", "c1", "c2", "c5"}),  # pytest says what is wrong with it; we assume all
-])
-def test_prestart_follows_the_tiers_minus_m_selects(expr: str, tiers: set[str]) -> None:
-    assert _selected_tiers(expr) == tiers
+SHIM_RUN = """import os, runpy, sys
+sys.path.insert(0, os.getcwd())
+sys.argv = ["train.py", "--steps", "2", "--out", sys.argv[1], "--device", "cpu"]
+runpy.run_path("train.py", run_name="__main__")
+"""
+
+
+@pytest.mark.container
+def test_a_repository_that_mounts_its_shims_takes_its_containers_too(
+        pytester: pytest.Pytester, demo_image: str, docker_client: Any) -> None:
+    """The containers are started once collection knows the pair, with its mounts: a stage
+    that runs from its shim folder runs in the container made first, and sees the folder."""
+    shims = pytester.path / "shims"
+    shims.mkdir()
+    (shims / "run.py").write_text(SHIM_RUN)
+    source = DEMO_MODULE.read_text().replace(
+        'cpu=Run(["{python}", *TRAIN, "--device", "cpu"],',
+        f'cpu=Run(["{{python}}", "{{shims}}/run.py", "{{out}}/ckpt"], shim_dir={str(shims)!r},')
+    assert "{shims}/run.py" in source
+    pytester.makepyfile(test_demo__tinynet=source)
+    since = time.time()
+    result = pytester.runpytest_subprocess("--reb-image", demo_image, "-m", "c1", "-p",
+                                           "no:cacheprovider", "--reb-outdir",
+                                           str(pytester.path / "out"))
+    result.assert_outcomes(passed=1, deselected=5)
+    [run_dir] = (pytester.path / "out").iterdir()
+    events = list(docker_client.events(
+        since=int(since) - 1, until=int(time.time()) + 1, decode=True,
+        filters={"type": "container", "event": ["create", "exec_create"],
+                 "label": f"{LABEL_RUN}={run_dir.name}"}))
+    created = [e["id"] for e in events if e["Action"] == "create"]
+    ran = {e["id"] for e in events if "run.py" in e["Action"]}
+    assert ran == {created[0]}, [(e["id"][:8], e["Action"][:80]) for e in events]
+    assert ours(docker_client, run_dir.name) == set()
