@@ -27,8 +27,12 @@ def kill_when_hanging(client: Any, image: str, done: threading.Event,
     tier is run once more in a fresh container after the first loss: both are killed)."""
     deadline = time.monotonic() + 120
     while not done.is_set() and time.monotonic() < deadline:
-        for ctr in client.containers.list(filters={"label": [
-                f"{LABEL_OWNER}={owner_label()}", f"reb.target={image}"]}):
+        try:  # the SDK inspects each container it lists: one removed meanwhile is a 404
+            listed = client.containers.list(filters={"label": [
+                f"{LABEL_OWNER}={owner_label()}", f"reb.target={image}"]})
+        except Exception:
+            listed = []
+        for ctr in listed:
             try:
                 rows = ctr.top(ps_args="-o pid,args").get("Processes") or []
             except Exception:
