@@ -97,27 +97,33 @@ def test_a_close_while_they_are_made_waits_and_removes_them(
     assert ours(docker_client, run_id) == set()
 
 
-@pytest.mark.container
-def test_a_pyramid_run_leaves_no_prestarted_container(
-        pytester: pytest.Pytester, demo_image: str, docker_client: Any) -> None:
-    """``-m c1`` alone: no lanes, so the serial target takes the plain one and nothing of
-    the rest is left once the run is over.  The run's containers are told by its label
-    (other tests' containers come and go on the same engine meanwhile)."""
-    pytester.makepyfile(test_demo__tinynet=DEMO_MODULE.read_text())
+def run_c1(pytester: pytest.Pytester, module: str, image: str, client: Any,
+           command: str) -> None:
+    """``module`` with ``-m c1`` alone (no lanes: the serial target takes the plain container):
+    its stage ran (``command`` is in its argv) in the container the run made first, and
+    nothing of the run is left.  The run's containers are told by its label (other tests'
+    containers come and go on the same engine meanwhile)."""
+    pytester.makepyfile(test_demo__tinynet=module)
     since = time.time()
-    result = pytester.runpytest_subprocess("--reb-image", demo_image, "-m", "c1", "-p",
+    result = pytester.runpytest_subprocess("--reb-image", image, "-m", "c1", "-p",
                                            "no:cacheprovider", "--reb-outdir",
                                            str(pytester.path / "out"))
     result.assert_outcomes(passed=1, deselected=5)
     [run_dir] = (pytester.path / "out").iterdir()
-    events = list(docker_client.events(
+    events = list(client.events(
         since=int(since) - 1, until=int(time.time()) + 1, decode=True,
         filters={"type": "container", "event": ["create", "exec_create"],
                  "label": f"{LABEL_RUN}={run_dir.name}"}))
     created = [e["id"] for e in events if e["Action"] == "create"]
-    ran = {e["id"] for e in events if "train.py" in e["Action"]}
-    assert ran == {created[0]}  # the entrypoint ran in the container prestarted first
-    assert ours(docker_client, run_dir.name) == set()
+    ran = {e["id"] for e in events if command in e["Action"]}
+    assert ran == {created[0]}, [(e["id"][:8], e["Action"][:80]) for e in events]
+    assert ours(client, run_dir.name) == set()
+
+
+@pytest.mark.container
+def test_a_pyramid_run_leaves_no_prestarted_container(
+        pytester: pytest.Pytester, demo_image: str, docker_client: Any) -> None:
+    run_c1(pytester, DEMO_MODULE.read_text(), demo_image, docker_client, "train.py")
 
 
 SHIM_RUN = """import os, runpy, sys
@@ -139,18 +145,4 @@ def test_a_repository_that_mounts_its_shims_takes_its_containers_too(
         'cpu=Run(["{python}", *TRAIN, "--device", "cpu"],',
         f'cpu=Run(["{{python}}", "{{shims}}/run.py", "{{out}}/ckpt"], shim_dir={str(shims)!r},')
     assert "{shims}/run.py" in source
-    pytester.makepyfile(test_demo__tinynet=source)
-    since = time.time()
-    result = pytester.runpytest_subprocess("--reb-image", demo_image, "-m", "c1", "-p",
-                                           "no:cacheprovider", "--reb-outdir",
-                                           str(pytester.path / "out"))
-    result.assert_outcomes(passed=1, deselected=5)
-    [run_dir] = (pytester.path / "out").iterdir()
-    events = list(docker_client.events(
-        since=int(since) - 1, until=int(time.time()) + 1, decode=True,
-        filters={"type": "container", "event": ["create", "exec_create"],
-                 "label": f"{LABEL_RUN}={run_dir.name}"}))
-    created = [e["id"] for e in events if e["Action"] == "create"]
-    ran = {e["id"] for e in events if "run.py" in e["Action"]}
-    assert ran == {created[0]}, [(e["id"][:8], e["Action"][:80]) for e in events]
-    assert ours(docker_client, run_dir.name) == set()
+    run_c1(pytester, source, demo_image, docker_client, "run.py")
