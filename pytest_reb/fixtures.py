@@ -139,7 +139,7 @@ def prestart(config: pytest.Config, session: RebSession, items: Sequence[pytest.
     try:
         target = session.target(spec)
         mount_for(target, repo, session.asset_cache, session.options.repo_dir or repo.repo_dir)
-    except TargetError:  # the first tier meets it again and says why
+    except (TargetError, OSError):  # the first tier meets it again and says why
         return
     twin = int(wanted("c5"))
     if _lanes(config, session, repo, spec, wanted):

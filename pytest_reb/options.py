@@ -54,6 +54,9 @@ class RebOptions:
         if opt("reb_matrix"):
             targets += load_matrix(Path(opt("reb_matrix")))
         gpus = opt("reb_gpus")
+        assets = Path(opt("reb_assets")) if opt("reb_assets") else None
+        if assets is not None and assets.exists() and not assets.is_dir():
+            raise ValueError(f"--reb-assets {assets}: not a folder (the asset cache is one)")
         outdir = opt("reb_outdir")
         if outdir is None:  # a checkout's root conftest names its own reports/ (hookspecs.py)
             outdir = config.hook.pytest_reb_default_outdir(config=config) or "reports"
@@ -66,7 +69,7 @@ class RebOptions:
             resume=opt("reb_resume"), memory=opt("reb_memory"), pids=opt("reb_pids"),
             disk=opt("reb_disk"),
             shard=parse_shard(opt("reb_shard")) if opt("reb_shard") else None,
-            assets=Path(opt("reb_assets")) if opt("reb_assets") else None,
+            assets=assets,
             prepare=opt("reb_prepare"), ext_sweep=opt("reb_ext_sweep"), serial=opt("reb_serial"),
             allow_mismatch=opt("reb_allow_commit_mismatch"),
             trusted_hooks=frozenset(opt("reb_trust_hook") or ()),

@@ -303,3 +303,12 @@ def test_a_local_stage_leaves_no_output_folder_unless_asked(
         import shutil
 
         shutil.rmtree(out.parent)
+
+
+def test_an_asset_cache_that_is_a_file_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_x():\n    pass\n")
+    (pytester.path / "a-file").write_text("x")
+    result = pytester.runpytest_subprocess("--reb-assets", str(pytester.path / "a-file"),
+                                           "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--reb-assets *a-file: not a folder*"])

@@ -3,6 +3,7 @@ start with exactly their arguments, never left behind, and chosen by the run's t
 
 from __future__ import annotations
 
+import re
 import secrets
 import time
 from pathlib import Path
@@ -146,3 +147,29 @@ def test_a_repository_that_mounts_its_shims_takes_its_containers_too(
         f'cpu=Run(["{{python}}", "{{shims}}/run.py", "{{out}}/ckpt"], shim_dir={str(shims)!r},')
     assert "{shims}/run.py" in source
     run_c1(pytester, source, demo_image, docker_client, "run.py")
+
+
+@pytest.mark.container
+def test_a_view_that_cannot_be_made_starts_nothing_ahead(
+        pytester: pytest.Pytester, demo_image: str, docker_client: Any) -> None:
+    """Collection's containers-ahead step mounts the asset view too; where the cache cannot hold
+    it (a file where its ``views`` folder should be) it starts nothing and the run goes on to
+    the tier, which meets the same error as before; nothing is left."""
+    source = DEMO_MODULE.read_text().replace(
+        "from pytest_reb import Repo, Run, torchrun",
+        "from pytest_reb import Asset, Repo, Run, torchrun").replace(
+        '    imports_total=8,',
+        '    imports_total=8,\n    assets=[Asset("cfg", "config", "repo", path="train.py", '
+        'dest="cfg/")],')
+    pytester.makepyfile(test_demo__tinynet=source)
+    (pytester.path / "cache").mkdir()
+    (pytester.path / "cache" / "views").write_text("not a folder")
+    result = pytester.runpytest_subprocess(
+        "--reb-image", demo_image, "-m", "c1", "-p", "no:cacheprovider",
+        "--reb-assets", str(pytester.path / "cache"), "--reb-outdir", str(pytester.path / "out"))
+    out = result.stdout.str()
+    assert "INTERNALERROR" not in out and "NotADirectoryError" in out
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    run_id = re.search(r"^reb: run (\S+)", out, re.MULTILINE)
+    assert run_id and ours(docker_client, run_id.group(1)) == set()
+
