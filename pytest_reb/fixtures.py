@@ -102,10 +102,6 @@ def _lanes(config: pytest.Config, session: RebSession, repo: Repo, spec: TargetS
                       and (wanted(t) or (t == "c2" and wanted("c5"))))
 
 
-#: The tiers whose commands run in a target's (or a lane's) CPU-profile container.
-CPU_TIERS = ("c0", "c1", "c2", "c5")
-
-
 def prestart(config: pytest.Config, session: RebSession, items: Sequence[pytest.Item]) -> None:
     """With one image to verify in this process and one repository for it, have the containers
     its first tiers will ask for started now, while pytest ends its collection and sets the
@@ -120,21 +116,24 @@ def prestart(config: pytest.Config, session: RebSession, items: Sequence[pytest.
     refused at collection."""
     specs = session.options.targets
     if (not session.controller or len(specs) != 1 or specs[0].image is None
+            or config.getoption("collectonly", False)
             or getattr(config.option, "numprocesses", None)
             or getattr(config.option, "dist", "no") != "no"):
         return
     spec = specs[0]
     modules = {getattr(item, "module", None) for item in items if _target_id(item) == spec.id}
-    repo = repo_of(next(iter(modules))) if len(modules) == 1 else None
-    if repo is None or f"{repo.name}|{spec.id}" in session.refused:
+    if len(modules) != 1:
         return
     [module] = modules
+    repo = repo_of(module)
+    if repo is None or f"{repo.name}|{spec.id}" in session.refused:
+        return
 
     def wanted(tier: str) -> bool:
         return (repo.applicable[tier] and selected(items, module, spec.id, tier)
                 and outcome_key(repo.name, spec.id, tier) not in session.resumed)
 
-    if not any(wanted(t) for t in CPU_TIERS):
+    if not any(wanted(t) for t in lanes.LANE_TIERS):  # the tiers whose containers start first
         return
     try:
         target = session.target(spec)

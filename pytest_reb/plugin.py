@@ -142,12 +142,11 @@ def _activate(config: pytest.Config) -> RebSession:
     A module object is imported as ``import a.b as b``: ``from a import b`` would take
     a stale attribute of the package once pytester's in-process runs reset ``sys.modules``.
     """
+    import pytest_reb.fixtures as fixtures
     from pytest_reb.session import RebSession
 
     session = RebSession.open(config)
     config.stash[SESSION_KEY] = session
-    import pytest_reb.fixtures as fixtures
-
     config.pluginmanager.register(fixtures, "reb-fixtures")
     if session.controller:
         from pytest_reb.report.hooks import ReportHooks
@@ -288,7 +287,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     if reb.options.prepare:
         reb.prepare(session.items, session.config.pluginmanager.get_plugin("terminalreporter"))
-    if reb.options.targets and not session.config.getoption("collectonly", False):
+    if reb.options.targets:
         import pytest_reb.fixtures as fixtures
 
         fixtures.prestart(session.config, reb, session.items)

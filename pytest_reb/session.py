@@ -38,7 +38,7 @@ from pytest_reb.signals import install_sigterm, interrupts_deferred
 from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo, repo_commits, repo_of
 from pytest_reb.targets import Limits, Target, TargetError, is_remote, make_target
 
-if TYPE_CHECKING:  # imported where used: a run's activation starts its containers sooner
+if TYPE_CHECKING:  # imported where used: activation stays light, so collection comes sooner
     from pytest_reb.assets.cache import AssetCache, Prepared
     from pytest_reb.audit.report import ReportLoad
 

@@ -1,16 +1,15 @@
 """Containers started before a target first asks for one, so their start overlaps the run's own.
 
-A pyramid's first command waited for its lanes' containers to start (0.35 s on the
+A pyramid's first command waited for its lanes' containers to start (0.3 s on the
 development machine, the engine's work on the other core), and C5's strict probe for its
-twin's (0.36 s) while nothing else could be done.  With one image to verify, the run knows
-at its activation what most of those containers will be: ``RebSession.prestart`` asks the
-target for them then (``DockerTarget.prestart``), and pytest's collection and the plugin's
-imports go on while the engine makes them.
+twin's, while nothing else could be done.  Once collection has matched the run's one image
+to its one repository, the run knows what those containers will be, mounts included:
+``fixtures.prestart`` asks the target for them then (``DockerTarget.prestart``), and the
+first item's set-up and the lanes' imports go on while the engine makes them.
 
 A container is handed over only to a target whose own arguments for ``containers.run`` are
-*exactly* those it was started with (image id, mounts, limits, CPU weight, labels, devices):
-a repository that mounts its shims or assets first makes containers with other arguments,
-finds none here and starts its own, as before.  Nothing of the image runs in a prestarted
+*exactly* those it was started with (image id, mounts, limits, CPU weight, labels, devices);
+any other start makes its own, as before.  Nothing of the image runs in a prestarted
 container (its entrypoint is our busybox ``sleep`` under the engine's init, as in every
 container of ours) until a command is sent, so it is what a container started at that
 moment would be.  Those never asked for are removed when the target that started them
