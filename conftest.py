@@ -49,7 +49,7 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
     """
     if pluginmanager.is_blocked(PLUGIN_NAME):
         return
-    plugin = importlib.import_module("pytest_reb.plugin")
+    plugin = importlib.import_module("pytest_reb.plugin.hooks")
     if not pluginmanager.is_registered(plugin):
         pluginmanager.register(plugin, PLUGIN_NAME)
 

@@ -39,14 +39,13 @@ from typing import Any
 
 import docker
 
-from pytest_reb import imagecache
-from pytest_reb.audit.report import load_report
-from pytest_reb.context import Context
+from pytest_reb.pyramid import c0_imports
+from pytest_reb.pyramid.c0_imports import probe
+from pytest_reb.pyramid.c0_pyright import missing_imports
+from pytest_reb.pyramid.context import Context
+from pytest_reb.selfreport import load_report
 from pytest_reb.spec import OFFICIAL_REPO_DIR, OFFICIAL_REPORT_PATH, Repo
-from pytest_reb.targets import LABEL_OWNER, LABEL_RUN, DockerTarget, owner_label
-from pytest_reb.tiers import c0_imports
-from pytest_reb.tiers.c0_imports import probe
-from pytest_reb.tiers.c0_pyright import missing_imports
+from pytest_reb.targets import LABEL_OWNER, LABEL_RUN, DockerTarget, imagecache, owner_label
 
 CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
 #: The kinds of host cache the bench's C0 answers are kept under (``imagecache.folder``).

@@ -75,7 +75,7 @@ def machine_busy() -> float:
 
 
 def settle_bytecode(limit: float = 300.0) -> float:
-    """Wait until no bytecode compile a pytest-reb run detached (``pytest_reb.bytecode``) is
+    """Wait until no bytecode compile a pytest-reb run detached (``pytest_reb.targets.bytecode``) is
     still running, so it never takes CPU from the next side measured; the seconds waited.
     Its CPU is the run's, but no side's figure counts it: it is no child of theirs."""
     start = time.perf_counter()
@@ -87,7 +87,7 @@ def settle_bytecode(limit: float = 300.0) -> float:
 def _compiling() -> bool:
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         with contextlib.suppress(OSError):
-            if b"pytest_reb.bytecode" in cmdline.read_bytes():
+            if b"pytest_reb.targets.bytecode" in cmdline.read_bytes():
                 return True
     return False
 
@@ -114,7 +114,7 @@ def demo_images(*variants: str) -> list[str]:
     """Tags of the demo images (built on first use, as the test suite builds them)."""
     import docker
 
-    from pytest_reb.demo.images import ensure_demo_image
+    from pytest_reb.loop.demo.images import ensure_demo_image
 
     client = docker.from_env()
     return [ensure_demo_image(client, v) for v in variants]

@@ -54,8 +54,7 @@ from common import (
     timed,
 )
 
-from pytest_reb import bytecode
-from pytest_reb.targets import Limits
+from pytest_reb.targets import Limits, bytecode
 from pytest_reb.targets.docker import harness_mounts
 
 RECORDER = '''

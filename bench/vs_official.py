@@ -35,7 +35,7 @@ kept per image id (the checkout's commit, the integrity check before any command
 environment's size, C2's extension sweep) is made again, as on an image verified for the
 first time; the witness, built once per machine, is shared.  ``--warm`` keeps the
 machine's cache, as a second verification of the same image reads it.  A cold run's
-bytecode compile (``pytest_reb/bytecode.py``, detached from the run) is waited for before
+bytecode compile (``pytest_reb/targets/bytecode.py``, detached from the run) is waited for before
 the next side starts; its CPU is in no side's figure.
 
 Rounds interleave: per round and subject the sides alternate which goes first.

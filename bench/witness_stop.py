@@ -20,7 +20,7 @@ import time
 from common import bench_labels, demo_images, machine, median, table
 
 from pytest_reb import witness
-from pytest_reb.images import ENV_PYTHON, REPO_DIR
+from pytest_reb.loop.images import ENV_PYTHON, REPO_DIR
 from pytest_reb.targets import DockerTarget, Limits
 
 ENTRY = ["-c", "pass"]

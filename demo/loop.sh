@@ -10,13 +10,13 @@ bash .ci/setup-docker.sh
 python3 -c 'import sys, pytest_reb; sys.exit(not pytest_reb.__file__.startswith(sys.argv[1]))' \
     "$PWD/" 2>/dev/null \
     || python3 -m pip install -q -e . 2>&1 | grep -v -e '^WARNING: Running pip as' >&2 || true
-reb() { python3 -m pytest_reb.cli "$@"; }
+reb() { python3 -m pytest_reb.loop.cli "$@"; }
 out=reports/loop/$(date +%Y%m%d-%H%M%S)
 
 # 1. the starting image: base + demo/tinynet at its pinned commit + task text and contract
 reb task build reb/tinynet
 # the wheels the scripted agents install from, offline (a read-only mount, never in the image)
-python3 -c 'from pytest_reb.demo.images import ensure_wheelhouse; ensure_wheelhouse()'
+python3 -c 'from pytest_reb.loop.demo.images import ensure_wheelhouse; ensure_wheelhouse()'
 
 # 2. two agents work in containers of it; each result is committed and gets a matrix row
 for agent in tinynet minimal; do

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 bash .ci/setup-docker.sh || exit 1
 python3 -m pip install -q -e . 2>&1 | grep -v -e '^WARNING: Running pip as' -e 'is ignored: it is neither' >&2
-python3 -m pytest_reb.demo images || exit 1
+python3 -m pytest_reb.loop.demo images || exit 1
 
 python3 -m pytest demo --reb-image=reb-demo:latest \
     --html=reports/demo.html --self-contained-html -p no:benchmark "$@"

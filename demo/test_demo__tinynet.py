@@ -2,7 +2,7 @@
 
 Not one of the 44: a small research-like repository with the three modes a
 real one has (CPU, one GPU, ``torchrun`` DDP), so the whole pyramid can be
-seen on any machine.  The image that ``pytest_reb.demo`` builds of it is
+seen on any machine.  The image that ``pytest_reb.loop.demo`` builds of it is
 the "agent-built" environment: a venv with torch and PyYAML, the checkout
 at the official path, and a truthful ``report.json``.  Its commit is made
 deterministically from the tree, so it is pinned here like any other.

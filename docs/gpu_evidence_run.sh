@@ -16,12 +16,12 @@ mkdir -p "$out" "$runs"
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 # The demo's checkout at its pinned commit (the integrity verdict needs a real one; demo/tinynet
 # is only its source). Made where the package's dependencies are installed, then carried:
-#   python -m pytest_reb.demo checkout .demo-checkout
+#   python -m pytest_reb.loop.demo checkout .demo-checkout
 demo=${REB_DEMO_CHECKOUT:-$PWD/.demo-checkout}
-[ -d "$demo/.git" ] || { echo "no demo checkout at $demo: run 'python -m pytest_reb.demo checkout .demo-checkout' first" >&2; exit 2; }
+[ -d "$demo/.git" ] || { echo "no demo checkout at $demo: run 'python -m pytest_reb.loop.demo checkout .demo-checkout' first" >&2; exit 2; }
 py=$(command -v python3)
 nvidia-smi -L
-common=(-p pytest_reb.plugin -p no:cacheprovider --rootdir "$PWD" --reb-host=local://
+common=(-p pytest_reb.plugin.hooks -p no:cacheprovider --rootdir "$PWD" --reb-host=local://
         --reb-python "$py" -v -rA)
 "$py" - "$out/report.json" <<'PY'
 import json, platform, sys, torch

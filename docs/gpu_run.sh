@@ -9,13 +9,13 @@ mkdir -p "$out"
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 # The demo's checkout at its pinned commit (the integrity verdict needs a real one; demo/tinynet
 # is only its source). Made where the package's dependencies are installed, then carried:
-#   python -m pytest_reb.demo checkout .demo-checkout
+#   python -m pytest_reb.loop.demo checkout .demo-checkout
 demo=${REB_DEMO_CHECKOUT:-$PWD/.demo-checkout}
-[ -d "$demo/.git" ] || { echo "no demo checkout at $demo: run 'python -m pytest_reb.demo checkout .demo-checkout' first" >&2; exit 2; }
+[ -d "$demo/.git" ] || { echo "no demo checkout at $demo: run 'python -m pytest_reb.loop.demo checkout .demo-checkout' first" >&2; exit 2; }
 py=$(command -v python3)
 nvidia-smi -L
 "$py" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "gpus", torch.cuda.device_count())'
-common=(-p pytest_reb.plugin -p no:cacheprovider --rootdir "$PWD" --reb-host=local://
+common=(-p pytest_reb.plugin.hooks -p no:cacheprovider --rootdir "$PWD" --reb-host=local://
         --reb-python "$py" --reb-repo-dir "$demo" -v -rA)
 # A truthful report of this machine's interpreter, as an agent that checked would write it.
 "$py" - "$out/report.json" <<'PY'

@@ -19,7 +19,7 @@ from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from pytest_reb.compat_c2 import C2_MAJORITY, C2Variant
+from pytest_reb.rules.c2_compat import C2_MAJORITY, C2Variant
 
 #: Where the official harness put the checkout and the agent's report.
 OFFICIAL_REPO_DIR = "/data/project/repo"

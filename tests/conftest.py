@@ -1,6 +1,6 @@
 """Shared fixtures of pytest-reb's own tests: the real Docker engine and the images it builds.
 
-Container tests use real images the suite builds (``pytest_reb.demo``),
+Container tests use real images the suite builds (``pytest_reb.loop.demo``),
 never a mocked client.  They are marked ``container``; without a Docker
 daemon they skip with the reason, and ``.ci/run`` fails if none of them ran.
 At the end of the session no container with our labels may exist: the
@@ -29,9 +29,6 @@ import pytest
 from support import hoststate
 
 # the plugin's lazy imports, also before any in-process pytester run: see below
-import pytest_reb.fixtures
-import pytest_reb.report.hooks
-import pytest_reb.report.html  # noqa: F401
 
 # An in-process pytester run that is first to import docker (the plugin's
 # unconfigure does) drops it from sys.modules when it ends, and every Docker
@@ -74,7 +71,7 @@ def docker_client() -> Any:
 @pytest.fixture(scope="session")
 def demo_image(docker_client: Any) -> str:
     """The agent-built image of the demo repository (good environment)."""
-    from pytest_reb.demo.images import ensure_demo_image
+    from pytest_reb.loop.demo.images import ensure_demo_image
 
     return ensure_demo_image(docker_client, "good")
 
@@ -92,7 +89,7 @@ def agent_images(docker_client: Any) -> Iterator[list[str]]:
 @pytest.fixture(scope="session")
 def missing_dep_image(docker_client: Any) -> str:
     """The demo image without PyYAML: one missing dependency."""
-    from pytest_reb.demo.images import ensure_demo_image
+    from pytest_reb.loop.demo.images import ensure_demo_image
 
     return ensure_demo_image(docker_client, "missing-dep")
 
@@ -100,14 +97,14 @@ def missing_dep_image(docker_client: Any) -> str:
 @pytest.fixture(scope="session")
 def tinynet_task(docker_client: Any) -> str:
     """The task image of the demo repository: the bare starting point of an agent run."""
-    from pytest_reb.task import ensure_task_image, select
+    from pytest_reb.loop.task import ensure_task_image, select
 
     return ensure_task_image(docker_client, select(["reb/tinynet"])[0])
 
 
 @pytest.fixture(scope="session")
 def demo_commit() -> str:
-    from pytest_reb.demo.checkout import demo_commit as commit
+    from pytest_reb.loop.demo.checkout import demo_commit as commit
 
     return commit()
 
@@ -125,7 +122,7 @@ def pytest_configure(config: pytest.Config) -> None:
         # own folder, inherit it): the witness is built once and what an image alone decides
         # is read once per image, as on a user's machine, instead of once per pytester run.
         # The image builders' locks stay where they were; the folder goes at the end.
-        from pytest_reb import images
+        from pytest_reb.loop import images
 
         os.environ.setdefault("REB_CACHE", str(images.CACHE_DIR))
         os.environ[_SUITE_CACHE] = os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(

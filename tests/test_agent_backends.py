@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from pytest_reb.agent import backends
-from pytest_reb.agent.backends import OUT_MOUNT, TOOL_MOUNT, BackendError
-from pytest_reb.agent.leaks import scrub, secrets_for
-from pytest_reb.agent.run import AgentRun
+from pytest_reb.loop.agent import backends
+from pytest_reb.loop.agent.backends import OUT_MOUNT, TOOL_MOUNT, BackendError
+from pytest_reb.loop.agent.leaks import scrub, secrets_for
+from pytest_reb.loop.agent.run import AgentRun
 from pytest_reb.report import efficiency
 from pytest_reb.targets import NODE_MOUNT
 
@@ -138,8 +138,8 @@ def test_secrets_come_from_the_environment_and_an_env_file(tmp_path: Path) -> No
 
 
 def test_agent_arguments_that_start_with_a_dash_are_taken_as_they_are() -> None:
-    from pytest_reb.agent.cli import joined_args
-    from pytest_reb.cli import build_parser
+    from pytest_reb.loop.agent.cli import joined_args
+    from pytest_reb.loop.cli import build_parser
 
     argv = ["agent", "run", "--agent", "codex", "--repo", "x/y", "--arg", "--model", "--arg",
             "gpt-5.1-codex", "--arg=-c", "--arg", "model_reasoning_effort=high"]
@@ -151,7 +151,7 @@ def test_agent_arguments_that_start_with_a_dash_are_taken_as_they_are() -> None:
 
 
 def _installed(name: str) -> Path:
-    from pytest_reb.agent.cli import tools_root
+    from pytest_reb.loop.agent.cli import tools_root
 
     if shutil.which("npm") is None:
         pytest.skip("npm is not installed")
@@ -169,9 +169,9 @@ def test_the_real_cli_runs_from_its_read_only_mount(name: str, docker_client: An
     and no key (the preflight skipped): it fails in its own words within the budget, and the
     run is an ``agent_error``, not committed (``test_agent_leaks`` commits the same CLIs and
     finds neither them nor their key in the image)."""
-    from pytest_reb.agent.health import SKIPPED
-    from pytest_reb.agent.run import run_agent
-    from pytest_reb.task import select
+    from pytest_reb.loop.agent.health import SKIPPED
+    from pytest_reb.loop.agent.run import run_agent
+    from pytest_reb.loop.task import select
 
     folder = _installed(name)
     backend = backends.resolve(name)

@@ -18,9 +18,9 @@ import docker
 import pytest
 from support.agentruns import agent
 
-from pytest_reb.agent import commit
-from pytest_reb.housekeeping import removable, sweep
+from pytest_reb.loop.agent import commit
 from pytest_reb.targets import LABEL_RUN, labels
+from pytest_reb.targets.housekeeping import removable, sweep
 
 pytestmark = pytest.mark.container
 

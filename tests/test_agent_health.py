@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from pytest_reb.agent import backends, health
-from pytest_reb.agent.run import AgentRun
+from pytest_reb.loop.agent import backends, health
+from pytest_reb.loop.agent.run import AgentRun
 from pytest_reb.report import efficiency
 
 DATA = Path(__file__).parent / "data" / "agents"
@@ -141,7 +141,7 @@ def test_runs_that_never_started_are_outside_the_efficiency_figures() -> None:
 def test_reb_agent_run_without_a_key_fails_in_seconds_and_scores_nothing(
         docker_client: Any, tinynet_task: str, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from pytest_reb.cli import main
+    from pytest_reb.loop.cli import main
 
     for name in ("OPENAI_API_KEY", "CODEX_API_KEY"):
         monkeypatch.delenv(name, raising=False)
@@ -166,9 +166,9 @@ def test_the_real_codex_that_cannot_reach_its_service_is_an_agent_error(
         docker_client: Any, tinynet_task: str, tmp_path: Path, agent_images: list[str]) -> None:
     """``--no-preflight``: Codex retries until the budget ends; its last events say why, and
     the run is recorded as ``agent_error``: not committed, no matrix row."""
-    from pytest_reb.agent.cli import tools_root
-    from pytest_reb.agent.run import run_agent
-    from pytest_reb.task import select
+    from pytest_reb.loop.agent.cli import tools_root
+    from pytest_reb.loop.agent.run import run_agent
+    from pytest_reb.loop.task import select
 
     try:
         folder = backends.install(backends.BUILTIN["codex"], tools_root() / "codex")

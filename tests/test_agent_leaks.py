@@ -19,9 +19,9 @@ from urllib.parse import quote
 import pytest
 from support.agentruns import agent, host_files, saved_hits
 
-from pytest_reb.agent import backends, health, leaks
-from pytest_reb.agent.run import run_agent
-from pytest_reb.task import select
+from pytest_reb.loop.agent import backends, health, leaks
+from pytest_reb.loop.agent.run import run_agent
+from pytest_reb.loop.task import select
 
 SECRET = "sk-reb-leak-0123456789abcdefGHIJ"
 KEYS = {"REB_TEST_API_KEY": SECRET}
@@ -119,7 +119,7 @@ def test_scrub_secrets_takes_the_paths_out_of_the_layer_and_commits(
 
 
 def _cli(name: str) -> Path:
-    from pytest_reb.agent.cli import tools_root
+    from pytest_reb.loop.agent.cli import tools_root
 
     if shutil.which("npm") is None:
         pytest.skip("npm is not installed")

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from support.agentruns import agent
 
-from pytest_reb.agent import backends
-from pytest_reb.agent.run import run_agent
+from pytest_reb.loop.agent import backends
+from pytest_reb.loop.agent.run import run_agent
+from pytest_reb.loop.task import select
 from pytest_reb.outcome import Outcome, OutcomeLog
 from pytest_reb.targets import DockerTarget, image_file
-from pytest_reb.task import select
 
 pytestmark = pytest.mark.container
 
@@ -45,7 +45,7 @@ def verify(pytester: pytest.Pytester, tmp_path: Path, *args: str) -> dict[str, O
 def test_scripted_agent_image_passes_c1_and_c5(pytester: pytest.Pytester, docker_client: Any,
                                                tinynet_task: str, tmp_path: Path,
                                                agent_images: list[str]) -> None:
-    from pytest_reb.demo.images import ensure_wheelhouse
+    from pytest_reb.loop.demo.images import ensure_wheelhouse
 
     ensure_wheelhouse()
     rec = agent(docker_client, tinynet_task, tmp_path, agent_images,
@@ -125,7 +125,7 @@ def test_a_secret_is_in_no_output_and_not_in_the_committed_image(
     secret = "sk-reb-test-0123456789abcdef"
     env_file = tmp_path / "keys.env"
     env_file.write_text(f"REB_TEST_API_KEY={secret}\n")
-    from pytest_reb.agent.leaks import secrets_for
+    from pytest_reb.loop.agent.leaks import secrets_for
 
     backend = backends.resolve("leaky", command="true")
     secrets = secrets_for(backend, env_file, [])
@@ -150,7 +150,7 @@ def test_mini_swe_agent_drives_its_real_loop_with_its_deterministic_model(
     """mini-swe-agent's own agent loop and local environment, its test model in place of an
     LLM: the model's scripted actions run as shell commands in the container, and the last
     one writes the report; the trajectory comes back through ``{out}``."""
-    from pytest_reb.agent.cli import tools_root
+    from pytest_reb.loop.agent.cli import tools_root
 
     try:
         folder = backends.install(backends.BUILTIN["mini-swe-agent"],

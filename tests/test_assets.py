@@ -29,7 +29,7 @@ from pytest_reb.assets import fetchers
 from pytest_reb.assets.cache import VIEW_MANIFEST, AssetCache
 from pytest_reb.assets.fetchers import AssetError
 from pytest_reb.assets.view import needed, references
-from pytest_reb.shims import shim_dirs, with_shim
+from pytest_reb.pyramid.shims import shim_dirs, with_shim
 from pytest_reb.spec import Asset, Repo, Run
 from pytest_reb.targets import LocalTarget
 
@@ -473,7 +473,7 @@ def test_with_shim_keeps_the_rest_once() -> None:
 
 
 #: Our shims' shared library, which the target puts right after a shim folder.
-SHIMLIB = Path(pytest_reb.__file__).parent / "shimlib"
+SHIMLIB = Path(pytest_reb.__file__).parent / "pyramid" / "shimlib"
 
 
 def test_shims_of_modules_exist() -> None:

@@ -15,11 +15,11 @@ import pytest
 from support.outcomes import outcome as make_outcome
 from support.repomodules import benchmark
 
-from pytest_reb.audit.observe import Invocation, PythonObservation
-from pytest_reb.audit.report import REQUIRED_KEYS, load_report
-from pytest_reb.audit.result import AuditResult
-from pytest_reb.audit.rules import audit
 from pytest_reb.outcome import Outcome
+from pytest_reb.pyramid.c5_observe import Invocation, PythonObservation
+from pytest_reb.rules.c5 import audit
+from pytest_reb.rules.c5_result import AuditResult
+from pytest_reb.selfreport import REQUIRED_KEYS, load_report
 from pytest_reb.spec import MAJORITY, CompatVariant, Repo
 
 PY = "/opt/envs/x/bin/python"

@@ -20,12 +20,12 @@ from typing import Any
 import pytest
 from support.repomodules import benchmark
 
-from pytest_reb.audit.compat import compat_path
-from pytest_reb.audit.observe import Invocation, PythonObservation
-from pytest_reb.audit.report import load_report
-from pytest_reb.audit.rules import audit
 from pytest_reb.outcome import Outcome
+from pytest_reb.pyramid.c5_observe import Invocation, PythonObservation
 from pytest_reb.report.official import STAGES, stage_results
+from pytest_reb.rules.c5 import audit
+from pytest_reb.rules.c5_compat import compat_path
+from pytest_reb.selfreport import load_report
 
 DATA = Path(__file__).parent / "data" / "compat_cases.json"
 CASES: list[dict[str, Any]] = json.loads(DATA.read_text())["cases"]

@@ -18,11 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.repomodules import benchmark
 
-from pytest_reb.audit.observe import Invocation, PythonObservation, observe_python
-from pytest_reb.audit.report import REQUIRED_KEYS, ReportLoad, load_report
-from pytest_reb.audit.result import KINDS
-from pytest_reb.audit.rules import audit
 from pytest_reb.outcome import Outcome
+from pytest_reb.pyramid.c5_observe import Invocation, PythonObservation, observe_python
+from pytest_reb.rules.c5 import audit
+from pytest_reb.rules.c5_result import KINDS
+from pytest_reb.selfreport import REQUIRED_KEYS, ReportLoad, load_report
 from pytest_reb.spec import CompatVariant
 from pytest_reb.targets import ExecResult
 

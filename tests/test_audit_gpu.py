@@ -1,7 +1,7 @@
 """C5 on a real GPU (``--reb-host=local://``): honest claims pass, spoofed ones do not.
 
 Skipped where torch sees no CUDA device (CI).  On a GPU machine without an
-installed pytest-reb, run it with ``-p pytest_reb.plugin`` and this tree on
+installed pytest-reb, run it with ``-p pytest_reb.plugin.hooks`` and this tree on
 ``PYTHONPATH`` (as ``docs/gpu_run.sh`` does).
 
 The spoof is what an agent could ship: a ``python`` wrapper that hides the
@@ -49,9 +49,9 @@ def honest() -> dict[str, Any]:
 
 
 def _plugin_args() -> list[str]:
-    installed = any(ep.value == "pytest_reb.plugin"
+    installed = any(ep.value == "pytest_reb.plugin.hooks"
                     for ep in importlib.metadata.entry_points(group="pytest11"))
-    return [] if installed else ["-p", "pytest_reb.plugin"]
+    return [] if installed else ["-p", "pytest_reb.plugin.hooks"]
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +63,7 @@ def demo_checkout(tmp_path_factory: pytest.TempPathFactory) -> str:
     given = os.environ.get("REB_DEMO_CHECKOUT")
     if given:
         return given
-    from pytest_reb.demo.checkout import make_demo_checkout
+    from pytest_reb.loop.demo.checkout import make_demo_checkout
 
     dest = tmp_path_factory.mktemp("demo") / "repo"
     make_demo_checkout(dest)

@@ -23,9 +23,9 @@ from typing import Any
 
 import pytest
 
-from pytest_reb.audit.report import MAX_REPORT_BYTES, load_report
-from pytest_reb.context import Context, tier_probe
 from pytest_reb.outcome import Outcome, OutcomeLog
+from pytest_reb.pyramid.context import Context, tier_probe
+from pytest_reb.selfreport import MAX_REPORT_BYTES, load_report
 from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo
 from pytest_reb.targets import DockerTarget, Limits
 from pytest_reb.targets.base import LABEL_RUN

@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 from support.repomodules import benchmark
 
-from pytest_reb.audit.observe import observe_python
-from pytest_reb.audit.report import load_report
-from pytest_reb.audit.rules import audit
 from pytest_reb.outcome import Outcome, OutcomeLog
+from pytest_reb.pyramid.c5_observe import observe_python
+from pytest_reb.rules.c5 import audit
+from pytest_reb.selfreport import load_report
 from pytest_reb.targets import LocalTarget
 
 ROOT = Path(__file__).resolve().parent.parent

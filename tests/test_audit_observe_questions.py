@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_reb.audit.observe import observe_python
-from pytest_reb.audit.report import load_report
-from pytest_reb.audit.rules import audit
+from pytest_reb.pyramid.c5_observe import observe_python
+from pytest_reb.rules.c5 import audit
+from pytest_reb.selfreport import load_report
 from pytest_reb.spec import CompatVariant
 from pytest_reb.targets import LocalTarget
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pytest_reb.audit.observe import observe_python
+from pytest_reb.pyramid.c5_observe import observe_python
 from pytest_reb.targets import DockerTarget, Limits
 from pytest_reb.targets.base import LABEL_RUN
 

@@ -1,4 +1,4 @@
-"""Bytecode kept per image (``pytest_reb/bytecode.py``): the host compiles what a stage
+"""Bytecode kept per image (``pytest_reb/targets/bytecode.py``): the host compiles what a stage
 compiled for itself, and the next stages start from it.
 
 What must hold: a kept file is only ever a faster read of its source (the host's own
@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 from hostile.images import demo_module
 
-from pytest_reb import bytecode
-from pytest_reb.hostview import HostView
+from pytest_reb.targets import bytecode
+from pytest_reb.targets.hostview import HostView
 
 TAG = bytecode.TAG
 

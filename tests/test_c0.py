@@ -24,19 +24,15 @@ from typing import Any
 import pytest
 from support.repomodules import write_tree as tree
 
-from pytest_reb.audit.report import ReportLoad, load_report
-from pytest_reb.context import Context
 from pytest_reb.outcome import Outcome, OutcomeLog
-from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo
-from pytest_reb.targets import DockerTarget, LocalTarget, Target, image_file
-from pytest_reb.tiers.c0_imports import (
+from pytest_reb.pyramid.c0_imports import (
     _question,
     imported_names,
     imports_total,
     probe,
     top_level_imports,
 )
-from pytest_reb.tiers.c0_pyright import (
+from pytest_reb.pyramid.c0_pyright import (
     PINNED_RULES,
     Selection,
     binding_problem,
@@ -48,6 +44,10 @@ from pytest_reb.tiers.c0_pyright import (
     select_targets,
     strict_missing,
 )
+from pytest_reb.pyramid.context import Context
+from pytest_reb.selfreport import ReportLoad, load_report
+from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo
+from pytest_reb.targets import DockerTarget, LocalTarget, Target, image_file
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_SOURCE = ROOT / "demo" / "tinynet"
@@ -188,7 +188,7 @@ def test_parse_jsonc_keeps_comment_markers_inside_strings() -> None:
 
 def test_survey_of_real_trees_through_the_driver(tmp_path: Path) -> None:
     """The in-target driver sees trees the way the selection expects (host node)."""
-    from pytest_reb.tiers import c0_imports
+    from pytest_reb.pyramid import c0_imports
 
     repo = tree(tmp_path / "repo", {
         "src/pkg/__init__.py": "", "tests/test_x.py": "", "README.md": "",

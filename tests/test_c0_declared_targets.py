@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from support.repomodules import module
 
-from pytest_reb.tiers.c0_pyright import choose_targets, select_targets
+from pytest_reb.pyramid.c0_pyright import choose_targets, select_targets
 
 #: ml-mdm's top level as the C0 driver surveys it: folders without Python files of their own.
 MONO_REPO = {"entries": [

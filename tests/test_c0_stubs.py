@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 from support.repomodules import write_tree as tree
 
-from pytest_reb.audit.report import ReportLoad
-from pytest_reb.context import Context
+from pytest_reb.pyramid.c0_imports import probe
+from pytest_reb.pyramid.context import Context
+from pytest_reb.selfreport import ReportLoad
 from pytest_reb.spec import Repo
 from pytest_reb.targets import LocalTarget
-from pytest_reb.tiers.c0_imports import probe
 
 SOURCES = {"train.py": "import os\nimport yaml, tomlkit as t\nfrom ruamel.yaml import YAML\n"
                        "import real_pkg\nimport ns_pkg.mod\n"}

@@ -1,13 +1,13 @@
-"""C2's verdict from its probe's observation (``tiers/c2_cuda.py``: ``judge``, ``parse``) and
-which GPU architectures a build's cubins and PTX serve (``tiers/ext_sweep.arch_supported``).
+"""C2's verdict from its probe's observation (``pyramid/c2_cuda.py``: ``judge``, ``parse``) and
+which GPU architectures a build's cubins and PTX serve (``pyramid/ext_sweep.arch_supported``).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from pytest_reb.tiers.c2_cuda import judge, parse
-from pytest_reb.tiers.ext_sweep import arch_supported
+from pytest_reb.pyramid.c2_cuda import judge, parse
+from pytest_reb.pyramid.ext_sweep import arch_supported
 
 
 @pytest.mark.parametrize(("cap", "archs", "ok"), [

@@ -2,7 +2,7 @@
 exit, never a traceback; ``reb`` alone shows what it can do.
 
 The CLI cases are the ones a newcomer met (issue 28 item 7); the options are checked when
-pytest parses the command line (``pytest_reb.optiontypes``), so pytest prints the usage
+pytest parses the command line (``pytest_reb.plugin.optiontypes``), so pytest prints the usage
 error with the option's name before any target is touched.
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_reb.cli import main as reb
+from pytest_reb.loop.cli import main as reb
 from pytest_reb.outcome import Outcome
 
 

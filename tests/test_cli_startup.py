@@ -16,7 +16,7 @@ def test_help_imports_no_heavy_module() -> None:
     code = ("import runpy, sys, json\n"
             "sys.argv = ['reb', '--help']\n"
             "try:\n"
-            "    runpy.run_module('pytest_reb.cli', run_name='__main__')\n"
+            "    runpy.run_module('pytest_reb.loop.cli', run_name='__main__')\n"
             "except SystemExit:\n"
             "    pass\n"
             "sys.stderr.write(json.dumps(sorted(sys.modules)))\n")

@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from pytest_reb.cli import main as reb
-from pytest_reb.cluster import k8s
+from pytest_reb.loop.cli import main as reb
+from pytest_reb.loop.cluster import k8s
 
 kubernetes = pytest.importorskip("kubernetes", reason="pip install -e '.[test]' installs it")
 kubernetes_validate = pytest.importorskip("kubernetes_validate",
@@ -112,7 +112,7 @@ def test_the_merge_job_waits_for_every_index(manifest: dict[str, Any]) -> None:
     [box] = merge.spec.template.spec.containers
     assert box.image == "pytest-reb-harness:latest" and merge.spec.completion_mode is None
     cmd = box.command
-    assert cmd[:7] == [f"{k8s.HARNESS}/bin/python", "-I", "-m", "pytest_reb.cli", "k8s",
+    assert cmd[:7] == [f"{k8s.HARNESS}/bin/python", "-I", "-m", "pytest_reb.loop.cli", "k8s",
                        "--merge", f"{k8s.OUT_MOUNT}/{run}"]
     assert cmd[cmd.index("--wait-for") + 1:] == [f"{run}-0/0", f"{run}-1/0", f"{run}-1/1"]
     # it waits past the longest index's deadline, and its own deadline is later still

@@ -30,13 +30,13 @@ from typing import Any
 import pytest
 from support.slurmcluster import LocalSlurm, missing_binaries
 
-from pytest_reb.cli import main as reb
-from pytest_reb.cluster import gres, slurm
-from pytest_reb.cluster.plan import PlanError, make_plan, run_seconds
+from pytest_reb.loop.cli import main as reb
+from pytest_reb.loop.cluster import gres, slurm
+from pytest_reb.loop.cluster.plan import PlanError, make_plan, run_seconds
 from pytest_reb.outcome import Outcome, OutcomeLog
+from pytest_reb.pyramid import c0_imports, ext_sweep
 from pytest_reb.report.merge import summary_differences
 from pytest_reb.spec import Run
-from pytest_reb.tiers import c0_imports, ext_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_MODULE = ROOT / "demo" / "test_demo__tinynet.py"
@@ -318,7 +318,7 @@ def demo(cluster: LocalSlurm, demo_image: str, missing_dep_image: str) -> dict[s
 
 
 def reb_slurm(demo: dict[str, Any], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pytest_reb.cli", "slurm", *args],
+    return subprocess.run([sys.executable, "-m", "pytest_reb.loop.cli", "slurm", *args],
                           cwd=demo["work"], env=demo["env"], capture_output=True, text=True,
                           timeout=900)
 

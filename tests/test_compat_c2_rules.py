@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from pytest_reb.compat_c2 import C2Variant, official_c2
 from pytest_reb.outcome import Outcome
 from pytest_reb.report.official import stage_results
+from pytest_reb.rules.c2_compat import C2Variant, official_c2
 
 CU2 = {"framework": "pytorch", "cuda_available": True, "gpu_count": 2}
 SPOOF = {"framework": "pytorch", "cuda_available": True, "gpu_count": 0}

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from support import breakage
 
-from pytest_reb import diagnose
-from pytest_reb.demo.checkout import demo_commit
+from pytest_reb.evidence import diagnose
+from pytest_reb.loop.demo.checkout import demo_commit
 from pytest_reb.outcome import TIER_TITLES, Outcome, OutcomeLog
+from pytest_reb.pyramid.ext_sweep import summarise
 from pytest_reb.report import summary, terminal
-from pytest_reb.tiers.ext_sweep import summarise
 
 CAPTURED = {p.stem: json.loads(p.read_text()) for p in sorted(breakage.CAPTURED.glob("*.json"))}
 

@@ -20,9 +20,9 @@ from types import ModuleType
 import pytest
 from test_c0 import bare_python  # noqa: F401  (the fixture: a venv with nothing installed)
 
-from pytest_reb import diagnose
+from pytest_reb.evidence import diagnose
+from pytest_reb.pyramid.ext_sweep import summarise
 from pytest_reb.targets import PROBES_DIR
-from pytest_reb.tiers.ext_sweep import summarise
 
 PROBE = PROBES_DIR / "ext_probe.py"
 CC = shutil.which("cc") or shutil.which("gcc")
@@ -128,7 +128,7 @@ def test_c0_names_the_distribution_and_the_repositorys_file(tmp_path: Path,
     from support.repomodules import write_tree
     from test_c0 import local_ctx
 
-    from pytest_reb.tiers.c0_imports import imports_total, probe
+    from pytest_reb.pyramid.c0_imports import imports_total, probe
 
     repo = write_tree(tmp_path / "repo", {
         "benchmark_scripts/vim_patch.py": "import einops_absent_xyz\n",

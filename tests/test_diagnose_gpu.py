@@ -1,7 +1,7 @@
 """GPU architecture not in the build, on a real GPU (``--reb-host=local://``).
 
 Skipped where torch sees no CUDA device or there is no nvcc (CI).  On a GPU
-machine without an installed pytest-reb, run it with ``-p pytest_reb.plugin``
+machine without an installed pytest-reb, run it with ``-p pytest_reb.plugin.hooks``
 and this tree on ``PYTHONPATH`` (as ``docs/gpu_run.sh`` does).
 
 Two CUDA extension modules are compiled here with nvcc, one for sm_75 only
@@ -86,9 +86,9 @@ print("kernel ran")
 
 
 def _plugin_args() -> list[str]:
-    installed = any(ep.value == "pytest_reb.plugin"
+    installed = any(ep.value == "pytest_reb.plugin.hooks"
                     for ep in importlib.metadata.entry_points(group="pytest11"))
-    return [] if installed else ["-p", "pytest_reb.plugin"]
+    return [] if installed else ["-p", "pytest_reb.plugin.hooks"]
 
 
 def build(checkout: Path, package: str, arch: str) -> None:

@@ -111,7 +111,7 @@ def test_ctrl_c_during_cleanup_is_held_until_every_container_is_gone(
     import os
     import signal
 
-    from pytest_reb.signals import interrupts_deferred
+    from pytest_reb.plugin.signals import interrupts_deferred
 
     targets = [DockerTarget(demo_image, run_id="tests-held", gpus=[]) for _ in range(2)]
     for t in targets:
@@ -176,9 +176,9 @@ def test_a_remote_target_has_the_remote_machines_gpus(docker_client: Any, demo_i
     for GPUs; its leases are its own lock files, not this host's."""
     import os
 
-    from pytest_reb.matrix import TargetSpec
-    from pytest_reb.options import RebOptions
-    from pytest_reb.session import RebSession
+    from pytest_reb.plugin.options import RebOptions
+    from pytest_reb.plugin.session import RebSession
+    from pytest_reb.runs.matrix import TargetSpec
     from pytest_reb.targets import TestinfraTarget
 
     suite = os.environ.get("REB_SUITE", "")

@@ -1,4 +1,4 @@
-"""A stage's command line (``tiers/entrypoint._command``): values the report or the options
+"""A stage's command line (``pyramid/entrypoint._command``): values the report or the options
 put in it stay argv elements, and inside a shell script they are quoted.
 """
 
@@ -10,10 +10,10 @@ from pytest_reb.spec import Run
 def test_values_in_a_shell_script_are_quoted() -> None:
     import shlex
 
-    from pytest_reb.audit.report import ReportLoad
-    from pytest_reb.context import Context
+    from pytest_reb.pyramid.context import Context
+    from pytest_reb.pyramid.entrypoint import _command, places
+    from pytest_reb.selfreport import ReportLoad
     from pytest_reb.spec import Repo
-    from pytest_reb.tiers.entrypoint import _command, places
 
     evil = "/x; touch /tmp/pwned; y/bin/python"
     ctx = Context(repo=Repo("a/b", commit="0" * 40), target_name="t", connect=lambda: None,  # type: ignore[arg-type,return-value]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_reb import env_size
+from pytest_reb.evidence import env_size
 from pytest_reb.targets import DockerTarget, Limits
 
 pytestmark = pytest.mark.container

@@ -25,10 +25,10 @@ from pathlib import Path
 import pydantic_core._pydantic_core as compiled
 import pytest
 
+from pytest_reb.pyramid import ext_sweep
 from pytest_reb.targets import marked_json
-from pytest_reb.tiers import ext_sweep
 
-PROBES = Path(__file__).resolve().parents[1] / "pytest_reb" / "tiers" / "probes"
+PROBES = Path(__file__).resolve().parents[1] / "pytest_reb" / "pyramid" / "probes"
 MODULE = "pydantic_core._pydantic_core"
 
 

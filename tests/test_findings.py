@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from support.outcomes import outcome as make_outcome
 
-from pytest_reb.findings import attach
+from pytest_reb.evidence.findings import attach
 from pytest_reb.outcome import Outcome
 
 HOOK = {"kind": "startup_hook", "path": "/venv/site-packages/zz.pth", "detail": "...",
@@ -93,7 +93,7 @@ def test_the_owner_is_read_from_record_hashes_and_dpkg_lists(tmp_path: Path) -> 
     import base64
     import hashlib
 
-    from pytest_reb.fakescan import rules
+    from pytest_reb.evidence.fakescan import rules
 
     site = tmp_path / "site-packages"
     (site / "pkg-1.0.dist-info").mkdir(parents=True)
@@ -112,7 +112,7 @@ def test_the_owner_is_read_from_record_hashes_and_dpkg_lists(tmp_path: Path) -> 
 def test_a_hook_the_operator_trusts_by_digest_is_owned(tmp_path: Path) -> None:
     import hashlib
 
-    from pytest_reb.fakescan import _owner, rules
+    from pytest_reb.evidence.fakescan import _owner, rules
 
     hook = tmp_path / "platform.pth"
     hook.write_text("import os; exec('pass')\n")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_reb import gitstore
+from pytest_reb.evidence import gitstore
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs the host's git")
 

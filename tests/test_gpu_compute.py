@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
+from pytest_reb.rules.gpu_rules import SM_ACTIVE_MIN_MS, computed, gpu_work
 from pytest_reb.targets import ExecResult
-from pytest_reb.tiers.gpu_rules import SM_ACTIVE_MIN_MS, computed, gpu_work
 
 DATA = Path(__file__).parent / "data" / "gpu"
 MEASURED = json.loads((DATA / "h200-measure.json").read_text())["results"] + \

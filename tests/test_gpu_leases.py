@@ -10,7 +10,7 @@ import threading
 import time
 from pathlib import Path
 
-from pytest_reb.lease import GpuLeases
+from pytest_reb.targets.lease import GpuLeases
 
 
 def test_leases_never_share_a_gpu_and_never_deadlock(tmp_path: Path) -> None:
@@ -84,7 +84,8 @@ def test_leases_hold_across_processes(tmp_path: Path) -> None:
     """Another process (another xdist worker or run) holding GPU 0 is respected."""
     child = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys, time; from pathlib import Path; from pytest_reb.lease import GpuLeases\n"
+         "import sys, time; from pathlib import Path\n"
+         "from pytest_reb.targets.lease import GpuLeases\n"
          f"with GpuLeases(['0', '1'], Path({str(tmp_path)!r})).hold(1) as g:\n"
          "    print(g[0], flush=True); time.sleep(2)\n"],
         stdout=subprocess.PIPE, text=True)

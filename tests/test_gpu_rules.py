@@ -1,4 +1,4 @@
-"""The GPU evidence rules that decide C3 and C4 in strict mode (``tiers/gpu_rules.py``), fed
+"""The GPU evidence rules that decide C3 and C4 in strict mode (``rules/gpu_rules.py``), fed
 ``ExecResult``s shaped like what the host records (docs/gpu.md has real ones from an H200).
 """
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from support.outcomes import exec_result
 
-from pytest_reb.tiers.gpu_rules import distinct_ranks, gpu_work, held_any_gpu
+from pytest_reb.rules.gpu_rules import distinct_ranks, gpu_work, held_any_gpu
 
 
 def test_c3_needs_a_holder() -> None:

@@ -26,8 +26,8 @@ from typing import Any
 import pytest
 from docker.errors import ImageNotFound
 
-from pytest_reb.cli import main as reb
-from pytest_reb.cluster import harness, k8s
+from pytest_reb.loop.cli import main as reb
+from pytest_reb.loop.cluster import harness, k8s
 from pytest_reb.targets import labels
 
 pytestmark = pytest.mark.container
@@ -111,7 +111,7 @@ def test_the_jobs_command_verifies_the_demo_in_its_own_image(
 @pytest.fixture(scope="session")
 def nolibc_image(docker_client: Any) -> str:
     """An image of nothing but the host's static busybox: no libc, no loader, no Python."""
-    from pytest_reb.images import digest
+    from pytest_reb.loop.images import digest
     from pytest_reb.targets.ourtools import tools_dir
 
     busybox = (tools_dir() / "busybox").read_bytes()
@@ -138,8 +138,8 @@ def test_the_harness_runs_in_an_image_without_libc_or_python(
     mount = {str(harness_dir): {"bind": k8s.HARNESS, "mode": "ro"}}
     # every compiled module the harness loads: the standard library's, and the wheels' (their
     # own .libs among them: numpy's OpenBLAS, pillow's codecs)
-    probe = ("import sys, ssl, sqlite3, ctypes, lzma, bz2, zlib, pytest, pytest_reb.plugin, "
-             "pytest_reb.report.html, pydantic_core, docker, testinfra, PIL.Image, kiwisolver, "
+    probe = ("import sys, ssl, sqlite3, ctypes, lzma, bz2, zlib, pytest, pytest_reb.plugin.hooks, "
+             "pytest_reb.plugin.html, pydantic_core, docker, testinfra, PIL.Image, kiwisolver, "
              "contourpy; import matplotlib; matplotlib.use('Agg'); import matplotlib.pyplot; "
              "print(sys.prefix, sys.executable, [p for p in sys.path if p])")
     status, out = _run(docker_client, nolibc_image,

@@ -7,7 +7,7 @@ the harness, and pytest-metadata's ``pytest_configure`` then stopped every Job's
 
 from __future__ import annotations
 
-from pytest_reb.cluster import harness
+from pytest_reb.loop.cluster import harness
 
 
 def test_the_copied_metadata_names_the_distribution() -> None:
@@ -15,4 +15,4 @@ def test_the_copied_metadata_names_the_distribution() -> None:
     [meta] = [v for k, v in files.items() if k.endswith(".dist-info/METADATA")]
     assert b"Name: pytest-reb" in meta or b"Name: pytest_reb" in meta
     [entry] = [v for k, v in files.items() if k.endswith(".dist-info/entry_points.txt")]
-    assert b"pytest_reb.plugin" in entry
+    assert b"pytest_reb.plugin.hooks" in entry

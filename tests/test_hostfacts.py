@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_reb.audit import hostfacts
-from pytest_reb.hostview import HostView
+from pytest_reb.evidence import hostfacts
+from pytest_reb.targets.hostview import HostView
 
 SITE = "opt/env/lib/python3.11/site-packages"
 

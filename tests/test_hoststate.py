@@ -52,7 +52,7 @@ def test_without_an_engine_only_interfaces_and_mounts_are_compared() -> None:
 def test_what_the_engine_makes_for_anyone_is_not_read(docker_client: Any) -> None:
     """No veth, no mount under the engine's roots, no image of the suite's own repositories;
     the host's own interfaces and mounts are there."""
-    from pytest_reb.images import ensure_base_image
+    from pytest_reb.loop.images import ensure_base_image
 
     base = ensure_base_image(docker_client)
     now = snapshot(docker_client)

@@ -8,7 +8,7 @@ def test_gc_spares_makers_it_cannot_check() -> None:
     import os
     import socket
 
-    from pytest_reb.housekeeping import _owner_alive
+    from pytest_reb.targets.housekeeping import _owner_alive
 
     here = socket.gethostname()
     assert _owner_alive(f"{here}:{os.getpid()}")

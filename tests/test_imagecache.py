@@ -16,10 +16,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from pytest_reb import imagecache, integrity
-from pytest_reb.demo.images import ENV_PYTHON
-from pytest_reb.targets import DockerTarget, ImageRef, Limits, checkout_commit
-from pytest_reb.tiers import ext_sweep
+from pytest_reb.evidence import integrity
+from pytest_reb.loop.demo.images import ENV_PYTHON
+from pytest_reb.pyramid import ext_sweep
+from pytest_reb.targets import DockerTarget, ImageRef, Limits, checkout_commit, imagecache
 
 pytestmark = pytest.mark.container
 
@@ -113,8 +113,8 @@ def test_a_sweep_cut_short_is_not_kept() -> None:
 def test_the_report_is_read_once_per_image(demo_image: str, cache: Path) -> None:
     """The report at the official path is the image's content: a second target of the image
     takes the kept bytes without a container."""
-    from pytest_reb.audit.report import MAX_REPORT_BYTES
-    from pytest_reb.session import _image_report
+    from pytest_reb.plugin.session import _image_report
+    from pytest_reb.selfreport import MAX_REPORT_BYTES
 
     first = target(demo_image)
     try:

@@ -14,9 +14,9 @@ import docker
 import pytest
 from docker.errors import DockerException
 
-from pytest_reb import images
-from pytest_reb.demo import images as demo
-from pytest_reb.demo.checkout import demo_commit, demo_dir, source_root
+from pytest_reb.loop import images
+from pytest_reb.loop.demo import images as demo
+from pytest_reb.loop.demo.checkout import demo_commit, demo_dir, source_root
 
 pytestmark = pytest.mark.container
 

@@ -1,4 +1,4 @@
-"""The pyramid's first tiers side by side (``pytest_reb/lanes.py``): C1 in containers of its
+"""The pyramid's first tiers side by side (``pytest_reb/pyramid/lanes.py``): C1 in containers of its
 own, C0 and C2 in others, C5's observation in the first free, C3 and C4 after both, alone,
 and C5 judged in its turn.
 
@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from hostile.images import demo_module, module_text
 
-from pytest_reb.lanes import CROWDED_SHARE, LANE_TIERS, LANES, Plan, plan, spare_cores
+from pytest_reb.pyramid.lanes import CROWDED_SHARE, LANE_TIERS, LANES, Plan, plan, spare_cores
 from pytest_reb.targets import DockerTarget, InfraError, Limits
 from pytest_reb.targets.base import LABEL_RUN
 from pytest_reb.targets.docker import BACKGROUND_SHARES
@@ -216,12 +216,12 @@ def test_a_kill_for_the_machines_memory_runs_again_alone(demo_image: str,
     the lanes share: the tier runs again alone.  (Exhausting this machine's memory for real
     would take every other job on it down, so the lane's outcome says what the engine's
     counters would: killed, the container's limit never reached.)"""
-    from pytest_reb.audit.report import load_report
-    from pytest_reb.context import Context
-    from pytest_reb.housekeeping import sweep
-    from pytest_reb.lanes import Lanes
     from pytest_reb.outcome import Outcome
+    from pytest_reb.pyramid.context import Context
+    from pytest_reb.pyramid.lanes import Lanes
+    from pytest_reb.selfreport import load_report
     from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo
+    from pytest_reb.targets.housekeeping import sweep
 
     commit = docker_client.images.get(demo_image).labels["reb.demo.commit"]
     target = DockerTarget(demo_image, run_id="tests-lanes-memory", gpus=[],

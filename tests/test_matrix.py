@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_reb.matrix import MatrixError, load_matrix
+from pytest_reb.runs.matrix import MatrixError, load_matrix
 from pytest_reb.targets import ImageRef
 
 

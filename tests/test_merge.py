@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from support.outcomes import outcome as _outcome
 
-from pytest_reb.cli import main as reb
+from pytest_reb.loop.cli import main as reb
 from pytest_reb.outcome import Outcome, OutcomeLog
 from pytest_reb.report.merge import (
     MergeError,

@@ -21,13 +21,13 @@ from typing import Any
 
 import pytest
 
-from pytest_reb.cli import main as reb
-from pytest_reb.distribute import scope_of
+from pytest_reb.loop.cli import main as reb
 from pytest_reb.outcome import Outcome, OutcomeLog
 from pytest_reb.report.merge import (
     summary_differences,
     verdict,
 )
+from pytest_reb.runs.shards import scope_of
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_MODULE = ROOT / "demo" / "test_demo__tinynet.py"

@@ -219,7 +219,7 @@ def test_demo_module_pins_the_demo_commit() -> None:
     """The demo module is pinned like the 44; a change to demo/tinynet must update the pin."""
     import importlib.util
 
-    from pytest_reb.demo.checkout import demo_commit
+    from pytest_reb.loop.demo.checkout import demo_commit
 
     path = Path(__file__).resolve().parent.parent / "demo" / "test_demo__tinynet.py"
     spec = importlib.util.spec_from_file_location("demo_module", path)
@@ -253,7 +253,7 @@ def test_files_the_targets_need_are_package_data() -> None:
     globs = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"][
         "package-data"]["pytest_reb"]
     package = root / "pytest_reb"
-    needed = [p.relative_to(package).as_posix() for folder in ("tiers/probes", "shimlib")
+    needed = [p.relative_to(package).as_posix() for folder in ("pyramid/probes", "pyramid/shimlib")
               for p in (package / folder).iterdir() if p.is_file()]
     assert needed
     assert [f for f in needed if not any(fnmatch.fnmatch(f, g) for g in globs)] == []
@@ -268,8 +268,9 @@ def test_a_local_run_needs_no_docker_sdk() -> None:
     import sys
 
     code = ("import sys; sys.modules['docker'] = None\n"
-            "import pytest_reb.plugin, pytest_reb.fixtures, pytest_reb.session\n"
-            "from pytest_reb.context import TIER_TESTS, tier_probe\n"
+            "import pytest_reb.plugin.hooks, pytest_reb.plugin.fixtures\n"
+            "import pytest_reb.plugin.session\n"
+            "from pytest_reb.pyramid.context import TIER_TESTS, tier_probe\n"
             "[tier_probe(t) for t in TIER_TESTS]\n"
             "from pytest_reb.targets.docker import Limits\n"
             "assert Limits(disk='20g').disk_bytes() == 20 << 30\n")

@@ -25,9 +25,9 @@ import pytest
 
 #: The modules of ours an inactive plugin may load: the entry point, its hookspecs, the
 #: options' types and the stash key (each stdlib only).
-LIGHT = {"pytest_reb", "pytest_reb.plugin", "pytest_reb.hookspecs", "pytest_reb.optiontypes",
-         "pytest_reb.stash"}
-HEAVY = ("docker", "pydantic", "matplotlib", "testinfra", "pytest_reb.session")
+LIGHT = {"pytest_reb", "pytest_reb.plugin", "pytest_reb.plugin.hooks",
+         "pytest_reb.plugin.hookspecs", "pytest_reb.plugin.optiontypes", "pytest_reb.plugin.stash"}
+HEAVY = ("docker", "pydantic", "matplotlib", "testinfra", "pytest_reb.plugin.session")
 
 PROJECT_TEST = """
 import gc, json, signal, sys
@@ -35,7 +35,7 @@ import gc, json, signal, sys
 def test_something_of_its_own(request):
     plugins = [getattr(p, "__name__", "") for p in request.config.pluginmanager.get_plugins()]
     with open({facts!r}, "w") as fh:
-        json.dump({{"plugin_loaded": "pytest_reb.plugin" in plugins,
+        json.dump({{"plugin_loaded": "pytest_reb.plugin.hooks" in plugins,
                    "sigterm_default": signal.getsignal(signal.SIGTERM) is signal.SIG_DFL,
                    "modules": sorted(sys.modules), "frozen": gc.get_freeze_count()}}, fh)
     assert 1 + 1 == 2
@@ -43,10 +43,10 @@ def test_something_of_its_own(request):
 
 
 def plugin_args() -> list[str]:
-    """``-p pytest_reb.plugin`` where pytest-reb is not installed (a plain checkout)."""
-    installed = any(ep.value == "pytest_reb.plugin"
+    """``-p pytest_reb.plugin.hooks`` where pytest-reb is not installed (a plain checkout)."""
+    installed = any(ep.value == "pytest_reb.plugin.hooks"
                     for ep in metadata.entry_points(group="pytest11"))
-    return [] if installed else ["-p", "pytest_reb.plugin"]
+    return [] if installed else ["-p", "pytest_reb.plugin.hooks"]
 
 
 class DockerListener:
@@ -153,7 +153,7 @@ def test_the_probes_see_an_active_run(project: pytest.Pytester,
     assert not facts["sigterm_default"]
     assert facts["frozen"] > 0  # the imports' objects, kept from pytest's closing collections
     assert docker.connections > 0  # the sweep of the run's containers at exit
-    assert "pytest_reb.session" in facts["modules"]  # type: ignore[operator]
+    assert "pytest_reb.plugin.session" in facts["modules"]  # type: ignore[operator]
 
 
 def test_a_run_nested_in_another_keeps_nothing_from_the_collector(

@@ -22,7 +22,7 @@ from official import BASE_LINKS, BASE_PYTHON  # tests/realruns is not a package
 
 @pytest.mark.container
 def test_python_on_path_has_pip_and_no_packages(docker_client: Any) -> None:
-    from pytest_reb.images import ensure_base_image
+    from pytest_reb.loop.images import ensure_base_image
 
     container = docker_client.containers.create(
         ensure_base_image(docker_client), ["sleep", "infinity"], entrypoint=[],
@@ -50,7 +50,7 @@ def test_git_runs_on_a_checkout_of_another_owner(docker_client: Any) -> None:
     container gets the host's git and trusts the image's checkout, whose owner is not root."""
     from official import ENVIRONMENT, MOUNTS
 
-    from pytest_reb.images import ensure_base_image
+    from pytest_reb.loop.images import ensure_base_image
 
     container = docker_client.containers.create(
         ensure_base_image(docker_client), ["sleep", "infinity"], entrypoint=[],

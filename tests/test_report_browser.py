@@ -23,7 +23,7 @@ import pytest
 # chart is loaded here, once: pytester's in-process runs drop the modules a run
 # imported, and numpy's extension cannot be loaded twice in one process.
 import pytest_reb.report.chart  # noqa: F401
-from pytest_reb import cli
+from pytest_reb.loop import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_MODULE = ROOT / "demo" / "test_demo__tinynet.py"

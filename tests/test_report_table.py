@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from support.outcomes import outcome as make_outcome
 
-from pytest_reb import cli
+from pytest_reb.loop import cli
 from pytest_reb.outcome import Outcome, OutcomeLog
 from pytest_reb.report import summary, table
 

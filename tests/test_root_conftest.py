@@ -9,7 +9,7 @@ installed pytest-reb:
   import ``pytest_reb`` from) and without the working directory on
   ``sys.path`` (``-P``), as the ``pytest`` console script runs;
 * *installed*: the same, plus a ``pytest-reb`` distribution whose entry point
-  is ``reb = pytest_reb.plugin`` and the copy on ``sys.path``: what an editable
+  is ``reb = pytest_reb.plugin.hooks`` and the copy on ``sys.path``: what an editable
   install of the copy amounts to.
 
 A probe plugin (``-p reb_probe``) writes down under which names the plugin
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_reb.context import TIER_TESTS
+from pytest_reb.pyramid.context import TIER_TESTS
 
 ROOT = Path(__file__).resolve().parent.parent
 #: What of the checkout the copy holds: the card's top level, less the suite's own tests.
@@ -45,7 +45,7 @@ import json, os, sys
 
 def pytest_configure(config):
     pm = config.pluginmanager
-    plugin = sys.modules.get("pytest_reb.plugin")
+    plugin = sys.modules.get("pytest_reb.plugin.hooks")
     with open(os.environ["REB_PROBE_OUT"], "w") as fh:
         json.dump({"names": [n for n, p in pm.list_name_plugin()
                              if plugin is not None and p is plugin],
@@ -53,7 +53,7 @@ def pytest_configure(config):
                    "file": getattr(plugin, "__file__", None)}, fh)
 '''
 DIST_INFO = ("Metadata-Version: 2.1\nName: pytest-reb\nVersion: 0.1.0\n",
-             "[pytest11]\nreb = pytest_reb.plugin\n")
+             "[pytest11]\nreb = pytest_reb.plugin.hooks\n")
 
 
 @pytest.fixture(scope="module")
@@ -148,7 +148,7 @@ def test_the_interpreters_are_what_they_claim(runner: Runner) -> None:
         "[e.value for e in metadata.entry_points(group='pytest11')]]))")
     importable, entry_points = json.loads(result.outlines[-1])
     assert importable is runner.installed
-    assert ("pytest_reb.plugin" in entry_points) is runner.installed
+    assert ("pytest_reb.plugin.hooks" in entry_points) is runner.installed
 
 
 @pytest.mark.parametrize("import_mode", ["prepend", "importlib"])

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from support.minirepo import git_checkout
 
+from pytest_reb.pyramid.entrypoint import Places
 from pytest_reb.targets.cgroup import alive as process_alive
-from pytest_reb.tiers.entrypoint import Places
 
 #: Our support files: a setup step that writes a value, a helper that prints an address late.
 SHIM_FILES = {

@@ -8,8 +8,8 @@ from collections import defaultdict
 
 import pytest
 
-from pytest_reb.distribute import scope_of
-from pytest_reb.scheduling import TargetScheduling
+from pytest_reb.plugin.scheduling import TargetScheduling
+from pytest_reb.runs.shards import scope_of
 
 
 @pytest.mark.parametrize(("nodeid", "scope"), [

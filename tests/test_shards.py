@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_reb.distribute import parse_shard, shard_keys
+from pytest_reb.runs.shards import parse_shard, shard_keys
 
 
 def test_parse_shard() -> None:

@@ -1,4 +1,4 @@
-"""The official failure category of a stage's result (``tiers/stage_messages.categorise``):
+"""The official failure category of a stage's result (``rules/stage_messages.categorise``):
 timeout, OOM, missing dependency, CUDA, entrypoint, process limit, architecture, runtime.
 """
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from support.outcomes import exec_result
 
-from pytest_reb.tiers.stage_messages import categorise
+from pytest_reb.rules.stage_messages import categorise
 
 
 @pytest.mark.parametrize(("kw", "category"), [

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_reb.spec import Http, Run
-from pytest_reb.targets import ExecResult
-from pytest_reb.tiers.stage_messages import (
+from pytest_reb.rules.stage_messages import (
     categorise,
     diagnosis_of,
     exception_line,
@@ -21,6 +19,8 @@ from pytest_reb.tiers.stage_messages import (
     named_cause,
     passed,
 )
+from pytest_reb.spec import Http, Run
+from pytest_reb.targets import ExecResult
 from pytest_reb.witness import Expect
 
 SITE = "/opt/venv/lib/python3.10/site-packages"

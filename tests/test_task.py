@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from pytest_reb import spec, task
-from pytest_reb.audit.report import REQUIRED_KEYS
-from pytest_reb.demo.checkout import demo_commit
+from pytest_reb import spec
+from pytest_reb.loop import task
+from pytest_reb.loop.demo.checkout import demo_commit
+from pytest_reb.selfreport import REQUIRED_KEYS
 
 
 def test_the_schema_and_the_text_share_the_nine_keys() -> None:
@@ -61,7 +62,7 @@ def test_the_suite_is_found_where_modules_says_never_beside_the_package(
 
 def demo_commit_of(root: Path) -> str:
     """The demo's pinned commit, made from ``root``'s files (not the working directory's)."""
-    from pytest_reb.demo.checkout import make_demo_checkout
+    from pytest_reb.loop.demo.checkout import make_demo_checkout
 
     with tempfile.TemporaryDirectory() as scratch:
         return make_demo_checkout(Path(scratch) / "repo", root / "demo" / "tinynet")
@@ -69,7 +70,7 @@ def demo_commit_of(root: Path) -> str:
 
 def _bare_mirror(tmp_path: Path) -> Path:
     """A bare mirror of the demo repository (its deterministic commit)."""
-    from pytest_reb.demo.checkout import make_demo_checkout
+    from pytest_reb.loop.demo.checkout import make_demo_checkout
 
     work = tmp_path / "work"
     make_demo_checkout(work)

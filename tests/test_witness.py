@@ -282,7 +282,7 @@ def test_a_shell_driver_gets_what_its_launcher_allows(repo: Path) -> None:
 def test_an_image_wide_preload_is_a_known_fake() -> None:
     """What could impersonate the witness natively is reported, and could produce any run
     tier's verdict (``findings``)."""
-    from pytest_reb.fakescan import rules
+    from pytest_reb.evidence.fakescan import rules
 
     class Files:
         def __init__(self, text: str) -> None:

@@ -364,9 +364,9 @@ def test_a_stage_on_local_grants_from_the_hosts_read(libs: Path, tmp_path: Path)
     """The stage's own machinery (``StageWitness`` on ``local://``, its observer and its
     record): the launch counts that grant C3 are the ones the host read from the stopped
     process, and a run launching from elsewhere fails with the hook named."""
+    from pytest_reb.pyramid.witnessing import StageWitness
     from pytest_reb.spec import Run
     from pytest_reb.targets.local import LocalTarget
-    from pytest_reb.tiers.witnessing import StageWitness
 
     def stage(repo: Path, hooks: Path | None) -> StageWitness:
         target = LocalTarget(gpus=[])

@@ -38,10 +38,10 @@ sys.path.insert(0, str(ROOT / "tools"))
 from compat_cases import SCRIPTS, VENVS, Torch, build_interpreters  # noqa: E402
 from compat_differential import load_repo  # noqa: E402
 
-from pytest_reb.compat_c2 import C2Variant, official_c2  # noqa: E402
 from pytest_reb.outcome import Outcome  # noqa: E402
+from pytest_reb.pyramid.c2_cuda import parse  # noqa: E402
 from pytest_reb.report.official import stage_results  # noqa: E402
-from pytest_reb.tiers.c2_cuda import parse  # noqa: E402
+from pytest_reb.rules.c2_compat import C2Variant, official_c2  # noqa: E402
 
 #: The C5 stand-ins and two more: success printed, then the process failed.
 C2_VENVS: dict[str, Torch | None] = {
@@ -50,7 +50,7 @@ C2_VENVS: dict[str, Torch | None] = {
     "exits1_cpu": Torch("2.4.0", False, 0, cuda_build=None, exit_after=1),
     "spoof2": Torch("2.4.0", True, 2, cuda_build=None),  # is_available and device_count patched
 }
-PROBE = ROOT / "pytest_reb" / "tiers" / "probes" / "cuda_probe.py"
+PROBE = ROOT / "pytest_reb" / "pyramid" / "probes" / "cuda_probe.py"
 MEASURES = ("verdict", "cuda_available", "gpu_count")
 
 

@@ -45,12 +45,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pytest_reb.audit.compat import compat_path  # noqa: E402
-from pytest_reb.audit.observe import Invocation, PythonObservation, observe_python  # noqa: E402
-from pytest_reb.audit.report import load_report  # noqa: E402
-from pytest_reb.audit.rules import audit  # noqa: E402
 from pytest_reb.outcome import Outcome  # noqa: E402
+from pytest_reb.pyramid.c5_observe import Invocation, PythonObservation, observe_python  # noqa: E402
 from pytest_reb.report.official import STAGES, stage_results  # noqa: E402
+from pytest_reb.rules.c5 import audit  # noqa: E402
+from pytest_reb.rules.c5_compat import compat_path  # noqa: E402
+from pytest_reb.selfreport import load_report  # noqa: E402
 from pytest_reb.spec import CompatVariant, Repo  # noqa: E402
 from pytest_reb.targets import LocalTarget  # noqa: E402
 

@@ -21,12 +21,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-#: Statuses of runs that never got to work (``pytest_reb.agent.run``).
+#: Statuses of runs that never got to work (``pytest_reb.loop.agent.run``).
 NOT_STARTED = ("agent_unreachable", "agent_error")
 
 
 class AgentRun(Protocol):
-    """What a run record (``pytest_reb.agent.run.AgentRun``) gives the table: report/ reads
+    """What a run record (``pytest_reb.loop.agent.run.AgentRun``) gives the table: report/ reads
     records, it does not import the machinery that writes them."""
 
     repo: str

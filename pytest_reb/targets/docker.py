@@ -39,10 +39,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_reb import bytecode, witness
-from pytest_reb.evidence import GpuWatch, host_gpus
-from pytest_reb.optiontypes import size_bytes
-from pytest_reb.targets import counters, diskuse, ourtools
+from pytest_reb import witness
+from pytest_reb.evidence.gpu_use import GpuWatch, host_gpus
+from pytest_reb.plugin.optiontypes import size_bytes
+from pytest_reb.targets import bytecode, counters, diskuse, ourtools
 from pytest_reb.targets.archive import archive_file
 from pytest_reb.targets.base import (
     HOST_SLACK,

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from pytest_reb import imagecache
+from pytest_reb.targets import imagecache
 from pytest_reb.targets.archive import image_file
 from pytest_reb.targets.base import ImageRef, is_local
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_reb import witness
-from pytest_reb.evidence import GpuWatch, host_gpus
+from pytest_reb.evidence.gpu_use import GpuWatch, host_gpus
 from pytest_reb.targets.base import (
     EXEC_TAG,
     HOST_SLACK,

@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from pytest_reb.evidence import gpu_indices
+from pytest_reb.evidence.gpu_use import gpu_indices
 from pytest_reb.targets.base import (
     HOST_SLACK,
     KILL_GRACE,

@@ -20,9 +20,9 @@ from support.repomodules import SHIMLIB, module, write_tree
 
 from pytest_reb.assets.cache import AssetCache
 from pytest_reb.assets.view import needed
-from pytest_reb.shims import with_shim
+from pytest_reb.pyramid.entrypoint import Places
+from pytest_reb.pyramid.shims import with_shim
 from pytest_reb.spec import Run
-from pytest_reb.tiers.entrypoint import Places
 
 from .conftest import asset, standin
 

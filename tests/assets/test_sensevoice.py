@@ -14,7 +14,7 @@ from support.repomodules import module, write_tree
 from pytest_reb.assets.cache import AssetCache
 from pytest_reb.assets.fetchers import AssetError, fetch
 from pytest_reb.assets.view import needed
-from pytest_reb.tiers.entrypoint import Places
+from pytest_reb.pyramid.entrypoint import Places
 
 from .conftest import asset, standin
 

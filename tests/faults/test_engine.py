@@ -57,7 +57,7 @@ def test_daemon_down_at_start_is_one_clear_error(pytester: pytest.Pytester,
     assert len(errors) == 1, errors
     assert errors[0].startswith("ERROR: pytest-reb: the Docker daemon does not answer")
     assert errors[0].endswith("--reb-image needs it")
-    gc = subprocess.run([sys.executable, "-m", "pytest_reb.cli", "gc"], capture_output=True,
+    gc = subprocess.run([sys.executable, "-m", "pytest_reb.loop.cli", "gc"], capture_output=True,
                         text=True, timeout=60, env={**os.environ, "DOCKER_HOST": NO_DAEMON})
     assert gc.returncode == 2 and gc.stdout == ""
     assert gc.stderr.startswith("reb gc: the Docker daemon does not answer")
@@ -225,7 +225,7 @@ def tiny(docker_client: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[
 
     from support.minirepo import git_checkout
 
-    from pytest_reb.images import ensure_base_image
+    from pytest_reb.loop.images import ensure_base_image
 
     ensure_base_image(docker_client)
     context = tmp_path_factory.mktemp("tiny")

@@ -18,7 +18,7 @@ import pytest
 from hostile.conftest import demo_target, hostile, run_reb
 from hostile.images import demo_module
 
-from pytest_reb import integrity
+from pytest_reb.evidence import integrity
 from pytest_reb.targets import DockerTarget, InfraError
 
 pytestmark = pytest.mark.container
@@ -80,8 +80,8 @@ def test_c5_says_a_claim_is_unjudged_when_c2_died_of_infra(
         pytester: pytest.Pytester, hostile: Callable[[str], str], image_commit: str,
         monkeypatch: pytest.MonkeyPatch) -> None:
     # the module the run will import (an earlier in-process run may have left a stale one
-    # on the package, which ``from pytest_reb.tiers import c2_cuda`` would patch instead)
-    c2_cuda = importlib.import_module("pytest_reb.tiers.c2_cuda")
+    # on the package, which ``from pytest_reb.pyramid import c2_cuda`` would patch instead)
+    c2_cuda = importlib.import_module("pytest_reb.pyramid.c2_cuda")
     calls: list[int] = []
 
     def lost(ctx: Any) -> Any:

@@ -118,7 +118,7 @@ def test_sigkill_leaves_a_container_that_reb_gc_removes(tmp_path: Path, docker_c
     assert run.finish(timeout=60) == -signal.SIGKILL
     assert len(run.containers(docker_client)) == 1  # nothing could remove it
     reb = shutil.which("reb")
-    gc = subprocess.run([*([reb] if reb else [sys.executable, "-m", "pytest_reb.cli"]), "gc"],
+    gc = subprocess.run([*([reb] if reb else [sys.executable, "-m", "pytest_reb.loop.cli"]), "gc"],
                         capture_output=True, text=True, timeout=120)
     assert gc.returncode == 0, gc.stderr
     assert re.fullmatch(r"reb gc: removed [1-9]\d* container\(s\)\n", gc.stdout), gc.stdout

@@ -26,14 +26,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from pytest_reb import gpu_compute, witness  # noqa: E402
-from pytest_reb.evidence import ComputeApps, GpuWatch  # noqa: E402
+from pytest_reb import witness  # noqa: E402
+from pytest_reb.evidence import gpu_compute  # noqa: E402
+from pytest_reb.evidence.gpu_use import ComputeApps, GpuWatch  # noqa: E402
 from pytest_reb.targets.local import _session_pids  # noqa: E402
 
 PY = sys.executable
 DEMO = ROOT / "demo" / "tinynet"
 FAKES = ROOT / "tests" / "gpu" / "fake_entries.py"
-PROBE = ROOT / "pytest_reb" / "tiers" / "probes" / "cuda_probe.py"
+PROBE = ROOT / "pytest_reb" / "pyramid" / "probes" / "cuda_probe.py"
 STEPS = ["--steps", "5", "--out", "/tmp/reb-measure-ckpt"]
 
 

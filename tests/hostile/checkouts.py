@@ -1,6 +1,6 @@
 """Images whose checkout is not the demo's: another commit of it, a fork, a pruned copy.
 
-The demo checkout (``pytest_reb.demo``) is made again on the host, a second
+The demo checkout (``pytest_reb.loop.demo``) is made again on the host, a second
 commit is put on top of it (``change``: what the fork or the later commit
 adds), and then ``after`` is done to the working tree (what the agent did,
 uncommitted).  The image is the given base with its checkout replaced by
@@ -21,9 +21,9 @@ from typing import Any
 
 from support.imagebuild import ensure_image
 
-from pytest_reb.demo.checkout import DEMO_GIT_ENV, make_demo_checkout
-from pytest_reb.demo.images import REPO_DIR
-from pytest_reb.images import CACHE_DIR
+from pytest_reb.loop.demo.checkout import DEMO_GIT_ENV, make_demo_checkout
+from pytest_reb.loop.demo.images import REPO_DIR
+from pytest_reb.loop.images import CACHE_DIR
 
 LOCKS = CACHE_DIR / "locks"
 

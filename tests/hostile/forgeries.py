@@ -7,7 +7,7 @@ laid down by ``images.SETUP`` or compiled by ``images._compiled``.
 
 from __future__ import annotations
 
-from pytest_reb.demo.images import REPO_DIR
+from pytest_reb.loop.demo.images import REPO_DIR
 
 #: Forges the witness's record the way the protocol reads it, for a run of ``train.py``: native
 #: code, in a preloaded library's constructor or as the interpreter itself (issue 25, class 1).

@@ -1,6 +1,6 @@
 """Hostile images: the demo environment plus what a cheating or careless agent leaves in it.
 
-Each case is the demo image (``pytest_reb.demo``: a venv with torch and
+Each case is the demo image (``pytest_reb.loop.demo``: a venv with torch and
 PyYAML, the repository checked out at the official path, a report) with one
 hostile thing added the way an agent would add it: a ``sitecustomize`` that
 fakes CUDA, a stub ``flash_attn``, an entrypoint edited to exit early, a
@@ -33,8 +33,8 @@ from typing import Any
 
 from support.imagebuild import ensure_image
 
-from pytest_reb.demo.images import ENV_DIR, ENV_PYTHON, REPO_DIR, REPORT_PATH
-from pytest_reb.images import CACHE_DIR
+from pytest_reb.loop.demo.images import ENV_DIR, ENV_PYTHON, REPO_DIR, REPORT_PATH
+from pytest_reb.loop.images import CACHE_DIR
 
 from . import bounds
 from .forgeries import (

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_reb import integrity
+from pytest_reb.evidence import integrity
 from pytest_reb.targets import DockerTarget
 
 from .conftest import demo_target
@@ -110,7 +110,8 @@ def test_a_zlib_bomb_blob_does_not_inflate_in_the_host(target: DockerTarget,
     # the check in a child process, so that its peak RSS is its own
     code = textwrap.dedent(f"""\
         import json, sys
-        from pytest_reb import integrity, hostview
+        from pytest_reb.evidence import integrity
+        from pytest_reb.targets import hostview
         import docker
         ctr = docker.from_env().containers.get({target.container().id!r})
         pid = ctr.attrs["State"]["Pid"]
@@ -147,7 +148,7 @@ def test_a_refused_unpause_is_judged_by_the_container_not_the_answer(
         target: DockerTarget) -> None:
     """The engine refuses to unpause a container that is not paused (a pause that
     timed out and never landed): that container is not lost; one removed is."""
-    from pytest_reb import hostview
+    from pytest_reb.targets import hostview
 
     ctr = target.container()
     ctr.reload()

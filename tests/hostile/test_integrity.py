@@ -4,7 +4,7 @@
   C1 fails ``integrity``; ``--reb-compat`` passes it (the official rule: exit 0 and the
   marker); both record the finding ``modified train.py`` with its diff.
 
-The check itself (``pytest_reb.integrity``) is also run directly against the
+The check itself (``pytest_reb.evidence.integrity``) is also run directly against the
 demo image to show what it reports for each kind of edit, and that it needs
 no ``git`` in the target (the demo image has none).
 """
@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from pytest_reb import integrity
+from pytest_reb.evidence import integrity
 from pytest_reb.targets import DockerTarget
 
 from .conftest import demo_target, run_reb

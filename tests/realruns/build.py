@@ -40,7 +40,7 @@ import official
 import standin
 from table import RealEnv, find
 
-from pytest_reb.images import LABEL_PYTHON, ensure_base_image
+from pytest_reb.loop.images import LABEL_PYTHON, ensure_base_image
 from pytest_reb.outcome import Outcome
 from pytest_reb.report import summary, table
 

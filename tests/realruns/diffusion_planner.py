@@ -43,7 +43,7 @@ import docker
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import standin
 
-from pytest_reb.images import ensure_base_image
+from pytest_reb.loop.images import ensure_base_image
 
 ROOT = standin.ROOT
 WORK = ROOT / ".cache" / "realruns"

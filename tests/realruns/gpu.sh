@@ -19,7 +19,7 @@ nvidia-smi -L
 # Not installed there: load the plugin from this checkout.
 plugin=()
 "$py" -c 'import importlib.metadata as m, sys
-sys.exit(any(e.name == "reb" for e in m.entry_points(group="pytest11")))' && plugin=(-p pytest_reb.plugin)
+sys.exit(any(e.name == "reb" for e in m.entry_points(group="pytest11")))' && plugin=(-p pytest_reb.plugin.hooks)
 common=("${plugin[@]}" -p no:cacheprovider --rootdir "$PWD" --reb-host=local://
         --reb-python "$py" -v -rA)
 

@@ -26,7 +26,7 @@ print("torch", torch.__version__, "gpus", torch.cuda.device_count(), "timm", tim
 "tensorboard", tensorboard.__version__, "wandb", wandb.__version__, "mmengine", mmengine.__version__)'
 plugin=()
 "$py" -c 'import importlib.metadata as m, sys
-sys.exit(any(e.name == "reb" for e in m.entry_points(group="pytest11")))' && plugin=(-p pytest_reb.plugin)
+sys.exit(any(e.name == "reb" for e in m.entry_points(group="pytest11")))' && plugin=(-p pytest_reb.plugin.hooks)
 
 echo "=== Diffusion-Planner: C1 C2 C3 C4"
 "$py" -m pytest "${plugin[@]}" -p no:cacheprovider --rootdir "$PWD" --reb-host=local:// \

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from support.repomodules import SHIMLIB, Stage, module, write_tree
 
-from pytest_reb.shims import with_shim
+from pytest_reb.pyramid.shims import with_shim
 
 from .conftest import python
 

@@ -11,9 +11,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from pytest_reb.agent import backends
-from pytest_reb.agent.run import AgentRun, run_agent
-from pytest_reb.task import select
+from pytest_reb.loop.agent import backends
+from pytest_reb.loop.agent.run import AgentRun, run_agent
+from pytest_reb.loop.task import select
 
 
 def agent(docker_client: Any, task_image: str, tmp_path: Path, images: list[str],

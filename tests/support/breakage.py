@@ -328,7 +328,7 @@ def capture(client: Any, base: str, fault: Fault) -> dict[str, Any]:
 def main(argv: Sequence[str]) -> int:
     import docker
 
-    from pytest_reb.demo.images import ensure_demo_image
+    from pytest_reb.loop.demo.images import ensure_demo_image
 
     if argv[:1] != ["capture"]:
         print(__doc__)

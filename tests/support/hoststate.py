@@ -16,7 +16,7 @@ beside other users of the same engine is not failed for their work:
   step's included).  The suite's own containers and builds use network none.
 - Mount points under the engine's data root and exec root: a container's overlay, shm and netns
   mounts.  That the suite's containers are gone is the left-behind check's business.
-- Images of the suite's own repositories (``reb-*``: ``pytest_reb.demo``,
+- Images of the suite's own repositories (``reb-*``: ``pytest_reb.loop.demo``,
   ``tests/support/imagebuild.py`` and the tests' own tags), which the suite tags, moves and drops by
   design, and dangling ``<none>`` images: a rebuilt recipe leaves its earlier image untagged, as
   another user's build does, and nothing tells the two apart.  A tagged image of anyone else that

@@ -15,14 +15,14 @@ from functools import cache
 from pathlib import Path
 from types import ModuleType
 
-from pytest_reb.shims import with_shim
+from pytest_reb.pyramid.entrypoint import Places
+from pytest_reb.pyramid.shims import with_shim
 from pytest_reb.spec import Repo, Run
-from pytest_reb.tiers.entrypoint import Places
 
 ROOT = Path(__file__).resolve().parents[2]
 REPOS = ROOT / "repos"
 #: Our shims' shared library, which a target puts right after a shim folder.
-SHIMLIB = ROOT / "pytest_reb" / "shimlib"
+SHIMLIB = ROOT / "pytest_reb" / "pyramid" / "shimlib"
 
 
 @cache

@@ -1,0 +1,1 @@
+"""The pytest side of pytest-reb: the only modules that import pytest."""

@@ -1,0 +1,310 @@
+"""What a tier's probe is given: one repository on one target, and the tier -> probe registry.
+
+``Context`` is everything a tier needs about one (repository, target) pair:
+the spec, the target, the interpreter the report names, the mode.  The
+fixtures in ``pytest_reb.plugin.fixtures`` build it once per pair and cache each
+tier's outcome on it, which is what lets C5 ask for every other tier without
+running any of them twice.  Imports run one way: collection and the tiers
+both import it, and it imports no tier (``tier_probe`` finds one by name, on
+first use).
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+from pytest_reb.assets.cache import AssetCache
+from pytest_reb.assets.view import attach
+from pytest_reb.evidence import findings
+from pytest_reb.outcome import Outcome, outcome_key
+from pytest_reb.pyramid.lanes import OBSERVED_AHEAD, Lanes, Plan
+from pytest_reb.pyramid.shims import mount_first
+from pytest_reb.rules.integrity_verdict import Verdict
+from pytest_reb.spec import Repo
+from pytest_reb.targets import InfraError, Target, TargetError
+from pytest_reb.targets.lease import GpuLeases
+
+if TYPE_CHECKING:  # the report's model (pydantic) loads where a report is read
+    from pytest_reb.selfreport import ReportLoad
+
+#: Outcomes made without touching the target: no known-fakes scan for them.
+_NO_TARGET = frozenset({"missing_report", "invalid_report", "infra"})
+
+#: tier -> (test name, module holding ``probe``); the order is the order items run in.
+TIER_TESTS: dict[str, tuple[str, str]] = {
+    "c0": ("test_c0_imports", "pytest_reb.pyramid.c0_imports"),
+    "c1": ("test_c1_cpu", "pytest_reb.pyramid.c1_cpu"),
+    "c2": ("test_c2_cuda", "pytest_reb.pyramid.c2_cuda"),
+    "c3": ("test_c3_single_gpu", "pytest_reb.pyramid.c3_single_gpu"),
+    "c4": ("test_c4_multi_gpu", "pytest_reb.pyramid.c4_multi_gpu"),
+    "c5": ("test_c5_audit", "pytest_reb.pyramid.c5_audit"),
+}
+
+
+def mount_for(target: Target, repo: Repo, cache: AssetCache | None, checkout: str) -> str | None:
+    """Mount what ``repo``'s stages read (its first shim folder, its asset view) into every
+    container ``target`` makes from now on; where ``{assets}`` is when not the official
+    place (``assets.view.attach``).  The same mounts again change nothing."""
+    mount_first(target, repo, checkout)
+    return attach(target, repo, cache, checkout)
+
+
+def tier_probe(tier: str) -> Callable[[Context], Outcome]:
+    """The ``probe`` function of a tier, imported on first use."""
+    return importlib.import_module(TIER_TESTS[tier][1]).probe  # type: ignore[no-any-return]
+
+
+def _lane_work(ctx: Context, tier: str) -> object:
+    """What a lane does for ``tier`` (``lanes.py``): its outcome, or for a tier judged in its
+    turn (C5) its observation, its module's ``ahead``."""
+    if tier in OBSERVED_AHEAD:
+        return importlib.import_module(TIER_TESTS[tier][1]).ahead(ctx)
+    return ctx.make(tier, tier_probe(tier))
+
+
+@dataclass
+class Context:
+    """One repository on one target, for the length of a module.
+
+    The target and the report are fetched the first time a probe needs them,
+    so a resumed or skipped tier never starts a container.
+    """
+
+    repo: Repo
+    target_name: str
+    connect: Callable[[], Target]
+    #: reads the report through the target it is given (a lane's own sibling)
+    read_report: Callable[[Callable[[], Target]], ReportLoad]
+    resumed: Mapping[str, Outcome] = field(default_factory=dict)
+    leases: GpuLeases = field(default_factory=lambda: GpuLeases([]))
+    python_override: str | None = None
+    repo_dir: str | None = None
+    assets_dir: str | None = None
+    compat: bool = False
+    agent: str | None = None
+    #: the host's asset cache: its view of this repository is mounted at ``{assets}``
+    asset_cache: AssetCache | None = None
+    #: C2 sweeps the native extensions: only when C2's own item is selected (C5 asking for
+    #: C2's observation needs no sweep, and would record none), and not under
+    #: ``--reb-no-ext-sweep``
+    ext_sweep: bool = True
+    #: the image is an agent run that ran past its budget (``reb agent``'s commit label)
+    agent_timed_out: bool = False
+    #: ``--reb-allow-commit-mismatch``: a checkout at another commit is judged, not refused
+    allow_mismatch: bool = False
+    #: ``--reb-trust-hook``: sha256 digests of startup hooks the operator vouches for
+    trusted_hooks: frozenset[str] = frozenset()
+    #: ``--reb-keep-outputs``: a stage's ``{out}`` folder stays in the target after it
+    keep_outputs: bool = False
+    #: the verdict of a pair refused at collection (``verdict.misconfigured``): nothing runs
+    refused: dict[str, Any] | None = None
+    #: the lanes this pair's first tiers run in side by side (``lanes.plan``): an empty plan
+    #: runs every tier in its turn, in the target
+    side_by_side: Plan = field(default_factory=Plan)
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    lanes: Lanes | None = field(default=None, repr=False)
+    #: the known-fakes scan a lane makes before its tiers (``Lanes.start``), shared by copies
+    fakes_ahead: Future[list[dict[str, Any]]] | None = field(default=None, repr=False)
+
+    @cached_property
+    def target(self) -> Target:
+        """The target, with the asset view and shim folder mounted before anything runs."""
+        target = self.connect()
+        seen = mount_for(target, self.repo, self.asset_cache, self.checkout)
+        if seen is not None and self.assets_dir is None:
+            self.assets_dir = seen
+        return target
+
+    @cached_property
+    def report(self) -> ReportLoad:
+        return self.read_report(lambda: self.target)
+
+    @cached_property
+    def checkout_verdict(self) -> Verdict:
+        """The checkout against the pinned commit, examined once per target before any tier.
+
+        A container lost under the check is examined once more in a fresh one;
+        lost twice, the ``InfraError`` is the tier's ``infra``.
+        """
+        from pytest_reb.evidence import integrity
+
+        pinned = self.repo.commit.lower()
+        for attempt in (1, 2):
+            try:
+                seen = integrity.before_any_run(self.target, self.checkout, pinned)
+                break
+            except InfraError:
+                if attempt == 2:
+                    raise
+                self.target.close()
+        if self.allow_mismatch and seen.head is not None and seen.head != pinned:
+            seen = integrity.before_any_run(self.target, self.checkout, seen.head,
+                                           against_head=True)
+        return Verdict(pinned, seen, allowed=self.allow_mismatch)
+
+    @property
+    def integrity(self) -> list[dict[str, Any]]:
+        """The findings of the verdict (``integrity.py``), recorded on the stage outcomes."""
+        return self.checkout_verdict.findings
+
+    @cached_property
+    def known_fakes(self) -> list[dict[str, Any]]:
+        """The known-fakes scan of the report's interpreter, once per target (``findings``):
+        the lanes' when they make it, else made here."""
+        if self.fakes_ahead is not None:
+            return self.fakes_ahead.result()
+        return self.scan_fakes()
+
+    def scan_fakes(self) -> list[dict[str, Any]]:
+        """Scan this context's target for known fakes (before anything of the image ran in it)."""
+        from pytest_reb.evidence import fakescan
+
+        if self.python is None:
+            return []
+        try:
+            return fakescan.scan(self.target, self.python, self.checkout,
+                                 trusted=self.trusted_hooks)
+        except TargetError as exc:
+            return [{"kind": "scan_incomplete", "path": self.python, "seen_from": "host",
+                     "detail": f"the scan could not run: {exc}"}]
+
+    @property
+    def python(self) -> str | None:
+        """The interpreter every tier runs: ``--reb-python``, else the report's.
+
+        Compat runs whatever ``python_path`` the report names even when the
+        report fails validation, as the official harness did.
+        """
+        if self.python_override:
+            return self.python_override
+        return self.report.claimed_python if self.compat else self.report.python
+
+    @property
+    def checkout(self) -> str:
+        return self.repo_dir or self.repo.repo_dir
+
+    @property
+    def assets(self) -> str:
+        return self.assets_dir or str(PurePosixPath(self.checkout) / "benchmark_assets")
+
+    def outcome(self, tier: str, **kw: object) -> Outcome:
+        """A fresh outcome of ``tier`` for this pair (status defaults to failed)."""
+        kw.setdefault("status", "failed")
+        return Outcome(repo=self.repo.name, target=self.target_name, tier=tier,
+                       agent=self.agent, **kw)  # type: ignore[arg-type]
+
+    def verdict(self, outcome: Outcome) -> Outcome:
+        """Set ``status`` from the mode's verdict; keep both verdicts on the record."""
+        chosen = outcome.compat if self.compat else outcome.strict
+        outcome.status = "passed" if chosen else "failed"
+        if outcome.status == "passed":
+            outcome.category = None
+        return outcome
+
+    def once(self, tier: str, probe: Callable[[Context], Outcome]) -> Outcome:
+        """Run ``probe`` the first time a tier is asked for; afterwards return what it saw.
+
+        An outcome a resumed run already holds is returned without running anything.
+        The first tier asked for starts the side-by-side lanes (``lanes.py``); a tier of a
+        lane is then its lane's outcome, any other runs here once every lane is done.
+        """
+        if tier not in self.outcomes:
+            if self.side_by_side and self.lanes is None:
+                lanes, self.side_by_side = self.side_by_side, Plan()  # started once, or never
+                self.lanes = Lanes.start(self, lanes, _lane_work)
+            made = self.lanes.outcome(tier) if self.lanes is not None else None
+            if made is None:
+                made = self.make(tier, probe)
+                crowded = self.lanes.ran_again(tier) if self.lanes is not None else None
+                if crowded is not None:
+                    made.evidence["crowded_run"] = crowded
+            self.outcomes[tier] = made.as_data()  # nothing the image printed is shown raw
+        return self.outcomes[tier]
+
+    def make(self, tier: str, probe: Callable[[Context], Outcome]) -> Outcome:
+        """``tier``'s outcome: resumed, the official agent-timeout score, or ``probe``'s."""
+        done = self.resumed.get(outcome_key(self.repo.name, self.target_name, tier))
+        if done is None and self.compat and self.agent_timed_out and self.repo.applicable[tier]:
+            done = self._agent_timeout(tier)
+        return done if done is not None else self._guarded(tier, probe)
+
+    def on_sibling(self, sibling: Target) -> Context:
+        """This pair as a lane sees it: ``sibling`` for its target, outcomes of its own, and
+        what was read once (report, checkout verdict, known fakes) shared."""
+        lane = copy.copy(self)
+        lane.__dict__["target"] = sibling
+        lane.outcomes, lane.lanes, lane.side_by_side = {}, None, Plan()
+        return lane
+
+    def stop_lanes(self) -> None:
+        """End the lanes now (the pair is done, or the run stops): see ``Lanes.stop``."""
+        if self.lanes is not None:
+            self.lanes.stop()
+
+    def _agent_timeout(self, tier: str) -> Outcome:
+        """What the official harness scored after an agent timeout (harness notes §2.3): no
+        probe ran, every applicable stage failed with ``timeout``; so C0 adds no missing
+        import, C5 no hallucination, and there is no environment size. Strict runs verify
+        the committed image as it is instead."""
+        return self.outcome(tier, category="timeout", strict=None, compat=False, timed_out=True,
+                            message="the agent ran past its budget; scored as officially "
+                                    "(no probe runs after an agent timeout)")
+
+    def _guarded(self, tier: str, probe: Callable[[Context], Outcome]) -> Outcome:
+        """The probe, after the integrity verdict allowed it; a target that failed under it
+        gets ``infra``, not a traceback.
+
+        A container lost under a probe (``InfraError``) may be the machine's
+        fault, not the image's: the probe is run once more in a fresh
+        container, and the outcome says so.  Only the second loss is ``infra``.
+        """
+        started = time.time()
+        if self.refused is not None:
+            outcome = self.outcome(tier, category="misconfigured", strict=False, compat=False,
+                                   message=self.refused["line"])
+            outcome.integrity = self.refused
+            return outcome
+        lost: str | None = None
+        for attempt in (1, 2):
+            try:
+                blocked = self.checkout_verdict.blocks(tier)
+                if blocked is not None and not self.compat:
+                    outcome = self.outcome(tier, category=blocked[0], message=blocked[1],
+                                           strict=False, compat=None,
+                                           findings=list(self.checkout_verdict.findings))
+                else:
+                    outcome = probe(self)
+                    outcome.started = started  # made after the probe ran; it began here
+                    if blocked is not None:  # compat judged it; strict would not have
+                        outcome.strict = False
+                    if outcome.status != "skipped" and outcome.category not in _NO_TARGET:
+                        findings.attach(outcome, self.known_fakes, strict=not self.compat)
+                break
+            except InfraError as exc:
+                if attempt == 1:
+                    lost = str(exc)
+                    self.target.close()  # the next command gets a fresh container
+                    continue
+                outcome = self._infra(tier, started, exc)
+            except TargetError as exc:
+                outcome = self._infra(tier, started, exc)
+                break
+        if lost is not None:
+            outcome.evidence["rerun"] = f"run again in a fresh container after: {lost[:300]}"
+        if "checkout_verdict" in self.__dict__:
+            outcome.integrity = self.checkout_verdict.to_json()
+        return outcome
+
+    def _infra(self, tier: str, started: float, exc: Exception) -> Outcome:
+        outcome = self.outcome(tier, category="infra", strict=False, compat=False,
+                               message=f"not run to the end: {exc}")
+        outcome.started, outcome.duration = started, round(time.time() - started, 3)
+        return outcome

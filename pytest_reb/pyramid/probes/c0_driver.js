@@ -1,0 +1,275 @@
+// The C0 driver: run by the mounted node as ``node -e <this file's text> <mode> <spec-json>``
+// (``pytest_reb/pyramid/c0_imports.py`` reads it), never by a tool of the image.
+// ``survey`` lists the checkout's top level, reads its pyright config and asks the
+// interpreter for ``sys.path``; ``analyse`` writes the configs into a fresh scratch
+// directory, runs the binding check and the JSON run side by side, keeps one diagnostic
+// per missing top-level name (exec output is a 64 KiB tail; the count needs no more) and
+// removes the scratch directory.
+'use strict';
+const fs = require('fs'), path = require('path'), cp = require('child_process');
+const zlib = require('zlib');
+const [mode, raw] = process.argv.slice(1);
+const spec = JSON.parse(raw);
+const name = (d) => new RegExp(spec.import_pattern).exec(String(d.message));
+const emit = (o) => process.stdout.write('REB_C0 ' + JSON.stringify(o) + '\n');
+const tail = (s, n) => (s.length > n ? s.slice(-n) : s);
+const env = {...process.env, PYTHONDONTWRITEBYTECODE: '1'};
+
+// Each command is its own process group, killed whole at its deadline; a grandchild that
+// keeps the pipes open cannot hold the driver past it.
+function run(argv, opts) {
+  return new Promise((resolve) => {
+    const out = [], err = [], started = Date.now();
+    let child, timer, grace, timedOut = false, finished = false;
+    const done = (rc, signal, error) => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      clearTimeout(grace);
+      if (child) { child.stdout.destroy(); child.stderr.destroy(); }
+      resolve({rc, signal, error, timed_out: timedOut, seconds: (Date.now() - started) / 1000,
+               stdout: Buffer.concat(out).toString('utf8'),
+               stderr: Buffer.concat(err).toString('utf8')});
+    };
+    try {
+      child = cp.spawn(argv[0], argv.slice(1), {env, cwd: opts.cwd, detached: true});
+    } catch (e) {
+      done(null, null, String(e.code || e));
+      return;
+    }
+    timer = setTimeout(() => {
+      timedOut = true;
+      try { process.kill(-child.pid, 'SIGKILL'); } catch (e) { /* already gone */ }
+    }, opts.timeout);
+    child.stdout.on('data', (b) => out.push(b));
+    child.stderr.on('data', (b) => err.push(b));
+    child.on('error', (e) => done(null, null, String(e.code || e)));
+    child.on('close', (rc, signal) => done(rc, signal, null));
+    child.on('exit', (rc, signal) => { grace = setTimeout(() => done(rc, signal, null), 3000); });
+  });
+}
+
+function readText(file, limit) {
+  try {
+    const text = fs.readFileSync(file, 'utf8');
+    return text.length > limit ? {text: text.slice(0, limit), truncated: true} : {text};
+  } catch (e) { return null; }
+}
+
+function pyrightTables(text) {
+  const keep = [];
+  let inside = false;
+  for (const line of text.split(/\r?\n/)) {
+    const m = line.match(/^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$/);
+    if (m) inside = m[1] === 'tool.pyright' || m[1].startsWith('tool.pyright.');
+    if (inside) keep.push(line);
+  }
+  return keep.length ? keep.join('\n') : null;
+}
+
+async function survey() {
+  const res = {checkout: {exists: false, entries: []}, pyright_exists: fs.existsSync(spec.pyright)};
+  try {
+    for (const name of fs.readdirSync(spec.checkout).sort().slice(0, 5000)) {
+      let st;
+      try { st = fs.statSync(path.join(spec.checkout, name)); } catch (e) { continue; }
+      if (!st.isDirectory()) { res.checkout.entries.push({name, dir: false}); continue; }
+      let inner = [];
+      try { inner = fs.readdirSync(path.join(spec.checkout, name)); } catch (e) { /* unreadable */ }
+      res.checkout.entries.push({name, dir: true, init: inner.includes('__init__.py'),
+                                 py: inner.some((n) => n.endsWith('.py'))});
+    }
+    res.checkout.exists = true;
+  } catch (e) { res.checkout.error = String(e.code || e); }
+  res.checkout.pyrightconfig = readText(path.join(spec.checkout, 'pyrightconfig.json'), 48000);
+  const pyproject = readText(path.join(spec.checkout, 'pyproject.toml'), 1 << 24);
+  res.checkout.pyproject_pyright = pyproject && pyrightTables(pyproject.text);
+  const py = await run([spec.python, '-c', spec.snippet], {cwd: '/', timeout: spec.timeout_ms});
+  res.python = {...py, stdout: tail(py.stdout, 16000), stderr: tail(py.stderr, 4000)};
+  emit(res);
+}
+
+function reduce(text) {
+  let data;
+  try { data = JSON.parse(text); } catch (e) { return null; }
+  if (!data || typeof data !== 'object' || !Array.isArray(data.generalDiagnostics)) return null;
+  const first = new Map(), counts = {};
+  for (const d of data.generalDiagnostics) {
+    if (!d || !spec.rules.includes(d.rule)) continue;
+    counts[d.rule] = (counts[d.rule] || 0) + 1;
+    const m = name(d);
+    if (m && !first.has(d.rule + ' ' + m[1])) {
+      const line = d.range && d.range.start ? d.range.start.line : null;
+      first.set(d.rule + ' ' + m[1], {file: d.file, message: d.message, rule: d.rule,
+                                      range: {start: {line}}});
+    }
+  }
+  return {version: data.version, summary: data.summary, generalDiagnostics: [...first.values()],
+          reduced: {rule_diagnostics: counts, all_diagnostics: data.generalDiagnostics.length}};
+}
+
+// What the interpreter can import at run time, as opposed to what pyright resolves: a stub
+// (``.pyi``) is never code.  A name has runtime source in a directory when the directory holds
+// its module (``n.py``, ``n.pyc``, an extension ``n*.so``/``n*.pyd``) or a package ``n/`` with a
+// runtime module in it at any depth (a regular package's ``__init__.py``, or a namespace
+// package's modules; ``__pycache__`` does not count, Python never imports from it by path).
+// Stub entries, after PEP 561 and pyright: ``n.pyi``, a ``n-stubs/`` package (partial or not:
+// ``partial`` only tells pyright to look further, at a package that must still exist), and a
+// package ``n/`` with ``.pyi`` files and no runtime module, which pyright resolves silently.
+const RUNTIME = /\.(py|pyc|so|pyd)$/;
+const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const roots = () => [...spec.sys_path, ...(spec.checkout ? [spec.checkout] : [])];
+const listing = (dir) => { try { return fs.readdirSync(dir); } catch (e) { return []; } };
+const isDir = (p) => { try { return fs.statSync(p).isDirectory(); } catch (e) { return false; } };
+const isFile = (p) => { try { return fs.statSync(p).isFile(); } catch (e) { return false; } };
+
+// Whether a package directory holds a module of ``kind`` (RUNTIME or .pyi), bounded in depth
+// and entries so an image cannot make the driver walk forever.
+function holds(dir, kind, depth, budget = {left: 20000}) {
+  const entries = listing(dir);
+  for (const e of entries) {
+    if (--budget.left < 0) return false;
+    if (kind.test(e) && isFile(path.join(dir, e))) return true;
+  }
+  if (depth <= 0) return false;
+  return entries.some((e) => e !== '__pycache__' && IDENT.test(e) && isDir(path.join(dir, e))
+    && holds(path.join(dir, e), kind, depth - 1, budget));
+}
+
+function runtimeIn(dir, n, entries) {
+  return entries.some((e) => (e === n + '.py' || e === n + '.pyc'
+      || (e.startsWith(n + '.') && /\.(so|pyd)$/.test(e))) && isFile(path.join(dir, e)))
+    || (entries.includes(n) && isDir(path.join(dir, n)) && holds(path.join(dir, n), RUNTIME, 8));
+}
+
+// Top-level names that have runtime source on the interpreter's import path or in the checkout.
+function present(names) {
+  const dirs = roots().map((dir) => [dir, listing(dir)]);
+  return names.filter((n) => dirs.some(([dir, entries]) => runtimeIn(dir, n, entries)));
+}
+
+// Names that resolve to stubs only: a stub entry somewhere on the import path, runtime source
+// nowhere.  pyright reports no diagnostic for a stub-only package of the environment, so the
+// names are looked for here and kept if an analysed file imports them.
+function stubOnly() {
+  const found = new Set();
+  for (const dir of spec.sys_path) {
+    for (const e of listing(dir)) {
+      const n = e.endsWith('-stubs') ? e.slice(0, -6) : e.endsWith('.pyi') ? e.slice(0, -4) : e;
+      if (!IDENT.test(n)) continue;
+      const p = path.join(dir, e);
+      if (e !== n ? isFile(p) || holds(p, /\.pyi$/, 8)  // n.pyi, n-stubs/
+        : isDir(p) && !holds(p, RUNTIME, 8) && holds(p, /\.pyi$/, 8)) found.add(n);
+    }
+  }
+  const have = new Set(present([...found]));
+  return [...found].filter((n) => !have.has(n)).sort();
+}
+
+// The Python files of the config's ``include``: files as they are, folders walked (a run
+// without the pinned tree includes its targets), the official exclusions skipped, bounded.
+const SKIP = new Set(['.git', '__pycache__', '.venv', 'venv', 'node_modules', 'build', 'dist',
+                      'build_output']);
+function sources(entries, budget = {left: 50000}) {
+  const out = [];
+  for (const p of entries) {
+    if (--budget.left < 0) break;
+    if (p.endsWith('.py') && isFile(p)) out.push(p);
+    else if (!SKIP.has(path.basename(p)) && isDir(p)) {
+      out.push(...sources(listing(p).sort().map((e) => path.join(p, e)), budget));
+    }
+  }
+  return out;
+}
+
+// Which of ``names`` the analysed files import (``import n``, ``import a, n.b``, ``from n``):
+// a line scan of the files the config includes, only for the few stub-only names.
+function importedBy(names) {
+  if (!names.length) return [];
+  let include = [];
+  try {
+    include = JSON.parse(fs.readFileSync(path.join(spec.scratch, 'pyrightconfig.json'),
+                                         'utf8')).include || [];
+  } catch (e) { return []; }
+  const lead = '(?:[\\w.]+(?:[ \\t]+as[ \\t]+\\w+)?[ \\t]*,[ \\t]*)*';  // "import a as b, "
+  const rules = names.map((n) => [n, new RegExp('^[ \\t]*(?:from[ \\t]+' + n + '(?:[ \\t.]|$)'
+    + '|import[ \\t]+' + lead + n + '(?:[ \\t.,]|$))', 'm')]);
+  const hit = new Set();
+  for (const file of sources(include.filter((rel) => typeof rel === 'string')
+    .map((rel) => path.resolve(spec.scratch, rel)))) {
+    const text = readText(file, 1 << 22);
+    if (!text) continue;
+    for (const [n, re] of rules) if (!hit.has(n) && re.test(text.text)) hit.add(n);
+    if (hit.size === names.length) break;
+  }
+  return [...hit].sort();
+}
+
+// What the environment's metadata says provides each name that may count as missing (the
+// failure's hint), asked in this exec rather than in one more: only for those names, so the
+// answer stays small.  The names are a superset of what the host counts (``spec.count_rules``
+// are the rules of its verdict; strict adds the stub-only names).
+async function distributions(json) {
+  const names = new Set(json.generalDiagnostics.filter((d) => spec.count_rules.includes(d.rule))
+    .map((d) => name(d)).filter((m) => m).map((m) => m[1]));
+  if (spec.count_rules.includes(spec.source_rule)) json.stub_only.forEach((n) => names.add(n));
+  if (!names.size) return null;
+  const res = await run([spec.python, '-c', spec.distributions, ...[...names].sort()],
+                        {cwd: process.cwd(), timeout: spec.distributions_timeout_ms});
+  return {rc: res.rc, timed_out: res.timed_out, stdout: tail(res.stdout, 16000)};
+}
+
+function header(text) {
+  const lines = [];
+  for (const line of text.split('\n')) {
+    if (/^(Found \d+ source file|No source files found|pyright \d)/.test(line)) break;
+    lines.push(line);
+  }
+  return tail(lines.join('\n'), 16000);
+}
+
+async function analyse() {
+  fs.mkdirSync(spec.scratch, {mode: 0o700});
+  try {
+    for (const [name, text] of Object.entries(spec.files)) {
+      // a long file comes gzipped ({gz: base64}): the spec is one argv string
+      fs.writeFileSync(path.join(spec.scratch, name), typeof text === 'string' ? text
+        : zlib.gunzipSync(Buffer.from(text.gz, 'base64')));
+    }
+    const opts = (t) => ({cwd: spec.scratch, timeout: t});
+    const [probe, main] = await Promise.all([
+      run([process.execPath, spec.pyright, ...spec.binding_args], opts(spec.binding_timeout_ms)),
+      run([process.execPath, spec.pyright, ...spec.main_args], opts(spec.main_timeout_ms))]);
+    const json = reduce(main.stdout);
+    if (json) {
+      const stubHits = json.generalDiagnostics.filter((d) => d.rule === spec.source_rule)
+        .map((d) => name(d)[1]);
+      json.source_present = present(stubHits);
+      json.stub_only = importedBy(stubOnly());
+    }
+    const dists = json ? await distributions(json) : null;
+    const res = {
+      binding: {...probe, stdout: header(probe.stdout), stderr: tail(probe.stderr, 4000)},
+      main: {...main, json, stdout: json ? '' : main.stdout.slice(0, 2000) + '\n...\n' +
+             tail(main.stdout, 2000), stderr: tail(main.stderr, 4000)},
+      ...(dists ? {distributions: dists} : {})};
+    // Exec output is a 64 KiB tail: past the limit keep only the names, then fewer of them.
+    const size = () => JSON.stringify(res).length;
+    if (json && size() > 60000) {
+      json.generalDiagnostics = json.generalDiagnostics.map((d) => ({
+        rule: d.rule, message: 'Import "' + name(d)[1] + '"'}));
+      json.reduced.compact = true;
+      while (size() > 60000 && json.generalDiagnostics.length) {
+        json.generalDiagnostics.length = Math.floor(json.generalDiagnostics.length * 0.9);
+        json.reduced.truncated = true;
+      }
+    }
+    emit(res);
+  } finally {
+    fs.rmSync(spec.scratch, {recursive: true, force: true});
+  }
+}
+
+(mode === 'survey' ? survey() : analyse()).catch((e) => {
+  emit({driver_error: String(e && e.stack || e)});
+});

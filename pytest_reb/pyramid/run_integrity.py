@@ -1,0 +1,60 @@
+"""Integrity for the run, not only before it: what a stage could load, checked again after it.
+
+The checkout is examined once before any tier (``verdict``), but code of the
+image runs between that check and the entrypoint's imports: a ``.pth`` can
+edit ``train.py`` as the stage's interpreter starts, or drop a package beside a
+tracked module.  So every stage is judged on two host-side reads of its
+checkout, before it and once its commands ended (every process of them killed,
+the container frozen for the read, ``integrity.examine``): an edit of tracked
+code, or an untracked file that Python imports instead of tracked or standard
+code, found in either fails strict.
+
+Bytecode is the one thing both reads would miss: Python runs a ``__pycache__``
+file whose header matches its source without reading the source.  Stages keep
+their bytecode under a folder of the host's choosing (``PYTHONPYCACHEPREFIX``,
+a name the image cannot know in advance, ``Target.stage_bytecode``), so none of
+the checkout's is ever read: what a stage finds there is only what the host
+compiled itself from the source, checked by hash (``bytecode``);
+unchecked-hash bytecode, which no honest build leaves in a checkout, is a
+finding of the check itself.
+
+What this does not see is an edit undone before the run ended; docs/threat-model.md
+says what would, and what the host can and cannot read here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_reb.pyramid.context import Context
+from pytest_reb.targets import InfraError
+
+
+def changed_during(ctx: Context, run: Any) -> str | None:
+    """Why strict fails the stage on the checkout as its run left it, or None.
+
+    Compared against the same commit as the check before the run; a container
+    lost under the read is examined once more, then it is the tier's ``infra``.
+    """
+    from pytest_reb.evidence import integrity
+    from pytest_reb.rules.integrity_verdict import Verdict
+
+    before = ctx.checkout_verdict
+    if before.tree is None:  # no host view (``ssh://``): the target's git said it once
+        return None
+    against = before.examined.reference
+    try:
+        seen = integrity.examine(ctx.target, ctx.checkout, against,
+                                 against_head=against != before.pinned)
+    except InfraError:
+        return "the checkout could not be read again after the run (its container was lost)"
+    after = Verdict(before.pinned, seen, allowed=before.allowed)
+    earlier = {(f.get("kind"), f.get("path")) for f in before.findings}
+    new = [f for f in after.findings if (f.get("kind"), f.get("path")) not in earlier]
+    if any(f.get("kind") == "unverifiable" for f in new):
+        return "the checkout could not be verified again after the run: " + next(
+            f["detail"] for f in new if f.get("kind") == "unverifiable")
+    problem = Verdict(before.pinned, integrity.Examined(against, new, seen.head, seen.tree_id,
+                                                        seen.tree),
+                      allowed=before.allowed).stage_problem(run)
+    return f"during the run, {problem}" if problem else None

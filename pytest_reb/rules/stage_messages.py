@@ -1,0 +1,185 @@
+"""How an entrypoint stage (C1, C3, C4) is named: its failure category, and its one-line message.
+
+It is the headline a person reads first (the test's failure line, the
+terminal table, the HTML report), so it must name the cause.  A failed run's
+last line often does not: programs print a hint after their error
+(transformers' "Try: `pip install transformers -U`" follows the version
+conflict it found), and a traceback's last line is its exception only when
+nothing follows it.  So the headline is, best first: the diagnosis's named
+cause (``diagnose.py``: a class and the line it was recognised from), the
+final exception line of the last Python traceback, the last line; the last
+line stays as detail when it says something else.
+
+The category (``categorise``) is the official coarse vocabulary, read from
+what the host saw and the output; the diagnosis of *why* is richer and
+separate.  A passed stage gets a line too, saying what the outcome's
+evidence really shows (exit 0 within the timeout, no GPU visible, the GPUs
+that computed, what the witness saw), as C0 and C5 say what they checked.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pytest_reb.evidence import diagnose
+from pytest_reb.rules.gpu_rules import computed
+from pytest_reb.spec import Run
+from pytest_reb.targets import ExecResult, Profile
+from pytest_reb.witness import Expect
+
+#: (category, pattern) in order: the first match names a failed run's category.
+FAILURE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (cat, re.compile(rx, re.MULTILINE)) for cat, rx in (
+        ("pids_limit", r"Resource temporarily unavailable|can't start new thread|"
+                       r"fork: retry|BlockingIOError: \[Errno 11\]"),
+        ("oom", r"MemoryError|CUDA out of memory|OutOfMemoryError|std::bad_alloc"),
+        ("deps", r"ModuleNotFoundError|ImportError|undefined symbol|"
+                 r"cannot open shared object file|No module named"),
+        ("arch_unsupported", r"no kernel image is available"),
+        ("cuda_unavailable", r"Torch not compiled with CUDA|no CUDA GPUs are available|"
+                             r"Found no NVIDIA driver|CUDA driver initialization failed"),
+        ("entrypoint_not_found", r"can't open file .* No such file or directory|"
+                                 r"executable file not found"),
+    ))
+
+
+def categorise(res: ExecResult) -> str:
+    """The official failure category of a failed run, from what the host saw.
+
+    A run that hit the pids limit is ``pids_limit`` even when it then timed out:
+    a fork bomb never ends by itself, and its cause is the forking, not the clock.
+    """
+    if res.disk_limited:
+        return "disk_limit"
+    if res.pids_limited:
+        return "pids_limit"
+    if res.timed_out:
+        return "timeout"
+    if res.oom_killed:
+        return "oom"
+    if res.exit_code == 127 and "cannot start" in res.stderr:
+        return "entrypoint_not_found"
+    text = res.output[-20000:]
+    for category, pattern in FAILURE_PATTERNS:
+        if pattern.search(text):
+            return category
+    if res.exit_code in (137, -9):
+        return "oom"
+    return "runtime"
+
+
+#: Longest cause and detail kept in a headline (the diagnosis keeps the full lines).
+CAUSE_MAX = 300
+DETAIL_MAX = 200
+COMMAND_MAX = 160
+
+_TRACEBACK = "Traceback (most recent call last):"
+#: The exception line that ends a traceback: a (dotted) name, then ``:`` or nothing.
+_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?::(?:\s|$)|$)")
+
+
+def diagnosis_of(res: ExecResult, category: str | None, tier: str) -> list[dict[str, Any]]:
+    """``Outcome.diagnosis`` of a failed run (``diagnose.for_run`` on what the host saw)."""
+    return diagnose.for_run(category, res.output, exit_code=res.exit_code,
+                            timed_out=res.timed_out, oom_killed=res.oom_killed, tier=tier,
+                            oom_at_limit=res.memory_limit_hit)
+
+
+def exception_line(text: str) -> str | None:
+    """The final exception line of the last Python traceback in ``text``, or None.
+
+    Frames and source lines are indented; the exception line is the first
+    line after them that is not (``ModuleNotFoundError: ...``,
+    ``torch.OutOfMemoryError: ...``, a bare ``KeyboardInterrupt``).
+    """
+    _, found, after = text.rpartition(_TRACEBACK)
+    if not found:
+        return None
+    for line in after.splitlines()[1:]:
+        if not line.strip() or line[:1].isspace():
+            continue
+        return line.strip() if _EXCEPTION.match(line) else None
+    return None
+
+
+def named_cause(diagnosis: Sequence[Mapping[str, Any]]) -> str | None:
+    """The first diagnosis's class and the latest line it was recognised from, or None when
+    no rule explained the run (``unclassified``)."""
+    for d in diagnosis[:1]:
+        if d.get("class") == "unclassified":
+            return None
+        lines = [str(e) for e in d.get("evidence") or [] if not str(e).lstrip().startswith(
+            'File "')]  # the importer's frame is where, not what
+        if lines:
+            return f"{d.get('class')}: {lines[-1].removeprefix('host: ')}"
+    return None
+
+
+def _last_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.strip().splitlines()
+             if ln.strip() and not ln.startswith("[... ")]
+    return lines[-1] if lines else ""
+
+
+def _clip(text: str, most: int) -> str:
+    return text if len(text) <= most else text[: most - 3] + "..."
+
+
+def failed(res: ExecResult, category: str, diagnosis: Sequence[Mapping[str, Any]]) -> str:
+    """The headline of a run that did not exit 0 (or was stopped by the host)."""
+    if res.disk_limited:
+        return (f"the container's disk use (writable layer, volumes, unlinked open files) grew to "
+                f"{(res.disk_used or 0) >> 20} MiB, past the --reb-disk limit; the run was "
+                "killed and its container removed")
+    if res.timed_out:
+        return f"timed out after {res.duration:.0f}s; the process tree was killed"
+    last = _last_line(res.output)
+    cause = named_cause(diagnosis) or exception_line(res.output[-diagnose.MAX_TEXT:])
+    head = f"exit {res.exit_code} ({category}): "
+    if cause is None or cause == last:
+        return head + _clip(last, CAUSE_MAX)
+    if last in cause:
+        return head + _clip(cause, CAUSE_MAX)
+    return f"{head}{_clip(cause, CAUSE_MAX)}; last line: {_clip(last, DETAIL_MAX)}"
+
+
+def passed(res: ExecResult, run: Run, *, python: str, checkout: str, timeout: float,
+           profile: Profile, expect: Expect | None, gpu_checked: bool,
+           setup_steps: int = 0) -> str:
+    """What a stage that passed strict was seen to do, from its outcome's own evidence.
+
+    The line is the same for two runs of the same work (``reb merge`` and the
+    shard tests compare summaries): the command is the run's own argv with
+    only ``{python}`` and ``{repo}`` filled (a port or an ``{out}`` folder is
+    new every run; ``Outcome.command`` holds what really ran), and the
+    duration is left to ``Outcome.duration``.  ``timeout`` is the run's scaled
+    timeout; ``expect`` what the witness required (and, the stage having
+    passed, saw); ``gpu_checked``: the GPU rule of C3/C4 passed, so the GPUs
+    that held a context and computed are named.
+    """
+    argv = [a.replace("{python}", python).replace("{repo}", checkout) for a in run.argv]
+    command = _clip(shlex.join(argv), COMMAND_MAX)
+    ran = (f"stopped with {run.stop_signal} after {run.stop_after:g} s, then exit 0"
+           if run.stop_after is not None else "exit 0")
+    parts = [f"`{command}`: {ran} within {timeout:.0f} s"]
+    if setup_steps:
+        parts[0] += f" after {setup_steps} setup step(s)"
+    if run.http is not None:
+        parts.append(f"the server answered {run.http.request}")
+    if run.expect_log or run.reject_log:
+        parts.append("its log met the run's rules")
+    if profile == "cpu":
+        parts.append("no GPU visible")
+    elif gpu_checked:
+        good, _ = computed(res.gpu_compute)
+        held = sorted({g for gpus in res.gpu_holders.values() for g in gpus if g in good})
+        parts.append(f"GPU(s) {', '.join(map(str, held))} held a CUDA context of the run and "
+                     "computed")
+    if expect is not None:
+        what = expect.entries[0] if expect.entries else "a main program"
+        parts.append(f"the witness saw {what} {'run to its end' if expect.needs_finish else 'run'}"
+                     + (f" in {expect.workers} processes" if expect.workers > 1 else ""))
+    return "; ".join(parts)
