@@ -18,7 +18,7 @@ from pytest_reb.pyramid.context import Context
 from pytest_reb.pyramid.entrypoint import evidence_of
 from pytest_reb.pyramid.ext_sweep import arch_supported
 from pytest_reb.rules.c2_compat import official_c2
-from pytest_reb.rules.gpu_rules import held_any_gpu
+from pytest_reb.rules.entrypoint_stage import held_any_gpu
 from pytest_reb.rules.stage_messages import categorise
 from pytest_reb.targets import PROBES_MOUNT, marked_json
 
