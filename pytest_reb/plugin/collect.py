@@ -29,8 +29,8 @@ from pytest_reb.spec import Repo, repo_of
 from pytest_reb.targets import checkout_commit
 
 if TYPE_CHECKING:
-    from pytest_reb.plugin.options import RebOptions
     from pytest_reb.runs.matrix import TargetSpec
+    from pytest_reb.runs.options import RebOptions
 
 #: Stash key under which a tier test leaves its outcome for the report hooks.
 OUTCOME_KEY = pytest.StashKey[Outcome]()

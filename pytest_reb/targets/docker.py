@@ -104,6 +104,19 @@ def harness_mounts() -> dict[str, str]:
     return {ourtools.TOOLS_MOUNT: str(ourtools.tools_dir()), **tool_mounts()}
 
 
+def image_labels(image: str) -> dict[str, str]:
+    """The labels of ``image`` on this host's engine: metadata, never the image's files;
+    none when there is no such image or no engine answers (a GPU machine verifying itself
+    through ``local://`` need not have the Docker SDK)."""
+    try:
+        import docker
+
+        attrs = docker.from_env().api.inspect_image(image)
+    except Exception:
+        return {}
+    return dict((attrs.get("Config") or {}).get("Labels") or {})
+
+
 class DockerTarget(Target):
     """Hardened containers from one image, one per device profile, made lazily.
 
