@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 
-from pytest_reb.outcome import outcome_key
+from pytest_reb.outcome import outcome_key, pair_key
 from pytest_reb.plugin.collect import selected
 from pytest_reb.plugin.session import RebSession
 from pytest_reb.plugin.stash import SESSION_KEY
@@ -77,7 +77,7 @@ def reb_ctx(request: pytest.FixtureRequest, reb_target_spec: TargetSpec) -> Iter
         options=opts, spec=reb_target_spec, asset_cache=session.asset_cache,
         ext_sweep=opts.ext_sweep and wanted("c2"),
         side_by_side=_lanes(request.config, session, repo, reb_target_spec, wanted),
-        refused=session.refused.get(f"{repo.name}|{reb_target_spec.id}"))
+        refused=session.refused.get(pair_key(repo.name, reb_target_spec.id)))
     try:
         yield ctx
     finally:
@@ -121,7 +121,7 @@ def prestart(config: pytest.Config, session: RebSession, items: Sequence[pytest.
         return
     [module] = modules
     repo = repo_of(module)
-    if repo is None or f"{repo.name}|{spec.id}" in session.refused:
+    if repo is None or pair_key(repo.name, spec.id) in session.refused:
         return
 
     def wanted(tier: str) -> bool:

@@ -259,12 +259,13 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     reb = _active(config)
     if reb is None:
         return
-    from pytest_reb.plugin.collect import unwanted
+    from pytest_reb.plugin.collect import kept
 
-    drop = unwanted(items, reb.options, refused=reb.refused)
-    if drop:
-        dropped = set(drop)
-        config.hook.pytest_deselected(items=drop)
+    keep = kept(items, reb.options)
+    reb.refused.update(keep.refused)
+    if keep.drop:
+        dropped = set(keep.drop)
+        config.hook.pytest_deselected(items=keep.drop)
         items[:] = [i for i in items if i not in dropped]
 
 

@@ -60,7 +60,7 @@ class RebSession:
     reports: dict[str, ReportLoad] = field(default_factory=dict)
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     resumed: dict[str, Outcome] = field(default_factory=dict)
-    #: "owner/name|target id" -> the verdict of a pair refused at collection (``verdict.py``)
+    #: ``pair_key`` -> the verdict of a pair refused at collection (``collect.kept``)
     refused: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: one read of a report, whichever lane asks first (``report``)
     _reading: threading.Lock = field(default_factory=threading.Lock, repr=False)

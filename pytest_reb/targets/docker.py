@@ -31,13 +31,14 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import io
 import signal
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pytest_reb import witness
 from pytest_reb.evidence.gpu_use import GpuWatch, host_gpus
@@ -324,6 +325,30 @@ class DockerTarget(Target):
 
     def own_env(self, name: str) -> str | None:
         return self._image_env.get(name)
+
+    def image_env(self, name: str) -> str | None:
+        return self._image_env.get(name)
+
+    @contextlib.contextmanager
+    def tar_of(self, path: str) -> Iterator[IO[bytes]]:
+        """Through a created, never started container of the image and the engine's archive
+        API (its anonymous volumes go with it)."""
+        from docker.errors import DockerException
+
+        ctr = None
+        try:
+            ctr = self.client.containers.create(
+                self.image_id, entrypoint=["true"], network_mode="none",
+                labels=labels(self.run_id, **{"reb.profile": "assets"}))
+            stream, _ = ctr.get_archive(path)
+            data = io.BytesIO(b"".join(stream))
+        except DockerException as exc:
+            raise TargetError(str(exc)[:200]) from None
+        finally:
+            if ctr is not None:
+                with contextlib.suppress(Exception):
+                    ctr.remove(force=True, v=True)
+        yield data
 
     def util(self, name: str) -> list[str]:
         return ourtools.util(name)

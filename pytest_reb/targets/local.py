@@ -50,6 +50,9 @@ class LocalTarget(Target):
         self.name = name
         self.gpus = list(gpus) if gpus is not None else host_gpus()
 
+    def host_path(self, path: str) -> Path | None:
+        return Path(path)
+
     def own_env(self, name: str) -> str | None:
         return os.environ.get(name)
 
