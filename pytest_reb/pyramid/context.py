@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_reb.assets.cache import AssetCache
 from pytest_reb.assets.view import attach
-from pytest_reb.evidence import findings
+from pytest_reb.evidence import fakescan, findings, integrity
 from pytest_reb.outcome import Outcome, outcome_key
 from pytest_reb.pyramid.lanes import OBSERVED_AHEAD, Lanes, Plan
 from pytest_reb.pyramid.shims import mount_first
@@ -129,8 +129,6 @@ class Context:
         A container lost under the check is examined once more in a fresh one;
         lost twice, the ``InfraError`` is the tier's ``infra``.
         """
-        from pytest_reb.evidence import integrity
-
         pinned = self.repo.commit.lower()
         for attempt in (1, 2):
             try:
@@ -160,8 +158,6 @@ class Context:
 
     def scan_fakes(self) -> list[dict[str, Any]]:
         """Scan this context's target for known fakes (before anything of the image ran in it)."""
-        from pytest_reb.evidence import fakescan
-
         if self.python is None:
             return []
         try:

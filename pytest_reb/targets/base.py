@@ -31,6 +31,7 @@ from typing import IO, Any, Literal
 
 from pytest_reb import witness
 from pytest_reb.evidence.gpu_use import GpuWatch
+from pytest_reb.targets import bytecode, hostview
 from pytest_reb.witness import observe
 
 Profile = Literal["cpu", "gpu"]
@@ -344,8 +345,6 @@ class Target:
         know (``bytecode.PYCACHE_DIR``), so no ``__pycache__`` of the checkout is read, and,
         by the base env of ``exec``, nothing written.  A target that keeps bytecode per image
         (Docker) answers a folder of the stage's own, filled with what the host compiled."""
-        from pytest_reb.targets import bytecode
-
         return {bytecode.PYCACHE_ENV: bytecode.PYCACHE_DIR}
 
     def kept_bytecode(self) -> dict[str, str]:
@@ -381,6 +380,17 @@ class Target:
         """The image's own ``ENV`` value of ``name``, read from its metadata; None where the
         target is no image (``local://``, ``ssh://``) or the image does not set it."""
         return None
+
+    def host_view(self, devices: Sequence[str] = ()) -> hostview.HostView | None:
+        """The host's view of the target's files (``hostview``), for reads that run nothing
+        in the target; None where the host cannot see them (``ssh://``)."""
+        return None
+
+    @contextlib.contextmanager
+    def frozen_view(self, devices: Sequence[str] = ()) -> Iterator[hostview.HostView | None]:
+        """``host_view`` with nothing of the target able to run for the block (a container
+        is paused); a target with no processes of its own to stop just gives its view."""
+        yield self.host_view(devices)
 
     def host_path(self, path: str) -> Path | None:
         """Where ``path`` of the target is on this machine, to copy without running anything
