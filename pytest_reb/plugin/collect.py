@@ -91,6 +91,20 @@ def tier_items(collector: pytest.Module) -> list[pytest.Item]:
     return items
 
 
+def missing_repo(module: Any) -> str | None:
+    """Why a module of a ``repos/`` folder that uses pytest-reb is no repository module (it
+    defines no ``repo = Repo(...)``), or None: it is one, or it does not use pytest-reb."""
+    if repo_of(module) is not None:
+        return None
+    uses = any(getattr(v, "__module__", "") == "pytest_reb" or
+               str(getattr(v, "__module__", "")).startswith("pytest_reb.")
+               or getattr(v, "__name__", "") == "pytest_reb" for v in vars(module).values())
+    if not uses:
+        return None
+    return ("a repository module defines `repo = Repo(...)`; this one imports pytest-reb and "
+            "defines none, so no tier of it would run")
+
+
 def selected(items: Iterable[pytest.Item], module: Any, target_id: str, tier: str) -> bool:
     """Whether ``tier``'s own item for this module and target is among the session's items.
 
