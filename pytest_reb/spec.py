@@ -19,8 +19,6 @@ from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from pytest_reb.rules.c2_compat import C2_MAJORITY, C2Variant
-
 #: Where the official harness put the checkout and the agent's report.
 OFFICIAL_REPO_DIR = "/data/project/repo"
 OFFICIAL_REPORT_PATH = "/opt/scimlopsbench/report.json"
@@ -449,6 +447,32 @@ class CompatVariant:
 
 #: The majority of the official validators; a repository that states no variant is judged so.
 MAJORITY = CompatVariant()
+
+
+@dataclass(frozen=True)
+class C2Variant:
+    """How a repository's official cuda check departs from the majority; defaults are it.
+
+    ``no_device``: what ``is_available()`` true with ``device_count()`` 0
+    (a patched answer on a CPU build) means: ``passes`` (the majority trusts
+    it), ``fails`` (the check also wants a device: the block as printed, the
+    stage failed), ``unavailable`` (the check writes ``cuda_available:
+    false``).  ``failed_exit``: a probe that printed its answer and then
+    exited non-zero: ``ignored`` (the check ran in-process and had written
+    its results first), ``fails`` (it judges a child's exit status: the block
+    as printed, the stage failed), ``unavailable`` (it discards the child's
+    output: ``false`` and 0), ``nulls`` (it writes both as ``null``).
+    ``no_framework``: the block when no framework imports: ``false`` (false
+    and 0), ``absent`` (neither key), ``null`` (both ``null``).
+    """
+
+    no_device: Literal["passes", "fails", "unavailable"] = "passes"
+    failed_exit: Literal["ignored", "fails", "unavailable", "nulls"] = "ignored"
+    no_framework: Literal["false", "absent", "null"] = "false"
+
+
+#: The majority of the official cuda checks; a repository that states no variant is judged so.
+C2_MAJORITY = C2Variant()
 
 
 @dataclass(frozen=True)

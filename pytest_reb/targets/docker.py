@@ -43,7 +43,7 @@ from typing import IO, Any
 
 from pytest_reb import witness
 from pytest_reb.evidence.gpu_use import GpuWatch, host_gpus
-from pytest_reb.plugin.optiontypes import size_bytes
+from pytest_reb.sizes import size_bytes
 from pytest_reb.targets import bytecode, counters, diskuse, hostview, ourtools
 from pytest_reb.targets.archive import archive_file
 from pytest_reb.targets.base import (
