@@ -1,9 +1,10 @@
 """A repository module that would be left out silently is a collection error instead.
 
-A module whose ``Repo`` has another name than ``repo`` (a typo) and a module of
-a ``repos/`` folder that uses pytest-reb but defines no ``Repo`` would otherwise
-be repositories the run never measures; a ``repos/`` module that does not use
-pytest-reb is not ours to judge.  Real pytest runs through ``pytester``,
+A module of a ``repos/`` folder whose ``Repo`` has another name than ``repo`` (a
+typo), or that uses pytest-reb but defines no ``Repo``, would otherwise be a
+repository the run never measures; a ``repos/`` module that does not use
+pytest-reb is not ours to judge, and a test elsewhere may hold a repository's
+``Repo`` under any name.  Real pytest runs through ``pytester``,
 collection only (nothing is started).
 """
 
@@ -48,3 +49,11 @@ def test_a_repos_module_not_of_ours_is_left_alone(pytester: pytest.Pytester) -> 
     result = collect(pytester, "test_other.py", "def test_own():\n    pass\n")
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["*test_own*"])
+
+
+def test_a_test_may_hold_a_repository_under_any_name(pytester: pytest.Pytester) -> None:
+    (pytester.path / "test_uses.py").write_text(
+        HEADER + 'DEMO = Repo("me/demo", commit="0" * 40)\n\ndef test_it():\n'
+        '    assert DEMO.name == "me/demo"\n')
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider", "test_uses.py")
+    assert result.ret == pytest.ExitCode.OK

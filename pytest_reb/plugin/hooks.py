@@ -225,15 +225,16 @@ def pytest_pycollect_makeitem(collector: pytest.Module | pytest.Class, name: str
     """A module's ``repo = Repo(...)`` becomes its tier items (and makes the plugin active).
 
     A ``Repo`` can exist only once ``pytest_reb.spec`` is imported, so in other
-    projects this costs a dictionary lookup per name, and nothing is imported.  A module
-    whose ``Repo`` has another name (a typo) is a collection error, not a module silently
-    left out.
+    projects this costs a dictionary lookup per name, and nothing is imported.  A module of
+    a ``repos/`` folder whose ``Repo`` has another name (a typo) is a collection error, not
+    a repository silently left out (elsewhere a test may hold a repository's ``Repo``).
     """
     spec = sys.modules.get("pytest_reb.spec")
     if spec is None or not isinstance(obj, spec.Repo) or not isinstance(collector, pytest.Module):
         return None
-    if name != "repo":
-        if not isinstance(getattr(collector.obj, "repo", None), spec.Repo):
+    if name != "repo":  # a repos/ module's Repo under another name is a typo
+        if (collector.path.parent.name == "repos"
+                and not isinstance(getattr(collector.obj, "repo", None), spec.Repo)):
             raise collector.CollectError(
                 f"{collector.path.name} holds a Repo named {name!r}: a repository module names "
                 "it `repo` (repo = Repo(...)), and no other name is collected")

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.assets import asset, standin
 from support.repomodules import SHIMLIB, module, write_tree
 
 from pytest_reb.assets.cache import AssetCache
@@ -23,8 +24,6 @@ from pytest_reb.assets.view import needed
 from pytest_reb.pyramid.entrypoint import Places
 from pytest_reb.pyramid.shims import with_shim
 from pytest_reb.spec import Run
-
-from .conftest import asset, standin
 
 
 def stage_env(run: Run, places: Places, *extra_path: Path) -> dict[str, str]:

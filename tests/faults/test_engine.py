@@ -30,8 +30,7 @@ from typing import Any
 import pytest
 from hostile.images import module_text
 from support import hoststate
-
-from .conftest import AFTER, HANG, Spawned, logged, process_in
+from support.faults import AFTER, HANG, Spawned, logged, process_in
 
 pytestmark = pytest.mark.container
 

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.hostile import run_reb
 
 from .checkouts import Checkout, checkout_image
-from .conftest import run_reb
 from .images import demo_module, module_text
 
 pytestmark = pytest.mark.container

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from support.hostile import run_reb
 
-from .conftest import run_reb
 from .images import SITE, demo_module, module_text
 
 pytestmark = pytest.mark.container

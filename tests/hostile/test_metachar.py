@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.hostile import AfterTier, run_reb
 
-from .conftest import AfterTier, run_reb
 from .images import HOST_CANARY, INJECTED_PYTHON, RELATIVE_CANARY, SITE, TARGET_CANARY, module_text
 
 pytestmark = pytest.mark.container

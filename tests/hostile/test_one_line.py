@@ -13,9 +13,9 @@ import re
 from collections.abc import Callable
 
 import pytest
+from support.hostile import run_reb
 
 from .bounds import FORGED_LINE
-from .conftest import run_reb
 from .images import module_text
 
 pytestmark = pytest.mark.container

@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from support.hostile import run_reb
 
-from .conftest import run_reb
 from .images import demo_module
 
 pytestmark = pytest.mark.container
