@@ -515,7 +515,7 @@ class Repo:
     c2_compat: C2Variant = C2_MAJORITY  # its official cuda check's rules
     #: The folders C0's pyright analyses where the repository's official bundle chose them by a
     #: heuristic of its own (ml-mdm's: the pyproject roots of a mono-repo), not the common one
-    #: (``tiers.c0_pyright.select_targets``); empty: the common heuristic
+    #: (``pyramid.c0_pyright.select_targets``); empty: the common heuristic
     c0_targets: Sequence[str] = ()
     #: Why the official bundle's pyright stage counts no missing import whatever pyright
     #: reports (a defect of that bundle, e.g. a name regex that matches no message);
