@@ -26,8 +26,8 @@ from typing import Any
 
 import docker  # noqa: F401  before any in-process pytester run: see below
 import pytest
-from hostile.images import ensure
 from support import hoststate
+from support.images import ensure
 
 # the plugin's lazy imports, also before any in-process pytester run: see below
 

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from hostile.images import demo_module
 from support.hostile import demo_target, run_reb
+from support.images import demo_module
 
 from pytest_reb.evidence import integrity
 from pytest_reb.targets import DockerTarget, InfraError

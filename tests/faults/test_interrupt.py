@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostile.images import demo_module, module_text
 from support.faults import HANG, Spawned, logged, process_in
+from support.images import demo_module, module_text
 
 from pytest_reb.outcome import OutcomeLog
 

@@ -23,10 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.checkouts import Checkout, checkout_image
 from support.hostile import run_reb
-
-from .checkouts import Checkout, checkout_image
-from .images import demo_module, module_text
+from support.images import demo_module, module_text
 
 pytestmark = pytest.mark.container
 

@@ -24,8 +24,7 @@ from typing import Any
 
 import pytest
 from support.hostile import AfterTier, host_processes_with, only_keepalive, run_reb
-
-from .images import module_text
+from support.images import module_text
 
 pytestmark = pytest.mark.container
 

@@ -20,8 +20,7 @@ from typing import Any
 
 import pytest
 from support.hostile import run_reb
-
-from .images import SITE, demo_module, module_text
+from support.images import SITE, demo_module, module_text
 
 pytestmark = pytest.mark.container
 

@@ -18,8 +18,7 @@ from typing import Any
 
 import pytest
 from support.hostile import run_reb
-
-from .images import SITE, demo_module
+from support.images import SITE, demo_module
 
 pytestmark = pytest.mark.container
 

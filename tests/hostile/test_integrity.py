@@ -17,11 +17,10 @@ from typing import Any
 
 import pytest
 from support.hostile import demo_target, run_reb
+from support.images import demo_module
 
 from pytest_reb.evidence import integrity
 from pytest_reb.targets import DockerTarget
-
-from .images import demo_module
 
 pytestmark = pytest.mark.container
 

@@ -22,8 +22,14 @@ from typing import Any
 
 import pytest
 from support.hostile import AfterTier, run_reb
-
-from .images import HOST_CANARY, INJECTED_PYTHON, RELATIVE_CANARY, SITE, TARGET_CANARY, module_text
+from support.images import (
+    HOST_CANARY,
+    INJECTED_PYTHON,
+    RELATIVE_CANARY,
+    SITE,
+    TARGET_CANARY,
+    module_text,
+)
 
 pytestmark = pytest.mark.container
 

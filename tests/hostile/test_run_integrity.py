@@ -22,8 +22,7 @@ from collections.abc import Callable
 
 import pytest
 from support.hostile import run_reb
-
-from .images import demo_module
+from support.images import demo_module
 
 pytestmark = pytest.mark.container
 

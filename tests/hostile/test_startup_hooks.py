@@ -20,8 +20,7 @@ from collections.abc import Callable
 
 import pytest
 from support.hostile import run_reb
-
-from .images import SITE, demo_module
+from support.images import SITE, demo_module
 
 pytestmark = pytest.mark.container
 

@@ -17,8 +17,7 @@ from collections.abc import Callable
 
 import pytest
 from support.hostile import run_reb
-
-from .images import demo_module, module_text
+from support.images import demo_module, module_text
 
 pytestmark = pytest.mark.container
 
