@@ -317,7 +317,7 @@ def _remove_outputs(ctx: Context, outs: list[str], profile: Profile, gpus: list[
     machine's ``/tmp``, in a container they count against ``--reb-disk`` for the next tier.
     ``--reb-keep-outputs`` keeps them; a target that is gone has nothing left to remove.
     The stage's own bytecode folder (in a container's memory) goes in any case."""
-    gone = [] if ctx.keep_outputs else list(outs)
+    gone = [] if ctx.options.keep_outputs else list(outs)
     folder = bytecode.stage_folder(pycache)
     if folder is not None:
         gone.append(folder)

@@ -50,6 +50,80 @@ SM_ACTIVE_MIN_MS = 0.00013
 Problem = tuple[str, str]
 
 
+@dataclass(frozen=True)
+class EntrypointEvidence:
+    """What one C1/C3/C4 stage saw, gathered by ``pyramid/entrypoint.run_stage``.
+
+    Every field is an observation made before the decision, read from outside the
+    target where that matters; none is a verdict of this tier.  ``run`` is the run
+    judged (its retry, when the first attempt asked for one).
+    """
+
+    tier: str
+    profile: Profile
+    run: Run
+    #: what the host saw of the command (exit, clock, limits, GPU holders and counters)
+    res: ExecResult
+    #: a setup step or a run-time value that failed before the command ran: (category, why)
+    early: Problem | None = None
+    #: why the checkout the run read is not the pinned commit's (before or after the run)
+    tampered: str | None = None
+    #: why the witness cannot take the run as the entrypoint's own (``StageWitness.problem``)
+    witness: str | None = None
+    #: why the GPU work was not launched by the entrypoint's code (``StageWitness.gpu_problem``)
+    attribution: str | None = None
+    #: C3/C4: what the GPUs must show; None for C1
+    gpu: GpuNeed | None = None
+    #: for a pass's line: what the witness required, the interpreter, the checkout, the
+    #: run's scaled timeout and how many setup steps ran
+    expect: Expect | None = None
+    python: str = "python"
+    checkout: str = ""
+    timeout: float = 0.0
+    setup_steps: int = 0
+
+
+def decide(ev: EntrypointEvidence, mode: Mode) -> Decision:
+    """Strict and compat of a C1/C3/C4 stage, the category that names a failure first, its
+    message and diagnosis (see the module's docstring for the order)."""
+    res = ev.res
+    log_problem = ev.run.judge_log(res.output) if ev.early is None and res.exit_code == 0 \
+        else None
+    compat = ev.early is None and res.exit_code == 0 and not res.timed_out and log_problem is None
+    witness = ev.witness if compat else None
+    gpu = gpu_problem(ev.gpu, res) if compat and ev.gpu is not None else None
+    if gpu is None and compat and ev.gpu is not None and ev.profile == "gpu" and witness is None \
+            and ev.attribution:
+        gpu = "gpu_work_not_entrypoint", ev.attribution
+    strict = compat and witness is None and gpu is None and ev.tampered is None
+    category: str | None = None
+    message = ""
+    diagnosis: list[dict[str, Any]] | None = None
+    if ev.early is not None:
+        category, message = ev.early
+    elif not compat:
+        category = "runtime" if log_problem else categorise(res)
+        diagnosis = diagnosis_of(res, category, ev.tier)
+        message = log_problem or failed(res, category, diagnosis)
+        if ev.tampered:
+            message += f"; also, {ev.tampered}"
+    elif ev.tampered:
+        category, message = "integrity", ev.tampered
+    elif witness:
+        category, message = "entrypoint_not_run", f"exit 0, but {witness}"
+    elif gpu:
+        category, message = gpu
+    if (compat if mode == "compat" else strict):
+        if not message:  # passed strict: say what was checked
+            message = passed(res, ev.run, python=ev.python, checkout=ev.checkout,
+                             timeout=ev.timeout, profile=ev.profile, expect=ev.expect,
+                             gpu_checked=ev.gpu is not None, setup_steps=ev.setup_steps)
+        return decided(strict, compat, mode, category, message)
+    if diagnosis is None:
+        diagnosis = diagnosis_of(res, category, ev.tier)
+    return decided(strict, compat, mode, category, message, diagnosis)
+
+
 def held_any_gpu(res: ExecResult) -> str | None:
     """Some process of the run held a CUDA context (C2's probe and C3's first step)."""
     if res.gpu_evidence_channel is None:
@@ -162,80 +236,6 @@ def too_few_gpus(need: int, have: int) -> Problem | None:
 def figures(res: ExecResult) -> dict[str, Any]:
     """The compute figures an outcome keeps, with the threshold they were judged against."""
     return {**res.gpu_compute, "sm_active_min_ms": SM_ACTIVE_MIN_MS}
-
-
-@dataclass(frozen=True)
-class EntrypointEvidence:
-    """What one C1/C3/C4 stage saw, gathered by ``pyramid/entrypoint.run_stage``.
-
-    Every field is an observation made before the decision, read from outside the
-    target where that matters; none is a verdict of this tier.  ``run`` is the run
-    judged (its retry, when the first attempt asked for one).
-    """
-
-    tier: str
-    profile: Profile
-    run: Run
-    #: what the host saw of the command (exit, clock, limits, GPU holders and counters)
-    res: ExecResult
-    #: a setup step or a run-time value that failed before the command ran: (category, why)
-    early: Problem | None = None
-    #: why the checkout the run read is not the pinned commit's (before or after the run)
-    tampered: str | None = None
-    #: why the witness cannot take the run as the entrypoint's own (``StageWitness.problem``)
-    witness: str | None = None
-    #: why the GPU work was not launched by the entrypoint's code (``StageWitness.gpu_problem``)
-    attribution: str | None = None
-    #: C3/C4: what the GPUs must show; None for C1
-    gpu: GpuNeed | None = None
-    #: for a pass's line: what the witness required, the interpreter, the checkout, the
-    #: run's scaled timeout and how many setup steps ran
-    expect: Expect | None = None
-    python: str = "python"
-    checkout: str = ""
-    timeout: float = 0.0
-    setup_steps: int = 0
-
-
-def decide(ev: EntrypointEvidence, mode: Mode) -> Decision:
-    """Strict and compat of a C1/C3/C4 stage, the category that names a failure first, its
-    message and diagnosis (see the module's docstring for the order)."""
-    res = ev.res
-    log_problem = ev.run.judge_log(res.output) if ev.early is None and res.exit_code == 0 \
-        else None
-    compat = ev.early is None and res.exit_code == 0 and not res.timed_out and log_problem is None
-    witness = ev.witness if compat else None
-    gpu = gpu_problem(ev.gpu, res) if compat and ev.gpu is not None else None
-    if gpu is None and compat and ev.gpu is not None and ev.profile == "gpu" and witness is None \
-            and ev.attribution:
-        gpu = "gpu_work_not_entrypoint", ev.attribution
-    strict = compat and witness is None and gpu is None and ev.tampered is None
-    category: str | None = None
-    message = ""
-    diagnosis: list[dict[str, Any]] | None = None
-    if ev.early is not None:
-        category, message = ev.early
-    elif not compat:
-        category = "runtime" if log_problem else categorise(res)
-        diagnosis = diagnosis_of(res, category, ev.tier)
-        message = log_problem or failed(res, category, diagnosis)
-        if ev.tampered:
-            message += f"; also, {ev.tampered}"
-    elif ev.tampered:
-        category, message = "integrity", ev.tampered
-    elif witness:
-        category, message = "entrypoint_not_run", f"exit 0, but {witness}"
-    elif gpu:
-        category, message = gpu
-    if (compat if mode == "compat" else strict):
-        if not message:  # passed strict: say what was checked
-            message = passed(res, ev.run, python=ev.python, checkout=ev.checkout,
-                             timeout=ev.timeout, profile=ev.profile, expect=ev.expect,
-                             gpu_checked=ev.gpu is not None, setup_steps=ev.setup_steps)
-        return decided(strict, compat, mode, category, message)
-    if diagnosis is None:
-        diagnosis = diagnosis_of(res, category, ev.tier)
-    return decided(strict, compat, mode, category, message, diagnosis)
 
 
 def passed(res: ExecResult, run: Run, *, python: str, checkout: str, timeout: float,
