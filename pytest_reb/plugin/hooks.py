@@ -121,7 +121,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--reb-serial", action="store_true", default=False,
                     help="run each target's tiers one after another in one container, as the "
                          "official harness did (default: C1 runs beside C0 then C2, each lane "
-                         "in containers of its own; --reb-compat always runs them in turn)")
+                         "in containers of its own, where the cores are at least twice the "
+                         "xdist workers; --reb-compat always runs them in turn).  A pair's "
+                         "lanes use two cores, so -n N speeds a matrix up only with more than "
+                         "2 cores (about 2N cores for N workers); with lanes on 2 cores, -n 2 "
+                         "buys nothing")
     group.addoption("--reb-prepare", action="store_true", default=False,
                     help="fetch and make the assets of the collected repositories into the "
                          "asset cache before the tiers run (the only step that uses the network)")

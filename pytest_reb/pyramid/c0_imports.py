@@ -323,9 +323,11 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
     main_args = ["-p", "pyrightconfig.json", "--outputjson", "--level", "error", *common]
     res, out = _driver(ctx, "analyse", {
         "scratch": scratch, "pyright": ctx.target.tool(PYRIGHT), "checkout": ctx.checkout,
-        "files": {"pyrightconfig.json": _packed(json.dumps(config)), "binding.py": "",
+        # the binding check analyses nothing: the scratch folder holds no Python file, and
+        # pyright prints its search paths before it looks for one (half a run's CPU saved)
+        "files": {"pyrightconfig.json": _packed(json.dumps(config)),
                   "binding.json": json.dumps(pyright_config(
-                      sel, ctx.checkout, scratch, version, include=["binding.py"]), indent=1)},
+                      sel, ctx.checkout, scratch, version, include=["."]), indent=1)},
         "main_args": main_args, "binding_args": ["-p", "binding.json", "--verbose", *common],
         "main_timeout_ms": int(scaled(TIMEOUT) * 1000),
         "binding_timeout_ms": int(scaled(BINDING_TIMEOUT) * 1000),
