@@ -29,6 +29,14 @@ from workloads_repo import ATTACKS, WORKLOADS  # noqa: E402
 LIMIT_S = 240
 
 
+def plugin_option() -> list[str]:
+    """``-p pytest_reb.plugin.hooks`` where the package is not installed (its entry point)."""
+    from importlib.metadata import entry_points
+
+    installed = any(e.name == "reb" for e in entry_points(group="pytest11"))
+    return [] if installed else ["-p", "pytest_reb.plugin.hooks"]
+
+
 def checkout(dest: Path) -> Path:
     """``workloads/`` as a git checkout of one commit (the integrity verdict reads git)."""
     shutil.copytree(HERE / "workloads", dest)
@@ -42,8 +50,8 @@ def checkout(dest: Path) -> Path:
 def run_one(name: str, repo_dir: Path, runs: Path) -> list[dict]:
     """One workload's C3 run; its outcomes, tails dropped."""
     outdir = runs / name
-    argv = [sys.executable, "-m", "pytest", "-p", "pytest_reb.plugin.hooks", "-p",
-            "no:cacheprovider", "--noconftest", "--rootdir", str(ROOT), "--reb-host=local://",
+    argv = [sys.executable, "-m", "pytest", *plugin_option(), "-p", "no:cacheprovider",
+            "--noconftest", "--rootdir", str(ROOT), "--reb-host=local://",
             "--reb-python", sys.executable, "--reb-repo-dir", str(repo_dir),
             "--reb-outdir", str(outdir), "--reb-allow-commit-mismatch", "-m", "c3", "-q",
             str(HERE / "workloads_repo.py")]
