@@ -1,14 +1,15 @@
 """Strict C3 of every honest workload and both attacks, on a GPU machine with no Docker.
 
-    python tests/gpu/run_family.py OUT [NAME ...]
+    python tests/gpu/run_family.py OUT [NAME ...] [--budget-s S]
 
 Makes a git checkout of ``workloads/`` in a scratch folder, then for each
 workload (all of ``workloads_repo.WORKLOADS`` then ``ATTACKS`` when no NAME is
 given) runs pytest-reb's C3 through ``--reb-host=local://`` under the machine's
 ``python3``, each run in a process of its own with a time limit.  After every
 run the outcome (without output tails) is appended to ``OUT/family.jsonl``, so
-a run that hangs loses only itself.  The attacks are installed just before
-their run and removed right after (``attacks.py``).
+a run that hangs loses only itself; none starts after ``--budget-s`` seconds.
+The attacks are installed just before their run and removed right after
+(``attacks.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -26,7 +28,7 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 from workloads_repo import ATTACKS, WORKLOADS  # noqa: E402
 
-LIMIT_S = 240
+LIMIT_S = 150
 
 
 def plugin_option() -> list[str]:
@@ -78,13 +80,21 @@ def run_one(name: str, repo_dir: Path, runs: Path) -> list[dict]:
 
 
 def main() -> None:
-    out = Path(sys.argv[1])
+    args = sys.argv[1:]
+    budget = float(args.pop(args.index("--budget-s") + 1)) if "--budget-s" in args else 1e9
+    if "--budget-s" in args:
+        args.remove("--budget-s")
+    out = Path(args[0])
     out.mkdir(parents=True, exist_ok=True)
-    names = sys.argv[2:] or [*WORKLOADS, *ATTACKS]
+    names = args[1:] or [*WORKLOADS, *ATTACKS]
+    start = time.monotonic()
     scratch = Path(tempfile.mkdtemp(prefix="reb-family-"))
     repo_dir = checkout(scratch / "checkout")
     with (out / "family.jsonl").open("a") as sink:
         for name in names:
+            if time.monotonic() - start > budget:
+                sink.write(json.dumps({"workload": name, "skipped": "out of time"}) + "\n")
+                continue
             for o in run_one(name, repo_dir, scratch / "runs"):
                 o["workload"] = name
                 sink.write(json.dumps(o) + "\n")
