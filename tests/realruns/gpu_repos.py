@@ -12,8 +12,8 @@ For each repository, in order, until ``--budget-s`` seconds have passed:
 3. pytest-reb C2 and C3 through its ``repos/`` module and ``--reb-host=local://``,
    strict, then ``--reb-compat``;
 4. the official bundle (``BUNDLES/scripts/<owner>@<name>/benchmark_scripts``,
-   from the release) copied into the checkout, with a report at
-   ``/opt/scimlopsbench/report.json``: its ``prepare`` (no network there),
+   from the release) copied into the checkout, with a report of this
+   machine's interpreter (``SCIMLOPSBENCH_REPORT``): its ``prepare`` (no network there),
    ``cuda`` and ``single_gpu`` stages, each verdict read from its results.json.
 
 Each record (outcomes without output tails, the official verdicts, what the
@@ -44,7 +44,7 @@ from table import find  # noqa: E402
 
 WORK = Path("/tmp/reb-real")
 ASSETS = WORK / "assets"
-REPORT = Path("/opt/scimlopsbench/report.json")
+REPORT = WORK / "report.json"  # named by SCIMLOPSBENCH_REPORT, as the bundle's runner reads
 OFFICIAL_STAGES = {"prepare": (["bash", "benchmark_scripts/prepare_assets.sh"], 120),
                    "cuda": (["python3", "benchmark_scripts/check_cuda_available.py"], 120),
                    "single_gpu": (["bash", "benchmark_scripts/run_single_gpu_entrypoint.sh"],
@@ -128,7 +128,8 @@ def official(repo: str, checkout: Path, bundles: Path) -> dict[str, Any]:
         "torch_version": torch.__version__, "cuda_available": torch.cuda.is_available(),
         "gpu_count": torch.cuda.device_count(), "ddp_expected_ok": None, "env_tool": "none",
         "env_name": None, "notes": "the GPU machine's own python3 (gpu_repos.py)"}))
-    env = {**os.environ, "SCIMLOPSBENCH_PYTHON": sys.executable}
+    env = {**os.environ, "SCIMLOPSBENCH_PYTHON": sys.executable,
+           "SCIMLOPSBENCH_REPORT": str(REPORT)}
     verdicts: dict[str, Any] = {}
     for stage, (argv, limit) in OFFICIAL_STAGES.items():
         with contextlib.suppress(subprocess.TimeoutExpired):
