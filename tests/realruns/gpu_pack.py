@@ -9,7 +9,7 @@ verdict reads ``git rev-parse HEAD`` and ``git status``).  A blob the mirror doe
 not hold (the fetch tool leaves out the largest files) is listed in
 ``<slug>.missing``; the checkout then leaves those paths out with git's
 sparse checkout, so the tree stays clean at the pinned commit.  So is a blob over
-``--max-blob`` bytes (default 512 KiB: media and weights the runs do not read), to keep
+``max_blob`` bytes (default 512 KiB) that is not code or configuration, to keep
 each call's carried files small.
 """
 
@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 
 MIRROR = Path("/work/.mirror")
+#: Files that always travel, whatever their size: what a stage runs.
+CODE = (".py", ".so", ".pth", ".sh", ".json", ".yaml", ".yml", ".toml", ".txt", ".cfg")
 
 
 def git(*args: str, cwd: Path | None = None, data: bytes | None = None) -> bytes:
@@ -41,7 +43,8 @@ def pack(dest: Path, repo: str, commit: str, keep: tuple[str, ...] = (),
     for line in git("-C", str(mirror), "ls-tree", "-r", "-l", commit).decode().splitlines():
         meta, path = line.split("\t", 1)
         _mode, kind, sha, size = meta.split()
-        big = kind == "blob" and size.isdigit() and int(size) > max_blob
+        big = (kind == "blob" and size.isdigit() and int(size) > max_blob
+               and not path.endswith(CODE))
         if sha in absent or not (size.isdigit() or kind != "blob") or (
                 big and not path.startswith(keep)):
             left_out.append(path)
