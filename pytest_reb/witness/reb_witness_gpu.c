@@ -60,7 +60,9 @@ struct foreign {
 static struct foreign foreign_files[FOREIGN_MAX];
 static int n_foreign;
 static char stdlib_dir[PATH_MAX];
-static int main_is_command;            /* -c: the first frame is the command the host gave */
+/* -c: the class of the first frame, the command: the host's (checked by the host against
+ * its own text), or multiprocessing's bootstrap, library code that runs its parent's work */
+static int main_command = -1;
 static int profile_on;
 static uint64_t launches[2];           /* checkout, other */
 static int said_checkout, said_foreign, said_total;
@@ -198,9 +200,9 @@ static struct cached *lookup(PyObject *code) {
             char *file = code_file(code);
             c->cls = classify_named(file, &c->file);
             free(file);
-            if (main_is_command) {
-                main_is_command = 0;
-                c->cls = C_CHECKOUT; /* the -c command of the stage itself */
+            if (main_command >= 0) {
+                c->cls = (unsigned char)main_command;
+                main_command = -1;
             }
             Py_IncRef(code);
             c->code = code;
@@ -302,7 +304,13 @@ static void attribution_start(const char *how) {
     if (profile_on || !profile_symbols())
         return;
     startup_modules();
-    main_is_command = !strcmp(how, "run_command");
+    if (S.main == REB_MAIN_BOOT) { /* a worker: its work is the target it was given */
+        main_command = C_LIB;
+        base.cls = base.origin = C_LIB;
+        base.file = base.by = "multiprocessing's bootstrap";
+    } else if (!strcmp(how, "run_command")) {
+        main_command = C_CHECKOUT;
+    }
     profile_on = 1;
     if (PyEval_SetProfileAllThreads)
         PyEval_SetProfileAllThreads(profile, NULL);
@@ -347,8 +355,13 @@ static void counted(void) {
     const struct where *w = top();
     int mine = w->cls == C_CHECKOUT;
     __atomic_fetch_add(&launches[mine ? 0 : 1], 1, __ATOMIC_RELAXED);
-    if (mine && !__atomic_exchange_n(&said_checkout, 1, __ATOMIC_RELAXED))
+    if (mine && !__atomic_exchange_n(&said_checkout, 1, __ATOMIC_RELAXED)) {
         record("launch", "checkout");
+        /* the host reads the first one at once: a worker that is killed (a pool terminated, a
+         * server the harness ends) never reaches an end of its own */
+        if ((stop_at_finish || stop_at_reach) && S.started && S.pid == (int32_t)getpid())
+            stop_for_host(REB_STOP_LAUNCH);
+    }
     else if (!mine && !__atomic_exchange_n(&said_foreign, 1, __ATOMIC_RELAXED)) {
         char text[PATH_MAX + 32];
         one_line(text, sizeof text, "foreign", w->file ? w->file : "?");
