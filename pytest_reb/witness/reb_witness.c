@@ -100,6 +100,10 @@ static void launches_end(void);
 static void lookups_ready(void);
 static void program_class(void);
 static void launches_into_state(void);
+static int code_is_own(PyObject *code);
+static void identity_exec(PyObject *args);
+static int caller_is_own(void);
+static int verifying;
 /* What the host reads from this process's memory while it is stopped for it.  Layout v1,
  * mirrored by pytest_reb/witness/observe.py: fields are only ever appended, ``size`` says
  * how many bytes this build has, so a newer host reads an older library and the reverse. */
@@ -450,13 +454,17 @@ static void reach(const char *path) {
     }
 }
 
-/* The file of the code object an exec event runs, when that file is the entrypoint. */
+/* The entrypoint's code runs: the code an exec event runs is the checkout's own (what the
+ * entrypoint file compiles to, reb_witness_identity.c) and its file is the entrypoint. */
 static void exec_event(PyObject *args) {
-    PyObject *file;
+    PyObject *file, *code;
     const char *name;
     if (!args || PyTuple_Size(args) < 1 || !PyObject_GetAttrString || !Py_DecRef)
         return;
-    file = PyObject_GetAttrString(PyTuple_GetItem(args, 0), "co_filename");
+    code = PyTuple_GetItem(args, 0);
+    if (!code_is_own(code))
+        return;
+    file = PyObject_GetAttrString(code, "co_filename");
     if (!file) {
         PyErr_Clear();
         return;
@@ -546,6 +554,8 @@ static int hook(const char *event, PyObject *args, void *unused) {
     char cwd[PATH_MAX];
     const char *arg;
     (void)unused;
+    if (verifying)
+        return 0; /* the witness's own compile of a checkout file */
     if (event[0] == 'c' && strncmp(event, "cpython.", 8) == 0) {
         const char *what = event + 8;
         if (!strcmp(what, "_PySys_ClearAuditHooks")) {
@@ -590,11 +600,10 @@ static int hook(const char *event, PyObject *args, void *unused) {
         keep(S.start, sizeof S.start, text);
         state_writable(0);
         attribution_start(what);
-        if (arg && !strcmp(what, "run_file") && is_entry(arg))
-            reach(arg);
-        return 0;
+        return 0; /* the main file's code is admitted, and reached, at its exec event */
     }
     if (!strcmp(event, "exec")) {
+        identity_exec(args);
         if (started && !reached)
             exec_event(args);
         attribution_event(event, args);
@@ -730,13 +739,11 @@ __attribute__((constructor)) static void reb_witness_init(void) {
 }
 
 /* os._exit() at the end of a program is an honest way to finish when the checkout's own code
- * calls it; from anywhere else (an import hook in site-packages ending the run inside the
+ * (a code object it compiles to, not one that names it) calls it; from anywhere else (an import hook in site-packages ending the run inside the
  * entrypoint's ``import torch``) it is recorded with the caller's file, and is no finish. */
 void _exit(int status) {
     char text[PATH_MAX + 48];
     char file[PATH_MAX];
-    char real[PATH_MAX];
-    size_t n = strlen(root);
     if (S.pid != (int32_t)getpid()) {
         /* a child that did not begin the main program: a fork's copy of our memory, or a
          * vfork child that *shares* it (subprocess's child whose exec failed leaves by
@@ -751,7 +758,7 @@ void _exit(int status) {
         finished = 1;
         if (!caller_file(file, sizeof file))
             snprintf(text, sizeof text, "%d from native code", status);
-        else if (n && realpath(file, real) && !strncmp(real, root, n) && real[n] == '/') {
+        else if (caller_is_own()) {
             snprintf(text, sizeof text, "%d", status);
             if (S.pid == (int32_t)getpid()) {
                 state_writable(1);
@@ -780,5 +787,6 @@ void _exit(int status) {
     }
 }
 
-/* GPU launch attribution: reb_witness_gpu.c, in this same compilation unit. */
+/* Which code is the checkout's, and GPU launch attribution: in this same compilation unit. */
+#include "reb_witness_identity.c"
 #include "reb_witness_gpu.c"
