@@ -7,8 +7,10 @@
 outcome as it comes; this keeps of each outcome the verdict and the evidence
 the GPU rules read (holders, counters, the witness's summary, the C2 probe's
 observation), no output and no logs, and adds to each the device it ran on.
-A later line of the same workload or repository and mode replaces an earlier
-one, so records of several calls merge into one file.
+A later outcome of the same workload replaces an earlier one, which is kept
+under ``earlier`` (a verdict that changed between runs stays on record); a
+repository's later parts replace its earlier ones.  Records of several calls
+merge into one file.
 """
 
 from __future__ import annotations
@@ -35,11 +37,18 @@ def trim(o: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
-def family(lines: list[dict[str, Any]]) -> dict[str, Any]:
+def family(lines: list[dict[str, Any]], earlier: list[dict[str, Any]]) -> dict[str, Any]:
+    """The latest outcome of each workload; the ones it replaced kept under ``earlier``."""
     by_name: dict[str, dict[str, Any]] = {}
+    earlier = list(earlier)
     for o in lines:
+        if "skipped" in o:  # the call ran out of time before it: no outcome
+            continue
+        if o["workload"] in by_name:
+            earlier.append(by_name[o["workload"]])
         by_name[o["workload"]] = trim(o)
-    return {"outcomes": sorted(by_name.values(), key=lambda o: o["workload"])}
+    return {"outcomes": sorted(by_name.values(), key=lambda o: o["workload"]),
+            "earlier": sorted(earlier, key=lambda o: o["workload"])}
 
 
 def repos(lines: list[dict[str, Any]]) -> dict[str, Any]:
@@ -65,12 +74,14 @@ def main() -> None:
     path = Path(dest)
     old = json.loads(path.read_text()) if path.exists() else {}
     if what == "family":
-        merged = [*({**o, "workload": o["workload"]} for o in old.get("outcomes", [])), *lines]
-        data = family(merged)
+        data = family([*old.get("outcomes", []), *lines], old.get("earlier", []))
     else:
         data = repos(lines)
         kept = {r["repo"]: r for r in old.get("rows", [])}
         kept.update({r["repo"]: {**kept.get(r["repo"], {}), **r} for r in data["rows"]})
+        for row in kept.values():
+            if "strict" in row:  # it ran in a later call
+                row.pop("skipped", None)
         data = {"rows": sorted(kept.values(), key=lambda r: r["repo"].lower())}
     path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     print(path, len(data.get("outcomes", data.get("rows", []))))

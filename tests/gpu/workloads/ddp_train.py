@@ -1,4 +1,4 @@
-"""DistributedDataParallel under a launcher (torchrun, accelerate launch): NCCL, any world size."""
+"""DistributedDataParallel under torchrun: NCCL, any world size."""
 
 import os
 
