@@ -43,6 +43,7 @@ from pytest_reb.pyramid import c0_imports
 from pytest_reb.pyramid.c0_imports import probe
 from pytest_reb.pyramid.c0_pyright import missing_imports
 from pytest_reb.pyramid.context import Context
+from pytest_reb.runs.options import RebOptions
 from pytest_reb.selfreport import load_report
 from pytest_reb.spec import OFFICIAL_REPO_DIR, OFFICIAL_REPORT_PATH, Repo
 from pytest_reb.targets import LABEL_OWNER, LABEL_RUN, DockerTarget, imagecache, owner_label
@@ -72,7 +73,7 @@ def _ours(image: str, python: str | None) -> dict[str, Any]:
     try:
         raw = target.read_file(OFFICIAL_REPORT_PATH)
         ctx = Context(repo=Repo("bench/c0", commit="0" * 40), target_name=image,
-                      connect=lambda: target, python_override=python,
+                      connect=lambda: target, options=RebOptions(python=python),
                       read_report=lambda _: load_report(raw, source=OFFICIAL_REPORT_PATH))
         ctr = target.container()  # the CPU profile's container
         cpu, start = cpu_seconds(ctr), time.monotonic()

@@ -30,10 +30,16 @@ TIER_TITLES = {"c0": "C0 static imports", "c1": "C1 CPU", "c2": "C2 CUDA alignme
                "c3": "C3 single GPU", "c4": "C4 distributed", "c5": "C5 report audit"}
 
 
+def pair_key(repo: str, target: str) -> str:
+    """The identity of one (repository, target) pair inside a run: what shards divide, what
+    a pair refused at collection is recorded under, what a cluster task is given."""
+    return f"{repo}|{target}"
+
+
 def outcome_key(repo: str, target: str, tier: str) -> str:
     """The identity of one tier of one (repository, target) pair inside a run (``Outcome.key``),
     also for an outcome not made yet: what a resumed run is looked up by."""
-    return f"{repo}|{target}|{tier}"
+    return f"{pair_key(repo, target)}|{tier}"
 
 
 @dataclass

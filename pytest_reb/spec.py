@@ -14,12 +14,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
-
-from pytest_reb.rules.c2_compat import C2_MAJORITY, C2Variant
 
 #: Where the official harness put the checkout and the agent's report.
 OFFICIAL_REPO_DIR = "/data/project/repo"
@@ -175,6 +174,19 @@ class Run:
     #: is touched.
     shim_dir: str | None = None
     note: str = ""
+
+    def names_shims(self) -> bool:
+        """Whether this run, a run started with it or its retry names ``SHIMS``."""
+        return (self.shim_dir == SHIMS or any(r.names_shims() for r in self.together)
+                or (self.retry is not None and self.retry.run.names_shims()))
+
+    def shims_at(self, folder: str) -> Run:
+        """This run with ``SHIMS`` (here, in its ``together`` runs and its retry) as ``folder``."""
+        retry = self.retry
+        if retry is not None:
+            retry = replace(retry, run=retry.run.shims_at(folder))
+        return replace(self, shim_dir=folder if self.shim_dir == SHIMS else self.shim_dir,
+                       together=tuple(r.shims_at(folder) for r in self.together), retry=retry)
 
     def with_env(self, **env: str) -> Run:
         """A copy with extra environment variables (later ones win)."""
@@ -452,6 +464,36 @@ MAJORITY = CompatVariant()
 
 
 @dataclass(frozen=True)
+class C2Variant:
+    """How a repository's official cuda check departs from the majority; defaults are it.
+
+    ``no_device``: what ``is_available()`` true with ``device_count()`` 0
+    (a patched answer on a CPU build) means: ``passes`` (the majority trusts
+    it), ``fails`` (the check also wants a device: the block as printed, the
+    stage failed), ``unavailable`` (the check writes ``cuda_available:
+    false``).  ``failed_exit``: a probe that printed its answer and then
+    exited non-zero: ``ignored`` (the check ran in-process and had written
+    its results first), ``fails`` (it judges a child's exit status: the block
+    as printed, the stage failed), ``unavailable`` (it discards the child's
+    output: ``false`` and 0), ``nulls`` (it writes both as ``null``).
+    ``no_framework``: the block when no framework imports: ``false`` (false
+    and 0), ``absent`` (neither key), ``null`` (both ``null``).
+    """
+
+    no_device: Literal["passes", "fails", "unavailable"] = "passes"
+    failed_exit: Literal["ignored", "fails", "unavailable", "nulls"] = "ignored"
+    no_framework: Literal["false", "absent", "null"] = "false"
+
+
+#: The majority of the official cuda checks; a repository that states no variant is judged so.
+C2_MAJORITY = C2Variant()
+
+
+#: A run's ``shim_dir`` that names its repository's own shim folder (``Repo.shims``).
+SHIMS = "<the repository's shims>"
+
+
+@dataclass(frozen=True)
 class Repo:
     """Everything the pyramid needs to know about one research repository.
 
@@ -473,13 +515,32 @@ class Repo:
     c2_compat: C2Variant = C2_MAJORITY  # its official cuda check's rules
     #: The folders C0's pyright analyses where the repository's official bundle chose them by a
     #: heuristic of its own (ml-mdm's: the pyproject roots of a mono-repo), not the common one
-    #: (``tiers.c0_pyright.select_targets``); empty: the common heuristic
+    #: (``pyramid.c0_pyright.select_targets``); empty: the common heuristic
     c0_targets: Sequence[str] = ()
     #: Why the official bundle's pyright stage counts no missing import whatever pyright
     #: reports (a defect of that bundle, e.g. a name regex that matches no message);
     #: ``--reb-compat`` then gives its figure, 0, and keeps the rule's names beside it.
     #: Empty: the bundle counts by the rule.
     c0_official_counts_none: str = ""
+    #: The host folder of our shims for this repository, which a run's ``shim_dir=SHIMS``
+    #: names; by default ``shims/<module stem>`` beside the module that makes the ``Repo``
+    #: (``repos/shims/test_owner__name/``), found when the ``Repo`` is made.
+    shims: str | None = None
+
+    def __post_init__(self) -> None:
+        runs = [getattr(self, stage) for stage in ("cpu", "single_gpu", "multi_gpu")]
+        if not any(r is not None and r.names_shims() for r in runs):
+            return
+        if self.shims is None:  # the module calling Repo(...): two frames up, past __init__
+            made_in = sys._getframe(2).f_globals.get("__file__")
+            if made_in is None:
+                raise ValueError(f"{self.name}: a run names SHIMS, and the Repo has no module "
+                                 "to find its shim folder beside; pass shims=")
+            object.__setattr__(self, "shims", str(Path(made_in).parent / "shims"
+                                                  / Path(made_in).stem))
+        for stage, run in zip(("cpu", "single_gpu", "multi_gpu"), runs, strict=True):
+            if run is not None:
+                object.__setattr__(self, stage, run.shims_at(str(self.shims)))
 
     def stage(self, tier: str) -> Run | None:
         """The run of tier c1, c3 or c4."""

@@ -17,12 +17,9 @@ so the argv names the results there (TOKENS). The third_party/Matcha-TTS submodu
 (it is on PYTHONPATH).
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, CompatVariant, Repo, Run, hf_asset
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
-
-#: Our rewrite of the official shim (the prepare step's YAML and list), mounted read-only.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our rewrite of the official shim (the prepare step's YAML and list), mounted read-only.
 
 #: The files the official prepare step generated under {assets}, as our setup writes them.
 CONFIG = "{out}/inspiremusic_benchmark.yaml"
@@ -114,7 +111,7 @@ repo = Repo(
             "epoch, no accumulation, relaxed length filters, paths pointing at the downloaded "
             "model) and a one-row parquet list; both stages use these generated files."
         ),
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=(
             "CUDA_VISIBLE_DEVICES comes from GPU_ID (default 0). Our setup writes, from the "
             "raw copies {assets}/model/inspiremusic.yaml and "
@@ -160,6 +157,6 @@ repo = Repo(
             "The flow model is trained to keep the checkpoint small. Our setup writes the same "
             "three files as in the single-GPU stage."
         ),
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
 )

@@ -14,9 +14,8 @@ benchmark_assets/assets.json; ours gets them as arguments. There is no repositor
 so the runs declare no entrypoint.
 """
 
-from pathlib import Path
-
 from pytest_reb import (
+    SHIMS,
     Asset,
     C2Variant,
     CompatVariant,
@@ -27,8 +26,7 @@ from pytest_reb import (
     self_launching,
 )
 
-#: Our rewrite of the official inline driver, mounted read-only at {repo}/benchmark_scripts.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our rewrite of the official inline driver, mounted read-only at {repo}/benchmark_scripts.
 
 
 def driver(tensor_parallel_size: int) -> list[str]:
@@ -102,7 +100,7 @@ repo = Repo(
             "printing the text. Ours: generate_one_token.py with the model folder and prompts file "
             "as arguments, tensor_parallel_size 1."
         ),
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     multi_gpu=self_launching(
         ["{python}", *driver(2)],
@@ -116,7 +114,7 @@ repo = Repo(
             "CUDA_VISIBLE_DEVICES (SCIMLOPSBENCH_MULTI_GPU_VISIBLE_DEVICES, default 0,1) is "
             "applied. Ours: generate_one_token.py with tensor_parallel_size 2."
         ),
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     skip={"cpu": "repo_not_supported"},
 )

@@ -15,12 +15,9 @@ shims/tokenize_alpaca.py keeps the first 64 records and runs that same tool unde
 python into {out}/alpaca_tokenized, then shims/make_config.py writes the config naming it.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, CompatVariant, Repo, Run
 
-from pytest_reb import Asset, CompatVariant, Repo, Run
-
-#: Our rewrite of the official shim (the generated minimal_config.py), mounted read-only.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our rewrite of the official shim (the generated minimal_config.py), mounted read-only.
 
 
 #: The official prepare's post-processing, as a setup step: the first 64 Alpaca records
@@ -106,7 +103,7 @@ repo = Repo(
             "checkpoint saving off, tensorboard on, train/valid folders and tokenizer path "
             "pointing at the prepared assets."
         ),
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=(
             "Master port override SCIMLOPSBENCH_SINGLE_GPU_PORT. InternEvo reads the "
             "tensorboard_folder env var. Our setup first tokenises the Alpaca sample as the "
@@ -143,7 +140,7 @@ repo = Repo(
             "device count >= max(2, nproc). Our setup tokenises the sample as in the single-GPU "
             "stage and writes the config with job name scimlopsbench_multi_gpu."
         ),
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     skip={"cpu": "repo_not_supported"},
 )

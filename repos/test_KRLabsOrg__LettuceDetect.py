@@ -17,12 +17,9 @@ prepare, keeps the first two train samples as one train and one dev sample marke
 {out}/ragbench_min.json, next to an empty {out}/ragtruth_empty.json; the run reads those two.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
-from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
-
-#: Our setup script that turns the raw RAGTruth files into the two files the stages read.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our setup script that turns the raw RAGTruth files into the two files the stages read.
 
 #: How this module spells what the reference argv leaves to run time: the prepared files live in
 #: the stage's {out}, written there by the setup step.
@@ -102,7 +99,7 @@ repo = Repo(
         entrypoint="scripts/train.py",
         expect_log=["Starting training on cpu"],
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=(
             "After exit 0 the probe rewrites the result to failure unless the log contains "
             "'Starting training on cpu'." + SETUP_NOTE
@@ -115,7 +112,7 @@ repo = Repo(
         entrypoint="scripts/train.py",
         expect_log=["Starting training on cuda"],
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=(
             "After exit 0 the probe rewrites the result to failure unless the log contains "
             "'Starting training on cuda'." + SETUP_NOTE

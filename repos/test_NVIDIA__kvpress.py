@@ -27,13 +27,10 @@ WordNet under {assets}/cache/xdg/nltk_data, which our sitecustomize.py puts on n
 found there).
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, CompatVariant, Repo, Run, hf_asset
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
-
-#: Our support files (fraction.py: the one-sample fraction; sitecustomize.py: LooGLE from the
-#: prepared hub files), mounted read-only at {repo}/benchmark_scripts.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our support files (fraction.py: the one-sample fraction; sitecustomize.py: LooGLE from the
+# prepared hub files), mounted read-only at {repo}/benchmark_scripts.
 
 #: How a note of an asset the official prepare did not fetch begins (repos/README.md): the
 #: official stage downloaded it at run time, with the network; ours has none.
@@ -148,7 +145,7 @@ repo = Repo(
             "by prepare and stored in manifest.json." + FRACTION_NOTE
         ),
         setup=FRACTION,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     single_gpu=Run(
         [*ONE_SAMPLE, "--device", "cuda:0", *OUTPUT],
@@ -157,7 +154,7 @@ repo = Repo(
         entrypoint="evaluation/evaluate.py",
         note="<fraction> as in the CPU stage." + FRACTION_NOTE,
         setup=FRACTION,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     multi_gpu=Run(
         [*ONE_SAMPLE, "--device", "auto", *OUTPUT],
@@ -173,6 +170,6 @@ repo = Repo(
             "python." + FRACTION_NOTE
         ),
         setup=FRACTION,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
 )

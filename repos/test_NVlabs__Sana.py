@@ -17,12 +17,9 @@ prepared model folder, which is also the shortest name the official probe picked
 (Sana_600M_1024px.pth sorts before Sana_600M_1024px_MultiLing.pth).
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, CompatVariant, Repo, Run, hf_asset
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
-
-#: Our rewrite of the official helpers (patch_train_config.py, ensure_null_embed.py).
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our rewrite of the official helpers (patch_train_config.py, ensure_null_embed.py).
 
 #: The prepared checkpoint: the first sorted checkpoints/*.pth ('X.pth' sorts before 'X_*.pth',
 #: so this is the shortest name the official probe chose).
@@ -129,7 +126,7 @@ repo = Repo(
         launcher="torchrun",
         entrypoint="train_scripts/train.py",
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         shim=(
             "Two harness helpers run first: one copies "
             "configs/sana_config/1024ms/Sana_600M_img1024.yaml to {out}/config_patched.yaml, "
@@ -159,7 +156,7 @@ repo = Repo(
         min_gpus=2,
         entrypoint="train_scripts/train.py",
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         shim="Same patched config and null-embedding helpers as the single-GPU stage.",
         note=(
             "The chain starts with an inline torch.cuda.device_count()>=2 check (&&). Overrides: "

@@ -21,12 +21,9 @@ vocab.txt), and the datasets.name that reaches it: F5 only finds a set as
 f5tts_minimal becomes a relative path to {out}, read at run time from {out}/f5tts_dataset_name.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
-from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
-
-#: Our setup script that builds C4's training set from the prepared wav.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our setup script that builds C4's training set from the prepared wav.
 
 #: How this module spells what the reference argv leaves to run time: the training set's name,
 #: relative to F5's data folder, is the one the setup step wrote (it leads to {out}).
@@ -129,7 +126,7 @@ repo = Repo(
         timeout=600,
         entrypoint="src/f5_tts/infer/infer_cli.py",
         setup=VOCOS_CACHE,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=(
             "ref/gen texts are read from the prepared text files. The cache variables, WANDB "
             "settings and PYTHONPATH are defaults the probe's runner adds when not already set. "
@@ -143,7 +140,7 @@ repo = Repo(
         timeout=600,
         entrypoint="src/f5_tts/infer/infer_cli.py",
         setup=VOCOS_CACHE,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=VOCOS_NOTE.strip(),
     ),
     multi_gpu=Run(
@@ -178,7 +175,7 @@ repo = Repo(
             "{python}", "{shims}/make_train_set.py",
             "--wav", "{assets}/dataset/infer_minimal/ref_audio.wav", "--out", "{out}",
         ]],
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=(
             "datasets.name is relative so that F5's data path resolution lands on "
             "{assets}/dataset/f5tts_minimal_pinyin. hydra.run.dir and ckpts.save_dir are written "

@@ -16,12 +16,9 @@ shims/test_ZhengYinan_AIR__Diffusion_Planner/make_sample.py, writes the same two
 {out}/dataset, which --train_set and --train_set_list name instead.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, Synthetic, hf_asset
 
-from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, Synthetic, hf_asset
-
-#: Our setup script (make_sample.py), mounted read-only at {repo}/benchmark_scripts.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our setup script (make_sample.py), mounted read-only at {repo}/benchmark_scripts.
 
 #: How this module spells what the reference argv leaves to prepare: the sample is made by
 #: the stage's setup step into {out}/dataset.
@@ -109,7 +106,7 @@ repo = Repo(
             "assertion with one epoch." + MADE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     single_gpu=Run(
         [
@@ -125,7 +122,7 @@ repo = Repo(
         entrypoint="train_predictor.py",
         note="Same import pre-check (timm, tensorboard, wandb)." + MADE,
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     multi_gpu=Run(
         [
@@ -150,6 +147,6 @@ repo = Repo(
             "counts devices with torch under the report python." + MADE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
 )

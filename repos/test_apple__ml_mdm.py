@@ -17,12 +17,9 @@ writes the same two files into {out}/ml_mdm_dummy from the repository's own inde
 paths to the prepared tar, and the run reads that file list.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, CompatVariant, Repo, Run, hf_asset, torchrun
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset, torchrun
-
-#: Our setup script that writes the tar index and file list the stages read.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our setup script that writes the tar index and file list the stages read.
 
 #: How this module spells what the reference argv leaves to run time: the file list is the one
 #: the setup step wrote into {out}.
@@ -113,7 +110,7 @@ repo = Repo(
             "success and the file list and model folder exist." + SETUP_NOTE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     single_gpu=torchrun(
         *ONE_STEP,
@@ -127,7 +124,7 @@ repo = Repo(
             "(insufficient_hardware). Same prepare-success requirement." + SETUP_NOTE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     multi_gpu=torchrun(
         *ONE_STEP,
@@ -142,6 +139,6 @@ repo = Repo(
             "devices." + SETUP_NOTE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
 )

@@ -17,12 +17,9 @@ the download's images/, masks/, normals/ folders or its zip archives), in
 {out}/sapiens_toy_dataset_min1, which the run's dataset_train.data_root names.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
-from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
-
-#: Our setup script that cuts the downloaded toy dataset down to its one-sample copy.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our setup script that cuts the downloaded toy dataset down to its one-sample copy.
 
 #: How this module spells what the reference argv leaves to run time: the one-sample dataset is
 #: the copy the setup step wrote into {out}.
@@ -120,7 +117,7 @@ repo = Repo(
             "SCIMLOPSBENCH_CPU_TIMEOUT_SEC." + SETUP_NOTE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     single_gpu=Run(
         ["{python}", *TRAIN, "--work-dir", "{out}/work_dir", *CFG_OPTIONS],
@@ -131,7 +128,7 @@ repo = Repo(
         note="Runner flag --min-gpus 1 checks the GPU count under the report python first."
              + SETUP_NOTE,
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     multi_gpu=Run(
         [
@@ -153,6 +150,6 @@ repo = Repo(
             "SCIMLOPSBENCH_MULTI_GPU_MASTER_PORT (29500). Runner flag --min-gpus 2." + SETUP_NOTE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
 )

@@ -14,12 +14,9 @@ under test. Network: the bert-base-uncased tokenizer files from the Hugging Face
 JIT-compiles kernels on the first run.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, CompatVariant, Repo, Synthetic, hf_asset, pytest_node
 
-from pytest_reb import Asset, CompatVariant, Repo, Synthetic, hf_asset, pytest_node
-
-#: Our rewrite of the collection half of the official driver.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our rewrite of the collection half of the official driver.
 
 #: How this module spells what the reference argv leaves to run time: the whole node id is the
 #: one the setup step collected.
@@ -88,7 +85,7 @@ repo = Repo(
         timeout=600,
         entrypoint="examples/model_bert_test.py",
         setup=[["{python}", "{shims}/first_bert_node.py", "{out}/bert_node"]],
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         shim=(
             "Before the run the probe pip-installs pytest into the report python if it is missing. "
             "A generated driver ({out}/_single_gpu_impl.py) first runs '{python} -m pytest "

@@ -16,12 +16,9 @@ the official prepare made of it, its first row as a csv with the single column '
 {out}/prompts.csv, which the run's --dataset.data-path names.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
-from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
-
-#: Our setup script that writes the one-prompt csv.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our setup script that writes the one-prompt csv.
 
 #: How this module spells what the reference argv leaves to run time: the prompt csv is the one
 #: the setup step wrote into {out}.
@@ -113,7 +110,7 @@ repo = Repo(
             "CSV still counts this stage." + SETUP_NOTE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     single_gpu=Run(
         [
@@ -129,7 +126,7 @@ repo = Repo(
         entrypoint="scripts/diffusion/inference.py",
         note="Memory-heavy: needs a large GPU." + SETUP_NOTE,
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     multi_gpu=Run(
         [
@@ -151,6 +148,6 @@ repo = Repo(
             "under the report python." + SETUP_NOTE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
 )

@@ -18,12 +18,9 @@ stages took from it only the model_name 'wan', which is in argv, and an LD_LIBRA
 that the prepare step always left empty.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
-from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
-
-#: Our setup script that writes the dataset config.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our setup script that writes the dataset config.
 
 #: How this module spells what the reference argv leaves to run time: the dataset config is the
 #: one the setup step wrote into {out}.
@@ -135,7 +132,7 @@ repo = Repo(
             "the run starts." + SETUP_NOTE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     multi_gpu=Run(
         [
@@ -162,6 +159,6 @@ repo = Repo(
             + SETUP_NOTE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
 )

@@ -14,12 +14,9 @@ official C4 stage generated in {out}; vim_patch.py holds the shared patches. Not
 network: the assets are a repository image and a generated config, and no stage reads them.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, Synthetic
 
-from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, Synthetic
-
-#: Our rewrites of the official drivers, mounted read-only at {repo}/benchmark_scripts.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our rewrites of the official drivers, mounted read-only at {repo}/benchmark_scripts.
 
 #: How this module spells what the reference argv leaves to run time: the inline drivers become
 #: run_example.py, the launcher and worker generated in {out} become our files in {shims}.
@@ -88,7 +85,7 @@ repo = Repo(
             "process_direction with an equivalent that skips the huge debug prints, then executes "
             "example.py."
         ),
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note="run_example.py --device cpu is the inline driver (vim_patch.py: the patches).",
     ),
     single_gpu=Run(
@@ -101,7 +98,7 @@ repo = Repo(
             "Same inline patching driver as the CPU stage, with cuda as the default device; exits "
             "1 if torch reports no CUDA."
         ),
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=(
             "run_example.py --device cuda: exit 1 without CUDA, torch.cuda.set_device(0), default "
             "device cuda, the same patches, example.py."
@@ -122,7 +119,7 @@ repo = Repo(
             "applies the same VisionEncoderMambaBlock patches and runs example.py (independent per "
             "rank, no collective)."
         ),
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=(
             "Devices override SCIMLOPSBENCH_MULTI_GPU_DEVICES; nproc = number of ids. "
             "Our multi_gpu_impl.py (the launcher, NPROC and WORKER from the env) and "

@@ -16,13 +16,10 @@ torchrun launches, REPLICA_GROUP_ID 0 and 1, ports 29600 and 29601) started toge
 that one lighthouse; both must exit 0. The Rust extension is built with maturin.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Helper, Repo, Run
 
-from pytest_reb import Asset, C2Variant, CompatVariant, Helper, Repo, Run
-
-#: Our rewrite of the official shims (sitecustomize.py: the budget; lighthouse.py: the helper),
-#: mounted read-only at {repo}/benchmark_scripts.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our rewrite of the official shims (sitecustomize.py: the budget; lighthouse.py: the helper),
+# mounted read-only at {repo}/benchmark_scripts.
 
 #: How this module spells what the reference argv leaves to run time: the lighthouse address is
 #: exported by the Helper below, so the variable is not part of the stage env.
@@ -142,7 +139,7 @@ repo = Repo(
             "(Gloo)."
         ),
         helpers=[LIGHTHOUSE],
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     single_gpu=Run(
         [*TORCHRUN, "--master_port", "29502", "{repo}/train_ddp.py"],
@@ -170,7 +167,7 @@ repo = Repo(
             "a missing GPU fails the stage there."
         ),
         helpers=[LIGHTHOUSE],
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     multi_gpu=Run(
         [*TORCHRUN, "--master_port", "29600", "{repo}/train_ddp.py"],
@@ -189,7 +186,7 @@ repo = Repo(
                 timeout=1200,
                 launcher="orchestrated",
                 entrypoint="train_ddp.py",
-                shim_dir=SHIM_DIR,
+                shim_dir=SHIMS,
                 note=(
                     "Replica group 1, started together with replica group 0; it gets the "
                     "TORCHFT_LIGHTHOUSE of the stage's one lighthouse."
@@ -209,7 +206,7 @@ repo = Repo(
             "workers inherit the launcher's verdict instead of counting one GPU."
         ),
         helpers=[LIGHTHOUSE],
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     c0_official_counts_none=(
         "its bundle's name regex is over-escaped (a raw string in a quoted heredoc) and matches"

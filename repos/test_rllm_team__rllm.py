@@ -17,12 +17,9 @@ names {out}/dataset. --reb-prepare downloads the zips from the server's tasks/<t
 keeps the declared (official cache) names.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, CompatVariant, Repo, Run, hf_asset
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
-
-#: Our setup script (relf1_cache.py), mounted read-only at {repo}/benchmark_scripts.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our setup script (relf1_cache.py), mounted read-only at {repo}/benchmark_scripts.
 
 #: How this module spells what the reference argv leaves to run time.
 TOKENS = {"{assets}/dataset": ["{out}/dataset"]}
@@ -109,7 +106,7 @@ repo = Repo(
             "size 1 for the other tasks." + MADE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     single_gpu=Run(
         ARGV,
@@ -117,7 +114,7 @@ repo = Repo(
         timeout=600,
         entrypoint="examples/rdl.py",
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=MADE.lstrip(),
     ),
     multi_gpu=None,  # C4 does not apply: not_applicable

@@ -21,12 +21,9 @@ from configs/qwen2.5-7b-eagle3.json and the target model's AutoConfig, into
 {out}/draft_config.json, which --draft-model-config names.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, CompatVariant, Repo, Run, Synthetic, hf_asset
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, Synthetic, hf_asset
-
-#: Our setup script (prepare_sharegpt.py), mounted read-only at {repo}/benchmark_scripts.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our setup script (prepare_sharegpt.py), mounted read-only at {repo}/benchmark_scripts.
 
 #: How this module spells what the reference argv leaves to run time.
 TOKENS = {"{assets}/dataset/sharegpt_train.jsonl": ["{out}/sharegpt_train.jsonl"],
@@ -134,7 +131,7 @@ repo = Repo(
             "resolved snapshot)." + MADE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     multi_gpu=Run(
         ["{python}", "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
@@ -151,7 +148,7 @@ repo = Repo(
             "report python." + MADE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     skip={"cpu": "repo_not_supported"},
 )

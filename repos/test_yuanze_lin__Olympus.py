@@ -15,12 +15,9 @@ Prepare downloads Olympus.json raw (to {assets}/dataset/Olympus.json); a setup s
 (first example, image field removed, at most two turns), which --data_path then names.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, deepspeed, hf_asset
 
-from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, deepspeed, hf_asset
-
-#: Our setup script (minimal_train.py), mounted read-only at {repo}/benchmark_scripts.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our setup script (minimal_train.py), mounted read-only at {repo}/benchmark_scripts.
 
 #: How this module spells what the reference argv leaves to run time.
 TOKENS = {"{assets}/dataset/minimal_train.json": ["{out}/minimal_train.json"]}
@@ -133,7 +130,7 @@ repo = Repo(
         timeout=600,
         entrypoint="mipha/train/train.py",
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=(
             "HF_HOME and the other HF/torch caches are set as repo-relative paths in the official "
             "probe." + MADE
@@ -151,7 +148,7 @@ repo = Repo(
         min_gpus=1,
         entrypoint="mipha/train/train.py",
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note="Pre-check: torch GPU count >= 1 under the report python." + MADE,
     ),
     multi_gpu=deepspeed(
@@ -171,6 +168,6 @@ repo = Repo(
             "ids in SCIMLOPSBENCH_MULTI_GPU_DEVICES (0,1)." + MADE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
 )

@@ -5,13 +5,10 @@ the recorder's lines read back per tier.  Nothing here is timed."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-import vs_official as bench  # bench/ is not a package
+import vs_official as bench  # bench/ is on the suite's pythonpath
 
 
 def test_stages_start_at_their_headers_in_each_bundles_spelling() -> None:

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hostile.forgeries import FD_FORGER, MEMMOVE_FORGER
+from support.forgeries import FD_FORGER, MEMMOVE_FORGER
 from support.watched import watched
 
 from pytest_reb import witness

@@ -6,41 +6,16 @@ the framework in a child process and judge its exit status.  ``--reb-compat``
 must pass C2 where the repository's own check passes it, and the official
 validators (C5) read the block that check writes, so both are derived here
 from the same evidence, our probe's output and exit status, by the variant the
-repository's ``repos/`` module states (``Repo.c2_compat``).  This module
-imports nothing of the spec so that ``spec`` can re-export ``C2Variant``.
+repository's ``repos/`` module states (``Repo.c2_compat``, a ``spec.C2Variant``).
 ``tools/compat_c2_differential.py`` checks every statement against its script.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-
-@dataclass(frozen=True)
-class C2Variant:
-    """How a repository's official cuda check departs from the majority; defaults are it.
-
-    ``no_device``: what ``is_available()`` true with ``device_count()`` 0
-    (a patched answer on a CPU build) means: ``passes`` (the majority trusts
-    it), ``fails`` (the check also wants a device: the block as printed, the
-    stage failed), ``unavailable`` (the check writes ``cuda_available:
-    false``).  ``failed_exit``: a probe that printed its answer and then
-    exited non-zero: ``ignored`` (the check ran in-process and had written
-    its results first), ``fails`` (it judges a child's exit status: the block
-    as printed, the stage failed), ``unavailable`` (it discards the child's
-    output: ``false`` and 0), ``nulls`` (it writes both as ``null``).
-    ``no_framework``: the block when no framework imports: ``false`` (false
-    and 0), ``absent`` (neither key), ``null`` (both ``null``).
-    """
-
-    no_device: Literal["passes", "fails", "unavailable"] = "passes"
-    failed_exit: Literal["ignored", "fails", "unavailable", "nulls"] = "ignored"
-    no_framework: Literal["false", "absent", "null"] = "false"
-
-
-#: The majority of the official cuda checks; a repository that states no variant is judged so.
-C2_MAJORITY = C2Variant()
+from pytest_reb.spec import C2_MAJORITY, C2Variant
 
 
 @dataclass(frozen=True)

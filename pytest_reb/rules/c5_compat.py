@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pytest_reb.outcome import official_stage
-from pytest_reb.pyramid.c5_observe import (
+from pytest_reb.rules.c5_evidence import (
     OFFICIAL_TORCH_CODE,
     OFFICIAL_VERSION_CODE,
     Invocation,

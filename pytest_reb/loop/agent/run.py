@@ -326,25 +326,6 @@ def _append(path: Path, row: Mapping[str, Any]) -> None:
         os.fsync(fh.fileno())
 
 
-def agent_timed_out(image: str | None) -> bool:
-    """Whether ``image`` is the commit of an agent run that ran past its budget.
-
-    Read from the image's labels (its metadata, never its files); no image (a testinfra
-    target), or an engine that does not answer, is not.
-    """
-    if not image:
-        return False
-    try:
-        import docker
-
-        attrs = docker.from_env().api.inspect_image(image)
-    except Exception:
-        return False
-    found = ((attrs.get("Config") or {}).get("Labels") or {}).get(
-        f"{commit.ENV_LABEL}timed-out")
-    return found == "true"
-
-
 def load_runs(paths: Sequence[Path]) -> list[AgentRun]:
     """The records of ``agent_runs.jsonl`` files (or folders holding one)."""
     runs: list[AgentRun] = []

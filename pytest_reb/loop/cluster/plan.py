@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_reb.outcome import TIERS
+from pytest_reb.outcome import TIERS, pair_key
 from pytest_reb.runs.matrix import MatrixError, TargetSpec, load_matrix
 from pytest_reb.runs.shards import shard_keys
 from pytest_reb.spec import Repo, Run, repo_of
@@ -48,7 +48,7 @@ class Pair:
     @property
     def key(self) -> str:
         """The plugin's pair key (``plugin.pytest_collection_modifyitems``)."""
-        return f"{self.repo.name}|{self.target.id}"
+        return pair_key(self.repo.name, self.target.id)
 
 
 @dataclass(frozen=True)

@@ -31,13 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from support.imagebuild import ensure_image
-
 from pytest_reb.loop.demo.images import ENV_DIR, ENV_PYTHON, REPO_DIR, REPORT_PATH
 from pytest_reb.loop.images import CACHE_DIR
-
-from . import bounds
-from .forgeries import (
+from support import bounds
+from support.forgeries import (
     BYTES_PATH_FORGER,
     EDIT_AT_START,
     EXIT_AT_IMPORT,
@@ -51,6 +48,7 @@ from .forgeries import (
     SHADOW_AT_START,
     VERSION_LIAR,
 )
+from support.imagebuild import ensure_image
 
 SITE = f"{ENV_DIR}/lib/python3.11/site-packages"
 SYSTEM_SITECUSTOMIZE = "/etc/python3.11/sitecustomize.py"
