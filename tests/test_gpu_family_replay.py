@@ -6,7 +6,7 @@ uses, written for no rule) and on the two attacks of ``tests/gpu/attacks.py``,
 through ``--reb-host=local://`` on a lent H100/H200; ``tests/gpu/keep_records.py``
 kept the verdicts and the GPU evidence in ``tests/data/gpu/family.json``
 (docs/gpu.md).  Here the recorded evidence goes through the decision again:
-the context holders and the GPU's counters through ``gpu_work``, so a later
+the context holders and the GPU's counters through ``gpu_problem``, so a later
 change of that rule that would fail an honest workload fails here, without a
 GPU; and every workload of the family must have a record.
 """
@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from pytest_reb.rules.gpu_rules import gpu_work
+from pytest_reb.rules.entrypoint_stage import GpuNeed, gpu_problem
 from pytest_reb.targets import ExecResult
 
 sys.path.insert(0, str(Path(__file__).parent / "gpu"))
@@ -38,11 +38,11 @@ HONEST = [pytest.param(n, marks=pytest.mark.xfail(reason=RERUN[n], strict=True))
 
 
 def replayed(o: dict[str, Any]) -> tuple[str, str] | None:
-    """What ``gpu_work(1)`` makes of the recorded holders and counters."""
+    """What ``gpu_problem`` makes of the recorded holders and counters."""
     ev = o["evidence"]
     compute = {k: v for k, v in ev["gpu_compute"].items() if k != "sm_active_min_ms"}
     holders = {int(pid): gpus for pid, gpus in ev["gpu_holders"].items()}
-    return gpu_work(1)(ExecResult(["x"], 0, "", "", 1.0, gpu_holders=holders,
+    return gpu_problem(GpuNeed(1), ExecResult(["x"], 0, "", "", 1.0, gpu_holders=holders,
                                   gpu_compute=compute,
                                   gpu_evidence_channel=ev.get("gpu_evidence_channel", "")))
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from pytest_reb.rules.gpu_rules import gpu_work
+from pytest_reb.rules.entrypoint_stage import GpuNeed, gpu_problem
 from pytest_reb.targets import ExecResult
 
 ROWS = {r["repo"]: r for r in json.loads(
@@ -65,7 +65,7 @@ def test_a_c3_pass_replays_through_the_gpu_rule(repo: str) -> None:
     ev = o["evidence"]
     compute = {k: v for k, v in ev["gpu_compute"].items() if k != "sm_active_min_ms"}
     holders = {int(p): g for p, g in ev["gpu_holders"].items()}
-    assert gpu_work(1)(ExecResult(["x"], 0, "", "", 1.0, gpu_holders=holders,
+    assert gpu_problem(GpuNeed(1), ExecResult(["x"], 0, "", "", 1.0, gpu_holders=holders,
                                   gpu_compute=compute,
                                   gpu_evidence_channel=ev["gpu_evidence_channel"])) is None
 
