@@ -100,15 +100,26 @@ static void launches_end(void);
 static void lookups_ready(void);
 static void program_class(void);
 static void launches_into_state(void);
+static int code_is_own(PyObject *code);
+static void identity_exec(PyObject *args);
+static int caller_is_own(void);
+static int verifying;
 /* What the host reads from this process's memory while it is stopped for it.  Layout v1,
  * mirrored by pytest_reb/witness/observe.py: fields are only ever appended, ``size`` says
  * how many bytes this build has, so a newer host reads an older library and the reverse. */
-#define REB_STATE_VERSION 2
+#define REB_STATE_VERSION 3
 #define REB_STOP_REACH 1
 #define REB_STOP_FINISH 2
+#define REB_STOP_LAUNCH 3 /* its first GPU launch from the checkout's code */
 #define REB_HOW_FINALISED 1 /* interpreter finalisation, no frame: the main program ended */
 #define REB_HOW_EXIT 2      /* _exit() whose innermost Python frame is the checkout's code */
 #define REB_HOW_PROGRAM 3   /* a program that is not Python ended through exit() / _exit() */
+#define REB_HOW_EXIT_OTHER 4 /* _exit() from code that is not the checkout's: an end, no finish */
+/* Whose code a process's main program is (version 3): what makes its work the run's. */
+#define REB_MAIN_CHECKOUT 1 /* a file of the checkout, or a module that resolves to one */
+#define REB_MAIN_COMMAND 2  /* a -c command: the host's own only if its text is the host's */
+#define REB_MAIN_BOOT 3     /* multiprocessing's own bootstrap (spawn, forkserver, tracker) */
+#define REB_MAIN_OTHER 4    /* anything else: a launcher, a tool, a file outside the checkout */
 struct reb_witness_state {
     char magic[16];   /* "reb-witness" */
     uint32_t version; /* REB_STATE_VERSION */
@@ -128,6 +139,11 @@ struct reb_witness_state {
     uint64_t launches_own;   /* from the entrypoint's code path */
     uint64_t launches_other; /* from anywhere else */
     char launch_other[512];  /* where the first other one came from */
+    /* version 3: lineage, so that the host reads the run's descendants as the entrypoint's */
+    int32_t parent;      /* the parent when the main program began (the kernel's getppid) */
+    int32_t forked_from; /* a fork's: the process it is a copy of; 0: it began its own */
+    uint32_t main;       /* REB_MAIN_* */
+    uint32_t reserved;
 };
 /* A page of its own, read-only but while the witness writes it: a write from Python
  * (ctypes.memmove) faults, and the host checks at each stop that the page is read-only.
@@ -273,11 +289,12 @@ static void stop_for_host(uint32_t why) {
     state_writable(0);
 }
 
-/* Whether a finish of this process can count: it began the main program itself, and reached
- * the entrypoint (or the run names none). */
-static int finish_counts(void) {
-    return stop_at_finish && S.pid == (int32_t)getpid() &&
-           (S.reached || n_entries == 0);
+/* Whether this process stops for the host at its end: it runs a main program of the run (it
+ * began one, or is a fork of one that did).  Every such process is read, not only the one that
+ * reached the entrypoint: a launcher's child that runs the training is the run's work, and its
+ * launches are read at its end; the host decides what each end and count is worth. */
+static int end_counts(void) {
+    return stop_at_finish && S.pid == (int32_t)getpid() && S.started;
 }
 
 /* An address given to ctypes that lies in this library (the state, its settings). */
@@ -437,13 +454,17 @@ static void reach(const char *path) {
     }
 }
 
-/* The file of the code object an exec event runs, when that file is the entrypoint. */
+/* The entrypoint's code runs: the code an exec event runs is the checkout's own (what the
+ * entrypoint file compiles to, reb_witness_identity.c) and its file is the entrypoint. */
 static void exec_event(PyObject *args) {
-    PyObject *file;
+    PyObject *file, *code;
     const char *name;
     if (!args || PyTuple_Size(args) < 1 || !PyObject_GetAttrString || !Py_DecRef)
         return;
-    file = PyObject_GetAttrString(PyTuple_GetItem(args, 0), "co_filename");
+    code = PyTuple_GetItem(args, 0);
+    if (!code_is_own(code))
+        return;
+    file = PyObject_GetAttrString(code, "co_filename");
     if (!file) {
         PyErr_Clear();
         return;
@@ -456,12 +477,85 @@ static void exec_event(PyObject *args) {
     Py_DecRef(file);
 }
 
+/* A resolved path in the checkout, not in an environment kept inside it (a venv's packages). */
+static int in_checkout(const char *real) {
+    size_t n = strlen(root);
+    return n && !strncmp(real, root, n) && real[n] == '/' && !strstr(real + n, "-packages/");
+}
+
+/* ``dir``/``name`` (a module's dotted name as a path) + ``tail``, resolved, in the checkout. */
+static int module_in_checkout(const char *dir, const char *name, const char *tail) {
+    char path[PATH_MAX], real[PATH_MAX];
+    int n = snprintf(path, sizeof path, "%s/%s%s", dir, name, tail);
+    if (n <= 0 || n >= (int)sizeof path)
+        return 0;
+    for (char *p = path + strlen(dir) + 1; *p && p < path + n - strlen(tail); p++)
+        if (*p == '.')
+            *p = '/';
+    return realpath(path, real) && in_checkout(real);
+}
+
+/* Whose code a main program is: a checkout file run as a script or a module (from the working
+ * folder, Python's first path entry for -m, or the checkout and its src/), multiprocessing's
+ * own bootstrap commands (what a spawned or forkserver worker runs), another command, or
+ * anything else.  The host reads it with the start; a bootstrap's work counts only where its
+ * parent's does, a command's only where its text is the host's own. */
+static uint32_t main_class(const char *how, const char *arg, const char *real) {
+    static const char *const boot[] = {
+        "from multiprocessing.spawn import spawn_main; spawn_main(",
+        "from multiprocessing.forkserver import main; main(",
+        "from multiprocessing.resource_tracker import main;main(", NULL};
+    char cwd[PATH_MAX], src[PATH_MAX + 8];
+    size_t n = arg ? strlen(arg) : 0;
+    if (n && arg[n - 1] == '\n')
+        n--; /* the interpreter runs a command with a newline added */
+    if (!strcmp(how, "run_file"))
+        return real[0] && in_checkout(real) ? REB_MAIN_CHECKOUT : REB_MAIN_OTHER;
+    if (!strcmp(how, "run_command")) {
+        for (int i = 0; arg && boot[i]; i++)
+            if (!strncmp(arg, boot[i], strlen(boot[i])) && arg[n - 1] == ')' &&
+                memchr(arg, '\n', n) == NULL && !strchr(arg + strlen(boot[i]), ';'))
+                return REB_MAIN_BOOT;
+        return REB_MAIN_COMMAND;
+    }
+    if (!arg || !*arg || strchr(arg, '/') || !root[0])
+        return REB_MAIN_OTHER;
+    snprintf(src, sizeof src, "%s/src", root);
+    if (getcwd(cwd, sizeof cwd) &&
+        (module_in_checkout(cwd, arg, ".py") || module_in_checkout(cwd, arg, "/__main__.py")))
+        return REB_MAIN_CHECKOUT;
+    return module_in_checkout(root, arg, ".py") || module_in_checkout(root, arg, "/__main__.py") ||
+                   module_in_checkout(src, arg, ".py") ||
+                   module_in_checkout(src, arg, "/__main__.py")
+               ? REB_MAIN_CHECKOUT
+               : REB_MAIN_OTHER;
+}
+
+/* In a forked child (fork(), not vfork: only fork runs these handlers): a copy of a process of
+ * the run, with a state of its own from here on, read by the host at its own end. */
+static void forked(void) {
+    if (!S.started)
+        return launches_forked();
+    state_writable(1);
+    S.forked_from = S.pid;
+    S.pid = (int32_t)getpid();
+    S.stop = 0;
+    S.stops = 0;
+    S.how = 0;
+    S.status = 0;
+    state_writable(0);
+    finished = 0;
+    launches_forked();
+}
+
 static int hook(const char *event, PyObject *args, void *unused) {
     char text[PATH_MAX * 2 + 8];
     char real[PATH_MAX];
     char cwd[PATH_MAX];
     const char *arg;
     (void)unused;
+    if (verifying)
+        return 0; /* the witness's own compile of a checkout file */
     if (event[0] == 'c' && strncmp(event, "cpython.", 8) == 0) {
         const char *what = event + 8;
         if (!strcmp(what, "_PySys_ClearAuditHooks")) {
@@ -472,7 +566,7 @@ static int hook(const char *event, PyObject *args, void *unused) {
                 if (S.pid == (int32_t)getpid())
                     S.how = REB_HOW_FINALISED;
                 state_writable(0);
-                if (finish_counts())
+                if (end_counts())
                     stop_for_host(REB_STOP_FINISH);
             }
             return 0;
@@ -491,24 +585,25 @@ static int hook(const char *event, PyObject *args, void *unused) {
                 real[0] = 0;
             snprintf(text, sizeof text, "file\t%s\t%s\t%s", arg ? arg : "", cwd, real);
         } else {
-            snprintf(text, sizeof text, "%s\t%.200s", what + 4, arg ? arg : "");
+            snprintf(text, sizeof text, "%s\t%s", what + 4, arg ? arg : "");
         }
         for (char *p = text; *p; p++)
             if (*p == '\n' || *p == '\r')
                 *p = ' ';
         started = 1;
         record("start", text);
-        attribution_start(what);
         state_writable(1);
         S.pid = (int32_t)getpid();
+        S.parent = (int32_t)getppid();
         S.started = 1;
+        S.main = main_class(what, arg, strcmp(what, "run_file") ? "" : real);
         keep(S.start, sizeof S.start, text);
         state_writable(0);
-        if (arg && !strcmp(what, "run_file") && is_entry(arg))
-            reach(arg);
-        return 0;
+        attribution_start(what);
+        return 0; /* the main file's code is admitted, and reached, at its exec event */
     }
     if (!strcmp(event, "exec")) {
+        identity_exec(args);
         if (started && !reached)
             exec_event(args);
         attribution_event(event, args);
@@ -639,18 +734,16 @@ __attribute__((constructor)) static void reb_witness_init(void) {
     }
     if (PySys_AddAuditHook(hook, NULL) == 0)
         record("py", "");
-    pthread_atfork(NULL, NULL, launches_forked);
+    pthread_atfork(NULL, NULL, forked);
     lookups_ready();
 }
 
 /* os._exit() at the end of a program is an honest way to finish when the checkout's own code
- * calls it; from anywhere else (an import hook in site-packages ending the run inside the
+ * (a code object it compiles to, not one that names it) calls it; from anywhere else (an import hook in site-packages ending the run inside the
  * entrypoint's ``import torch``) it is recorded with the caller's file, and is no finish. */
 void _exit(int status) {
     char text[PATH_MAX + 48];
     char file[PATH_MAX];
-    char real[PATH_MAX];
-    size_t n = strlen(root);
     if (S.pid != (int32_t)getpid()) {
         /* a child that did not begin the main program: a fork's copy of our memory, or a
          * vfork child that *shares* it (subprocess's child whose exec failed leaves by
@@ -665,7 +758,7 @@ void _exit(int status) {
         finished = 1;
         if (!caller_file(file, sizeof file))
             snprintf(text, sizeof text, "%d from native code", status);
-        else if (n && realpath(file, real) && !strncmp(real, root, n) && real[n] == '/') {
+        else if (caller_is_own()) {
             snprintf(text, sizeof text, "%d", status);
             if (S.pid == (int32_t)getpid()) {
                 state_writable(1);
@@ -679,8 +772,14 @@ void _exit(int status) {
             snprintf(head, sizeof head, "%d from", status);
             one_line(text, sizeof text, head, file);
         }
+        if (S.how != REB_HOW_EXIT) {
+            state_writable(1);
+            S.how = REB_HOW_EXIT_OTHER;
+            S.status = status;
+            state_writable(0);
+        }
         record("exit", text);
-        if (S.how == REB_HOW_EXIT && finish_counts())
+        if (end_counts())
             stop_for_host(REB_STOP_FINISH);
     }
     syscall(SYS_exit_group, status);
@@ -688,5 +787,6 @@ void _exit(int status) {
     }
 }
 
-/* GPU launch attribution: reb_witness_gpu.c, in this same compilation unit. */
+/* Which code is the checkout's, and GPU launch attribution: in this same compilation unit. */
+#include "reb_witness_identity.c"
 #include "reb_witness_gpu.c"
