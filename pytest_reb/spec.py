@@ -429,6 +429,13 @@ class CompatVariant:
     c2_meta_unobserved: bool = False  # a cuda stage failed on its report observed nothing
     gpu_default: int | None = None  # the count taken when none was observed (a dict default)
     gpu_needs_cuda_ok: bool = False  # the count is judged only when the cuda stage succeeded
+    # a gpu_count claim is judged only beside a cuda stage: its file (whatever count was
+    # then taken), or a block that gave the count itself; the count still serves ddp
+    gpu_needs_stage: Literal[False, "file", "block"] = False
+    # with no cuda stage (file, or one skipped), cuda_available from the validator's own
+    # torch probe ("probe"); or, where the stage gave no cuda_available or no count, both
+    # from that probe ("probe_pair")
+    cuda_fallback: Literal["none", "probe", "probe_pair"] = "none"
     # ... or failed of one of these (also for ``cuda_from="observed_if_success"``)
     cuda_valid_failures: frozenset[str] = frozenset()
     ddp_claim: Literal["true", "truthy"] = "true"  # ``is True``, or ``bool()`` of a present key
@@ -442,8 +449,8 @@ class CompatVariant:
         """The official torch questions this validator reads (``plain``, ``json``): the others
         are not asked, since each costs an ``import torch`` in the target."""
         asked = {self.torch_probe}
-        if self.gpu_from != "stage":
-            asked.add("json")  # the device count read from the JSON probe
+        if self.gpu_from != "stage" or self.cuda_fallback != "none":
+            asked.add("json")  # the device count (or CUDA) read from the JSON probe
         return frozenset(asked)
 
 

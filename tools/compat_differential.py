@@ -408,7 +408,8 @@ def run_official(args: argparse.Namespace) -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory(prefix="reb-compat-diff-") as tmp:
         work = Path(tmp)
         interp = build_interpreters(work)
-        todo = list(cases(bundles, args.cases, args.seed, interp))
+        todo = list(cases(bundles, args.cases, args.seed, interp,
+                          {b: load_repo(b).c2_compat for b in bundles}))
         chunks = [todo[i::args.workers] for i in range(args.workers)]
         with ProcessPoolExecutor(args.workers) as pool:
             rows = [r for part in pool.map(run_chunk, [(c, tmp, str(args.official))

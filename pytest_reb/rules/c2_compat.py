@@ -6,15 +6,40 @@ the framework in a child process and judge its exit status.  ``--reb-compat``
 must pass C2 where the repository's own check passes it, and the official
 validators (C5) read the block that check writes, so both are derived here
 from the same evidence, our probe's output and exit status, by the variant the
-repository's ``repos/`` module states (``Repo.c2_compat``).  This module
-imports nothing of the spec so that ``spec`` can re-export ``C2Variant``.
-``tools/compat_c2_differential.py`` checks every statement against its script.
+repository's ``repos/`` module states (``Repo.c2_compat``).
+
+When the interpreter gave no answer at all (no ``python_path``, no such file,
+not runnable, a timeout, a crash, nothing or no JSON printed) each official
+stage, as its ``run_all.sh`` runs it, leaves its own record: no
+``results.json`` (the check itself died, or ran under that interpreter), or a
+failure of some category with the block ``false``/``0``, an empty block, no
+block, or nulls.  The variant states that record per ``Situation``.  This
+module imports nothing of the spec so that ``spec`` can re-export
+``C2Variant``.  ``tools/compat_c2_differential.py`` checks every statement
+against the bundle's ``run_all.sh``.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
+
+#: How a C2 probe ended without printing its answer, as the tier saw it.
+Situation = Literal["no_python", "missing", "not_executable", "directory", "timeout", "crashed",
+                    "failed", "silent", "garbage"]
+SITUATIONS: tuple[Situation, ...] = ("no_python", "missing", "not_executable", "directory",
+                                     "timeout", "crashed", "failed", "silent", "garbage")
+#: The ``observed`` block of an unanswered stage, by its spelling in a record.
+BLOCKS: dict[str, dict[str, Any] | None] = {
+    "false": {"cuda_available": False, "gpu_count": 0},  # the checks' default
+    "null": {"cuda_available": None, "gpu_count": None},
+    "empty": {},  # ``json.loads(stdout or "{}")``: a block without the two keys
+    "none": None,  # no ``observed`` at all
+}
+#: A record: ``"<failure_category>"`` (the block ``false``) or ``"<category>:<block>"``;
+#: None where the official stage leaves no ``results.json``.
+Record = str | None
 
 
 @dataclass(frozen=True)
@@ -32,11 +57,34 @@ class C2Variant:
     output: ``false`` and 0), ``nulls`` (it writes both as ``null``).
     ``no_framework``: the block when no framework imports: ``false`` (false
     and 0), ``absent`` (neither key), ``null`` (both ``null``).
+
+    The remaining fields are the record (``Record``) of each ``Situation``:
+    ``no_python`` (the report names no usable ``python_path``), ``missing``
+    (no such file), ``not_executable`` (a file without the execute bit),
+    ``directory``,
+    ``timeout``, ``crashed`` (killed, nothing printed on either stream),
+    ``failed`` (a non-zero exit that said something on stderr), ``silent``
+    (exit 0, nothing printed), ``garbage`` (exit 0, no JSON answer).
     """
 
     no_device: Literal["passes", "fails", "unavailable"] = "passes"
     failed_exit: Literal["ignored", "fails", "unavailable", "nulls"] = "ignored"
     no_framework: Literal["false", "absent", "null"] = "false"
+    no_python: Record = "missing_report"
+    missing: Record = "runtime"
+    not_executable: Record = "runtime"
+    directory: Record = "runtime"
+    timeout: Record = "timeout"
+    crashed: Record = "runtime"
+    failed: Record = "runtime"
+    silent: Record = "runtime"
+    garbage: Record = "runtime"
+
+    def __post_init__(self) -> None:
+        for name in SITUATIONS:
+            record = getattr(self, name)
+            if record is not None and record.partition(":")[2] not in ("", *BLOCKS):
+                raise ValueError(f"C2Variant.{name}: unknown block in {record!r}")
 
 
 #: The majority of the official cuda checks; a repository that states no variant is judged so.
@@ -47,21 +95,61 @@ C2_MAJORITY = C2Variant()
 class OfficialC2:
     """What the repository's official cuda stage would have made of our probe's evidence.
 
-    ``written`` is False where the official check could not have run at all
-    (the interpreter printed nothing a Python with our probe prints): the
-    official stage then leaves no ``results.json``.
+    ``written`` is False where the official stage leaves no ``results.json``;
+    ``observed`` None where it writes no block; ``category`` the failure
+    category it writes where that is not ours (an unanswered probe).
     """
 
     passed: bool
     observed: dict[str, Any] | None
     written: bool = True
+    category: str | None = None
+
+    def evidence(self) -> dict[str, Any]:
+        """``Outcome.evidence["official_cuda"]``, which the official-layout writer reads."""
+        return {"written": self.written, "observed": self.observed,
+                **({"category": self.category} if self.category else {})}
+
+
+def situation(*, python: bool, exit_code: int | None, timed_out: bool, stdout: str,
+              stderr: str) -> Situation:
+    """How a probe that printed no answer ended (the tier's view of the run).
+
+    A path that could not be started for want of permission is ``not_executable``;
+    the tier asks the target whether it is a ``directory``, which the exec error
+    does not say."""
+    if not python:
+        return "no_python"
+    if timed_out:
+        return "timeout"
+    if exit_code in (126, 127) and re.search(r"cannot start|exec failed|OCI runtime", stderr):
+        if re.search(r"no such file", stderr, re.I):
+            return "missing"
+        return "not_executable"
+    if exit_code not in (0, None):
+        return "failed" if stderr.strip() or stdout.strip() else "crashed"
+    return "garbage" if stdout.strip() else "silent"
+
+
+def unanswered(how: Situation, variant: C2Variant = C2_MAJORITY) -> OfficialC2:
+    """The official stage of a probe that gave no answer: always a failure, if written."""
+    record = getattr(variant, how)
+    if record is None:
+        return OfficialC2(False, None, written=False)
+    category, _, block = record.partition(":")
+    observed = BLOCKS[block or "false"]
+    return OfficialC2(False, dict(observed) if observed is not None else None,
+                      category=category)
 
 
 def official_c2(obs: dict[str, Any] | None, exit_code: int | None,
-                variant: C2Variant = C2_MAJORITY) -> OfficialC2:
-    """The official verdict and block from the probe's JSON line and exit status."""
-    if obs is None:  # no Python ran our probe, so none ran the official check either
-        return OfficialC2(False, None, written=False)
+                variant: C2Variant = C2_MAJORITY, how: Situation = "silent") -> OfficialC2:
+    """The official verdict and block from the probe's JSON line and exit status.
+
+    ``how`` says how a probe with no JSON line (``obs`` None) ended.
+    """
+    if obs is None:
+        return unanswered(how, variant)
     block = dict(obs)  # the probe's block, where the official one differs overridden
     if obs.get("framework") == "none":  # the probe's own exit 3 says only this
         if variant.no_framework == "absent":
