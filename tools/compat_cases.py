@@ -39,6 +39,7 @@ class Torch:
     broken: bool = False  # ``import torch`` raises
     cuda_build: str | None = "12.4"  # ``torch.version.cuda``; None: a CPU build, no ``.cuda()``
     exit_after: int | None = None  # the process exits so at the end (whatever it printed)
+    on_import: str | None = None  # ``abort``: the import kills the process; ``hang``: never returns
 
 
 #: name -> stand-in torch (None: no torch installed).
@@ -96,6 +97,10 @@ def torch_source(t: Torch) -> str:
     """``torch/__init__.py`` of a stand-in: what the official probes and pytest-reb's ask."""
     if t.broken:
         return "raise ImportError('libtorch_cuda.so: cannot open shared object file')\n"
+    if t.on_import == "abort":
+        return "import os\nos.abort()\n"
+    if t.on_import == "hang":
+        return "import time\ntime.sleep(10 ** 6)\n"
     tail = (f"import atexit, os\natexit.register(os._exit, {t.exit_after})\n"
             if t.exit_after is not None else "")
     return (f"__version__ = {t.version!r}\n"

@@ -68,9 +68,10 @@ def write_layout(root: Path, outcomes: list[Outcome], *, run_id: str, mode: str,
     for (repo, target, baseline), tiers in sorted(jobs.items()):
         commit = commits.get(repo, "")
         folder = root / "jobs" / job_id(run_id, repo, commit, baseline, target)
-        written = {STAGES[t]: stage_results(o, mode) for t, o in tiers.items() if t in STAGES}
+        written = {STAGES[t]: stage_results(o, mode) for t, o in tiers.items()
+                   if t in STAGES and not (mode == "compat" and _after_a_hang(t, tiers))}
         stages = {stage: data for stage, data in written.items() if data is not None}
-        if "c5" in tiers:
+        if "c5" in tiers and "hallucination" in written:
             stages["env_size"] = env_size_results(tiers["c5"])
         for stage, data in stages.items():
             _write_json(folder / "benchmark" / "build_output" / stage / "results.json", data)
@@ -82,6 +83,14 @@ def write_layout(root: Path, outcomes: list[Outcome], *, run_id: str, mode: str,
         folders.append(folder)
     _merge_categories(root / CATEGORIES_CSV, jobs, commits)
     return folders
+
+
+def _after_a_hang(tier: str, tiers: Mapping[str, Outcome]) -> bool:
+    """Whether the official run would never reach this stage: its cuda check never ends
+    (``compat_c2``'s ``hang``), so ``run_all.sh`` stops there at the harness's timeout."""
+    c2 = tiers.get("c2")
+    cuda = c2.evidence.get("official_cuda") if c2 is not None else None
+    return tier in ("c3", "c4", "c5") and isinstance(cuda, dict) and bool(cuda.get("hangs"))
 
 
 def stage_results(o: Outcome, mode: str) -> dict[str, Any] | None:

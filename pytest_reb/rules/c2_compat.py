@@ -37,9 +37,13 @@ BLOCKS: dict[str, dict[str, Any] | None] = {
     "empty": {},  # ``json.loads(stdout or "{}")``: a block without the two keys
     "none": None,  # no ``observed`` at all
 }
-#: A record: ``"<failure_category>"`` (the block ``false``) or ``"<category>:<block>"``;
-#: None where the official stage leaves no ``results.json``.
+#: A record: ``"<failure_category>"`` (the block ``false``) or ``"<category>:<block>"``,
+#: the category ``success`` for a stage that passed; None where the official stage leaves
+#: no ``results.json``; ``"hang"`` where it never ends (the check imports torch in its own
+#: process, with no timeout), so the official run stops at its global timeout before any
+#: later stage, its validator included.
 Record = str | None
+HANG = "hang"
 
 
 @dataclass(frozen=True)
@@ -70,20 +74,20 @@ class C2Variant:
     no_device: Literal["passes", "fails", "unavailable"] = "passes"
     failed_exit: Literal["ignored", "fails", "unavailable", "nulls"] = "ignored"
     no_framework: Literal["false", "absent", "null"] = "false"
-    no_python: Record = "missing_report"
-    missing: Record = "runtime"
-    not_executable: Record = "runtime"
-    directory: Record = "runtime"
-    timeout: Record = "timeout"
-    crashed: Record = "runtime"
-    failed: Record = "runtime"
-    silent: Record = "runtime"
-    garbage: Record = "runtime"
+    no_python: Record = "runtime"
+    missing: Record = None
+    not_executable: Record = None
+    directory: Record = None
+    timeout: Record = "hang"
+    crashed: Record = None
+    failed: Record = None
+    silent: Record = None
+    garbage: Record = None
 
     def __post_init__(self) -> None:
         for name in SITUATIONS:
             record = getattr(self, name)
-            if record is not None and record.partition(":")[2] not in ("", *BLOCKS):
+            if record not in (None, HANG) and record.partition(":")[2] not in ("", *BLOCKS):
                 raise ValueError(f"C2Variant.{name}: unknown block in {record!r}")
 
 
@@ -95,7 +99,8 @@ C2_MAJORITY = C2Variant()
 class OfficialC2:
     """What the repository's official cuda stage would have made of our probe's evidence.
 
-    ``written`` is False where the official stage leaves no ``results.json``;
+    ``written`` is False where the official stage leaves no ``results.json``,
+    ``hangs`` True where it never ends (``HANG``);
     ``observed`` None where it writes no block; ``category`` the failure
     category it writes where that is not ours (an unanswered probe).
     """
@@ -104,11 +109,13 @@ class OfficialC2:
     observed: dict[str, Any] | None
     written: bool = True
     category: str | None = None
+    hangs: bool = False
 
     def evidence(self) -> dict[str, Any]:
         """``Outcome.evidence["official_cuda"]``, which the official-layout writer reads."""
         return {"written": self.written, "observed": self.observed,
-                **({"category": self.category} if self.category else {})}
+                **({"category": self.category} if self.category else {}),
+                **({"hangs": True} if self.hangs else {})}
 
 
 def situation(*, python: bool, exit_code: int | None, timed_out: bool, stdout: str,
@@ -132,14 +139,17 @@ def situation(*, python: bool, exit_code: int | None, timed_out: bool, stdout: s
 
 
 def unanswered(how: Situation, variant: C2Variant = C2_MAJORITY) -> OfficialC2:
-    """The official stage of a probe that gave no answer: always a failure, if written."""
+    """The official stage of a probe that gave no answer (a failure, but where the record's
+    category is ``success``: two checks pass on an empty answer)."""
     record = getattr(variant, how)
-    if record is None:
-        return OfficialC2(False, None, written=False)
+    if record is None or record == HANG:
+        return OfficialC2(False, None, written=False, hangs=record == HANG)
     category, _, block = record.partition(":")
     observed = BLOCKS[block or "false"]
-    return OfficialC2(False, dict(observed) if observed is not None else None,
-                      category=category)
+    observed = dict(observed) if observed is not None else None
+    if category == "success":
+        return OfficialC2(True, observed)
+    return OfficialC2(False, observed, category=category)
 
 
 def official_c2(obs: dict[str, Any] | None, exit_code: int | None,
