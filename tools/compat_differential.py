@@ -84,7 +84,15 @@ def outcome(tier: str, fields: Mapping[str, Any]) -> Outcome:
 
 
 def official(case: Case, checkout: Path, report: Path) -> dict[str, Any]:
-    """Run the bundle's validator on the case; its counts and verdict as M5 reads them."""
+    """Run the bundle's validator on the case; its counts and verdict as M5 reads them.
+
+    Where the bundle's cuda check never ends on this interpreter (``compat_c2``'s
+    ``hang``, read from its ``run_all.sh`` by ``compat_c2_differential``), the
+    official run stops there and its validator never runs: nothing is counted.
+    """
+    cuda = case.stages.get("c2", {}).get("evidence", {}).get("official_cuda", {})
+    if cuda.get("hangs"):
+        return {"crashed": True, "rc": None, **dict.fromkeys(KINDS, 0), "passed": False}
     out = checkout / "build_output"
     shutil.rmtree(out, ignore_errors=True)
     for tier, fields in case.stages.items():
