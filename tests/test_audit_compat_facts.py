@@ -59,7 +59,7 @@ def test_the_torch_question_is_read_from_the_release(bundle: str) -> None:
 def test_the_question_shape_reader() -> None:
     """The reader tells a JSON answer from a plain one, a snippet from a one-liner."""
     plain = 'run([py, "-c", "import torch; print(torch.__version__)"])\nprint(json.dumps(x))\n'
-    one_line_json = "code = \"import json,torch; print(json.dumps({'version': torch.__version__}))\""
+    one_line_json = "c = \"import json,torch; print(json.dumps({'v': torch.__version__}))\""
     snippet = 'probe = r"""\nimport json\ntry:\n  import torch\n  ok = 1\nexcept: pass\n' \
               'print(json.dumps(out))\n"""\nprint("import torch")\n'
     assert torch_question(plain) == "plain"
