@@ -38,7 +38,7 @@ repo = Repo(
         crashed="runtime:empty", failed="runtime:empty", silent="runtime:empty",
         garbage="invalid_json:empty"),
     # CUDA is bool() of the cuda stage's observed value, whatever the stage's status
-    c5_compat=CompatVariant(cuda_from="observed_bool",
+    c5_compat=CompatVariant(torch_compare_empty=True, cuda_from="observed_bool",
         gpu_observed_coerce=True),
     imports_total=104,  # the C0 denominator
     domain="LLM serving infrastructure (KV-cache offload/sharing layer)",

@@ -51,7 +51,7 @@ repo = Repo(
         timeout="timeout:empty", crashed="runtime:empty", failed="runtime:empty",
         silent="success:empty", garbage="success:empty"),
     c5_compat=CompatVariant(version_claim="string", version_strip=True, torch_strip=True,
-        cuda_from="observed"),
+        torch_compare_empty=True, cuda_from="observed"),
     imports_total=24,  # the C0 denominator
     domain="vision backbone (AIM) attentive-probe evaluation",
     assets=[

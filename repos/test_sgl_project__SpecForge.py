@@ -87,7 +87,7 @@ repo = Repo(
         crashed="runtime:empty", failed="runtime:empty", silent="runtime:empty",
         garbage="runtime"),
     c5_compat=CompatVariant(torch_needs_version=False, torch_needs_file=True,
-        version_claim="string",
+        version_claim="string", torch_compare_empty=True,
         cuda_from="observed", gpu_observed_coerce=True),
     imports_total=52,  # the C0 denominator
     domain="LLM speculative-decoding draft-model training (EAGLE-3 for SGLang)",

@@ -97,7 +97,8 @@ repo = Repo(
     c5_compat=CompatVariant(strip_path=True, path_text=True, runs_missing="version",
         noexec_path_weight=2, torch_needs_version=False,
         version_claim="text_null", version_strip=True, torch_claim="text_null", torch_strip=True,
-        cuda_claim="truthy", gpu_count_coerce=True, gpu_observed_coerce=True),
+        torch_compare_empty=True, cuda_claim="truthy", gpu_count_coerce=True,
+        gpu_observed_coerce=True),
     imports_total=44,  # the C0 denominator
     domain="multimodal LLM (vision-language task router on Mipha/LLaVA-style training code)",
     assets=[
