@@ -436,6 +436,9 @@ class CompatVariant:
     # torch probe ("probe"); or, where the stage gave no cuda_available or no count, both
     # from that probe ("probe_pair")
     cuda_fallback: Literal["none", "probe", "probe_pair"] = "none"
+    # a cuda stage written without an ``observed`` block: no observation ("unobserved"), or
+    # CUDA as the stage's exit status and the count 0 ("status_zero")
+    no_block: Literal["unobserved", "status_zero"] = "unobserved"
     # ... or failed of one of these (also for ``cuda_from="observed_if_success"``)
     cuda_valid_failures: frozenset[str] = frozenset()
     ddp_claim: Literal["true", "truthy"] = "true"  # ``is True``, or ``bool()`` of a present key

@@ -50,7 +50,7 @@ repo = Repo(
         directory_crash=True,
         torch_needs_version=False, version_claim="truthy", torch_claim="truthy",
         torch_import="always", cuda_from="observed_bool", gpu_observed_coerce=True,
-        gpu_null_zero=True, ddp_without_count=True),
+        gpu_null_zero=True, ddp_without_count=True, no_block="status_zero"),
     imports_total=4,  # the C0 denominator
     domain="vision Mamba model code, random-init forward pass",
     assets=[

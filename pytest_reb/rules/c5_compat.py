@@ -275,10 +275,10 @@ class Compat(Rules):
                     self.find("capability", "cuda_available", True, False,
                               "cuda_available_overclaim", "this repository's validator asks "
                               "torch itself where the cuda stage gave no answer")
-            elif not staged:
+            elif c2 is None or not staged:
                 self.unsure("cuda_available", "cuda_available_overclaim", "C2 did not run")
-            elif _cuda_unavailable(c2, v.cuda_from, v.cuda_valid_failures):  # type: ignore[arg-type]
-                assert c2 is not None
+            elif _cuda_unavailable(c2, "status" if self.blockless(c2) else v.cuda_from,
+                                   v.cuda_valid_failures):
                 self.find("capability", "cuda_available", True, False,
                           "cuda_available_overclaim",
                           f"the cuda stage (official rule: is_available()) {c2['status']}: "
@@ -337,9 +337,16 @@ class Compat(Rules):
         count = info.get("gpu_count")
         return bool(info.get("cuda_available")), count if isinstance(count, int) else None
 
+    def blockless(self, c2: Mapping[str, Any] | None) -> bool:
+        """A cuda stage without a block, which this validator reads by its exit status."""
+        return self.variant.no_block == "status_zero" and c2 is not None \
+            and c2["status"] != "skipped" and not isinstance(c2.get("observed"), dict)
+
     def stage_count(self, c2: Mapping[str, Any] | None) -> int | None:
         """The device count the cuda stage's block gives, read as this validator reads it."""
         v = self.variant
+        if self.blockless(c2):
+            return 0
         if c2 is None or v.gpu_from == "probe" or (
                 v.gpu_needs_cuda_ok and not _observes(c2, v.cuda_valid_failures)):
             return None
