@@ -21,8 +21,9 @@ repo = Repo(
         crashed="insufficient_hardware", failed="insufficient_hardware",
         silent="insufficient_hardware", garbage="insufficient_hardware"),
     c5_compat=CompatVariant(silent_python_ok=False, torch_import="always", torch_probe="json",
-        capabilities_need_python=True, gpu_from="stage_or_probe", gpu_null_zero=True,
-        gpu_needs_stage="block"),  # the count judged only from a cuda block that gave one
+        # every capability is judged only beside a cuda block that gave both values
+        capabilities_need_python=True, cuda_from="observed_bool", gpu_null_zero=True,
+        gpu_needs_stage="block"),
     imports_total=16,  # the C0 denominator
     domain="image generation: training-free diffusion acceleration (diffusers pipelines)",
     assets=[
