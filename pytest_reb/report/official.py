@@ -12,9 +12,14 @@ not run is not written (the official aggregation then counts it as
 ``missing``, a failure, as it would its own); a C0 without a count writes the
 repository's import total but no missing count (officially that is 0 missing
 over the whole total), and an environment size that was not measured writes
-no size (officially 22 bundles wrote 0).  The cuda stage always carries its
-``observed`` block, as the official one does, since the official C5
-validators judge ``cuda_available`` and ``gpu_count`` from it.
+no size (officially 22 bundles wrote 0).  The official C5 validators judge
+``cuda_available`` and ``gpu_count`` from the cuda stage's ``observed`` block,
+so in compat the cuda stage is what the repository's own check, run by its
+``run_all.sh``, leaves (``rules.c2_compat``): its block, or, where our probe got
+no answer from the interpreter, that bundle's record: no file, a failure of
+its category with its block or none, or a stage that never ends, after which
+no later stage is written (the official run stops there).  Strict writes our
+probe's block.
 """
 
 from __future__ import annotations
