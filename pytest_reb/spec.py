@@ -426,6 +426,7 @@ class CompatVariant:
     # ("numbers"), of a string of digits only ("digits")
     gpu_observed_coerce: Literal[False, True, "numbers", "digits"] = False
     gpu_null_zero: bool = False  # ``int(count or 0)``: a null count the stage wrote is 0
+    gpu_absent_zero: bool = False  # ``.get("gpu_count", 0)``: a stage's block without it is 0
     c2_meta_unobserved: bool = False  # a cuda stage failed on its report observed nothing
     gpu_default: int | None = None  # the count taken when none was observed (a dict default)
     gpu_needs_cuda_ok: bool = False  # the count is judged only when the cuda stage succeeded

@@ -49,7 +49,7 @@ repo = Repo(
         crashed="runtime", failed="runtime", silent="runtime:empty", garbage="runtime"),
     # the device count is int() of the cuda stage's, never the interpreter's
     c5_compat=CompatVariant(compare_empty_observed=True, torch_import="always",
-        gpu_observed_coerce=True, ddp_without_count=True),
+        gpu_observed_coerce=True, gpu_absent_zero=True, ddp_without_count=True),
     imports_total=81,  # the C0 denominator
     domain="vision: self-supervised pretraining / distillation library (Lightning-based CLI)",
     assets=[

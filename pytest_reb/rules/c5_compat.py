@@ -352,6 +352,8 @@ class Compat(Rules):
             return None
         observed = c2.get("observed")
         value = observed.get("gpu_count") if isinstance(observed, dict) else None
+        if v.gpu_absent_zero and not (isinstance(observed, dict) and "gpu_count" in observed):
+            value = 0
         if v.gpu_null_zero and isinstance(observed, dict) and "gpu_count" in observed:
             value = value or 0
         if v.gpu_observed_coerce and not isinstance(value, int):
