@@ -30,6 +30,7 @@ CASES: list[tuple[str, C2Variant, Any, int | None, bool, Any]] = [
     ("failed_exit_fails", C2Variant(failed_exit="fails"), CU2, 1, False, (True, 2)),
     ("failed_exit_unavailable", C2Variant(failed_exit="unavailable"), CU2, 1, False, (False, 0)),
     ("failed_exit_nulls", C2Variant(failed_exit="nulls"), CU2, 1, False, (None, None)),
+    ("failed_exit_empty", C2Variant(failed_exit="empty"), CU2, 1, False, ("absent",) * 2),
     ("no_framework_false", C2Variant(), NONE, 3, False, (False, 0)),
     ("no_framework_null", C2Variant(no_framework="null"), NONE, 3, False, (None, None)),
     ("no_framework_absent", C2Variant(no_framework="absent"), NONE, 3, False, ("absent",) * 2),

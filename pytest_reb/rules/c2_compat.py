@@ -58,7 +58,8 @@ class C2Variant:
     exited non-zero: ``ignored`` (the check ran in-process and had written
     its results first), ``fails`` (it judges a child's exit status: the block
     as printed, the stage failed), ``unavailable`` (it discards the child's
-    output: ``false`` and 0), ``nulls`` (it writes both as ``null``).
+    output: ``false`` and 0), ``nulls`` (it writes both as ``null``), ``empty``
+    (it raises on the exit status and writes the empty block it started with).
     ``no_framework``: the block when no framework imports: ``false`` (false
     and 0), ``absent`` (neither key), ``null`` (both ``null``).
 
@@ -72,7 +73,7 @@ class C2Variant:
     """
 
     no_device: Literal["passes", "fails", "unavailable"] = "passes"
-    failed_exit: Literal["ignored", "fails", "unavailable", "nulls"] = "ignored"
+    failed_exit: Literal["ignored", "fails", "unavailable", "nulls", "empty"] = "ignored"
     no_framework: Literal["false", "absent", "null"] = "false"
     no_python: Record = "runtime"
     missing: Record = None
@@ -174,6 +175,8 @@ def official_c2(obs: dict[str, Any] | None, exit_code: int | None,
             block |= {"cuda_available": False, "gpu_count": 0}
         elif variant.failed_exit == "nulls":
             block |= {"cuda_available": None, "gpu_count": None}
+        elif variant.failed_exit == "empty":
+            block = {}
     count = obs.get("gpu_count")
     if passed and isinstance(count, int) and count < 1 and variant.no_device != "passes":
         passed = False
