@@ -75,9 +75,10 @@ def judge(obs: dict[str, Any] | None, holder_problem: str | None) -> tuple[bool,
 def probe(ctx: Context) -> Outcome:
     """Run the probe under the report's interpreter in the GPU profile."""
     if ctx.python is None:
-        o = ctx.outcome("c2", category="missing_report", strict=False, compat=False,
+        record = unanswered("no_python", ctx.repo.c2_compat)  # the bundle's own check's
+        o = ctx.outcome("c2", category="missing_report", strict=False, compat=record.passed,
                         message=ctx.report.message)
-        o.evidence = {"official_cuda": unanswered("no_python", ctx.repo.c2_compat).evidence()}
+        o.evidence = {"official_cuda": record.evidence()}
         return ctx.verdict(o)
     with ctx.leases.hold(len(ctx.target.gpus)) as gpus:  # it must see every GPU to count them
         res = ctx.target.exec([ctx.python, ctx.target.tool(PROBE)], timeout=TIMEOUT,
