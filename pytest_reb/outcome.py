@@ -214,9 +214,10 @@ def official_stage(o: Outcome, *, official: bool = False) -> dict[str, Any] | No
     the audit judges exactly what the official validators would read from our
     layout.  ``official`` (compat) writes the cuda stage as the repository's
     own check would have (``evidence["official_cuda"]``, ``compat_c2``): its
-    block, or None where it could not have run and so wrote no file.
-    Otherwise the cuda stage has our probe's ``observed`` block, and a failed
-    probe that gave none the official default.
+    block (none where it writes none) and, for a probe that gave no answer, its
+    failure category; or None where it wrote no file.  Otherwise the cuda
+    stage has our probe's ``observed`` block, and a failed probe that gave
+    none the official default.
     """
     cuda = o.evidence.get("official_cuda") if o.tier == "c2" else None
     if official and isinstance(cuda, dict) and not cuda.get("written", True):
@@ -224,9 +225,13 @@ def official_stage(o: Outcome, *, official: bool = False) -> dict[str, Any] | No
     status = {"passed": "success", "skipped": "skipped"}.get(o.status, "failure")
     view: dict[str, Any] = {"status": status, "exit_code": 0 if status != "failure" else 1,
                             "failure_category": o.category if status != "success" else None}
-    if o.tier == "c2":
-        observed = cuda.get("observed") if official and isinstance(cuda, dict) \
-            else o.evidence.get("observed")
+    if o.tier == "c2" and official and isinstance(cuda, dict):
+        if isinstance(cuda.get("observed"), dict):
+            view["observed"] = cuda["observed"]
+        if status == "failure" and cuda.get("category"):
+            view["failure_category"] = cuda["category"]
+    elif o.tier == "c2":
+        observed = o.evidence.get("observed")
         if isinstance(observed, dict):
             view["observed"] = observed
         elif status == "failure":

@@ -20,6 +20,8 @@ from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from pytest_reb.variants import C2_MAJORITY, MAJORITY, C2Variant, CompatVariant
+
 #: Where the official harness put the checkout and the agent's report.
 OFFICIAL_REPO_DIR = "/data/project/repo"
 OFFICIAL_REPORT_PATH = "/opt/scimlopsbench/report.json"
@@ -351,142 +353,6 @@ def hf_asset(name: str, repo_id: str, *, dest: str, kind: AssetKind = "model",
 
 
 # --------------------------------------------------------------------------- the repository
-
-
-#: How an official validator reads a version claim (see ``CompatVariant``).
-ClaimText = Literal["nonempty", "string", "truthy", "text", "text_any", "text_null"]
-
-
-@dataclass(frozen=True)
-class CompatVariant:
-    """How a repository's official C5 validator departs from the majority algorithm.
-
-    The 44 official validators were written one by one (reference §8.2), so
-    ``--reb-compat`` must judge each report by its own repository's rules;
-    they are stated here, in the module, not in a table in the package.  The
-    defaults are the majority.  ``tools/compat_differential.py`` checks every
-    bundle's statement against its official script.
-
-    A claim is read as: ``nonempty`` (a non-empty string), ``string`` (any
-    string, ``""`` too), ``truthy`` (``str()`` of a value that is not falsy,
-    so ``3`` is ``"3"`` and ``0`` no claim), ``text`` (``str()`` of any
-    non-null value that is not blank), ``text_any`` (``str()`` of any non-null
-    value, ``""`` too) or ``text_null`` (``str()`` of anything, so ``null`` is
-    the text ``"None"``).  ``torch_import``: when a failed ``import torch``
-    counts: ``if_claimed`` (the claim as read), ``always`` (even for
-    ``torch_version: null``), ``if_nonblank`` (a string that is not blank),
-    ``if_not_null`` (any value but ``null``, ``""`` too), ``never``.
-    ``cuda_from``: what says CUDA is unavailable: ``status`` (the cuda stage
-    failed or its observed block says false), ``observed`` (only the observed
-    block), ``observed_bool`` (``bool()`` of the block's value: null is false),
-    ``observed_if_success`` (only a stage that succeeded).
-    ``probe_garbage``: what a JSON torch probe that exits 0 without printing a
-    JSON object means: ``failed`` (a failed import), ``item`` (an item of its
-    own, and the torch version is ``""``), ``ignored`` (torch imported, its
-    version unknown).  ``runs_missing``: what the validator still runs when
-    its file check found no ``python_path``: ``no``thing, the ``version``
-    probe, or ``both`` probes; a bare name (``python3``) then runs through
-    ``PATH``, and a path that is nowhere fails to run (one more item).
-    ``ddp_excused``: the ``failure_category`` values of a failed multi_gpu
-    stage after which this validator leaves a ``ddp_expected_ok`` claim unjudged.
-    """
-
-    # the report file
-    missing_report_path: int = 0  # path hallucinations counted for no report file
-    invalid_report_path: int = 0  # ... for a report that is not a JSON object
-    non_object_crash: bool = False  # a JSON array, string or number stops the validator
-    non_object_empty: bool = False  # ... or it is read as ``{}`` (so python_path is missing)
-    empty_report_missing: bool = False  # ``{}`` is taken for no report (``if not report``)
-    # the interpreter
-    strip_path: bool = False
-    path_text: bool = False  # ``str()`` of any python_path value: ``3`` is the path "3"
-    directory_crash: bool = False  # a directory as python_path stops the validator
-    missing_path_weight: int = 1  # how many items a python_path that does not exist adds
-    noexec_path_weight: int = 1  # ... one that is not executable
-    missing_path_stops: bool = False  # no python_path: that item alone, nothing else judged
-    runs_missing: Literal["no", "version", "both"] = "no"
-    silent_python_ok: bool = True  # exit 0 with nothing printed is a usable interpreter
-    silent_python_crash: bool = False  # ... or it stops the validator (an IndexError)
-    torch_needs_version: bool = True  # torch is probed only after the version probe worked
-    torch_needs_file: bool = False  # ... or, where it need not, only for a file (no directory)
-    torch_path_as_written: bool = False  # the torch probe runs python_path unstripped
-    # versions
-    version_claim: ClaimText = "nonempty"
-    compare_empty_observed: bool = False  # a probe that printed nothing is a version, ""
-    version_strip: bool = False
-    torch_claim: ClaimText = "nonempty"
-    torch_strip: bool = False
-    torch_import: Literal["if_claimed", "if_nonblank", "if_not_null", "always", "never"] = \
-        "if_claimed"
-    torch_import_weight: int = 1  # how many items a failed import adds
-    torch_failed_claim_item: bool = False  # ... and one more when torch_version is claimed
-    torch_compare_empty: bool = False  # a torch version probed as "" is compared too
-    # a torch claim with no interpreter to probe is a failure: never, always, or with_path
-    # (only when python_path was a non-empty string: the probe ran and failed)
-    torch_unprobed: Literal["never", "always", "with_path"] = "never"
-    silent_torch_ok: bool = True  # a torch probe that exits 0 printing nothing imported torch
-    torch_probe: Literal["plain", "json"] = "plain"
-    probe_garbage: Literal["failed", "item", "ignored"] = "failed"  # exit 0, no JSON printed
-    # capabilities
-    capabilities_need_python: bool = False  # judged only when the interpreter was usable
-    cuda_from: Literal["status", "observed", "observed_bool", "observed_if_success"] = "status"
-    cuda_claim: Literal["true", "text", "truthy"] = "true"  # also ``"true"``; or anything truthy
-    gpu_count_coerce: bool = False  # ``int()`` of the claim (``"2"``, ``1.0``)
-    gpu_coerce_crash: bool = False  # a claim ``int()`` refuses, beside a count, stops it
-    gpu_from: Literal["stage", "stage_or_probe", "probe_or_stage", "probe"] = "stage"
-    # the cuda stage's count: as is (an int), ``int()`` of it (True), of a float only
-    # ("numbers"), of a string of digits only ("digits")
-    gpu_observed_coerce: Literal[False, True, "numbers", "digits"] = False
-    gpu_null_zero: bool = False  # ``int(count or 0)``: a null count the stage wrote is 0
-    c2_meta_unobserved: bool = False  # a cuda stage failed on its report observed nothing
-    gpu_default: int | None = None  # the count taken when none was observed (a dict default)
-    gpu_needs_cuda_ok: bool = False  # the count is judged only when the cuda stage succeeded
-    # ... or failed of one of these (also for ``cuda_from="observed_if_success"``)
-    cuda_valid_failures: frozenset[str] = frozenset()
-    ddp_claim: Literal["true", "truthy"] = "true"  # ``is True``, or ``bool()`` of a present key
-    ddp_without_count: bool = False  # ddp is judged with no GPU count observed
-    ddp_excused: frozenset[str] = frozenset()
-    ddp_needs_command: bool = False  # a multi_gpu stage that ran no command is no verdict
-    ddp_underclaim: bool = False
-
-    @property
-    def torch_questions(self) -> frozenset[str]:
-        """The official torch questions this validator reads (``plain``, ``json``): the others
-        are not asked, since each costs an ``import torch`` in the target."""
-        asked = {self.torch_probe}
-        if self.gpu_from != "stage":
-            asked.add("json")  # the device count read from the JSON probe
-        return frozenset(asked)
-
-
-#: The majority of the official validators; a repository that states no variant is judged so.
-MAJORITY = CompatVariant()
-
-
-@dataclass(frozen=True)
-class C2Variant:
-    """How a repository's official cuda check departs from the majority; defaults are it.
-
-    ``no_device``: what ``is_available()`` true with ``device_count()`` 0
-    (a patched answer on a CPU build) means: ``passes`` (the majority trusts
-    it), ``fails`` (the check also wants a device: the block as printed, the
-    stage failed), ``unavailable`` (the check writes ``cuda_available:
-    false``).  ``failed_exit``: a probe that printed its answer and then
-    exited non-zero: ``ignored`` (the check ran in-process and had written
-    its results first), ``fails`` (it judges a child's exit status: the block
-    as printed, the stage failed), ``unavailable`` (it discards the child's
-    output: ``false`` and 0), ``nulls`` (it writes both as ``null``).
-    ``no_framework``: the block when no framework imports: ``false`` (false
-    and 0), ``absent`` (neither key), ``null`` (both ``null``).
-    """
-
-    no_device: Literal["passes", "fails", "unavailable"] = "passes"
-    failed_exit: Literal["ignored", "fails", "unavailable", "nulls"] = "ignored"
-    no_framework: Literal["false", "absent", "null"] = "false"
-
-
-#: The majority of the official cuda checks; a repository that states no variant is judged so.
-C2_MAJORITY = C2Variant()
 
 
 #: A run's ``shim_dir`` that names its repository's own shim folder (``Repo.shims``).

@@ -17,7 +17,7 @@ so the argv names the results there (TOKENS). The third_party/Matcha-TTS submodu
 (it is on PYTHONPATH).
 """
 
-from pytest_reb import SHIMS, Asset, CompatVariant, Repo, Run, hf_asset
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
 # Our rewrite of the official shim (the prepare step's YAML and list), mounted read-only.
 
@@ -47,13 +47,16 @@ ENV = {
 repo = Repo(
     "FunAudioLLM/FunMusic",
     commit="0aefb55b58b8df91accdc4aed20c99e44741e0a7",
+    c2_compat=C2Variant(missing="runtime", not_executable="runtime", directory="runtime",
+        timeout="runtime", crashed="runtime", failed="runtime", silent="runtime",
+        garbage="runtime"),
     c5_compat=CompatVariant(missing_report_path=2, invalid_report_path=2, non_object_crash=True,
         # a failed import is an item, and a torch_version claim beside it another
         torch_needs_version=False, torch_needs_file=True,
         version_claim="truthy", torch_claim="truthy",
         torch_import="always",
         torch_failed_claim_item=True, gpu_count_coerce=True, gpu_from="probe_or_stage",
-        gpu_observed_coerce=True, ddp_underclaim=True),
+        gpu_observed_coerce=True, ddp_without_count=True, ddp_underclaim=True),
     imports_total=74,  # the C0 denominator
     domain="audio: text-to-music generation (InspireMusic code)",
     assets=[

@@ -21,7 +21,7 @@ repository file, so that stage declares no entrypoint; the official <site-packag
 spelled {module:funasr.bin.train_ds}, the file the report python imports for that module.
 """
 
-from pytest_reb import SHIMS, Asset, CompatVariant, Http, Repo, Run
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Http, Repo, Run
 
 # Our support file (sitecustomize.py: the prepared ModelScope model returned by id, offline).
 
@@ -65,6 +65,10 @@ ASR = Http(
 repo = Repo(
     "FunAudioLLM/SenseVoice",
     commit="1a90d46cb933ef9e213b7d90292b9301b3e20f40",
+    c2_compat=C2Variant(no_python="missing_report:none", missing="missing_report:none",
+        not_executable="missing_report:none", directory="missing_report:none",
+        timeout="timeout:none", crashed="runtime", failed="runtime", silent="runtime",
+        garbage="runtime"),
     c5_compat=CompatVariant(empty_report_missing=True, version_claim="string",
         # a failed import is an item, and a string torch_version beside it another (that one
         # alone when the interpreter was unusable)

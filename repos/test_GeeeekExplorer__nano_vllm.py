@@ -62,7 +62,10 @@ ENV = {
 repo = Repo(
     "GeeeekExplorer/nano-vllm",
     commit="2f214426530e2841e7d24c73ee0dfa914d62df56",
-    c2_compat=C2Variant(failed_exit="fails"),
+    c2_compat=C2Variant(failed_exit="fails", no_python="missing_report:empty",
+        missing="unknown:empty", not_executable="unknown:empty", directory="unknown:empty",
+        timeout="unknown:empty", crashed="runtime:empty", failed="runtime:empty",
+        silent="insufficient_hardware:empty", garbage="unknown:empty"),
     # python_version is compared only with a version that printed, torch_version with "" too
     c5_compat=CompatVariant(directory_crash=True, torch_compare_empty=True,
         torch_import="always", ddp_without_count=True),

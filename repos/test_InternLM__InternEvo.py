@@ -57,6 +57,8 @@ repo = Repo(
         # torch is probed as plain text (its last line), compared even when it is "";
         # only the device-count fallback is JSON
         torch_compare_empty=True, cuda_from="observed_bool", gpu_from="stage_or_probe",
+        # where the stage gave no CUDA answer or no count, both come from its own probe
+        cuda_fallback="probe_pair",
         gpu_observed_coerce=True),
     imports_total=105,  # the C0 denominator
     domain="LLM pre-training framework (InternLM2)",

@@ -64,7 +64,10 @@ ARGV = [
 repo = Repo(
     "KRLabsOrg/LettuceDetect",
     commit="b302fdb8568f257615d1c4a9d2d2ee69e11c5b72",
-    c2_compat=C2Variant(no_device="unavailable", no_framework="absent"),
+    c2_compat=C2Variant(no_device="unavailable", no_framework="absent",
+        no_python="missing_report:empty", missing="missing_report:empty",
+        not_executable="missing_report:empty", directory="missing_report:empty",
+        timeout="unknown:empty", crashed="unknown:empty"),
     c5_compat=CompatVariant(missing_report_path=1, invalid_report_path=1, strip_path=True,
         version_strip=True, torch_strip=True, torch_import="always", torch_probe="json",
         cuda_from="observed", c2_meta_unobserved=True),

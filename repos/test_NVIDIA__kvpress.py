@@ -27,7 +27,7 @@ WordNet under {assets}/cache/xdg/nltk_data, which our sitecustomize.py puts on n
 found there).
 """
 
-from pytest_reb import SHIMS, Asset, CompatVariant, Repo, Run, hf_asset
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
 # Our support files (fraction.py: the one-sample fraction; sitecustomize.py: LooGLE from the
 # prepared hub files), mounted read-only at {repo}/benchmark_scripts.
@@ -81,7 +81,13 @@ OUTPUT = ["--output_dir", "{out}/eval_output", "--log_level", "INFO", "--data_di
 repo = Repo(
     "NVIDIA/kvpress",
     commit="ef2a1ca5f81bec64a382e5bb66d5a77d4af853f2",
-    c5_compat=CompatVariant(missing_report_path=1, invalid_report_path=1, torch_probe="json"),
+    c2_compat=C2Variant(no_python="missing_report", missing="entrypoint_not_found",
+        not_executable="unknown", directory="unknown", timeout="timeout",
+        crashed="unknown:empty", failed="unknown:empty", silent="unknown:empty",
+        garbage="unknown"),
+    c5_compat=CompatVariant(missing_report_path=1, invalid_report_path=1, torch_probe="json",
+        # with no cuda stage its own torch probe answers for CUDA and the count
+        cuda_fallback="probe", gpu_from="stage_or_probe"),
     imports_total=41,  # the C0 denominator
     domain="LLM KV-cache compression (transformers pipeline)",
     assets=[

@@ -17,7 +17,7 @@ prepared model folder, which is also the shortest name the official probe picked
 (Sana_600M_1024px.pth sorts before Sana_600M_1024px_MultiLing.pth).
 """
 
-from pytest_reb import SHIMS, Asset, CompatVariant, Repo, Run, hf_asset
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
 # Our rewrite of the official helpers (patch_train_config.py, ensure_null_embed.py).
 
@@ -85,6 +85,7 @@ ONE_STEP = [
 repo = Repo(
     "NVlabs/Sana",
     commit="08c656c373ab58991452aa1e3fc912428f32ae9f",
+    c2_compat=C2Variant(no_python="unknown", missing="unknown", not_executable="unknown"),
     c5_compat=CompatVariant(missing_report_path=1, invalid_report_path=2, directory_crash=True,
         torch_needs_version=False, version_claim="truthy", compare_empty_observed=True,
         torch_claim="truthy", torch_import="always", gpu_count_coerce=True,

@@ -65,7 +65,10 @@ repo = Repo(
     # torch is probed for any non-empty path string; a probe printing nothing failed, and
     # it counts for any torch_version but null; a cuda stage that failed on its report
     # (missing_report, invalid_json) observed nothing
-    c2_compat=C2Variant(failed_exit="fails"),
+    c2_compat=C2Variant(failed_exit="fails", no_python="path_hallucination:empty",
+        missing="path_hallucination:empty", not_executable="path_hallucination:empty",
+        directory="runtime", crashed="unknown", failed="unknown", silent="success",
+        garbage="success"),
     c5_compat=CompatVariant(silent_python_ok=False, torch_needs_version=False,
         version_claim="string", compare_empty_observed=True, torch_import="if_not_null",
         torch_unprobed="with_path", silent_torch_ok=False, c2_meta_unobserved=True,

@@ -80,7 +80,10 @@ INFER = [
 repo = Repo(
     "SWivid/F5-TTS",
     commit="27e20fcf39fbce3f187a61d4a3e92065d2d9b947",
-    c2_compat=C2Variant(failed_exit="nulls"),
+    c2_compat=C2Variant(failed_exit="nulls", no_python="missing_report:null",
+        missing="path_hallucination:null", not_executable="path_hallucination:null",
+        directory="path_hallucination:null", timeout="runtime:null", crashed="runtime:null",
+        failed="path_hallucination:null", silent="runtime:null", garbage="runtime:null"),
     # python_version is compared only with a version that printed, torch_version with "" too;
     # a multi_gpu stage with no command is "not actionable", any other failure counts
     c5_compat=CompatVariant(directory_crash=True, version_strip=True, torch_strip=True,

@@ -55,7 +55,10 @@ TINY = [
 repo = Repo(
     "ZhengYinan-AIR/Diffusion-Planner",
     commit="3558eaccee936f177ffbb3fb420540eccd8855e9",
-    c2_compat=C2Variant(no_device="fails", failed_exit="nulls"),
+    c2_compat=C2Variant(no_device="fails", failed_exit="empty",
+        no_python="missing_report:empty", missing="runtime:empty",
+        not_executable="runtime:empty", directory="runtime:empty", crashed="runtime:empty",
+        failed="runtime:empty", silent="runtime", garbage="runtime:empty"),
     c5_compat=CompatVariant(directory_crash=True, silent_python_ok=False, version_strip=True,
         torch_strip=True, torch_import="always", cuda_from="observed",
         gpu_observed_coerce="numbers"),  # an int, or int() of a float

@@ -43,9 +43,12 @@ ATTNPROBE = [
 repo = Repo(
     "apple/ml-aim",
     commit="bd9e06893f3ad68bda56b34ac2158fda2680b7fc",
-    c2_compat=C2Variant(failed_exit="fails"),
+    c2_compat=C2Variant(failed_exit="fails", missing="path_hallucination:empty",
+        not_executable="path_hallucination:empty", directory="path_hallucination:empty",
+        timeout="timeout:empty", crashed="runtime:empty", failed="runtime:empty",
+        silent="success:empty", garbage="success:empty"),
     c5_compat=CompatVariant(version_claim="string", version_strip=True, torch_strip=True,
-        torch_probe="json", cuda_from="observed"),
+        torch_compare_empty=True, cuda_from="observed"),
     imports_total=24,  # the C0 denominator
     domain="vision backbone (AIM) attentive-probe evaluation",
     assets=[

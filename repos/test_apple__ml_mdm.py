@@ -17,7 +17,7 @@ writes the same two files into {out}/ml_mdm_dummy from the repository's own inde
 paths to the prepared tar, and the run reads that file list.
 """
 
-from pytest_reb import SHIMS, Asset, CompatVariant, Repo, Run, hf_asset, torchrun
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, hf_asset, torchrun
 
 # Our setup script that writes the tar index and file list the stages read.
 
@@ -69,6 +69,10 @@ ONE_STEP = [
 repo = Repo(
     "apple/ml-mdm",
     commit="dfa4718be3e327d8f7b46a2ab9f6c1c28e2f3ce0",
+    c2_compat=C2Variant(no_python="missing_report:empty", missing="path_hallucination:empty",
+        not_executable="unknown:empty", directory="unknown:empty", timeout="timeout:empty",
+        crashed="runtime:empty", failed="runtime:empty", silent="runtime:empty",
+        garbage="runtime:empty"),
     # str(python_version or "").strip(); torch from a JSON probe (unreadable output: version
     # ""), any non-null torch_version is compared, stripped, even with ""
     c5_compat=CompatVariant(strip_path=True, version_claim="truthy", version_strip=True,

@@ -20,7 +20,7 @@ once as single-process DataParallel (retry) and that result is final. requiremen
 explicit spec.
 """
 
-from pytest_reb import SHIMS, Asset, CompatVariant, Repo, Retry, Run
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Retry, Run
 
 # Our rewrite of the official shim (the generated KAIR options JSON), mounted read-only.
 
@@ -46,6 +46,9 @@ def make_options(stage: str) -> list[list[str]]:
 repo = Repo(
     "emidan19/deep-tempest",
     commit="096081cc8efeee393561a753b7b5012d130c5757",
+    c2_compat=C2Variant(no_python="deps", missing="deps", not_executable="deps",
+        directory="deps", timeout="timeout", crashed="deps", failed="deps", silent="deps",
+        garbage="deps"),
     c5_compat=CompatVariant(compare_empty_observed=True, torch_import="always",
         cuda_claim="truthy", ddp_claim="truthy", gpu_observed_coerce=True,
         # stage_failure_inconclusive_for_capability

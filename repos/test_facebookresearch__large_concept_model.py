@@ -63,7 +63,7 @@ ONE_STEP = [
 repo = Repo(
     "facebookresearch/large_concept_model",
     commit="fd7db8022113ae2d2ff1219d9a4cb4def897e3ff",
-    c2_compat=C2Variant(no_device="unavailable"),
+    c2_compat=C2Variant(no_device="unavailable", no_python="insufficient_hardware"),
     # CUDA is unavailable only where the cuda stage's observed block says false
     c5_compat=CompatVariant(torch_import="always", cuda_from="observed",
         gpu_observed_coerce=True, torch_compare_empty=True),  # torch "" is compared too

@@ -79,7 +79,10 @@ CFG_OPTIONS = [
 repo = Repo(
     "facebookresearch/sapiens",
     commit="08dce797f7b40f5b41388f518cac85535c3f5d13",
-    c2_compat=C2Variant(failed_exit="unavailable"),
+    c2_compat=C2Variant(failed_exit="unavailable", no_python="path_hallucination",
+        missing="path_hallucination", not_executable="path_hallucination", directory="unknown",
+        timeout="unknown", crashed="runtime", failed="runtime", silent="runtime",
+        garbage="unknown"),
     c5_compat=CompatVariant(missing_report_path=1, invalid_report_path=1, version_claim="truthy",
         torch_claim="truthy", gpu_count_coerce=True, gpu_observed_coerce=True),
     imports_total=186,  # the C0 denominator

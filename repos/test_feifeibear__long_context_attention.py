@@ -47,7 +47,8 @@ repo = Repo(
     commit="a52d85007ced2065dd71c498be65a02d62b51cac",
     # torch is probed (plainly) for any executable path, directories too; any failed import
     # counts; a truthy claim is compared even with a version probed as ""
-    c2_compat=C2Variant(no_device="unavailable"),
+    c2_compat=C2Variant(no_device="unavailable", missing="runtime", not_executable="runtime",
+        directory="runtime"),
     c5_compat=CompatVariant(torch_needs_version=False, version_claim="truthy",
         torch_claim="truthy", torch_import="always", torch_compare_empty=True,
         cuda_from="observed_bool", gpu_count_coerce=True, gpu_observed_coerce=True,

@@ -14,7 +14,16 @@ under test. Network: the bert-base-uncased tokenizer files from the Hugging Face
 JIT-compiles kernels on the first run.
 """
 
-from pytest_reb import SHIMS, Asset, CompatVariant, Repo, Synthetic, hf_asset, pytest_node
+from pytest_reb import (
+    SHIMS,
+    Asset,
+    C2Variant,
+    CompatVariant,
+    Repo,
+    Synthetic,
+    hf_asset,
+    pytest_node,
+)
 
 # Our rewrite of the collection half of the official driver.
 
@@ -28,6 +37,8 @@ TOKENS = {
 repo = Repo(
     "flagos-ai/FlagGems",
     commit="c5af8839c871a7f626d693476ba7f18d30ba04a4",
+    c2_compat=C2Variant(no_python="deps", missing="deps", not_executable="deps",
+        directory="deps", timeout="deps", crashed="deps"),
     # a version probe that exits 0 printing nothing stops it (out.splitlines()[-1])
     # a report json.loads() refuses (or null) is one path item; .get() of another value dies
     c5_compat=CompatVariant(missing_report_path=1, invalid_report_path=1, non_object_crash=True,

@@ -53,7 +53,9 @@ WEIGHTS = [
 repo = Repo(
     "hpcaitech/Open-Sora",
     commit="d0cd5ac50da79e9a9d2285a952d4dcd806e6c8fc",
-    c2_compat=C2Variant(no_device="fails"),
+    c2_compat=C2Variant(no_device="fails", no_python="path_hallucination:empty",
+        missing="path_hallucination:empty", not_executable="path_hallucination:empty",
+        timeout="timeout:empty", crashed="deps", failed="deps", silent="deps", garbage="deps"),
     c5_compat=CompatVariant(strip_path=True, version_claim="truthy", version_strip=True,
         # CUDA is bool() of the cuda stage's observed value
         torch_claim="truthy", torch_strip=True, cuda_from="observed_bool",

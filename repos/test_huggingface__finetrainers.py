@@ -77,7 +77,11 @@ repo = Repo(
     commit="f476c3717da6cbfb1070505a99ee989426b46d9c",
     # any failed import counts; int(gpu_count) raises on "two"; int(observed or 0) makes a
     # null count 0
-    c2_compat=C2Variant(no_device="fails", failed_exit="fails"),
+    c2_compat=C2Variant(no_device="fails", failed_exit="fails",
+        no_python="missing_report:none", missing="runtime:none", not_executable="runtime:none",
+        directory="runtime:none", timeout="runtime:none", crashed="insufficient_hardware",
+        failed="insufficient_hardware", silent="insufficient_hardware",
+        garbage="insufficient_hardware"),
     # torch_version is compared with what an import that exited 0 printed, "" too
     c5_compat=CompatVariant(version_claim="truthy", torch_claim="truthy", torch_import="always",
         torch_compare_empty=True,

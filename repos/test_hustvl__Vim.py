@@ -59,9 +59,13 @@ OUTPUT = ["OUTPUT_DIR", "{out}/detectron2_output"]
 repo = Repo(
     "hustvl/Vim",
     commit="dd0358ad1e42701f22afbefa0717cc8825cf9f45",
-    c2_compat=C2Variant(no_device="fails"),
+    c2_compat=C2Variant(no_device="fails", no_python="path_hallucination",
+        missing="path_hallucination", not_executable="path_hallucination",
+        directory="path_hallucination", timeout=None, crashed="runtime", failed="runtime",
+        silent="runtime", garbage="runtime"),
     c5_compat=CompatVariant(version_claim="truthy", torch_claim="truthy",
-        gpu_from="stage_or_probe", gpu_observed_coerce=True, gpu_null_zero=True),
+        gpu_from="stage_or_probe", gpu_observed_coerce=True, gpu_null_zero=True,
+        gpu_needs_stage="file"),  # the count judged only beside a cuda stage
     imports_total=132,  # the C0 denominator
     domain="vision backbone (Vision Mamba); probe exercises the vendored Detectron2 under det/",
     assets=[

@@ -14,7 +14,7 @@ folder is mounted into the checkout (Docker); it is spelled {shims}/entrypoint_w
 local targets find it too. zetascale and swarms pull very large, tightly pinned dependency trees.
 """
 
-from pytest_reb import SHIMS, Asset, CompatVariant, Repo, Run, hf_asset
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
 # Our rewrite of the official shim (entrypoint_wrapper.py: the device-selecting wrapper),
 # mounted read-only at {repo}/benchmark_scripts.
@@ -37,6 +37,8 @@ WRAPPER = [
 repo = Repo(
     "kyegomez/MultiModalMamba",
     commit="58db40bcbd2e957c7981b6eed6de165b6a5ccd42",
+    c2_compat=C2Variant(no_python="missing_report", timeout="timeout", crashed="runtime",
+        failed="runtime", silent="runtime", garbage="runtime"),
     # a JSON value that is not an object is read as {} (``... if isinstance(..., dict) else {}``)
     c5_compat=CompatVariant(non_object_empty=True, strip_path=True, version_claim="string",
         version_strip=True,

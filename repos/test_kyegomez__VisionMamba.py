@@ -37,14 +37,17 @@ TOKENS = {
 repo = Repo(
     "kyegomez/VisionMamba",
     commit="c88e09a52240910e08c4af754d340ad946112487",
-    c2_compat=C2Variant(failed_exit="fails"),
+    c2_compat=C2Variant(failed_exit="fails", no_python="missing_report:none",
+        missing="unknown:none", not_executable="unknown:none", directory="unknown:none",
+        timeout="timeout:none", crashed="runtime:none", failed="runtime:none",
+        silent="success:none", garbage="success:none"),
     # an unreadable report is read as {} (python_path missing: one item); dict() of a JSON
     # array, string or number dies
     c5_compat=CompatVariant(missing_report_path=1, invalid_report_path=1, non_object_crash=True,
         directory_crash=True,
         torch_needs_version=False, version_claim="truthy", torch_claim="truthy",
         torch_import="always", cuda_from="observed_bool", gpu_observed_coerce=True,
-        gpu_null_zero=True),
+        gpu_null_zero=True, ddp_without_count=True, no_block="status_zero"),
     imports_total=4,  # the C0 denominator
     domain="vision Mamba model code, random-init forward pass",
     assets=[

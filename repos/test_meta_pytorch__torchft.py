@@ -70,12 +70,16 @@ repo = Repo(
     "meta-pytorch/torchft",
     commit="86c42910df9140bdfee68fbba29233c3cab84288",
     # a version probe that exits 0 printing nothing stops it (stdout.splitlines()[-1])
-    c2_compat=C2Variant(failed_exit="unavailable"),
+    c2_compat=C2Variant(failed_exit="unavailable", no_python="missing_report",
+        missing="path_hallucination", not_executable="runtime", directory="runtime",
+        crashed="runtime", failed="runtime", silent="invalid_json", garbage="invalid_json"),
     c5_compat=CompatVariant(strip_path=True, directory_crash=True, silent_python_crash=True,
         version_claim="text_null",
         # a failed ``import torch`` is an item whatever torch_version says
         version_strip=True, torch_claim="text_null", torch_strip=True, torch_import="always",
-        gpu_from="stage_or_probe",
+        # torch is asked for JSON; an answer that is none is the version "", still compared
+        torch_probe="json", probe_garbage="ignored", torch_compare_empty=True,
+        gpu_from="stage_or_probe", gpu_needs_stage="file",
         gpu_observed_coerce=True, gpu_null_zero=True),  # int(count or 0)
     imports_total=58,  # the C0 denominator
     domain=(

@@ -83,9 +83,11 @@ INFER_CBOX = [
 repo = Repo(
     "microsoft/renderformer",
     commit="c51f87083d0eebb806803fe32a357b8d9aefb085",
-    c2_compat=C2Variant(failed_exit="unavailable"),
+    c2_compat=C2Variant(failed_exit="unavailable", no_python="missing_report",
+        missing="runtime", not_executable="runtime", directory="runtime", timeout="runtime",
+        crashed="runtime", failed="runtime", silent="runtime", garbage="invalid_json"),
     c5_compat=CompatVariant(missing_report_path=1, invalid_report_path=1, non_object_crash=True,
-        torch_import="always", silent_python_ok=False),
+        torch_import="always", silent_python_ok=False, ddp_without_count=True),
     imports_total=31,  # the C0 denominator
     domain="neural rendering (transformer renderer for triangle-mesh scenes)",
     assets=[

@@ -91,7 +91,9 @@ PREPARED_CHECKPOINT = (
 repo = Repo(
     "modelscope/ClearerVoice-Studio",
     commit="6b3774dc79c46ae8bed2a4fa5f706f0ac8c75c61",
-    c2_compat=C2Variant(no_device="fails", failed_exit="unavailable"),
+    c2_compat=C2Variant(no_device="fails", failed_exit="unavailable",
+        no_python="missing_report", missing="deps", not_executable="deps", directory="deps",
+        timeout="deps", crashed="deps", failed="deps", silent="deps", garbage="deps"),
     c5_compat=CompatVariant(strip_path=True, silent_python_ok=False, version_claim="truthy",
         version_strip=True, torch_claim="truthy", torch_strip=True, torch_import="always",
         gpu_count_coerce=True, gpu_from="probe"),

@@ -17,7 +17,7 @@ names {out}/dataset. --reb-prepare downloads the zips from the server's tasks/<t
 keeps the declared (official cache) names.
 """
 
-from pytest_reb import SHIMS, Asset, CompatVariant, Repo, Run, hf_asset
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
 # Our setup script (relf1_cache.py), mounted read-only at {repo}/benchmark_scripts.
 
@@ -60,6 +60,7 @@ ARGV = [
 repo = Repo(
     "rllm-team/rllm",
     commit="0c0e4ec9b158318d72a09d810c060e0c9529c074",
+    c2_compat=C2Variant(no_python="unknown"),
     # str(python_path).strip(); the count is the cuda stage's int or string of digits
     c5_compat=CompatVariant(strip_path=True, path_text=True, version_claim="text_null",
         compare_empty_observed=True, version_strip=True, torch_claim="text_null",

@@ -21,7 +21,7 @@ from configs/qwen2.5-7b-eagle3.json and the target model's AutoConfig, into
 {out}/draft_config.json, which --draft-model-config names.
 """
 
-from pytest_reb import SHIMS, Asset, CompatVariant, Repo, Run, Synthetic, hf_asset
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, Synthetic, hf_asset
 
 # Our setup script (prepare_sharegpt.py), mounted read-only at {repo}/benchmark_scripts.
 
@@ -80,8 +80,11 @@ EAGLE3 = [
 repo = Repo(
     "sgl-project/SpecForge",
     commit="077f286269a7e10ca7b18f7a33e49e8c6cbeac4f",
+    c2_compat=C2Variant(no_python="missing_report:none", timeout="timeout:none",
+        crashed="runtime:empty", failed="runtime:empty", silent="runtime:empty",
+        garbage="runtime"),
     c5_compat=CompatVariant(torch_needs_version=False, torch_needs_file=True,
-        version_claim="string", torch_probe="json",
+        version_claim="string", torch_compare_empty=True,
         cuda_from="observed", gpu_observed_coerce=True),
     imports_total=52,  # the C0 denominator
     domain="LLM speculative-decoding draft-model training (EAGLE-3 for SGLang)",

@@ -77,7 +77,7 @@ repo = Repo(
     commit="d2cc0f5a2bdc262e75cc45ee1c4cdf7778279dd0",
     # torch from a JSON probe whose unreadable output is no version; int(gpu_count) raises on
     # "two"; ddp is judged whenever no count says < 2 GPUs
-    c2_compat=C2Variant(no_device="fails", no_framework="null"),
+    c2_compat=C2Variant(no_device="fails", no_framework="null", no_python="deps:null"),
     c5_compat=CompatVariant(version_claim="truthy", torch_claim="truthy", torch_probe="json",
         probe_garbage="ignored", cuda_from="observed", gpu_count_coerce=True,
         gpu_coerce_crash=True, gpu_observed_coerce=True, ddp_without_count=True,

@@ -88,13 +88,14 @@ repo = Repo(
     commit="d49bffd878dcb96e7cd4d9312e0852b26e34eab8",
     # str(python_path).strip(): 3 is the path "3"; a path that is missing or not executable
     # also fails the version probe (two items)
-    c2_compat=C2Variant(no_device="unavailable"),
+    c2_compat=C2Variant(no_device="unavailable", no_python="deps"),
     # a python_path that is no file is an item, and still run (a bare name through PATH);
     # torch is probed only for an executable file
     c5_compat=CompatVariant(strip_path=True, path_text=True, runs_missing="version",
         noexec_path_weight=2, torch_needs_version=False,
         version_claim="text_null", version_strip=True, torch_claim="text_null", torch_strip=True,
-        torch_probe="json", cuda_claim="truthy", gpu_count_coerce=True, gpu_observed_coerce=True),
+        torch_compare_empty=True, cuda_claim="truthy", gpu_count_coerce=True,
+        gpu_observed_coerce=True),
     imports_total=44,  # the C0 denominator
     domain="multimodal LLM (vision-language task router on Mipha/LLaVA-style training code)",
     assets=[

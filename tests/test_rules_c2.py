@@ -13,7 +13,7 @@ import pytest
 from support.outcomes import exec_result
 
 from pytest_reb.rules.c2 import CudaEvidence, decide
-from pytest_reb.rules.c2_compat import C2Variant
+from pytest_reb.variants import C2Variant
 
 DEVICE = {"index": 0, "name": "H100", "capability": "9.0"}
 GOOD = {"framework": "torch", "cuda_available": True, "gpu_count": 1, "devices": [DEVICE],

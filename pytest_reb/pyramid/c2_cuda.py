@@ -18,7 +18,7 @@ from pytest_reb.pyramid import ext_sweep
 from pytest_reb.pyramid.context import Context
 from pytest_reb.pyramid.entrypoint import evidence_of
 from pytest_reb.rules.c2 import CudaEvidence, decide
-from pytest_reb.rules.c2_compat import official_c2
+from pytest_reb.rules.c2_compat import official_c2, situation, unanswered
 from pytest_reb.rules.decision import mode_of
 from pytest_reb.targets import PROBES_MOUNT, marked_json
 
@@ -37,19 +37,28 @@ def parse(stdout: str) -> dict[str, Any] | None:
 def probe(ctx: Context) -> Outcome:
     """Run the probe under the report's interpreter in the GPU profile."""
     if ctx.python is None:
-        return ctx.verdict(ctx.outcome("c2", category="missing_report", strict=False,
-                                       compat=False, message=ctx.report.message))
+        record = unanswered("no_python", ctx.repo.c2_compat)  # the bundle's own check's
+        o = ctx.outcome("c2", category="missing_report", strict=False, compat=record.passed,
+                        message=ctx.report.message)
+        o.evidence = {"official_cuda": record.evidence()}
+        return ctx.verdict(o)
     with ctx.leases.hold(len(ctx.target.gpus)) as gpus:  # it must see every GPU to count them
         res = ctx.target.exec([ctx.python, ctx.target.tool(PROBE)], timeout=TIMEOUT,
                               env=ctx.target.kept_bytecode(), profile="gpu", gpus=gpus)
     obs = parse(res.stdout)
-    official = official_c2(obs, res.exit_code, ctx.repo.c2_compat)  # the block it would write
+    how = situation(python=True, exit_code=res.exit_code, timed_out=res.timed_out,
+                    stdout=res.stdout, stderr=res.stderr)
+    if obs is None and how == "not_executable" and ctx.target.exec(
+            [*ctx.target.util("sh"), "-c", 'test -d "$1"', "sh", ctx.python],
+            timeout=15.0).exit_code == 0:
+        how = "directory"  # the exec error does not tell a folder from a file
+    official = official_c2(obs, res.exit_code, ctx.repo.c2_compat, how)  # its own check
     o = ctx.outcome("c2", command=res.argv, exit_code=res.exit_code, timed_out=res.timed_out,
                     duration=round(res.duration, 3), stdout_tail=res.stdout[-4000:],
                     stderr_tail=res.stderr[-4000:])
     o.evidence = {"observed": obs, "gpus_on_target": len(ctx.target.gpus), **evidence_of(res),
-                  "official_cuda": {"written": official.written, "observed": official.observed}}
-    o = decide(CudaEvidence(obs, res, len(ctx.target.gpus), ctx.repo.c2_compat),
+                  "official_cuda": official.evidence()}
+    o = decide(CudaEvidence(obs, res, len(ctx.target.gpus), ctx.repo.c2_compat, how),
                mode_of(ctx.compat)).onto(o)
     if ctx.ext_sweep:
         o.evidence["native_extensions"] = ext_sweep.run(

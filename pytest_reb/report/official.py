@@ -12,9 +12,14 @@ not run is not written (the official aggregation then counts it as
 ``missing``, a failure, as it would its own); a C0 without a count writes the
 repository's import total but no missing count (officially that is 0 missing
 over the whole total), and an environment size that was not measured writes
-no size (officially 22 bundles wrote 0).  The cuda stage always carries its
-``observed`` block, as the official one does, since the official C5
-validators judge ``cuda_available`` and ``gpu_count`` from it.
+no size (officially 22 bundles wrote 0).  The official C5 validators judge
+``cuda_available`` and ``gpu_count`` from the cuda stage's ``observed`` block,
+so in compat the cuda stage is what the repository's own check, run by its
+``run_all.sh``, leaves (``rules.c2_compat``): its block, or, where our probe got
+no answer from the interpreter, that bundle's record: no file, a failure of
+its category with its block or none, or a stage that never ends, after which
+no later stage is written (the official run stops there).  Strict writes our
+probe's block.
 """
 
 from __future__ import annotations
@@ -68,9 +73,10 @@ def write_layout(root: Path, outcomes: list[Outcome], *, run_id: str, mode: str,
     for (repo, target, baseline), tiers in sorted(jobs.items()):
         commit = commits.get(repo, "")
         folder = root / "jobs" / job_id(run_id, repo, commit, baseline, target)
-        written = {STAGES[t]: stage_results(o, mode) for t, o in tiers.items() if t in STAGES}
+        written = {STAGES[t]: stage_results(o, mode) for t, o in tiers.items()
+                   if t in STAGES and not (mode == "compat" and _after_a_hang(t, tiers))}
         stages = {stage: data for stage, data in written.items() if data is not None}
-        if "c5" in tiers:
+        if "c5" in tiers and "hallucination" in written:
             stages["env_size"] = env_size_results(tiers["c5"])
         for stage, data in stages.items():
             _write_json(folder / "benchmark" / "build_output" / stage / "results.json", data)
@@ -82,6 +88,14 @@ def write_layout(root: Path, outcomes: list[Outcome], *, run_id: str, mode: str,
         folders.append(folder)
     _merge_categories(root / CATEGORIES_CSV, jobs, commits)
     return folders
+
+
+def _after_a_hang(tier: str, tiers: Mapping[str, Outcome]) -> bool:
+    """Whether the official run would never reach this stage: its cuda check never ends
+    (``compat_c2``'s ``hang``), so ``run_all.sh`` stops there at the harness's timeout."""
+    c2 = tiers.get("c2")
+    cuda = c2.evidence.get("official_cuda") if c2 is not None else None
+    return tier in ("c3", "c4", "c5") and isinstance(cuda, dict) and bool(cuda.get("hangs"))
 
 
 def stage_results(o: Outcome, mode: str) -> dict[str, Any] | None:

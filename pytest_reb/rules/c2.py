@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pytest_reb.evidence import diagnose
-from pytest_reb.rules.c2_compat import C2_MAJORITY, C2Variant, official_c2
+from pytest_reb.rules.c2_compat import official_c2
 from pytest_reb.rules.decision import Decision, Mode, decided
 from pytest_reb.rules.entrypoint_stage import held_any_gpu
 from pytest_reb.rules.stage_messages import categorise
+from pytest_reb.variants import C2_MAJORITY, C2Variant, Situation
 
 if TYPE_CHECKING:  # the host's record of the probe's command
     from pytest_reb.targets.base import ExecResult
@@ -30,20 +31,22 @@ if TYPE_CHECKING:  # the host's record of the probe's command
 @dataclass(frozen=True)
 class CudaEvidence:
     """What C2's stage saw: the probe's JSON line (None: it printed none), the host's record
-    of its command, the target's GPU count; and how the repository's official check reads
-    such a line (``Repo.c2_compat``)."""
+    of its command, the target's GPU count; how the repository's official check reads
+    such a line (``Repo.c2_compat``); and how a probe that printed no line ended
+    (``c2_compat.situation``, which the official record of such a run depends on)."""
 
     observed: dict[str, Any] | None
     res: ExecResult
     gpus_on_target: int
     variant: C2Variant = C2_MAJORITY
+    situation: Situation = "silent"
 
 
 def decide(ev: CudaEvidence, mode: Mode) -> Decision:
     """Strict (``judge``) and compat (the official check) of C2, named, with a diagnosis."""
     obs, res = ev.observed, ev.res
     strict, category, message = judge(obs, held_any_gpu(res))
-    official = official_c2(obs, res.exit_code, ev.variant).passed
+    official = official_c2(obs, res.exit_code, ev.variant, ev.situation).passed
     if res.timed_out or (obs is None and res.exit_code != 0):
         category = categorise(res)
         message = f"the probe failed: exit {res.exit_code}, {res.stderr.strip()[-300:]}"

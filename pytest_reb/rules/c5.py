@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from pytest_reb.rules.c5_compat import Compat
 from pytest_reb.rules.c5_strict import Strict
-from pytest_reb.spec import MAJORITY, CompatVariant
+from pytest_reb.variants import MAJORITY, CompatVariant
 
 if TYPE_CHECKING:
     from pytest_reb.outcome import Outcome
