@@ -104,6 +104,12 @@ static int code_is_own(PyObject *code);
 static void identity_exec(PyObject *args);
 static int caller_is_own(void);
 static int verifying;
+static void finish_exec(PyObject *args, int frameless);
+static void finish_excepthook(int frameless);
+static void finish_at_finalisation(void);
+static int finish_decide(int status);
+static int main_over(void);
+static int main_is_module;
 /* What the host reads from this process's memory while it is stopped for it.  Layout v1,
  * mirrored by pytest_reb/witness/observe.py: fields are only ever appended, ``size`` says
  * how many bytes this build has, so a newer host reads an older library and the reverse. */
@@ -115,6 +121,9 @@ static int verifying;
 #define REB_HOW_EXIT 2      /* _exit() whose innermost Python frame is the checkout's code */
 #define REB_HOW_PROGRAM 3   /* a program that is not Python ended through exit() / _exit() */
 #define REB_HOW_EXIT_OTHER 4 /* _exit() from code that is not the checkout's: an end, no finish */
+#define REB_HOW_RAISED 5     /* the main program ended by an exception that is no finish, or its
+                              * end was not seen; status 1 uncaught, -2 SystemExit from code not
+                              * the checkout's, -1 unseen, else the checkout's SystemExit(status) */
 /* Whose code a process's main program is (version 3): what makes its work the run's. */
 #define REB_MAIN_CHECKOUT 1 /* a file of the checkout, or a module that resolves to one */
 #define REB_MAIN_COMMAND 2  /* a -c command: the host's own only if its text is the host's */
@@ -560,14 +569,15 @@ static int hook(const char *event, PyObject *args, void *unused) {
         const char *what = event + 8;
         if (!strcmp(what, "_PySys_ClearAuditHooks")) {
             if (started && !finished && from_interpreter()) {
+                char how[32];
                 finished = 1;
-                record("finish", "");
-                state_writable(1);
-                if (S.pid == (int32_t)getpid())
-                    S.how = REB_HOW_FINALISED;
-                state_writable(0);
-                if (end_counts())
-                    stop_for_host(REB_STOP_FINISH);
+                finish_at_finalisation(); /* reb_witness_finish.c: a finish only if it was one */
+                if (S.how == REB_HOW_FINALISED)
+                    record("finish", "");
+                else if (S.how == REB_HOW_RAISED) {
+                    snprintf(how, sizeof how, "%d", (int)S.status);
+                    record("raised", how);
+                }
             }
             return 0;
         }
@@ -599,11 +609,17 @@ static int hook(const char *event, PyObject *args, void *unused) {
         S.main = main_class(what, arg, strcmp(what, "run_file") ? "" : real);
         keep(S.start, sizeof S.start, text);
         state_writable(0);
+        main_is_module = !strcmp(what, "run_module");
         attribution_start(what);
         return 0; /* the main file's code is admitted, and reached, at its exec event */
     }
+    if (!strcmp(event, "sys.excepthook")) {
+        finish_excepthook(from_interpreter());
+        return 0;
+    }
     if (!strcmp(event, "exec")) {
         identity_exec(args);
+        finish_exec(args, from_interpreter());
         if (started && !reached)
             exec_event(args);
         attribution_event(event, args);
@@ -755,26 +771,22 @@ void _exit(int status) {
     prog_end(status);
     launches_end();
     if (started && !finished) {
+        int own = caller_is_own();
         finished = 1;
-        if (!caller_file(file, sizeof file))
+        if (!caller_file(file, sizeof file)) {
             snprintf(text, sizeof text, "%d from native code", status);
-        else if (caller_is_own()) {
+        } else if (own) {
             snprintf(text, sizeof text, "%d", status);
-            if (S.pid == (int32_t)getpid()) {
-                state_writable(1);
-                S.how = REB_HOW_EXIT;
-                S.status = status;
-                state_writable(0);
-            }
-        } else
-        {
+        } else {
             char head[32];
             snprintf(head, sizeof head, "%d from", status);
             one_line(text, sizeof text, head, file);
         }
-        if (S.how != REB_HOW_EXIT) {
+        if (main_over()) {
+            finish_decide(status); /* an exit handler's _exit: how the main program ended stands */
+        } else {
             state_writable(1);
-            S.how = REB_HOW_EXIT_OTHER;
+            S.how = own ? REB_HOW_EXIT : REB_HOW_EXIT_OTHER;
             S.status = status;
             state_writable(0);
         }
@@ -790,3 +802,4 @@ void _exit(int status) {
 /* Which code is the checkout's, and GPU launch attribution: in this same compilation unit. */
 #include "reb_witness_identity.c"
 #include "reb_witness_gpu.c"
+#include "reb_witness_finish.c"
