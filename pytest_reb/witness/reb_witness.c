@@ -56,6 +56,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -408,13 +409,44 @@ static int own_span(struct dl_phdr_info *info, size_t size, void *unused) {
     return 1;
 }
 
-/* /proc/<pid>/mem (by any path, or "mem" relative to a /proc folder's descriptor), a
- * process's map_files, or this library's file (where the state's offset is read): ways to
- * the state from Python, refused at any time. */
+/* A resolved path that is a process's memory (any pid, task, thread-self), its map_files, or
+ * this library's file. */
+static int names_mem(const char *real) {
+    const char *base = strrchr(real, '/');
+    if (strstr(real, "libreb_witness"))
+        return 1;
+    return !strncmp(real, "/proc/", 6) &&
+           ((base && !strcmp(base, "/mem")) || strstr(real, "/map_files"));
+}
+
+/* ``path`` resolved the way the kernel will (symlinks, /dev/fd/N of an open /proc folder,
+ * /proc/self, /proc/thread-self, "." and ".."), or its folder resolved when it does not exist
+ * yet, relative to the working folder. */
+static int resolves_to_mem(const char *path) {
+    char real[PATH_MAX], dir[PATH_MAX];
+    const char *slash;
+    if (realpath(path, real))
+        return names_mem(real);
+    slash = strrchr(path, '/');
+    if (!slash || (size_t)(slash - path) >= sizeof dir)
+        return 0;
+    memcpy(dir, path, (size_t)(slash - path));
+    dir[slash - path] = 0;
+    if (!realpath(dir[0] ? dir : "/", real) || strlen(real) + strlen(slash) >= sizeof real)
+        return 0;
+    strcat(real, slash);
+    return names_mem(real);
+}
+
+/* /proc/<pid>/mem by any path that resolves to it (or "mem" relative to a folder's descriptor,
+ * which the event does not name), a process's map_files, or this library's file (where the
+ * state's offset is read): ways to the state from Python, refused at any time. */
 static int is_proc_mem(const char *path) {
     const char *base = path ? strrchr(path, '/') : NULL;
     if (!path)
         return 0;
+    if (resolves_to_mem(path))
+        return 1;
     if (strstr(path, "libreb_witness") || (!strncmp(path, "/proc/", 6) && strstr(path,
                                                                             "/map_files")))
         return 1;
@@ -740,6 +772,11 @@ __attribute__((constructor)) static void reb_witness_init(void) {
     stop_at_finish = path && strstr(path, "finish") != NULL;
     stop_at_prog = path && strstr(path, "prog") != NULL;
     dl_iterate_phdr(own_span, NULL);
+    /* no other process of the target may open this one's memory (/proc/<pid>/mem, a `dd` of
+     * the image, process_vm_writev): only a process with CAP_SYS_PTRACE, the host, may read
+     * it; the process itself is met by the hook's refusals */
+    if (getenv("REB_WITNESS_PRIVATE") && !strcmp(getenv("REB_WITNESS_PRIVATE"), "1"))
+        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     state_guarded = sysconf(_SC_PAGESIZE) > 0 && REB_STATE_PAGE % sysconf(_SC_PAGESIZE) == 0 &&
                     mprotect(&reb_witness_state, REB_STATE_PAGE, PROT_READ) == 0;
     if (!PySys_AddAuditHook || !PyEval_GetFrame || !PyTuple_Size || !PyTuple_GetItem ||
