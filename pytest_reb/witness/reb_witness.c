@@ -19,25 +19,27 @@
  *           run_module or run_command, raised by C with no Python frame on
  *           the stack and on the main thread.  sys.audit() from Python code
  *           can raise an event of the same name, but always with a frame.
- *   reach   code of the entrypoint ran: the main file itself, or a code object whose
- *           file is the entrypoint executed (an import of it, runpy, a spawn worker)
- *           after the main program started; REB_WITNESS_ENTRY lists the entrypoint's
- *           path and its package-relative suffixes, ':'-separated
- *   finish  the interpreter reached finalisation (cpython._PySys_ClearAuditHooks,
- *           again with no frame): the main program returned or raised SystemExit
+ *   reach   code of the entrypoint ran: a code object that is what the entrypoint file
+ *           compiles to (reb_witness_identity.c) executed after the main program started
+ *           (the main file itself, an import of it, runpy, a spawn worker);
+ *           REB_WITNESS_ENTRY lists the entrypoint's path and its package-relative
+ *           suffixes, ':'-separated
+ *   finish  the main program ended as a finish (reb_witness_finish.c: its outermost frame
+ *           returned, or the checkout's SystemExit(0)), seen at finalisation
+ *   raised  it ended otherwise (an uncaught exception, a SystemExit from elsewhere)
  *   exit    the program ended itself with _exit() (os._exit) after start: its status, and
- *           "from <file>" unless the innermost Python frame is code under the checkout
- *           (REB_WITNESS_ROOT): only then is it the program's own way to finish
+ *           "from <file>" unless the innermost Python frame is the checkout's own code
+ *           (identity, not a name): only then is it the program's own way to finish
  *   taint   what a forger would have to do from Python: open this witness
  *           file (by a str or a bytes path), or, before the main program started, spawn a process, load a
  *           library with ctypes or read another process's memory or environment
  * The host reads the file after the command; only the host decides what it means.
  *
  * The file is the target's to write, so nothing in it grants a pass (issue 25, class 1).
- * What does is the state below, in this library's own memory: at the moment the process
- * would record a finish (finalisation, an _exit() from the checkout's code, a program's
- * end, or reaching the entrypoint where the run is not expected to end), the witness
- * fills it and stops its process (SIGSTOP); the host, polling the command's processes,
+ * What does is the state below, in this library's own memory: at the end of each process of
+ * the run (its main program's end, an _exit(), a program's end), at its first GPU launch from
+ * the checkout's code, or on reaching the entrypoint where the run is not expected to end,
+ * the witness fills it and stops its process (SIGSTOP); the host, polling the command's processes,
  * sees it stopped, checks from outside what runs there (its executable, its mappings),
  * reads the state through /proc/<pid>/mem at the offset of the symbol in the library it
  * built, and continues it (SIGCONT).  REB_WITNESS_STOP names the moments to stop at
