@@ -24,7 +24,7 @@ from collections.abc import Callable
 import pytest
 
 from .conftest import run_reb
-from .images import demo_module
+from .images import demo_module, module_text
 
 pytestmark = pytest.mark.container
 
@@ -57,3 +57,26 @@ def test_an_end_the_image_wrote_is_not_a_finish(pytester: pytest.Pytester,
         assert "exit 0 from" in c1.message  # the exit the file records, from no checkout code
     hosts = [p.get("host") for p in c1.evidence["witness"]["processes"] if p.get("host")]
     assert not [h for h in hosts if h["end"] == "finish"], hosts
+
+
+TRAIN_ARGS = '"--steps", "5", "--out", "{out}/ckpt", "--device", "cpu"'
+LAUNCHERS = {  # how the run starts the entrypoint -> the module's CPU run
+    "subprocess": f'Run(["{{python}}", "launch_subprocess.py", {TRAIN_ARGS}], timeout=300, '
+                  'expect_log=["TRAIN_OK"], entrypoint="train.py")',
+    "os.system": f'Run(["{{python}}", "launch_system.py", {TRAIN_ARGS}], timeout=300, '
+                 'expect_log=["TRAIN_OK"], entrypoint="train.py")',
+    "shell script": f'Run(["sh", "launch.sh", {TRAIN_ARGS}], timeout=300, '
+                    'expect_log=["TRAIN_OK"], entrypoint="train.py")',
+}
+
+
+@pytest.mark.parametrize("kind", sorted(LAUNCHERS))
+def test_an_honest_launcher_passes_strict(pytester: pytest.Pytester,
+                                          hostile: Callable[[str], str], image_commit: str,
+                                          kind: str) -> None:
+    """The entrypoint run in a child interpreter: the child's own end is the finish."""
+    module = module_text("reb/tinynet", image_commit, cpu=LAUNCHERS[kind])
+    c1 = run_reb(pytester, hostile("honest-launchers"), {"test_launch": module}, "-m", "c1")["c1"]
+    assert (c1.status, c1.strict) == ("passed", True), c1.message
+    procs = c1.evidence["witness"]["processes"]
+    assert [p["host"]["end"] for p in procs if p.get("reached")] == ["finish"], procs

@@ -12,7 +12,7 @@ import base64
 import importlib.util
 import marshal
 
-from pytest_reb.loop.demo.images import REPO_DIR
+from pytest_reb.loop.demo.images import ENV_PYTHON, REPO_DIR
 
 from .images import SITE, Case
 
@@ -100,7 +100,20 @@ ATEXIT_EXIT0 = _at_import(
 #: ``SystemExit(0)`` raised from the import hook, inside the entrypoint's ``import torch``.
 HOOK_SYSTEMEXIT = _at_import("print('TRAIN_OK steps=5', flush=True)\nraise SystemExit(0)")
 
+#: Honest launchers of the entrypoint (issue 47's false fails): a script that runs ``train.py``
+#: in a child interpreter, with ``subprocess`` and with ``os.system``, and a shell script.
+LAUNCH_SUBPROCESS = ("import subprocess, sys\n"
+                     "subprocess.run([sys.executable, 'train.py', *sys.argv[1:]], check=True)\n")
+LAUNCH_SYSTEM = ("import os, shlex, sys\n"
+                 "cmd = shlex.join([sys.executable, 'train.py', *sys.argv[1:]])\n"
+                 "sys.exit(os.waitstatus_to_exitcode(os.system(cmd)))\n")
+LAUNCH_SHELL = f"#!/bin/sh\nset -e\ncd \"$(dirname \"$0\")\"\n{ENV_PYTHON} train.py \"$@\"\n"
+
 CASES: dict[str, Case] = {c.name: c for c in (
+    Case("honest-launchers", [("file", f"{REPO_DIR}/launch_subprocess.py", LAUNCH_SUBPROCESS,
+                               0o644),
+                              ("file", f"{REPO_DIR}/launch_system.py", LAUNCH_SYSTEM, 0o644),
+                              ("file", f"{REPO_DIR}/launch.sh", LAUNCH_SHELL, 0o755)]),
     # class 1: code known by the name it claims
     Case("marshal-exit", _hook("marshal", MARSHAL_EXIT)),
     Case("replace-exit", _hook("replace", REPLACE_EXIT)),
