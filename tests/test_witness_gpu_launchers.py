@@ -65,17 +65,49 @@ BURST = ("import subprocess, sys\n"
          "sys.meta_path.insert(0, Side())\n")
 
 
-def stage(tmp_path: Path, launch: str, hooks: str | None = None) -> StageWitness:
+#: Issue 47's first false pass: the burst compiled under the entrypoint's own name, run right
+#: after its ``import torch`` (at its next import) by a startup hook that then says CUDA is
+#: absent.
+NAMED_BURST = ("import os, sys\n"
+               "class Named:\n"
+               "    def find_spec(self, name, path=None, target=None):\n"
+               "        if name == 'colorsys' and 'launch.py' in sys.argv[0]:\n"
+               "            sys.meta_path.remove(self)\n"
+               "            import torch\n"
+               "            exec(compile('a = torch.randn(2048, 2048, device=\"cuda\")\\n'\n"
+               "                         'for _ in range(50): a @ a\\n'\n"
+               "                         'torch.cuda.synchronize()\\n',\n"
+               "                         os.path.join(os.getcwd(), 'launch.py'), 'exec'),\n"
+               "                 {'torch': torch})\n"
+               "            torch.cuda.is_available = lambda: False\n"
+               "sys.meta_path.insert(0, Named())\n")
+#: Its second, the attribution half: an edited installed optimizer, called from the
+#: entrypoint's own training step, compiles its burst under a checkout file's name (an edited
+#: library that bursts in its own name is the loaded-file integrity check's to fail: its file
+#: does not match its distribution's RECORD).
+OPTIMIZER = ("import os, torch\n\n\ndef step(opt):\n"
+             "    exec(compile('b = torch.randn(1024, 1024, device=\"cuda\"); b @ b',\n"
+             "                 os.path.join(os.getcwd(), 'work.py'), 'exec'), {'torch': torch})\n"
+             "    opt.step()\n")
+CPU_TRAIN = (TRAIN.replace('"cuda" if torch.cuda.is_available() else "cpu"', '"cpu"')
+             .replace("opt.step()", "gpu_optim.step(opt)").replace("import torch\n",
+                                                                  "import torch, gpu_optim\n", 1))
+
+
+def stage(tmp_path: Path, launch: str, hooks: str | None = None,
+          library: str | None = None) -> StageWitness:
     repo = tmp_path / "repo"
     repo.mkdir()
     for name, text in {"launch.py": launch, "train.py": TRAIN, "work.py": WORK,
                        "run.sh": f"set -e\n{sys.executable} train.py\n"}.items():
         (repo / name).write_text(text)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("REB_", "PYTHONPATH"))}
+    (tmp_path / "hooks").mkdir()
     if hooks is not None:
-        (tmp_path / "hooks").mkdir()
         (tmp_path / "hooks" / "sitecustomize.py").write_text(hooks)
-        env["PYTHONPATH"] = str(tmp_path / "hooks")
+    if library is not None:  # an installed module, imported by the entrypoint, not at start-up
+        (tmp_path / "hooks" / "gpu_optim.py").write_text(library)
+    env["PYTHONPATH"] = str(tmp_path / "hooks")
     target = LocalTarget(gpus=["0"])
     seen = StageWitness.for_target(target, str(repo), "c3")
     argv = [sys.executable, "launch.py"]
@@ -98,3 +130,18 @@ def test_a_burst_an_import_hook_starts_in_a_child_is_not_the_runs(tmp_path: Path
     assert seen.problem() is None
     problem = seen.gpu_problem()
     assert problem is not None and "not the run's" in problem, seen.evidence()
+
+
+def test_a_burst_named_like_the_entrypoint_is_not_the_runs(tmp_path: Path) -> None:
+    seen = stage(tmp_path, "import torch\nimport colorsys\nprint(torch.cuda.is_available())\n",
+                 hooks=NAMED_BURST)
+    assert seen.problem() is None
+    problem = seen.gpu_problem()
+    assert problem is not None and "outside the entrypoint's path" in problem, seen.evidence()
+
+
+def test_an_optimizer_that_bursts_under_a_checkout_name_is_not_the_runs(tmp_path: Path) -> None:
+    seen = stage(tmp_path, CPU_TRAIN, library=OPTIMIZER)
+    assert seen.problem() is None
+    problem = seen.gpu_problem()
+    assert problem is not None and "work.py" in problem, seen.evidence()

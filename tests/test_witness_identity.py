@@ -62,6 +62,25 @@ def test_code_an_installed_library_compiles_under_a_checkout_name_is_foreign(
     assert seen.attribution is not None and "config.py" in seen.attribution
 
 
+def test_a_burst_a_hook_compiles_under_the_entrypoints_name_is_foreign(
+        libs: Path, tmp_path: Path) -> None:
+    """Issue 47's first false pass: right after the entrypoint's import, a startup hook runs a
+    burst compiled as ``train.py``; the entrypoint itself computes on the CPU."""
+    repo = repo_with(tmp_path, "import json\nprint('trained on the CPU')\n")
+    hooks = hook_dir(tmp_path, "import sys\n"
+                     "class Burst:\n"
+                     "    def find_spec(self, name, path=None, target=None):\n"
+                     "        if name == 'json':\n"
+                     "            sys.meta_path.remove(self)\n"
+                     f"            exec(compile({BURST!r}, {str(repo / 'train.py')!r}, 'exec'))\n"
+                     "sys.meta_path.insert(0, Burst())\n")
+    seen = stage(libs, repo, [PY, "train.py"], hooks=hooks)
+    assert seen.res.returncode == 0 and "trained on the CPU" in seen.res.stdout
+    assert seen.attribution is not None and "outside the entrypoint's path" in seen.attribution
+    launches = [p.state.launches_own for p in seen.procs.values() if p.state]
+    assert launches == [0]
+
+
 def test_a_code_object_a_startup_hook_builds_is_foreign(libs: Path, tmp_path: Path) -> None:
     """``types.CodeType`` (through ``code.replace``) from start-up code: a checkout function's
     body swapped, as the entrypoint imports it, for a burst that carries its name and file."""

@@ -90,7 +90,8 @@ def library_path() -> str | None:
 
 
 def env_vars(library: str, record: str, entries: Sequence[str],
-             preload: str | None, root: str = "", stops: str = "") -> dict[str, str]:
+             preload: str | None, root: str = "", stops: str = "",
+             private: bool = False) -> dict[str, str]:
     """The variables that put the witness into every process of a command.
 
     Ours goes first in ``LD_PRELOAD``; an image's own preload (a malloc,
@@ -98,12 +99,16 @@ def env_vars(library: str, record: str, entries: Sequence[str],
     ``tiers.witnessing``).  ``root`` is the checkout: an ``os._exit()`` from its
     code is a finish, from anywhere else it is not.  ``stops`` (``stops_for``) are
     the moments the witness stops its process for the host to read; none without a host
-    that watches for them (a stopped process waits for its ``SIGCONT``).
+    that watches for them (a stopped process waits for its ``SIGCONT``).  ``private`` makes
+    each process undumpable, so that no other process of the target can open its memory:
+    only for a host that may still read it (root, ``CAP_SYS_PTRACE``), and only where no
+    framework needs to reach a peer process (CUDA's and NCCL's handle exchange may use
+    ``pidfd_getfd``): the CPU stage.
     """
     rest = [p for p in (preload or "").replace(" ", ":").split(":") if p and p != library]
     return {"LD_PRELOAD": ":".join([library, *rest]), "REB_WITNESS": record,
             "REB_WITNESS_ENTRY": ":".join(entries), "REB_WITNESS_ROOT": root,
-            "REB_WITNESS_STOP": stops}
+            "REB_WITNESS_STOP": stops, "REB_WITNESS_PRIVATE": "1" if private else ""}
 
 
 def stops_for(exp: Expect) -> str:

@@ -52,7 +52,10 @@ LINEAGE = struct.Struct("=iiII")
 SIZE = HEADER.size + sum(n for _, n in TEXTS) + LAUNCHES.size + LINEAGE.size
 SYMBOL = b"reb_witness_state"
 STOP_REACH, STOP_FINISH, STOP_LAUNCH = 1, 2, 3
-HOW_FINALISED, HOW_EXIT, HOW_PROGRAM, HOW_EXIT_OTHER = 1, 2, 3, 4
+HOW_FINALISED, HOW_EXIT, HOW_PROGRAM, HOW_EXIT_OTHER, HOW_RAISED = 1, 2, 3, 4, 5
+#: What a ``HOW_RAISED`` status means when it is not a SystemExit's own.
+RAISED = {1: "an uncaught exception", -1: "no end of the main program seen",
+          -2: "SystemExit raised by code not the checkout's"}
 #: Whose code a main program is: a checkout file or module, a ``-c`` command, multiprocessing's
 #: bootstrap, anything else (``REB_MAIN_*``).
 MAIN_CHECKOUT, MAIN_COMMAND, MAIN_BOOT, MAIN_OTHER = 1, 2, 3, 4
@@ -128,7 +131,8 @@ class State:
     def end(self) -> str | None:
         return {HOW_FINALISED: "finish", HOW_EXIT: f"exit {self.status}",
                 HOW_PROGRAM: f"end {self.status}",
-                HOW_EXIT_OTHER: f"exit {self.status} from code not the checkout's"}.get(self.how)
+                HOW_EXIT_OTHER: f"exit {self.status} from code not the checkout's",
+                HOW_RAISED: RAISED.get(self.status, f"SystemExit({self.status})")}.get(self.how)
 
 
 def parse_state(raw: bytes) -> State:

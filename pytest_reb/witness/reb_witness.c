@@ -19,25 +19,27 @@
  *           run_module or run_command, raised by C with no Python frame on
  *           the stack and on the main thread.  sys.audit() from Python code
  *           can raise an event of the same name, but always with a frame.
- *   reach   code of the entrypoint ran: the main file itself, or a code object whose
- *           file is the entrypoint executed (an import of it, runpy, a spawn worker)
- *           after the main program started; REB_WITNESS_ENTRY lists the entrypoint's
- *           path and its package-relative suffixes, ':'-separated
- *   finish  the interpreter reached finalisation (cpython._PySys_ClearAuditHooks,
- *           again with no frame): the main program returned or raised SystemExit
+ *   reach   code of the entrypoint ran: a code object that is what the entrypoint file
+ *           compiles to (reb_witness_identity.c) executed after the main program started
+ *           (the main file itself, an import of it, runpy, a spawn worker);
+ *           REB_WITNESS_ENTRY lists the entrypoint's path and its package-relative
+ *           suffixes, ':'-separated
+ *   finish  the main program ended as a finish (reb_witness_finish.c: its outermost frame
+ *           returned, or the checkout's SystemExit(0)), seen at finalisation
+ *   raised  it ended otherwise (an uncaught exception, a SystemExit from elsewhere)
  *   exit    the program ended itself with _exit() (os._exit) after start: its status, and
- *           "from <file>" unless the innermost Python frame is code under the checkout
- *           (REB_WITNESS_ROOT): only then is it the program's own way to finish
+ *           "from <file>" unless the innermost Python frame is the checkout's own code
+ *           (identity, not a name): only then is it the program's own way to finish
  *   taint   what a forger would have to do from Python: open this witness
  *           file (by a str or a bytes path), or, before the main program started, spawn a process, load a
  *           library with ctypes or read another process's memory or environment
  * The host reads the file after the command; only the host decides what it means.
  *
  * The file is the target's to write, so nothing in it grants a pass (issue 25, class 1).
- * What does is the state below, in this library's own memory: at the moment the process
- * would record a finish (finalisation, an _exit() from the checkout's code, a program's
- * end, or reaching the entrypoint where the run is not expected to end), the witness
- * fills it and stops its process (SIGSTOP); the host, polling the command's processes,
+ * What does is the state below, in this library's own memory: at the end of each process of
+ * the run (its main program's end, an _exit(), a program's end), at its first GPU launch from
+ * the checkout's code, or on reaching the entrypoint where the run is not expected to end,
+ * the witness fills it and stops its process (SIGSTOP); the host, polling the command's processes,
  * sees it stopped, checks from outside what runs there (its executable, its mappings),
  * reads the state through /proc/<pid>/mem at the offset of the symbol in the library it
  * built, and continues it (SIGCONT).  REB_WITNESS_STOP names the moments to stop at
@@ -56,6 +58,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +107,12 @@ static int code_is_own(PyObject *code);
 static void identity_exec(PyObject *args);
 static int caller_is_own(void);
 static int verifying;
+static void finish_exec(PyObject *args, int frameless);
+static void finish_excepthook(int frameless);
+static void finish_at_finalisation(void);
+static int finish_decide(int status);
+static int main_over(void);
+static int main_is_module;
 /* What the host reads from this process's memory while it is stopped for it.  Layout v1,
  * mirrored by pytest_reb/witness/observe.py: fields are only ever appended, ``size`` says
  * how many bytes this build has, so a newer host reads an older library and the reverse. */
@@ -115,6 +124,9 @@ static int verifying;
 #define REB_HOW_EXIT 2      /* _exit() whose innermost Python frame is the checkout's code */
 #define REB_HOW_PROGRAM 3   /* a program that is not Python ended through exit() / _exit() */
 #define REB_HOW_EXIT_OTHER 4 /* _exit() from code that is not the checkout's: an end, no finish */
+#define REB_HOW_RAISED 5     /* the main program ended by an exception that is no finish, or its
+                              * end was not seen; status 1 uncaught, -2 SystemExit from code not
+                              * the checkout's, -1 unseen, else the checkout's SystemExit(status) */
 /* Whose code a process's main program is (version 3): what makes its work the run's. */
 #define REB_MAIN_CHECKOUT 1 /* a file of the checkout, or a module that resolves to one */
 #define REB_MAIN_COMMAND 2  /* a -c command: the host's own only if its text is the host's */
@@ -399,13 +411,44 @@ static int own_span(struct dl_phdr_info *info, size_t size, void *unused) {
     return 1;
 }
 
-/* /proc/<pid>/mem (by any path, or "mem" relative to a /proc folder's descriptor), a
- * process's map_files, or this library's file (where the state's offset is read): ways to
- * the state from Python, refused at any time. */
+/* A resolved path that is a process's memory (any pid, task, thread-self), its map_files, or
+ * this library's file. */
+static int names_mem(const char *real) {
+    const char *base = strrchr(real, '/');
+    if (strstr(real, "libreb_witness"))
+        return 1;
+    return !strncmp(real, "/proc/", 6) &&
+           ((base && !strcmp(base, "/mem")) || strstr(real, "/map_files"));
+}
+
+/* ``path`` resolved the way the kernel will (symlinks, /dev/fd/N of an open /proc folder,
+ * /proc/self, /proc/thread-self, "." and ".."), or its folder resolved when it does not exist
+ * yet, relative to the working folder. */
+static int resolves_to_mem(const char *path) {
+    char real[PATH_MAX], dir[PATH_MAX];
+    const char *slash;
+    if (realpath(path, real))
+        return names_mem(real);
+    slash = strrchr(path, '/');
+    if (!slash || (size_t)(slash - path) >= sizeof dir)
+        return 0;
+    memcpy(dir, path, (size_t)(slash - path));
+    dir[slash - path] = 0;
+    if (!realpath(dir[0] ? dir : "/", real) || strlen(real) + strlen(slash) >= sizeof real)
+        return 0;
+    strcat(real, slash);
+    return names_mem(real);
+}
+
+/* /proc/<pid>/mem by any path that resolves to it (or "mem" relative to a folder's descriptor,
+ * which the event does not name), a process's map_files, or this library's file (where the
+ * state's offset is read): ways to the state from Python, refused at any time. */
 static int is_proc_mem(const char *path) {
     const char *base = path ? strrchr(path, '/') : NULL;
     if (!path)
         return 0;
+    if (resolves_to_mem(path))
+        return 1;
     if (strstr(path, "libreb_witness") || (!strncmp(path, "/proc/", 6) && strstr(path,
                                                                             "/map_files")))
         return 1;
@@ -560,14 +603,15 @@ static int hook(const char *event, PyObject *args, void *unused) {
         const char *what = event + 8;
         if (!strcmp(what, "_PySys_ClearAuditHooks")) {
             if (started && !finished && from_interpreter()) {
+                char how[32];
                 finished = 1;
-                record("finish", "");
-                state_writable(1);
-                if (S.pid == (int32_t)getpid())
-                    S.how = REB_HOW_FINALISED;
-                state_writable(0);
-                if (end_counts())
-                    stop_for_host(REB_STOP_FINISH);
+                finish_at_finalisation(); /* reb_witness_finish.c: a finish only if it was one */
+                if (S.how == REB_HOW_FINALISED)
+                    record("finish", "");
+                else if (S.how == REB_HOW_RAISED) {
+                    snprintf(how, sizeof how, "%d", (int)S.status);
+                    record("raised", how);
+                }
             }
             return 0;
         }
@@ -599,11 +643,17 @@ static int hook(const char *event, PyObject *args, void *unused) {
         S.main = main_class(what, arg, strcmp(what, "run_file") ? "" : real);
         keep(S.start, sizeof S.start, text);
         state_writable(0);
+        main_is_module = !strcmp(what, "run_module");
         attribution_start(what);
         return 0; /* the main file's code is admitted, and reached, at its exec event */
     }
+    if (!strcmp(event, "sys.excepthook")) {
+        finish_excepthook(from_interpreter());
+        return 0;
+    }
     if (!strcmp(event, "exec")) {
         identity_exec(args);
+        finish_exec(args, from_interpreter());
         if (started && !reached)
             exec_event(args);
         attribution_event(event, args);
@@ -724,6 +774,11 @@ __attribute__((constructor)) static void reb_witness_init(void) {
     stop_at_finish = path && strstr(path, "finish") != NULL;
     stop_at_prog = path && strstr(path, "prog") != NULL;
     dl_iterate_phdr(own_span, NULL);
+    /* no other process of the target may open this one's memory (/proc/<pid>/mem, a `dd` of
+     * the image, process_vm_writev): only a process with CAP_SYS_PTRACE, the host, may read
+     * it; the process itself is met by the hook's refusals */
+    if (getenv("REB_WITNESS_PRIVATE") && !strcmp(getenv("REB_WITNESS_PRIVATE"), "1"))
+        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     state_guarded = sysconf(_SC_PAGESIZE) > 0 && REB_STATE_PAGE % sysconf(_SC_PAGESIZE) == 0 &&
                     mprotect(&reb_witness_state, REB_STATE_PAGE, PROT_READ) == 0;
     if (!PySys_AddAuditHook || !PyEval_GetFrame || !PyTuple_Size || !PyTuple_GetItem ||
@@ -755,26 +810,22 @@ void _exit(int status) {
     prog_end(status);
     launches_end();
     if (started && !finished) {
+        int own = caller_is_own();
         finished = 1;
-        if (!caller_file(file, sizeof file))
+        if (!caller_file(file, sizeof file)) {
             snprintf(text, sizeof text, "%d from native code", status);
-        else if (caller_is_own()) {
+        } else if (own) {
             snprintf(text, sizeof text, "%d", status);
-            if (S.pid == (int32_t)getpid()) {
-                state_writable(1);
-                S.how = REB_HOW_EXIT;
-                S.status = status;
-                state_writable(0);
-            }
-        } else
-        {
+        } else {
             char head[32];
             snprintf(head, sizeof head, "%d from", status);
             one_line(text, sizeof text, head, file);
         }
-        if (S.how != REB_HOW_EXIT) {
+        if (main_over()) {
+            finish_decide(status); /* an exit handler's _exit: how the main program ended stands */
+        } else {
             state_writable(1);
-            S.how = REB_HOW_EXIT_OTHER;
+            S.how = own ? REB_HOW_EXIT : REB_HOW_EXIT_OTHER;
             S.status = status;
             state_writable(0);
         }
@@ -790,3 +841,4 @@ void _exit(int status) {
 /* Which code is the checkout's, and GPU launch attribution: in this same compilation unit. */
 #include "reb_witness_identity.c"
 #include "reb_witness_gpu.c"
+#include "reb_witness_finish.c"

@@ -265,21 +265,29 @@ static struct where enter(PyObject *code) {
     return w;
 }
 
+static void finish_call(PyObject *code, int at);
+static void finish_return(int at, int raised);
+static void finish_c_event(void);
+
 static int profile(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg) {
     (void)obj;
-    (void)arg;
     if (what == 0) { /* PyTrace_CALL */
         /* PyFrame_GetCode is 3.9+; on 3.8 the attribute gives the same new reference */
         PyObject *code = PyFrame_GetCode ? PyFrame_GetCode(frame)
                                          : PyObject_GetAttrString((PyObject *)frame, "f_code");
         struct where w = code ? enter(code) : *top();
-        if (code)
-            Py_DecRef(code);
         if (depth < STACK_MAX)
             stack[depth] = w;
+        if (code) {
+            finish_call(code, depth); /* reb_witness_finish.c: the main program's frame */
+            Py_DecRef(code);
+        }
         depth++;
-    } else if (what == 3 && depth > 0) { /* PyTrace_RETURN */
+    } else if (what == 3 && depth > 0) { /* PyTrace_RETURN: arg NULL when an exception leaves */
+        finish_return(depth - 1, arg == NULL);
         depth--;
+    } else if (what >= 4 && what <= 6) { /* PyTrace_C_CALL, C_EXCEPTION, C_RETURN */
+        finish_c_event();
     }
     return 0;
 }

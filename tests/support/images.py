@@ -656,3 +656,9 @@ def demo_module(commit: str) -> str:
 
     text = (Path(__file__).resolve().parents[2] / "demo" / "test_demo__tinynet.py").read_text()
     return re.sub(r'commit="[0-9a-f]{40}"', f'commit="{commit}"', text)
+
+
+# the witness's identity and finish cases (issue 48, classes 1 and 3) build on ``Case``
+from .witness_cases import CASES as _WITNESS_CASES  # noqa: E402
+
+CASES.update(_WITNESS_CASES)
