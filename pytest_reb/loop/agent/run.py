@@ -244,11 +244,14 @@ def _keep(client: Any, ctr: Any, record: AgentRun, task: Task, secrets: Mapping[
         return found.layer_bytes
     finally:
         record.commit_s = round(time.monotonic() - start, 3)
-    metadata = json.dumps(client.api.inspect_image(image_id))
+    # the config (Env, Labels, Cmd, Entrypoint) and every step of the history, the task
+    # image's included: a custom --task-image may carry a key the agent never wrote
+    metadata = json.dumps([client.api.inspect_image(image_id), client.api.history(image_id)])
     if leaks.scrub(metadata, secrets) != metadata:
         client.images.remove(image_id, force=True)
         record.status, record.image_tag = "secret_leaked", None
-        record.error = "a secret reached the committed image's metadata; image removed"
+        record.error = ("a secret is in the committed image's config or history (the task "
+                        "image's or the commit's); image removed")
         return found.layer_bytes
     record.image = record.image_tag
     return found.layer_bytes
