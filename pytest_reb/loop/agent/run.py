@@ -168,10 +168,10 @@ def run_agent(client: Any, backend: Backend, task: Task, *, out_root: Path,
     config = client.images.get(tag).attrs.get("Config") or {}
     # the keep-alive is the command; an image's own entrypoint (a CUDA image's) wraps it, as
     # it will wrap whatever runs in the committed image, which gets the image's CMD back
+    run_labels = labels(run_id, **{AGENT_LABEL: backend.name})
     kwargs: dict[str, Any] = dict(
         command=["sleep", "infinity"], detach=True, init=True,
-        network_mode=record.network, shm_size="16g", mounts=mounts,
-        labels=labels(run_id, **{AGENT_LABEL: backend.name}))
+        network_mode=record.network, shm_size="16g", mounts=mounts, labels=run_labels)
     if record.gpus:
         kwargs["device_requests"] = [DeviceRequest(device_ids=record.gpus,
                                                    capabilities=[["gpu"]])]
@@ -190,7 +190,7 @@ def run_agent(client: Any, backend: Backend, task: Task, *, out_root: Path,
         ctr.wait(timeout=60)
         _classify(record, backend, folder)
         if record.status in KEPT:
-            layer = _keep(client, ctr, record, task, secrets, config.get("Cmd"),
+            layer = _keep(client, ctr, record, task, secrets, (config.get("Cmd"), run_labels),
                           scrub_secrets)
     except KeyboardInterrupt:
         record.status = "interrupted"
@@ -217,8 +217,10 @@ def _classify(record: AgentRun, backend: Backend, folder: Path) -> None:
 
 
 def _keep(client: Any, ctr: Any, record: AgentRun, task: Task, secrets: Mapping[str, str],
-          cmd: list[str] | None, scrub_secrets: bool) -> int | None:
-    """Scan the container's layer for secrets; commit it when clean. The layer's size."""
+          restore: tuple[list[str] | None, Mapping[str, str]], scrub_secrets: bool) -> int | None:
+    """Scan the container's layer for secrets; commit it when clean. The layer's size.
+
+    ``restore``: the task image's CMD, and the run's labels, which the commit empties."""
     found = leaks.scan_layer(ctr, secrets)
     if found and scrub_secrets:
         record.scrubbed = leaks.revert(ctr, found)
@@ -237,7 +239,7 @@ def _keep(client: Any, ctr: Any, record: AgentRun, task: Task, secrets: Mapping[
     start = time.monotonic()
     try:
         image_id = commit.commit(client, ctr, record.image_tag, record.run,
-                                 commit.changes(values, ctr.labels, cmd),
+                                 commit.changes(values, restore[1], restore[0]),
                                  timeout=commit.commit_timeout(found.layer_bytes))
     except commit.CommitError as exc:
         record.status, record.error = "commit_failed", str(exc)
