@@ -148,7 +148,8 @@ def run_agent(client: Any, backend: Backend, task: Task, *, out_root: Path,
     (folder / "out").mkdir(parents=True)
     record = AgentRun(run_id, backend.name, task.repo, tag, image_id, budget_s=budget,
                       network=network_mode(network), gpus=gpu_devices(gpus),
-                      log=str(folder / "agent.log"), out=str(folder / "out"))
+                      log=str(folder / "agent.log"), out=str(folder / "out"),
+                      started=time.time())  # the agent's own start replaces it (``_exec``)
     text = image_file(client, tag, PROMPT_PATH, limit=1 << 20)
     if text is None:
         raise AgentRunError(f"{tag} has no {PROMPT_PATH}: not a task image (reb task build)")

@@ -98,6 +98,9 @@ def _slurm(args: argparse.Namespace) -> int:
                     + [f"gpu:{t['gpus']}" for t in data["tasks"] if t["gpus"]], _nodes(args))
             script = slurm.resubmit_script(out)
         else:
+            if args.runs and not Path(args.runs).is_file():  # before the cluster is asked
+                print(f"reb slurm: no such run matrix: {args.runs}", file=sys.stderr)
+                return 2
             nodes = _nodes(args)
             _refuse(gres.requests_of(args.sbatch_arg), nodes)
             plan = _plan(args, "slurm", None if nodes is None else nodes.gpus)
@@ -184,7 +187,8 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
                             "(repeatable)")
     slurm.add_argument("--node-gpus", type=int, metavar="N",
                        help="GPUs of one node (default: the cluster's gpu GRES, from sinfo); "
-                            "tiers that need more are skipped")
+                            "tiers that need more end insufficient_hardware, as on one such "
+                            "machine")
     slurm.add_argument("--dry-run", action="store_true",
                        help="write the scripts and print what would be submitted")
     slurm.add_argument("--wait", action="store_true",
