@@ -131,6 +131,23 @@ def test_a_label_over_two_runs_is_one_row_and_the_later_outcome_wins(tmp_path: P
     assert (rec["runs"], rec["job_count"], rec["c1_cpu_success_over_all"]) == ("r1 r2", "2", "2/2")
 
 
+def test_a_strict_and_a_compat_run_of_one_agent_are_a_row_each(tmp_path: Path) -> None:
+    strict = write_run(tmp_path, "r-strict", pyramid("img:a", agent="codex", c1="failed"))
+    later = pyramid("img:a", agent="codex")
+    for o in later:
+        o.started += 100  # later, but a verdict in another mode: it does not replace the first
+    compat = write_run(tmp_path, "r-compat", later, mode="compat")
+    rows = table.measured_rows([(strict, None), (compat, None)])
+    got = {r.label: table.record(r) for r in rows}
+    assert sorted(got) == ["codex (compat)", "codex (strict)"]
+    assert got["codex (strict)"]["c1_cpu_success_over_all"] == "0/1"
+    assert (got["codex (compat)"]["mode"], got["codex (compat)"]["c1_cpu_success_over_all"]) == \
+        ("compat", "1/1")
+    assert "codex (strict)" in table.to_markdown(rows)
+    [alone] = table.measured_rows([(strict, None)])
+    assert alone.label == "codex"  # one mode: no mode in its name
+
+
 def test_the_papers_agents_are_published_figures() -> None:
     got = by_agent(list(table.PAPER_ROWS))
     assert len(got) == 4 and {r["source"] for r in got.values()} == {"published"}

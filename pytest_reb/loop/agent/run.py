@@ -190,6 +190,7 @@ def run_agent(client: Any, backend: Backend, task: Task, *, out_root: Path,
             ctr.kill()  # every process the agent left, daemons included
         ctr.wait(timeout=60)
         _classify(record, backend, folder)
+        _read_tokens(record, backend, folder)  # a label of the commit: the layout reads it
         if record.status in KEPT:
             layer = _keep(client, ctr, record, task, secrets, (config.get("Cmd"), run_labels),
                           scrub_secrets)
@@ -235,7 +236,8 @@ def _keep(client: Any, ctr: Any, record: AgentRun, task: Task, secrets: Mapping[
     values = {"repo": task.repo, "agent": record.agent, "run": record.run,
               "task-image": record.task_image_id, "timed-out": str(record.timed_out).lower(),
               "exit-code": "" if record.exit_code is None else str(record.exit_code),
-              "wall-s": str(record.wall_s)}
+              "wall-s": str(record.wall_s), "started": f"{record.started:.3f}",
+              "tokens": json.dumps(record.tokens, sort_keys=True)}
     record.image_tag = commit.image_tag(task.slug, record.run)
     start = time.monotonic()
     try:
@@ -308,10 +310,7 @@ def _finish(record: AgentRun, backend: Backend, folder: Path, secrets: Mapping[s
             out_root: Path, matrix: Path | None) -> None:
     """Scrub what came back, read the usage, append the record and (when kept) the matrix row."""
     leaks.scrub_folder(folder, secrets)
-    stdout = (folder / "stdout").read_text(errors="replace") if (folder / "stdout").is_file() \
-        else ""
-    tokens = parse_usage(backend.usage, stdout, folder / "out")
-    record.tokens = tokens.record() if tokens is not None else "unknown"
+    _read_tokens(record, backend, folder)
     record.error = None if record.error is None else leaks.scrub(record.error, secrets)
     record.leaks = [leaks.scrub(p, secrets) for p in record.leaks]
     record.scrubbed = [leaks.scrub(p, secrets) for p in record.scrubbed]
@@ -320,6 +319,14 @@ def _finish(record: AgentRun, backend: Backend, folder: Path, secrets: Mapping[s
         _append(matrix or out_root / "matrix.jsonl",
                 {"repo": record.repo, "agent": record.agent, "image": record.image})
     (folder / "run.json").write_text(json.dumps(asdict(record), indent=2) + "\n")
+
+
+def _read_tokens(record: AgentRun, backend: Backend, folder: Path) -> None:
+    """The usage the CLI reported (numbers only, so read before or after the scrub alike)."""
+    stdout = (folder / "stdout").read_text(errors="replace") if (folder / "stdout").is_file() \
+        else ""
+    tokens = parse_usage(backend.usage, stdout, folder / "out")
+    record.tokens = tokens.record() if tokens is not None else "unknown"
 
 
 def _append(path: Path, row: Mapping[str, Any]) -> None:
@@ -332,23 +339,48 @@ def _append(path: Path, row: Mapping[str, Any]) -> None:
         os.fsync(fh.fileno())
 
 
-def agent_timed_out(image: str | None) -> bool:
-    """Whether ``image`` is the commit of an agent run that ran past its budget.
+def agent_facts(image: str | None) -> dict[str, Any] | None:
+    """What the commit of an agent run says of it, from the image's ``reb.agent-env.*``
+    labels (its metadata, never its files): start, wall time, exit code, timed out, tokens.
 
-    Read from the image's labels (its metadata, never its files); no image (a testinfra
-    target), or an engine that does not answer, is not.
+    None for no image (a testinfra target), an image no ``reb agent run`` made, or an engine
+    that does not answer.
     """
     if not image:
-        return False
+        return None
     try:
         import docker
 
         attrs = docker.from_env().api.inspect_image(image)
     except Exception:
-        return False
-    found = ((attrs.get("Config") or {}).get("Labels") or {}).get(
-        f"{commit.ENV_LABEL}timed-out")
-    return found == "true"
+        return None
+    found = {k[len(commit.ENV_LABEL):]: v for k, v in
+             (((attrs.get("Config") or {}).get("Labels") or {}).items())
+             if k.startswith(commit.ENV_LABEL)}
+    if "run" not in found:
+        return None
+
+    def number(key: str) -> float | None:
+        try:
+            return float(found.get(key, ""))
+        except ValueError:
+            return None
+
+    try:
+        tokens = json.loads(found.get("tokens", '"unknown"'))
+    except ValueError:
+        tokens = "unknown"
+    exit_code = number("exit-code")
+    return {"run": found["run"], "agent": found.get("agent"), "started": number("started"),
+            "wall_s": number("wall-s"), "timed_out": found.get("timed-out") == "true",
+            "exit_code": None if exit_code is None else int(exit_code),
+            "tokens": tokens if isinstance(tokens, dict) else "unknown"}
+
+
+def agent_timed_out(image: str | None) -> bool:
+    """Whether ``image`` is the commit of an agent run that ran past its budget."""
+    facts = agent_facts(image)
+    return bool(facts and facts["timed_out"])
 
 
 def load_runs(paths: Sequence[Path]) -> list[AgentRun]:
