@@ -439,9 +439,12 @@ def to_html(rows: Sequence[Row], *, title: str = "pytest-reb master table") -> s
                       + '"><figcaption>Preparation time and tokens against C3/C4 success, '
                         'per agent.</figcaption></figure>\n')
     runs = sorted({run for r in measured for run in r.runs})
+    verified = len({r.agent for r in measured if r.runs})  # not one with agent runs alone
+    waiting = len({r.agent for r in measured if not r.runs})
     return PAGE.format(
         title=escape(title), chart=chart.data_uri(png),
-        subtitle=escape(f"{len(measured)} measured agent(s) from run(s) {', '.join(runs)}"
+        subtitle=escape((f"{verified} verified agent(s) from run(s) {', '.join(runs)}"
+                         + (f"; {waiting} agent(s) not verified yet" if waiting else ""))
                         if runs else "published figures only"),
         hatched=", hatched: published figures" if any(r.published for r in rows) else "",
         head="".join(f"<th>{escape(h)}</th>" for h in HEADERS), body=body, efficiency=eff_figure,
