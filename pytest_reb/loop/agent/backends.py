@@ -10,7 +10,8 @@ Placeholders, all paths inside the agent's container:
 ``{tool}``        where the backend's CLI folder is mounted (read-only)
 
 A CLI is never part of the task image: it is installed once into a host folder (npm for
-Claude Code and Codex, pip ``--target`` for mini-swe-agent) that is mounted read-only at
+Claude Code and Codex, pip ``--target`` for mini-swe-agent, NexAU from its source with its
+own interpreter, ``nexau.py``) that is mounted read-only at
 ``{tool}``, so the committed environment holds only what the agent itself installed.
 Token usage is read from what the CLI reports (Claude Code's JSON ``usage``, Codex's
 ``turn.completed`` events, mini-swe-agent's trajectory); where it reports none, it is
@@ -42,10 +43,11 @@ OUT_MOUNT = "/opt/reb-agent/out"
 #: caches): a mount, so never part of the commit, and gone with the container.
 STATE_MOUNT = "/opt/reb-agent/state"
 PLACEHOLDERS = ("prompt_file", "prompt", "repo", "report_path", "schema", "out", "tool")
-USAGE_PARSERS = ("claude-json", "codex-jsonl", "mini-trajectory", "none")
+USAGE_PARSERS = ("claude-json", "codex-jsonl", "mini-trajectory", "nexau-tracer", "none")
 #: Host env names that are never secret; every other one a backend takes is treated as one.
 NOT_SECRET = frozenset({"ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "CLAUDE_MODEL", "CODEX_MODEL",
-                        "MSWEA_MODEL_NAME"})
+                        "MSWEA_MODEL_NAME", "LLM_MODEL", "LLM_BASE_URL", "LLM_API_TYPE",
+                        "LLM_TOOL_CALL_MODE"})
 
 
 class BackendError(ValueError):
@@ -177,6 +179,20 @@ BUILTIN: dict[str, Backend] = {
         service="by-model",
         passes=("MSWEA_MODEL_NAME", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY"),
         description="mini-swe-agent's bash-only loop; tokens from the trajectory's responses"),
+    "nexau": Backend(
+        "nexau",
+        # the official runner's run_once.py, through our launcher (-I: no PYTHONPATH read or
+        # set, so the agent's shell commands see none of NexAU's packages)
+        (f"{TOOL_MOUNT}/python/bin/python3", "-I", f"{TOOL_MOUNT}/reb_nexau.py",
+         "--task-file", "{prompt_file}"),
+        usage="nexau-tracer", package=("nexau", "source"), service="by-llm-type",
+        # the official runner's defaults (NexAU's DeepSeek config); LLM_* given win
+        env={"NEXAU_AGENT_CONFIG": f"{TOOL_MOUNT}/reb-nexau.yaml",
+             "LLM_API_TYPE": "anthropic_chat_completion", "LLM_TOOL_CALL_MODE": "anthropic",
+             "REB_NEXAU_USAGE": "{out}/nexau_usage.jsonl", "PYTHONDONTWRITEBYTECODE": "1"},
+        passes=("LLM_MODEL", "LLM_BASE_URL", "LLM_API_KEY", "LLM_API_TYPE",
+                "LLM_TOOL_CALL_MODE"),
+        description="NexAU's run_once.py from its source; tokens from its tracer"),
 }
 
 
@@ -232,7 +248,8 @@ def parse_mount(spec: str) -> tuple[str, str]:
 # --------------------------------------------------------------------------- install
 
 
-def install(backend: Backend, folder: Path) -> Path:
+def install(backend: Backend, folder: Path, *, source: Path | None = None,
+            python: str | None = None) -> Path:
     """Fill ``folder`` with the backend's CLI on the host (once); return it for mounting.
 
     npm's ``--prefix`` keeps the package and its ``node_modules/.bin`` in one folder;
@@ -245,7 +262,13 @@ def install(backend: Backend, folder: Path) -> Path:
     marker = folder / ".reb-installed"
     folder.mkdir(parents=True, exist_ok=True)
     with FileLock(folder.parent / f".{folder.name}.lock"):  # two runs installing at once
-        if not (marker.is_file() and marker.read_text() == package):
+        if tool == "nexau":  # from a source the user gives (``nexau.install``)
+            if source is None and marker.is_file():
+                return folder
+            from pytest_reb.loop.agent import nexau
+
+            marker.write_text(nexau.install(folder, source=source, python=python))
+        elif not (marker.is_file() and marker.read_text() == package):
             _install(tool, package, folder)
             marker.write_text(package)
     return folder
@@ -297,6 +320,10 @@ def parse_usage(kind: str, stdout: str, out_dir: Path | None) -> Tokens | None:
         return codex_usage(stdout)
     if kind == "mini-trajectory" and out_dir is not None:
         return mini_usage(out_dir / "trajectory.json")
+    if kind == "nexau-tracer" and out_dir is not None:
+        from pytest_reb.loop.agent import nexau
+
+        return nexau.usage(out_dir)
     return None
 
 
