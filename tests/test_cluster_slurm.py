@@ -411,21 +411,28 @@ def test_a_gpu_less_cluster_runs_every_tier_as_one_gpu_less_machine(
         "reb slurm: not submitted: --gres=gpu:1 asks for 1 gpu per node, but the cluster's "
         "nodes have at most 0 (no GRES)\n"), proc.stderr
     assert not refused.exists()
+    # generous timeouts on both sides: this shared machine is slow, and a probe killed at
+    # its timeout on one side only would be a difference of load, not of the plan
     single = subprocess.run([sys.executable, "-m", "pytest", "--rootdir", str(demo["work"]),
                              DEMO_MODULE.name, "--reb-matrix", "m.toml", "-p",
-                             "no:cacheprovider", "--reb-outdir", "single-all"],
+                             "no:cacheprovider", "--reb-outdir", "single-all",
+                             "--reb-timeout-scale=4"],
                             cwd=demo["work"], env=demo["env"], capture_output=True, text=True,
                             timeout=900)
     assert single.returncode in (0, 1), single.stdout[-3000:]
     [run] = (demo["work"] / "single-all").glob("*/summary.json")
     out = cluster.path("gpu-less")
     proc = reb_slurm(demo, "m.toml", "--modules", DEMO_MODULE.name, "--out", str(out),
-                     "--pytest-args=-p no:cacheprovider", "--wait")
+                     "--timeout-scale", "4", "--pytest-args=-p no:cacheprovider", "--wait")
     assert proc.returncode == 0, proc.stdout + proc.stderr + cluster.logs()
     print(proc.stdout)  # the lines docs/scaling.md quotes
     assert "task 0: c0,c1,c2,c3,c4,c5, 0 GPU" in proc.stdout, proc.stdout
     assert "merge job COMPLETED" in proc.stdout
     assert "--gres" not in (out / "submit.sh").read_text()
-    same_as_one_machine({**demo, "summary": json.loads(run.read_text())}, out)
     merged = json.loads((out / "merged" / "latest" / "summary.json").read_text())
+    diffs = summary_differences(json.loads(run.read_text()), merged)
+    # the one machine measured the environments' sizes first; the tasks read the same
+    # figures from the size cache both share, which their evidence says (``cached``)
+    diffs = [d for d in diffs if not d.endswith(".env_size.cached: only in the second")]
+    assert diffs == [], "\n".join(diffs)
     assert merged["totals"]["c5"]["applicable"] == 2, merged["totals"]["c5"]
