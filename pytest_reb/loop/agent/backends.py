@@ -182,9 +182,9 @@ BUILTIN: dict[str, Backend] = {
     "nexau": Backend(
         "nexau",
         # the official runner's run_once.py, through our launcher (-I: no PYTHONPATH read or
-        # set, so the agent's shell commands see none of NexAU's packages)
-        (f"{TOOL_MOUNT}/python/bin/python3", "-I", f"{TOOL_MOUNT}/reb_nexau.py",
-         "--task-file", "{prompt_file}"),
+        # set, so the agent's shell commands see none of NexAU's packages), with no task
+        # argument, as the official runner: NexAU's own env_setup_config/task_prompt.txt
+        (f"{TOOL_MOUNT}/python/bin/python3", "-I", f"{TOOL_MOUNT}/reb_nexau.py"),
         usage="nexau-tracer", package=("nexau", "source"), service="by-llm-type",
         # the official runner's defaults (NexAU's DeepSeek config); LLM_* given win
         env={"NEXAU_AGENT_CONFIG": f"{TOOL_MOUNT}/reb-nexau.yaml",

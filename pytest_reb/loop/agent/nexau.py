@@ -5,8 +5,9 @@ The official runner (``tools/env_setup_runner``, backend ``nexau``) runs
 ``/opt/nexau/.venv/bin/python /opt/nexau/env_setup_config/run_once.py`` in the job's
 container with ``NEXAU_AGENT_CONFIG`` (the generic config reads ``LLM_MODEL``,
 ``LLM_BASE_URL``, ``LLM_API_KEY``, ``LLM_API_TYPE``, ``LLM_TOOL_CALL_MODE``; its system
-prompt is the NexAU tree's own ``env_setup_config/system_prompt.md``), the task on stdin
-of a task file, and the agent writes the report itself. Here the same ``run_once.py`` runs
+prompt is the NexAU tree's own ``env_setup_config/system_prompt.md``) and no task
+argument, so ``run_once.py`` reads the tree's own ``env_setup_config/task_prompt.txt``;
+the agent writes the report itself. Here the same ``run_once.py`` runs
 from a host folder mounted read-only at ``{tool}``, never part of the task image:
 
 ``{tool}/nexau``    the NexAU tree, from a checkout or a git directory (a mirror)
