@@ -86,7 +86,9 @@ def install(folder: Path, *, source: Path | None, python: str | None) -> str:
         shutil.rmtree(folder / sub, ignore_errors=True)
     commit = _tree(source, folder / "nexau")
     _interpreter(interpreter, version, folder / "python")
-    done = subprocess.run([interpreter, "-m", "pip", "install", "--quiet", "--no-compile",
+    # compiled here: the folder is mounted read-only, and compiling some thousand modules
+    # (openai, anthropic, pydantic, pandas, ...) at every start costs minutes of the budget
+    done = subprocess.run([interpreter, "-m", "pip", "install", "--quiet",
                            "--disable-pip-version-check", "--target", str(folder / "site"),
                            str(folder / "nexau")], capture_output=True, text=True, check=False)
     if done.returncode:
@@ -150,9 +152,10 @@ def _interpreter(interpreter: str, version: str, into: Path) -> None:
     for lib in Path(libdir).glob(f"libpython{version}*.so*") if libdir else []:
         (into / "lib").mkdir(exist_ok=True)
         shutil.copy2(lib, into / "lib" / lib.name)
+    # with its compiled modules (their timestamps kept, so they stay valid)
     shutil.copytree(stdlib, into / "lib" / f"python{version}", symlinks=True,
-                    ignore=shutil.ignore_patterns("test", "site-packages", "__pycache__",
-                                                  "idlelib", "tkinter", "turtledemo"))
+                    ignore=shutil.ignore_patterns("test", "site-packages", "idlelib",
+                                                  "tkinter", "turtledemo"))
     tool = into / ".patchelf"
     tool.write_bytes(patchelf())
     tool.chmod(0o755)
