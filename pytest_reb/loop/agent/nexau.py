@@ -168,7 +168,8 @@ def _interpreter(interpreter: str, version: str, into: Path) -> None:
 
 def config(tree: Path) -> str:
     """The official generic config (``nexau_generic_llm.yaml`` of the release, as NexAU's tree
-    gives its parts) with its paths in the mounted tree and our usage tracer for Langfuse."""
+    gives its parts) with its paths in the mounted tree, our usage tracer for Langfuse, and
+    no summary model (``SUMMARY_*``, which the official runner's ``.env`` set)."""
     text = (tree / "env_setup_config" / "deepseek-v3.1-nex-n1.yaml").read_text()
     text = re.sub(r"(?m)^tool_call_mode:.*$", "tool_call_mode: ${env.LLM_TOOL_CALL_MODE}", text)
     text = re.sub(r"(?m)^(\s+api_type:).*$", r"\1 ${env.LLM_API_TYPE}", text)
@@ -176,7 +177,9 @@ def config(tree: Path) -> str:
                   text)
     text = text.replace("yaml_path: ./tools/", f"yaml_path: {HOME}/env_setup_config/tools/")
     text = re.sub(r"(?ms)^tracers:.*\Z", "tracers:\n  - import: reb_nexau:UsageTracer\n", text)
-    return text
+    # the summary model serves only the sliding-window compaction, which this config does not
+    # use; NexAU refuses a config naming a variable that is not set
+    return re.sub(r"(?m)^\s+summary_\w+: \$\{env\.SUMMARY_\w+\}\n", "", text)
 
 
 def usage(out_dir: Path) -> Tokens | None:
