@@ -40,7 +40,7 @@ def test_the_preflight_asks_the_llm_service_named_by_the_api_type() -> None:
         assert ok.ok and "llm-openai answered" in ok.checked, ok.checked
         [asked] = service.requests
         assert asked["path"] == "/v1/models"
-        assert asked["headers"]["Authorization"] == f"Bearer {KEY}"
+        assert asked["headers"]["authorization"] == f"Bearer {KEY}"
     missing = health.preflight(backend, {}, environ={})
     assert not missing.ok and "LLM_API_KEY" in missing.checked
 
@@ -92,7 +92,7 @@ def test_nexau_runs_its_own_loop_against_scripted_tool_calls(
     agent_images.append(rec.image)
     assert "llm-openai answered" in rec.preflight
     # NexAU's loop: the tool call ran, its output went back, the final text ended it
-    assert len(asked) == 2 and asked[0]["headers"]["Authorization"] == f"Bearer {KEY}"
+    assert len(asked) == 2 and asked[0]["headers"]["authorization"] == f"Bearer {KEY}"
     assert any(t["function"]["name"].lower() == "bash" for t in asked[0]["body"]["tools"])
     assert "written" in json.dumps(asked[1]["body"]["messages"])
     assert rec.tokens == {"input": 2500, "output": 48, "total": 2548,

@@ -5,7 +5,7 @@ It listens on 127.0.0.1 only, answers ``GET /v1/models`` (what a preflight asks)
 tool the request offered, matched without case) or a final text, streamed as server-sent
 events when the request asks for a stream, with a ``usage`` of its own. Once the script
 is used up every answer is the final text, so a client that keeps asking ends. Every
-request is kept (headers and body) for the test to read.
+request is kept (headers, named in lower case, and body) for the test to read.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def _handler(script: list[Step], seen: list[dict[str, Any]]) -> type[BaseHTTPReq
             self.wfile.write(data)
 
         def do_GET(self) -> None:
-            seen.append({"method": "GET", "path": self.path, "headers": dict(self.headers)})
+            seen.append({"method": "GET", "path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}})
             if self.path.rstrip("/").endswith("/models"):
                 self._json(200, {"object": "list", "data": [{"id": "scripted", "object":
                                                              "model"}]})
@@ -72,7 +72,7 @@ def _handler(script: list[Step], seen: list[dict[str, Any]]) -> type[BaseHTTPReq
             body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
             with lock:
                 seen.append({"method": "POST", "path": self.path,
-                             "headers": dict(self.headers), "body": body})
+                             "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body})
                 n = sum(1 for r in seen if r["method"] == "POST")
                 step = script[n - 1] if n <= len(script) else Step()
             offered = [t.get("function", {}).get("name", "") for t in body.get("tools") or []]
