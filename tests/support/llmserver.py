@@ -52,6 +52,9 @@ def _handler(script: list[Step], seen: list[dict[str, Any]]) -> type[BaseHTTPReq
         def log_message(self, *args: Any) -> None:  # quiet
             return
 
+        def _headers(self) -> dict[str, str]:
+            return {k.lower(): v for k, v in self.headers.items()}
+
         def _json(self, code: int, body: dict[str, Any]) -> None:
             data = json.dumps(body).encode()
             self.send_response(code)
@@ -61,7 +64,7 @@ def _handler(script: list[Step], seen: list[dict[str, Any]]) -> type[BaseHTTPReq
             self.wfile.write(data)
 
         def do_GET(self) -> None:
-            seen.append({"method": "GET", "path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}})
+            seen.append({"method": "GET", "path": self.path, "headers": self._headers()})
             if self.path.rstrip("/").endswith("/models"):
                 self._json(200, {"object": "list", "data": [{"id": "scripted", "object":
                                                              "model"}]})
@@ -72,7 +75,7 @@ def _handler(script: list[Step], seen: list[dict[str, Any]]) -> type[BaseHTTPReq
             body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
             with lock:
                 seen.append({"method": "POST", "path": self.path,
-                             "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body})
+                             "headers": self._headers(), "body": body})
                 n = sum(1 for r in seen if r["method"] == "POST")
                 step = script[n - 1] if n <= len(script) else Step()
             offered = [t.get("function", {}).get("name", "") for t in body.get("tools") or []]
