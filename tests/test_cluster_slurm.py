@@ -325,10 +325,11 @@ def demo(cluster: LocalSlurm, demo_image: str, missing_dep_image: str) -> dict[s
     return {"work": work, "env": env, "summary": json.loads(run.read_text())}
 
 
-def reb_slurm(demo: dict[str, Any], *args: str) -> subprocess.CompletedProcess[str]:
+def reb_slurm(demo: dict[str, Any], *args: str, timeout: float = 900
+              ) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "pytest_reb.loop.cli", "slurm", *args],
                           cwd=demo["work"], env=demo["env"], capture_output=True, text=True,
-                          timeout=900)
+                          timeout=timeout)
 
 
 def submit_demo(demo: dict[str, Any], out: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -418,12 +419,13 @@ def test_a_gpu_less_cluster_runs_every_tier_as_one_gpu_less_machine(
                              "no:cacheprovider", "--reb-outdir", "single-all",
                              "--reb-timeout-scale=4"],
                             cwd=demo["work"], env=demo["env"], capture_output=True, text=True,
-                            timeout=900)
+                            timeout=2400)
     assert single.returncode in (0, 1), single.stdout[-3000:]
     [run] = (demo["work"] / "single-all").glob("*/summary.json")
     out = cluster.path("gpu-less")
     proc = reb_slurm(demo, "m.toml", "--modules", DEMO_MODULE.name, "--out", str(out),
-                     "--timeout-scale", "4", "--pytest-args=-p no:cacheprovider", "--wait")
+                     "--timeout-scale", "4", "--pytest-args=-p no:cacheprovider", "--wait",
+                     timeout=2400)
     assert proc.returncode == 0, proc.stdout + proc.stderr + cluster.logs()
     print(proc.stdout)  # the lines docs/scaling.md quotes
     assert "task 0: c0,c1,c2,c3,c4,c5, 0 GPU" in proc.stdout, proc.stdout
