@@ -120,3 +120,11 @@ def test_the_commit_keeps_every_label_of_the_task_image_and_empties_the_runs(
     assert kept["maintainer"] == "someone@example.org"
     assert (kept["reb.run"], kept["reb.owner"], kept["reb.agent.name"]) == ("", "", "")
     assert kept["reb.agent-env.run"] == rec.run
+    # what the official layout reads back: the agent's start, wall time and tokens
+    from pytest_reb.loop.agent.run import agent_facts
+
+    facts = agent_facts(rec.image)
+    assert facts is not None and facts["run"] == rec.run
+    assert (facts["started"], facts["wall_s"], facts["exit_code"], facts["tokens"]) == \
+        (round(rec.started, 3), rec.wall_s, 0, "unknown")
+    assert agent_facts(tinynet_task) is None  # a task image is no agent's commit
