@@ -86,10 +86,11 @@ def test_nexau_runs_its_own_loop_against_scripted_tool_calls(
                                  "LLM_MODEL": "scripted", "LLM_API_TYPE":
                                  "openai_chat_completion", "LLM_TOOL_CALL_MODE": "openai"})
         asked = [r for r in service.requests if r["method"] == "POST"]
+    if rec.image:
+        agent_images.append(rec.image)  # removed afterwards, whatever is asserted below
     log = Path(rec.log).read_text(errors="replace")
     assert rec.status == "finished" and rec.exit_code == 0, (rec.error, log[-3000:])
     assert rec.image
-    agent_images.append(rec.image)
     assert "llm-openai answered" in rec.preflight
     # NexAU's loop: the tool call ran, its output went back, the final text ended it
     assert len(asked) == 2 and asked[0]["headers"]["authorization"] == f"Bearer {KEY}"
