@@ -85,7 +85,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "in the working directory; a checkout's own reports/ in a checkout)")
     group.addoption("--reb-network", metavar="MODE", default="none",
                     help="Docker network mode for probe containers (default none)")
-    group.addoption("--reb-gpus", metavar="IDS",
+    group.addoption("--reb-gpus", metavar="IDS", type=optiontypes.gpu_indices,
                     help="GPU indices the run may use, e.g. 0,1 (default all visible)")
     group.addoption("--reb-timeout-scale", type=optiontypes.positive_float, default=1.0,
                     metavar="X",

@@ -44,6 +44,14 @@ def _positive(text: str, convert: type[int] | type[float], kind: str) -> Any:
     return value
 
 
+def gpu_indices(text: str) -> str:
+    """``--reb-gpus``: GPU indices as the host numbers them, ``0,1``; empty is none (a Slurm
+    task given no GPU passes its empty ``SLURM_JOB_GPUS``). Kept as written."""
+    if not all(re.fullmatch(r"\d+", g.strip()) for g in text.split(",") if g.strip()):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a list of GPU indices (e.g. 0,1)")
+    return text
+
+
 def sha256(text: str) -> str:
     """``--reb-trust-hook``: 64 hex digits (``sha256:`` in front is allowed)."""
     digest = text.removeprefix("sha256:").lower()

@@ -29,8 +29,10 @@ class MatrixError(ValueError):
     """A matrix that cannot be used, with the file and row in the message."""
 
 
+#: The prefix of the labels ``reb agent`` commits on the image of a run (``runs/agentfacts``).
+AGENT_ENV_LABEL = "reb.agent-env."
 #: The label ``reb agent`` commits on the image of a run that ran past its budget.
-AGENT_TIMED_OUT_LABEL = "reb.agent-env.timed-out"
+AGENT_TIMED_OUT_LABEL = f"{AGENT_ENV_LABEL}timed-out"
 
 
 @dataclass(frozen=True)
