@@ -14,7 +14,10 @@ commands as root without capabilities, so no command can signal it.
 
 What the container holds on disk is watched while a command runs: the
 writable layer (``SizeRw``), what its volumes (an image ``VOLUME``) gained,
-and unlinked files its processes hold open (``diskuse``).  A command that
+and unlinked files its processes hold open (``diskuse``), looked at with the
+container frozen whenever its filesystems' used bytes say it may have passed
+the limit (``diskuse.Bound``), so the target can neither pace nor see those
+looks.  A command that
 grows it past ``--reb-disk`` is killed, its container removed (layer and
 volumes with it: every removal passes ``v=True``), and the result says
 ``disk_limited``; tmpfs mounts get an explicit size.  A quota (``storage_opt``)
@@ -145,6 +148,9 @@ class DockerTarget(Target):
         self._cgroups: dict[str, Cgroup] = {}
         #: per container, its volumes' host directories -> bytes they held at its start
         self._volumes: dict[str, dict[str, int]] = {}
+        #: per container, the bytes it held when its last command ended (nothing of it ran)
+        self._settled: dict[str, int] = {}
+        self._root_dir: str | None = ""  # not read yet (``_data_root``)
         self._lock = threading.Lock()
         #: container path -> host folder, mounted read-only beside the tools (assets, shims)
         self.extra_mounts: dict[str, str] = {}
@@ -322,6 +328,7 @@ class DockerTarget(Target):
     def _remove(self, key: str) -> None:
         self._cgroups.pop(key, None)
         self._volumes.pop(key, None)
+        self._settled.pop(key, None)
         ctr = self._containers.pop(key, None)
         if ctr is not None:
             with contextlib.suppress(Exception):
@@ -507,6 +514,8 @@ class DockerTarget(Target):
         if disk is None:
             used = self._disk_used(key, ctr)  # a writer quicker than one look
             disk = used if used is not None and used > self.limits.disk_bytes() else None
+            if disk is None and used is not None:
+                self._settled[key] = used  # swept: nothing of the container changes it now
         oom_after = counters.oom_kills(ctr.id)
         hits_after = counters.memory_limit_hits(ctr.id)
         pids_after = counters.pids_refusals(ctr.id)
@@ -528,28 +537,55 @@ class DockerTarget(Target):
 
     def _watch(self, key: str, ctr: Any, reader: threading.Thread,
                deadline: float) -> int | None:
-        """Wait for the command until ``deadline``, looking at its disk use meanwhile;
+        """Wait for the command until ``deadline``, bounding its disk use meanwhile;
         the bytes it holds once past ``--reb-disk`` (the command is then stopped), else None.
 
-        A look costs what the engine spends walking the layer (and this process the
-        volumes), so the next one
-        waits at least five times as long as the last took.
+        Every ``diskuse.TICK`` the filesystems holding its files are read (O(1)); when
+        they say it may be past the limit, the exact look is taken with it frozen.  A
+        periodic exact look, unfrozen, stays as the backstop; it costs what the engine
+        spends walking the layer, so the next one waits five times as long as it took.
         """
         limit = self.limits.disk_bytes()
+        cgroup = self._cgroups.get(key)
+        freeze = cgroup.frozen if cgroup is not None else None
+        bound = diskuse.Bound(limit, diskuse.holding_paths(ctr.attrs, self._data_root()))
+        settled = self._settled.pop(key, None)
+        if settled is not None:
+            bound.anchor(settled)
+        else:
+            used = diskuse.frozen_look(freeze, lambda: self._disk_used(key, ctr), bound)
+            if used is not None and used > limit:
+                return used
         pause = DISK_POLL
+        backstop = time.monotonic() + pause
         while reader.is_alive():
             left = deadline - time.monotonic()
             if left <= 0:
                 return None
-            reader.join(min(pause, left))
+            reader.join(min(diskuse.TICK, left))
             if not reader.is_alive():
                 return None
-            began = time.monotonic()
-            used = self._disk_used(key, ctr)
-            pause = max(DISK_POLL, 5 * (time.monotonic() - began))
+            if bound.suspect():
+                used = diskuse.frozen_look(freeze, lambda: self._disk_used(key, ctr), bound)
+            elif time.monotonic() >= backstop:
+                began = time.monotonic()
+                used = self._disk_used(key, ctr)
+                pause = max(DISK_POLL, 5 * (time.monotonic() - began))
+                backstop = time.monotonic() + pause
+            else:
+                continue
             if used is not None and used > limit:
                 return used
         return None
+
+    def _data_root(self) -> str | None:
+        """The engine's data root (``DockerRootDir``), read once: where a storage driver
+        without an upper directory keeps the layers."""
+        if self._root_dir == "":
+            self._root_dir = None
+            with contextlib.suppress(Exception):
+                self._root_dir = self.client.info().get("DockerRootDir")
+        return self._root_dir
 
     def _stop(self, key: str, reader: threading.Thread, *, timed_out: bool) -> None:
         """Stop a command still running: at its timeout TERM, then KILL after ``KILL_GRACE``,
