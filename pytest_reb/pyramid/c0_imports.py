@@ -92,10 +92,15 @@ MARKER = "REB_C0"
 NODE = f"{NODE_MOUNT}/bin/node"
 PYRIGHT = f"{PYRIGHT_MOUNT}/index.js"
 #: What the interpreter says about itself; run without -I so sys.path is what pyright sees.
+#: Its magic number, extension suffixes and built-in modules let the driver tell which file
+#: Python's finders would load and whether it is code (a ``.pyc`` of this interpreter, an ELF
+#: extension of its suffixes): pyright reads neither.
 SYS_PATH_SNIPPET = (
-    "import json, os, sys; print('REB_C0_PY ' + json.dumps({'executable': sys.executable, "
+    "import importlib.machinery as im, importlib.util as iu, json, os, sys; "
+    "print('REB_C0_PY ' + json.dumps({'executable': sys.executable, "
     "'prefix': sys.prefix, 'version': list(sys.version_info[:3]), "
-    "'path': [[p, os.path.isdir(p)] for p in sys.path]}))"
+    "'path': [[p, os.path.isdir(p)] for p in sys.path], 'magic': iu.MAGIC_NUMBER.hex(), "
+    "'ext_suffixes': im.EXTENSION_SUFFIXES, 'builtins': sorted(sys.builtin_module_names)}))"
 )
 
 #: The in-target driver (``probes/c0_driver.js``), run as ``node -e DRIVER <mode> <spec-json>``:
@@ -333,6 +338,7 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
         "distributions_timeout_ms": int(scaled(DISTRIBUTIONS_TIMEOUT) * 1000),
         "count_rules": _count_rules(ctx),
         "import_pattern": IMPORT_NAME.pattern, "sys_path": import_dirs(info.get("path") or []),
+        **_finder_facts(info),
     }, scaled(max(TIMEOUT, BINDING_TIMEOUT) + DISTRIBUTIONS_TIMEOUT) + SLACK)
     shown = config if files is None else {**config, "include": f"<{len(present or [])} tracked "
                                                                    "Python files>"}
@@ -367,7 +373,8 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
         evidence.update(missing_by_the_rule=sorted(official),
                         official_counts_none=ctx.repo.c0_official_counts_none)
         official = {}
-    strict = strict_missing(data, data.get("source_present") or [], data.get("stub_only") or [])
+    strict = strict_missing(data, data.get("source_present") or [], data.get("stub_only") or [],
+                            data.get("not_code") or {})
     missing = official if ctx.compat else strict
     total = ctx.repo.imports_total
     analysed = (data.get("summary") or {}).get("filesAnalyzed")
@@ -409,6 +416,16 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
         o.diagnosis = diagnose.missing_packages(sorted(missing), missing, python,
                                                 _installed_distributions(out))
     return o
+
+
+def _finder_facts(info: dict[str, Any]) -> dict[str, Any]:
+    """What the driver's finder needs of the interpreter, where it said it in the right shape
+    (else the driver's defaults: ``.so``, any magic, no built-ins)."""
+    magic, ext, builtins = info.get("magic"), info.get("ext_suffixes"), info.get("builtins")
+    strings = lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v)  # noqa: E731
+    return {"magic": magic if isinstance(magic, str) and len(magic) == 8 else None,
+            "ext_suffixes": ext if strings(ext) else None,
+            "builtins": builtins if strings(builtins) else None}
 
 
 #: Import name -> distributions for the names in argv, from the interpreter's installed
