@@ -86,6 +86,14 @@ for _ in range(rounds):
 print("PACED", flush=True)
 """
 
+#: The header of a ``.pyc`` of Python 3.9 (magic 3425) with a code object's first byte: a
+#: real file for another interpreter, none for the demo's 3.11.
+FOREIGN_PYC = "a\r\r\n" + "\0" * 12 + "\xe3" + "\0" * 32
+#: Where torch is moved in the images that hide it from the site folder's own listing.
+HIDDEN_SITE = "/opt/hidden-site"
+#: A ``.pth`` line that adds a folder by running code: no file names it as a path.
+HIDING_IMPORT_LINE = f"import sys; sys.path.append({HIDDEN_SITE!r})\n"
+
 #: Starts with a newline, so a printed value that keeps it starts a line of its own.
 FORGED_LINE = "  C1 CPU          #########   PASS"
 #: A value that holds a forged line, a carriage return and an ANSI colour.
