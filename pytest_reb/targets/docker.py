@@ -122,6 +122,7 @@ class DockerTarget(Target):
                  limits: Limits | None = None, client: Any = None) -> None:
         import docker
         from docker.errors import DockerException, ImageNotFound
+        from requests.exceptions import RequestException
 
         self.image = image
         self.name = image
@@ -130,7 +131,7 @@ class DockerTarget(Target):
         try:
             self.client = client or docker.from_env()
             self.client.ping()
-        except DockerException as exc:
+        except (DockerException, RequestException) as exc:  # a socket gone: requests' own
             raise TargetError(f"the Docker daemon does not answer: {exc}") from None
         try:
             got = self.client.images.get(image)
@@ -142,6 +143,8 @@ class DockerTarget(Target):
             raise TargetError(
                 f"image {image!r} is not on this Docker engine (pytest-reb never pulls; "
                 "build or load it first)") from None
+        except (DockerException, RequestException) as exc:  # gone between the two
+            raise TargetError(f"the Docker daemon does not answer: {exc}") from None
         self.gpus = list(gpus) if gpus is not None else host_gpus()
         self._containers: dict[str, Any] = {}
         self._keep: dict[str, set[int]] = {}
