@@ -16,15 +16,27 @@ about 25 ms to a command that left a process, nothing to one that did not,
 and keeps one container per profile, so a tier's commands share it.  Of six
 runs with sixteen chains, the old ``docker top`` sweep left chains in four,
 the freeze in none.
+
+A pid is a number the kernel hands out again: 32768 of them here, and a
+fork bomb beside the run wraps them in seconds.  A listing of the cgroup is
+history by the time a kill lands (a freeze that timed out on a task in D
+state, or a process killed by the OOM killer, leaves a listed pid free), and
+a SIGKILL sent by number to a reused pid lands on whatever process holds it
+now: another run's, the engine's own.  So no signal is sent by number:
+``signal_verified`` opens a pidfd first (it names one process for good),
+checks that the process holding the pid is one of ours (in this cgroup, or
+the process seen at the listing), and signals through the pidfd: if the
+process died meanwhile, the signal fails instead of finding a stranger.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 #: Where the host mounts its cgroup hierarchies.
@@ -63,6 +75,18 @@ class Cgroup:
             if unified is not None and (base / unified.lstrip("/") / "cgroup.freeze").exists():
                 return cls(base / unified.lstrip("/"), v2=True)
         raise CgroupError(f"no freezer cgroup found for pid {pid} under {ROOT}")
+
+    def owns(self, pid: int) -> bool:
+        """Whether host process ``pid`` is in this cgroup or one below it, now."""
+        try:
+            held = Cgroup.of_pid(pid).path
+        except CgroupError:
+            return False
+        return held == self.path or self.path in held.parents
+
+    def signal(self, pid: int, sig: int) -> bool:
+        """Send ``sig`` to ``pid`` only while that pid is a process of this cgroup."""
+        return signal_verified(pid, sig, self.owns)
 
     def pids(self) -> set[int]:
         """Host pids of every process in the cgroup and its children."""
@@ -103,8 +127,7 @@ class Cgroup:
         sent: set[int] = set()
         with self.frozen():
             for pid in self.pids() - keep:
-                with contextlib.suppress(OSError):
-                    os.kill(pid, sig)
+                if self.signal(pid, sig):
                     sent.add(pid)
         return sent
 
@@ -122,6 +145,46 @@ class Cgroup:
             killed |= self.signal_all(signal.SIGKILL, keep)
             time.sleep(0.005)
         return len(killed)
+
+
+def signal_verified(pid: int, sig: int, belongs: Callable[[int], bool]) -> bool:
+    """Send ``sig`` to the process holding ``pid`` only if ``belongs(pid)`` accepts it, and
+    only to that very process; whether it was sent.
+
+    The pidfd is opened first, so it names the process that held the pid then; ``belongs``
+    reads ``/proc/<pid>`` after it.  If that process lived through the read, the read was
+    its own (a pid is not handed out while its process lives) and the signal reaches it; if
+    it died, the pidfd says so (``ESRCH``) and nothing is sent, whoever holds the pid now.
+    A kernel without pidfds (before 5.3) gets the check and ``kill`` by number: the
+    window is then the time between the two calls, not since the listing."""
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError as exc:
+        if exc.errno != errno.ENOSYS:
+            return False  # gone already
+        if not belongs(pid):
+            return False
+        try:
+            os.kill(pid, sig)
+        except OSError:
+            return False
+        return True
+    try:
+        if not belongs(pid):
+            return False
+        signal.pidfd_send_signal(fd, sig)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return True
+
+
+def start_time(pid: int) -> int | None:
+    """When host process ``pid`` started (``/proc/<pid>/stat``'s starttime, clock ticks after
+    boot): with the pid, the identity of one process, which a reused pid does not share."""
+    fields = stat_fields(pid)
+    return int(fields[19]) if fields and len(fields) > 19 and fields[19].isdigit() else None
 
 
 #: ``PF_EXITING`` in ``/proc/<pid>/stat``'s flags: the process is inside ``exit``.

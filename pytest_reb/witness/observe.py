@@ -383,7 +383,12 @@ class Observer:
                     self.look(self.quick())
 
     def look(self, pids: Iterable[int]) -> None:
-        """Take every process of ``pids`` stopped for the host, and continue it."""
+        """Take every process of ``pids`` stopped for the host, and continue it (only the
+        process examined: a pid freed meanwhile and handed out again is not continued).
+
+        ``cgroup`` is imported here: the targets package imports this module."""
+        from pytest_reb.targets.cgroup import signal_verified
+
         now = time.monotonic()
         for pid in pids:
             if not stopped(pid) or now < self._ignored.get(pid, 0.0):
@@ -396,8 +401,7 @@ class Observer:
             if key not in self._taken:  # a stop seen twice: our SIGCONT has not landed yet
                 self._taken.add(key)
                 self._keep(seen)
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGCONT)
+            signal_verified(pid, signal.SIGCONT, lambda p, s=key[1]: _start_time(p) == s)
 
     def _keep(self, seen: Seen) -> None:
         before = self.seen.get(seen.pid)

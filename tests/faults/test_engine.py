@@ -35,6 +35,8 @@ import pytest
 from hostile.images import module_text
 from support import hoststate
 
+from pytest_reb.targets.cgroup import signal_verified, start_time
+
 from .conftest import AFTER, HANG, Spawned, logged, process_in
 
 pytestmark = pytest.mark.container
@@ -214,9 +216,12 @@ def _started_by(root: Path) -> set[int]:
 
 
 def _kill(pids: set[int]) -> None:
-    for pid in pids - {os.getpid(), os.getppid()}:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
+    """SIGKILL each, only while its pid names the process the listing saw (a daemon going
+    away frees pids as it is listed, and a reused one is another's: the host's engine too)."""
+    seen = {pid: start_time(pid) for pid in pids - {os.getpid(), os.getppid()}}
+    for pid, started in seen.items():
+        if started is not None:
+            signal_verified(pid, signal.SIGKILL, lambda p, s=started: start_time(p) == s)
 
 
 @pytest.fixture(scope="session")
