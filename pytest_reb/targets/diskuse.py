@@ -113,8 +113,8 @@ class Bound:
 
 def frozen_look(freeze: Callable[[], Any] | None, look: Callable[[], int | None],
                 bound: Bound) -> int | None:
-    """``look()`` with the target frozen (``freeze()`` a context manager, or None when
-    nothing of the target runs); the figure anchors ``bound``."""
+    """``look()`` with the target frozen (``freeze()`` a context manager; None: nothing of
+    the target can be frozen, the look is taken as it is); the figure anchors ``bound``."""
     with contextlib.ExitStack() as held:
         if freeze is not None:
             with contextlib.suppress(OSError):  # a cgroup that cannot freeze: the look as is

@@ -481,6 +481,7 @@ class DockerTarget(Target):
         pids_before = counters.pids_refusals(ctr.id)
         cpu_before = counters.cpu_seconds(ctr.id)
         hits_before = counters.memory_limit_hits(ctr.id, begin=True)
+        bound = self._bound(key, ctr)  # before the command: nothing of it can move the anchor
         start = time.monotonic()
         try:
             exec_id = api.exec_create(ctr.id, argv, environment=env or None,
@@ -501,7 +502,7 @@ class DockerTarget(Target):
         watch = GpuWatch(lambda: self._run_pids(key), devices) if devices else None
         with watch or contextlib.nullcontext(), self.observing(env, lambda: self._run_pids(key)):
             reader.start()
-            disk = self._watch(key, ctr, reader, start + timeout)
+            disk = self._watch(key, ctr, reader, start + timeout, bound)
             killed = disk is None and reader.is_alive()
             self._stop(key, reader, timed_out=killed)
         exit_code: int | None = None
@@ -538,8 +539,21 @@ class DockerTarget(Target):
                          memory_limit_hit=counters.grew(hits_before, hits_after))
         return finish(res, timeout, watch)
 
-    def _watch(self, key: str, ctr: Any, reader: threading.Thread,
-               deadline: float) -> int | None:
+    def _bound(self, key: str, ctr: Any) -> diskuse.Bound:
+        """The disk bound of the command about to run, anchored while no process of the
+        container but the keep-alive runs: at the figure the last command ended with, else
+        at a look taken now."""
+        bound = diskuse.Bound(self.limits.disk_bytes(),
+                              diskuse.holding_paths(ctr.attrs, self._data_root()))
+        settled = self._settled.pop(key, None)
+        if settled is None:
+            settled = self._disk_used(key, ctr)
+        if settled is not None:
+            bound.anchor(settled)
+        return bound
+
+    def _watch(self, key: str, ctr: Any, reader: threading.Thread, deadline: float,
+               bound: diskuse.Bound) -> int | None:
         """Wait for the command until ``deadline``, bounding its disk use meanwhile;
         the bytes it holds once past ``--reb-disk`` (the command is then stopped), else None.
 
@@ -548,17 +562,9 @@ class DockerTarget(Target):
         periodic exact look, unfrozen, stays as the backstop; it costs what the engine
         spends walking the layer, so the next one waits five times as long as it took.
         """
-        limit = self.limits.disk_bytes()
+        limit = bound.limit
         cgroup = self._cgroups.get(key)
         freeze = cgroup.frozen if cgroup is not None else None
-        bound = diskuse.Bound(limit, diskuse.holding_paths(ctr.attrs, self._data_root()))
-        settled = self._settled.pop(key, None)
-        if settled is not None:
-            bound.anchor(settled)
-        else:
-            used = diskuse.frozen_look(freeze, lambda: self._disk_used(key, ctr), bound)
-            if used is not None and used > limit:
-                return used
         pause = DISK_POLL
         backstop = time.monotonic() + pause
         while reader.is_alive():
