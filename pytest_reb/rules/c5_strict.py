@@ -81,17 +81,21 @@ class Strict(Rules):
         claim = report.torch_version
         if claim is None or not claim.strip():
             return
-        seen = _c2_torch(self.c2)
-        if seen is not None and seen.strip() != claim.strip():
-            self.find("version", "torch_version", claim, seen, "torch_version_contradicts_c2",
-                      "torch.__version__ in C2's CUDA probe", _normalised(claim, seen))
-        elif py.torch_version is None:
+        if py.torch_version is None:
             self.find("version", "torch_version", claim, None, "torch_import_failed",
                       f"import torch under {py.path}: {py.torch_error}")
-        else:
-            self.version("torch_version", claim, py.torch_version,
-                         f"torch.__version__ under {py.path}",
-                         py.host.torch_contradiction if py.host else None)
+            return
+        before = len(self.result.findings)
+        self.version("torch_version", claim, py.torch_version,
+                     f"torch.__version__ under {py.path}",
+                     py.host.torch_contradiction if py.host else None)
+        seen = _c2_torch(self.c2)  # one finding a claim: the host's word first, then C2's
+        if len(self.result.findings) == before and seen is not None \
+                and seen.strip() != claim.strip():
+            self.find("version", "torch_version", claim, seen, "torch_version_contradicts_c2",
+                      f"C2's CUDA probe under the same interpreter printed torch.__version__ "
+                      f"{seen!r}; the audit's probe answered {py.torch_version!r}",
+                      _normalised(claim, seen))
 
     def version(self, name: str, claim: str, answered: str | None, where: str,
                 contradiction: Callable[[str], str | None] | None) -> None:
