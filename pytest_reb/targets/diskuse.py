@@ -37,8 +37,11 @@ of it running), so the sum bounds what it holds now.
 
 The margin, on a host where nothing else frees space at the same moment: a
 container holds more than the limit for at most one ``TICK`` unseen, plus
-the frozen look and the kill once seen; its excess in that time is what it
-writes in one ``TICK``.  Another process freeing space while the target
+the frozen look and the kill once seen; its excess is what it allocates in
+one ``TICK`` (``fallocate``: any amount), so the bound is one of time.  The
+frozen look lasts as long as the walk of the target's files (16.5 s for a
+million files on a loaded 2-core machine, ``bench/disk_pacer.py``), the
+target frozen and failed throughout.  Another process freeing space while the target
 writes hides the growth from the sum: the periodic walk stays as the
 backstop for that case (residual, in docs/threat-model.md).
 """
