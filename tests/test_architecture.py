@@ -16,7 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "pytest_reb"
 PAGE = ROOT / "docs" / "architecture.md"
-VOCABULARY = {"spec", "variants", "outcome", "selfreport", "sizes", ""}
+VOCABULARY = {"spec", "variants", "outcome", "selfreport", "sizes", "pids", ""}
 #: The page's layering table: package -> the packages it may import besides the vocabulary.
 ALL = {"witness", "targets", "evidence", "rules", "assets", "runs", "report", "pyramid",
        "plugin", "loop"}

@@ -223,7 +223,7 @@ def test_a_zombie_or_a_gone_process_is_not_alive() -> None:
     import os
     import subprocess
 
-    from pytest_reb.targets.cgroup import alive, stat_fields
+    from pytest_reb.pids import alive, stat_fields
 
     child = subprocess.Popen(["true"])
     for _ in range(200):  # exited, not reaped: a zombie

@@ -6,6 +6,7 @@ rules: which files name the version, and when a torch install supports a claim.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from pytest_reb.evidence import hostfacts
@@ -80,3 +81,27 @@ def test_nothing_found_is_no_contradiction(tmp_path: Path) -> None:
     assert facts.problem is not None
     assert facts.python_contradiction("3.12.4") is None
     assert facts.torch_contradiction("2.5.1") is None
+
+
+def test_torch_reached_through_a_pth_path_line_is_found(tmp_path: Path) -> None:
+    """site reads each ``.pth`` line as a folder to add, relative to the site folder, except
+    comments and ``import`` lines; the torch there is one the interpreter imports."""
+    view = _layout(tmp_path, version_py="2.13.0+cpu", metadata=("2.13.0+cpu",))
+    shutil.move(str(tmp_path / SITE / "torch"), str(tmp_path / "opt/extra/torch"))
+    (tmp_path / SITE / "torch-2.13.0+cpu.dist-info/METADATA").unlink()
+    (tmp_path / SITE / "zz.pth").write_text("# a comment\nimport os\n../../../../extra\n")
+    facts = hostfacts.from_view(view, "/opt/env/bin/python")
+    assert [t.folder for t in facts.torch] == ["/opt/extra"]
+    assert facts.searched.index(f"/{SITE}") < facts.searched.index("/opt/extra")
+    assert facts.torch_contradiction("2.13.0+cpu") is None
+    assert "/opt/extra" in (facts.torch_contradiction("2.5.1+cu124") or "")
+
+
+def test_no_torch_anywhere_the_interpreter_looks_contradicts_a_version(tmp_path: Path) -> None:
+    """The host read the files and found no torch: a torch the probe imported came from an
+    import hook or a path code added, so no file supports the version it printed."""
+    view = _layout(tmp_path, version_py="2.13.0+cpu", metadata=())
+    shutil.rmtree(tmp_path / SITE / "torch")
+    facts = hostfacts.from_view(view, "/opt/env/bin/python")
+    assert facts.problem is None and facts.torch == []
+    assert "no torch install" in (facts.torch_contradiction("2.5.1+cu124") or "")

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from support.minirepo import git_checkout
 
+from pytest_reb.pids import alive as process_alive
 from pytest_reb.pyramid.entrypoint import Places
-from pytest_reb.targets.cgroup import alive as process_alive
 
 #: Our support files: a setup step that writes a value, a helper that prints an address late.
 SHIM_FILES = {
@@ -93,7 +93,7 @@ def run_stage(pytester: pytest.Pytester, text: str) -> dict[str, Any]:
 
 
 def alive(pid_file: Path) -> bool:
-    """Whether the process the file names is still running (``cgroup.alive``: a zombie
+    """Whether the process the file names is still running (``pids.alive``: a zombie
     waiting for its reaper, or one inside ``exit``, is not)."""
     return process_alive(int(pid_file.read_text()))
 

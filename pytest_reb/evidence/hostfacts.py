@@ -12,15 +12,19 @@ the files that decide those answers for a real interpreter:
   (``lib/python3.11/os.py``: what that interpreter imports at start), and a
   venv's ``pyvenv.cfg``;
 - the torch version: every torch install the interpreter could import (the
-  venv's and the base prefix's site folders, the user site, the image's
-  ``PYTHONPATH``), each as its ``torch/version.py`` and its distribution's
-  metadata say.
+  venv's and the base prefix's site folders, the user site, the folders the
+  path lines of their ``.pth`` files add, the image's ``PYTHONPATH``), each as
+  its ``torch/version.py`` and its distribution's metadata say.
 
 These files are the image's, so a determined image can forge them too, but
 only before the run and all of them consistently; none of them is written by
 code answering the probe.  A claim that no host fact supports, or a probe
-answer that none supports, is a contradiction, and strict fails it.  Where
-facts are missing (no host view: ``ssh://``), nothing is contradicted.
+answer that none supports, is a contradiction, and strict fails it.  A torch
+answer where the host found no torch install at all, in every place the
+interpreter finds packages, is one too: that torch came from something no file
+of an install supports (an import hook, a path added by code), so "no fact"
+never confirms a version.  Where the host cannot read the files at all (no
+host view: ``ssh://``), the claim is inconclusive, never confirmed.
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ _SITE_DIRS = ("lib/python{v}/site-packages", "lib/python{v}/dist-packages",
               "local/lib/python{v}/dist-packages", "local/lib/python{v}/site-packages",
               "lib/python3/dist-packages", "lib64/python{v}/site-packages")
 _USER_SITES = ("/root/.local/lib/python{v}/site-packages",)
+#: How much of a site folder's ``.pth`` files is read (files per folder, bytes per file).
+_PTH_FILES, _PTH_BYTES = 200, 1 << 16
 
 
 @dataclass
@@ -79,6 +85,8 @@ class HostFacts:
     #: full versions named by a venv's pyvenv.cfg, and the file
     full: dict[str, str] = field(default_factory=dict)
     torch: list[TorchInstall] = field(default_factory=list)
+    #: every folder looked in for torch, in the order the interpreter would
+    searched: list[str] = field(default_factory=list)
     problem: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -100,7 +108,12 @@ class HostFacts:
     def torch_contradiction(self, version: str) -> str | None:
         """Why no torch install the host found is ``version``, or None (none found: no fact)."""
         found = [t for t in self.torch if t.versions]
-        if not found or any(t.supports(version.strip()) for t in found):
+        if not found:
+            return None if self.problem else (
+                f"no torch install is on the target's disk in any of the {len(self.searched)} "
+                "folders the interpreter finds packages in (site folders, their .pth path "
+                "lines, the user site, PYTHONPATH)")
+        if any(t.supports(version.strip()) for t in found):
             return None
         said = "; ".join(f"{t.folder}: " + ", ".join(
             f"{v} ({posixpath.basename(src) if 'dist-info' not in src else 'METADATA'})"
@@ -154,17 +167,41 @@ def from_view(view: hostview.HostView, python_path: str, pythonpath: str = "") -
         for prefix in dict.fromkeys([*prefixes, "/usr", "/usr/local"]):
             folders += [posixpath.join(prefix, d.format(v=v)) for d in _SITE_DIRS]
         folders += [u.format(v=v) for u in _USER_SITES]
-    folders += [p for p in pythonpath.split(":") if p.startswith("/")]
-    seen: set[str] = set()
+    sites: list[str] = []
     for folder in folders:
         where = view.resolve(folder)  # lib64 is often a link to lib: one install, once
-        if where is None or where in seen:
+        if where is not None and where not in sites:
+            sites.append(where)
+    added = [p for site in sites for p in pth_paths(view, site)]
+    for folder in [*sites, *added, *(p for p in pythonpath.split(":") if p.startswith("/"))]:
+        where = view.resolve(folder)
+        if where is None or where in facts.searched:
             continue
-        seen.add(where)
+        facts.searched.append(where)
         install = _torch_in(view, where)
         if install is not None:
             facts.torch.append(install)
     return facts
+
+
+def pth_paths(view: hostview.HostView, site: str) -> list[str]:
+    """The folders the ``.pth`` files of site folder ``site`` add to the path, as ``site``
+    reads them: each line not blank, not a comment and not an ``import`` line, joined to
+    the site folder (an absolute line stays as it is).  An ``import`` line runs code, whose
+    paths no file says; those are the known-fakes scan's, not a place a package is found."""
+    found: list[str] = []
+    for name in sorted(n for n in view.listdir(site) if n.endswith(".pth"))[:_PTH_FILES]:
+        data = view.read(posixpath.join(site, name), _PTH_BYTES)
+        if data is None:
+            continue
+        for raw in data.decode("utf-8", errors="replace").splitlines():
+            line = raw.rstrip()
+            if not line or line.startswith("#") or re.match(r"import[ \t]", line):
+                continue
+            path = posixpath.normpath(posixpath.join(site, line))
+            if path not in found:
+                found.append(path)
+    return found
 
 
 def _torch_in(view: hostview.HostView, folder: str) -> TorchInstall | None:

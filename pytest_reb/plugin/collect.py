@@ -56,6 +56,28 @@ def judge(outcome: Outcome) -> None:
                     + (f"\n{why}" if why else ""), pytrace=False)
 
 
+def unrecorded(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException] | None
+               ) -> Outcome | None:
+    """The ``infra`` outcome of a tier item that failed without one (its fixtures or its
+    probe raised what no stage turned into an outcome), or None for any other item.
+
+    Every collected tier item gets an outcome whatever the engine does: a daemon that dies
+    between two modules made the next module's target fail as it was made, in a way the
+    stage never saw, and both its items ended with no line in ``outcomes.jsonl``."""
+    callspec = getattr(item, "callspec", None)
+    spec = callspec.params.get("reb_target_spec") if callspec else None
+    repo = repo_of(getattr(item, "module", None))
+    tier = next((t for t, (name, _) in TIER_TESTS.items()
+                 if getattr(item, "originalname", None) == name), None)
+    if repo is None or spec is None or tier is None:
+        return None
+    why = (f"{excinfo.typename}: {excinfo.value}" if excinfo is not None
+           else "the item failed before its stage ran")
+    return Outcome(repo=repo.name, target=spec.id, tier=tier, status="failed",
+                   category="infra", strict=False, compat=False, agent=spec.agent,
+                   message=one_line(f"not run to the end: {why}")[:600])
+
+
 def _make_test(tier: str) -> Callable[..., None]:
     def test(reb_ctx: Context, request: pytest.FixtureRequest) -> None:
         outcome = reb_ctx.once(tier, tier_probe(tier))

@@ -336,12 +336,16 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[
         None, pytest.TestReport, pytest.TestReport]:
-    """A tier's outcome rides on its report, so it reaches the xdist controller."""
+    """A tier's outcome rides on its report, so it reaches the xdist controller; an item
+    that failed in its setup or call without one gets ``infra`` (``collect.unrecorded``)."""
     report = yield
-    if call.when == "call" and _active(item.config) is not None:
-        from pytest_reb.plugin.collect import OUTCOME_KEY
+    last = call.when == "call" or (call.when == "setup" and report.failed)
+    if last and _active(item.config) is not None:
+        from pytest_reb.plugin.collect import OUTCOME_KEY, unrecorded
 
         outcome = item.stash.get(OUTCOME_KEY, None)
+        if outcome is None and report.failed:
+            outcome = unrecorded(item, call.excinfo)
         if outcome is not None:
             report.reb_outcome = outcome.to_json()  # type: ignore[attr-defined]
             item.user_properties.extend([("reb.tier", outcome.tier),

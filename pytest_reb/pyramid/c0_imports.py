@@ -94,10 +94,15 @@ MARKER = "REB_C0"
 NODE = f"{NODE_MOUNT}/bin/node"
 PYRIGHT = f"{PYRIGHT_MOUNT}/index.js"
 #: What the interpreter says about itself; run without -I so sys.path is what pyright sees.
+#: Its magic number, extension suffixes and built-in modules let the driver tell which file
+#: Python's finders would load and whether it is code (a ``.pyc`` of this interpreter, an ELF
+#: extension of its suffixes): pyright reads neither.
 SYS_PATH_SNIPPET = (
-    "import json, os, sys; print('REB_C0_PY ' + json.dumps({'executable': sys.executable, "
+    "import importlib.machinery as im, importlib.util as iu, json, os, sys; "
+    "print('REB_C0_PY ' + json.dumps({'executable': sys.executable, "
     "'prefix': sys.prefix, 'version': list(sys.version_info[:3]), "
-    "'path': [[p, os.path.isdir(p)] for p in sys.path]}))"
+    "'path': [[p, os.path.isdir(p)] for p in sys.path], 'magic': iu.MAGIC_NUMBER.hex(), "
+    "'ext_suffixes': im.EXTENSION_SUFFIXES, 'builtins': sorted(sys.builtin_module_names)}))"
 )
 
 #: The in-target driver (``probes/c0_driver.js``), run as ``node -e DRIVER <mode> <spec-json>``:
@@ -336,6 +341,7 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
         "distributions_timeout_ms": int(scaled(DISTRIBUTIONS_TIMEOUT) * 1000),
         "count_rules": _count_rules(ctx),
         "import_pattern": IMPORT_NAME.pattern, "sys_path": import_dirs(info.get("path") or []),
+        **_finder_facts(info),
     }, scaled(max(TIMEOUT, BINDING_TIMEOUT) + DISTRIBUTIONS_TIMEOUT) + SLACK)
     shown = config if files is None else {**config, "include": f"<{len(present or [])} tracked "
                                                                    "Python files>"}
@@ -374,7 +380,7 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
     seen = StaticEvidence(
         python=python, unbound=problem, tree_problems=problems, official=official,
         strict_missing=strict_missing(data, data.get("source_present") or [],
-                                      data.get("stub_only") or []),
+                                      data.get("stub_only") or [], data.get("not_code") or {}),
         total=ctx.repo.imports_total, analysed=analysed,
         tracked=None if files is None else len(files),
         short=present is not None and analysed != len(present),
@@ -395,6 +401,16 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
     o = ctx.outcome("c0", **_ran(res), evidence=evidence)
     o.exit_code = main.get("rc")
     return decide(seen, mode).onto(o)
+
+
+def _finder_facts(info: dict[str, Any]) -> dict[str, Any]:
+    """What the driver's finder needs of the interpreter, where it said it in the right shape
+    (else the driver's defaults: ``.so``, any magic, no built-ins)."""
+    magic, ext, builtins = info.get("magic"), info.get("ext_suffixes"), info.get("builtins")
+    strings = lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v)  # noqa: E731
+    return {"magic": magic if isinstance(magic, str) and len(magic) == 8 else None,
+            "ext_suffixes": ext if strings(ext) else None,
+            "builtins": builtins if strings(builtins) else None}
 
 
 #: Import name -> distributions for the names in argv, from the interpreter's installed

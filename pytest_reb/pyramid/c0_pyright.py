@@ -244,7 +244,8 @@ def missing_imports(data: Mapping[str, Any], rule: str = MISSING_RULE) -> dict[s
 
 
 def strict_missing(data: Mapping[str, Any], present: Iterable[str],
-                   stub_only: Iterable[str] = ()) -> dict[str, str]:
+                   stub_only: Iterable[str] = (),
+                   not_code: Mapping[str, Any] | None = None) -> dict[str, str]:
     """The official missing names plus those that resolve to stubs only.
 
     ``import yaml`` without PyYAML installed is not a ``reportMissingImports``
@@ -257,6 +258,11 @@ def strict_missing(data: Mapping[str, Any], present: Iterable[str],
     diagnostic at all; the driver finds those (``stub_only``: names an
     analysed file imports that have a stub entry on the path and runtime
     source nowhere, the rules of PEP 561 and pyright), and they count too.
+    "Runtime source" is what Python's own finders would load, in their order,
+    and only when it is code for the interpreter: a zero-byte ``yaml.pyc``
+    beside a stub-only ``yaml/`` is what ``import yaml`` finds, and it cannot
+    run.  Such a file first on the path hides any later package too
+    (``not_code``: name -> the file), and counts.
     Strict only: the official count is ``reportMissingImports`` alone.
     """
     found = missing_imports(data)
@@ -266,6 +272,9 @@ def strict_missing(data: Mapping[str, Any], present: Iterable[str],
             found.setdefault(name, where)
     for name in stub_only:
         found.setdefault(str(name), "stubs only: no runtime source on the import path")
+    for name, file in (not_code or {}).items():
+        found.setdefault(str(name), f"Python would load {str(file)[:200]}, which is not code "
+                                    "for this interpreter")
     return dict(sorted(found.items()))
 
 

@@ -5,7 +5,11 @@ verdicts and an interpreter that answered a nonce, so a spoofed
 ``is_available()`` that the report repeats is a capability hallucination and
 a script that prints a version is not a Python.  A null claim is no claim, and
 a missing or skipped observation makes the check inconclusive (listed, never
-counted).
+counted).  A torch version must also be what C2's own probe saw (the GPU
+profile's interpreter answering another file than the audit's ``-c``): a claim
+either of them contradicts is a hallucination; and a version the probe confirmed is
+checked against the host's read of the files (``hostfacts``), inconclusive where the
+host cannot read them.
 """
 
 from __future__ import annotations
@@ -80,10 +84,18 @@ class Strict(Rules):
         if py.torch_version is None:
             self.find("version", "torch_version", claim, None, "torch_import_failed",
                       f"import torch under {py.path}: {py.torch_error}")
-        else:
-            self.version("torch_version", claim, py.torch_version,
-                         f"torch.__version__ under {py.path}",
-                         py.host.torch_contradiction if py.host else None)
+            return
+        before = len(self.result.findings)
+        self.version("torch_version", claim, py.torch_version,
+                     f"torch.__version__ under {py.path}",
+                     py.host.torch_contradiction if py.host else None)
+        seen = _c2_torch(self.c2)  # one finding a claim: the host's word first, then C2's
+        if len(self.result.findings) == before and seen is not None \
+                and seen.strip() != claim.strip():
+            self.find("version", "torch_version", claim, seen, "torch_version_contradicts_c2",
+                      f"C2's CUDA probe under the same interpreter printed torch.__version__ "
+                      f"{seen!r}; the audit's probe answered {py.torch_version!r}",
+                      _normalised(claim, seen))
 
     def version(self, name: str, claim: str, answered: str | None, where: str,
                 contradiction: Callable[[str], str | None] | None) -> None:
@@ -102,7 +114,13 @@ class Strict(Rules):
         say what the report says; the files the host reads (``hostfacts``) are not
         written by that code, so a contradiction between them fails the claim.
         """
-        why = contradiction(claim.strip()) if contradiction and answered else None
+        if contradiction is None or (self.py is not None and self.py.host is not None
+                                     and self.py.host.problem is not None):
+            problem = self.py.host.problem if self.py and self.py.host else None
+            self.unsure(name, f"{name}_contradicts_host",
+                        f"the host could not read the target's files ({problem or 'no view'})")
+            return
+        why = contradiction(claim.strip()) if answered else None
         if why is not None:
             self.find("version", name, claim, answered, f"{name}_contradicts_host",
                       f"the probe under {self.py.path if self.py else '?'} answered "
@@ -155,6 +173,15 @@ def _strict_c2(o: Outcome | None) -> tuple[bool | None, int | None, str]:
     if not isinstance(count, int) or isinstance(count, bool):
         return True, None, "C2 passed but its probe gave no device count"
     return True, count, f"C2 strict verdict: pass ({o.message})"
+
+
+def _c2_torch(o: Outcome | None) -> str | None:
+    """The torch version C2's probe printed, if it ran torch (whatever its verdict)."""
+    observed = o.evidence.get("observed") if o is not None else None
+    if not isinstance(observed, dict) or observed.get("framework") != "pytorch":
+        return None
+    version = observed.get("torch_version")
+    return version if isinstance(version, str) and version.strip() else None
 
 
 def _gpus_on_target(c2: Outcome | None, c4: Outcome | None) -> int | None:

@@ -16,6 +16,17 @@ about 25 ms to a command that left a process, nothing to one that did not,
 and keeps one container per profile, so a tier's commands share it.  Of six
 runs with sixteen chains, the old ``docker top`` sweep left chains in four,
 the freeze in none.
+
+A pid is a number the kernel hands out again: 32768 of them here, and a
+fork bomb beside the run wraps them in seconds.  A listing of the cgroup is
+history by the time a kill lands (a freeze that timed out on a task in D
+state, or a process killed by the OOM killer, leaves a listed pid free), and
+a SIGKILL sent by number to a reused pid lands on whatever process holds it
+now: another run's, the engine's own.  So no signal is sent by number:
+``pids.signal_verified`` opens a pidfd first (it names one process for good),
+checks that the process holding the pid is one of ours (in this cgroup, or
+the process seen at the listing), and signals through the pidfd: if the
+process died meanwhile, the signal fails instead of finding a stranger.
 """
 
 from __future__ import annotations
@@ -26,6 +37,8 @@ import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
+
+from pytest_reb.pids import signal_verified
 
 #: Where the host mounts its cgroup hierarchies.
 ROOT = Path("/sys/fs/cgroup")
@@ -63,6 +76,18 @@ class Cgroup:
             if unified is not None and (base / unified.lstrip("/") / "cgroup.freeze").exists():
                 return cls(base / unified.lstrip("/"), v2=True)
         raise CgroupError(f"no freezer cgroup found for pid {pid} under {ROOT}")
+
+    def owns(self, pid: int) -> bool:
+        """Whether host process ``pid`` is in this cgroup or one below it, now."""
+        try:
+            held = Cgroup.of_pid(pid).path
+        except CgroupError:
+            return False
+        return held == self.path or self.path in held.parents
+
+    def signal(self, pid: int, sig: int) -> bool:
+        """Send ``sig`` to ``pid`` only while that pid is a process of this cgroup."""
+        return signal_verified(pid, sig, self.owns)
 
     def pids(self) -> set[int]:
         """Host pids of every process in the cgroup and its children."""
@@ -103,8 +128,7 @@ class Cgroup:
         sent: set[int] = set()
         with self.frozen():
             for pid in self.pids() - keep:
-                with contextlib.suppress(OSError):
-                    os.kill(pid, sig)
+                if self.signal(pid, sig):
                     sent.add(pid)
         return sent
 
@@ -122,34 +146,3 @@ class Cgroup:
             killed |= self.signal_all(signal.SIGKILL, keep)
             time.sleep(0.005)
         return len(killed)
-
-
-#: ``PF_EXITING`` in ``/proc/<pid>/stat``'s flags: the process is inside ``exit``.
-PF_EXITING = 0x4
-
-
-def stat_fields(pid: int | str) -> list[str] | None:
-    """The fields of ``/proc/<pid>/stat`` after the command name (the state first, then
-    ppid, pgrp, session, tty, tpgid, flags ...), or None when the process is gone.
-
-    Split after the last ``)``: the command name in parentheses may hold spaces and
-    parentheses of its own."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat.rsplit(")", 1)[-1].split()
-
-
-def alive(pid: int) -> bool:
-    """Whether host process ``pid`` exists, is not a zombie, and is not exiting.
-
-    A container's init killed from outside stays in ``exit`` (not yet a zombie) until
-    every other process of its namespace is gone; the command's stream ends meanwhile,
-    so "not yet a zombie" is not "alive" (under load the check came in that window and
-    a killed container read as the command's own exit 137).
-    """
-    fields = stat_fields(pid)
-    if not fields or fields[0] in ("Z", "X"):
-        return False
-    return not (len(fields) > 6 and fields[6].isdigit() and int(fields[6]) & PF_EXITING)

@@ -14,7 +14,10 @@ commands as root without capabilities, so no command can signal it.
 
 What the container holds on disk is watched while a command runs: the
 writable layer (``SizeRw``), what its volumes (an image ``VOLUME``) gained,
-and unlinked files its processes hold open (``diskuse``).  A command that
+and unlinked files its processes hold open (``diskuse``), looked at with the
+container frozen whenever its filesystems' used bytes say it may have passed
+the limit (``diskuse.Bound``), so the target can neither pace nor see those
+looks.  A command that
 grows it past ``--reb-disk`` is killed, its container removed (layer and
 volumes with it: every removal passes ``v=True``), and the result says
 ``disk_limited``; tmpfs mounts get an explicit size.  A quota (``storage_opt``)
@@ -43,6 +46,7 @@ from typing import IO, Any
 
 from pytest_reb import witness
 from pytest_reb.evidence.gpu_use import GpuWatch, host_gpus
+from pytest_reb.pids import alive
 from pytest_reb.sizes import size_bytes
 from pytest_reb.targets import bytecode, counters, diskuse, hostview, ourtools
 from pytest_reb.targets.archive import archive_file
@@ -60,7 +64,7 @@ from pytest_reb.targets.base import (
     labels,
     tool_mounts,
 )
-from pytest_reb.targets.cgroup import Cgroup, CgroupError, alive
+from pytest_reb.targets.cgroup import Cgroup, CgroupError
 from pytest_reb.targets.prestart import Prestarted
 from pytest_reb.witness import observe
 
@@ -134,6 +138,7 @@ class DockerTarget(Target):
                  limits: Limits | None = None, client: Any = None) -> None:
         import docker
         from docker.errors import DockerException, ImageNotFound
+        from requests.exceptions import RequestException
 
         self.image = image
         self.name = image
@@ -142,7 +147,7 @@ class DockerTarget(Target):
         try:
             self.client = client or docker.from_env()
             self.client.ping()
-        except DockerException as exc:
+        except (DockerException, RequestException) as exc:  # a socket gone: requests' own
             raise TargetError(f"the Docker daemon does not answer: {exc}") from None
         try:
             got = self.client.images.get(image)
@@ -154,12 +159,17 @@ class DockerTarget(Target):
             raise TargetError(
                 f"image {image!r} is not on this Docker engine (pytest-reb never pulls; "
                 "build or load it first)") from None
+        except (DockerException, RequestException) as exc:  # gone between the two
+            raise TargetError(f"the Docker daemon does not answer: {exc}") from None
         self.gpus = list(gpus) if gpus is not None else host_gpus()
         self._containers: dict[str, Any] = {}
         self._keep: dict[str, set[int]] = {}
         self._cgroups: dict[str, Cgroup] = {}
         #: per container, its volumes' host directories -> bytes they held at its start
         self._volumes: dict[str, dict[str, int]] = {}
+        #: per container, the bytes it held when its last command ended (nothing of it ran)
+        self._settled: dict[str, int] = {}
+        self._root_dir: str | None = ""  # not read yet (``_data_root``)
         self._lock = threading.Lock()
         #: container path -> host folder, mounted read-only beside the tools (assets, shims)
         self.extra_mounts: dict[str, str] = {}
@@ -414,6 +424,7 @@ class DockerTarget(Target):
     def _remove(self, key: str) -> None:
         self._cgroups.pop(key, None)
         self._volumes.pop(key, None)
+        self._settled.pop(key, None)
         ctr = self._containers.pop(key, None)
         if ctr is not None:
             with contextlib.suppress(Exception):
@@ -563,6 +574,7 @@ class DockerTarget(Target):
         pids_before = counters.pids_refusals(ctr.id)
         cpu_before = counters.cpu_seconds(ctr.id)
         hits_before = counters.memory_limit_hits(ctr.id, begin=True)
+        bound = self._bound(key, ctr)  # before the command: nothing of it can move the anchor
         start = time.monotonic()
         try:
             exec_id = api.exec_create(ctr.id, argv, environment=env or None,
@@ -583,7 +595,7 @@ class DockerTarget(Target):
         watch = GpuWatch(lambda: self._run_pids(key), devices) if devices else None
         with watch or contextlib.nullcontext(), self.observing(env, lambda: self._run_pids(key)):
             reader.start()
-            disk = self._watch(key, ctr, reader, start + timeout)
+            disk = self._watch(key, ctr, reader, start + timeout, bound)
             killed = disk is None and reader.is_alive()
             self._stop(key, reader, timed_out=killed)
         exit_code: int | None = None
@@ -599,6 +611,8 @@ class DockerTarget(Target):
         if disk is None:
             used = self._disk_used(key, ctr)  # a writer quicker than one look
             disk = used if used is not None and used > self.limits.disk_bytes() else None
+            if disk is None and used is not None:
+                self._settled[key] = used  # swept: nothing of the container changes it now
         oom_after = counters.oom_kills(ctr.id)
         hits_after = counters.memory_limit_hits(ctr.id)
         pids_after = counters.pids_refusals(ctr.id)
@@ -618,30 +632,62 @@ class DockerTarget(Target):
                          memory_limit_hit=counters.grew(hits_before, hits_after))
         return finish(res, timeout, watch)
 
-    def _watch(self, key: str, ctr: Any, reader: threading.Thread,
-               deadline: float) -> int | None:
-        """Wait for the command until ``deadline``, looking at its disk use meanwhile;
+    def _bound(self, key: str, ctr: Any) -> diskuse.Bound:
+        """The disk bound of the command about to run, anchored while no process of the
+        container but the keep-alive runs: at the figure the last command ended with, else
+        at a look taken now."""
+        bound = diskuse.Bound(self.limits.disk_bytes(),
+                              diskuse.holding_paths(ctr.attrs, self._data_root()))
+        settled = self._settled.pop(key, None)
+        if settled is None:
+            settled = self._disk_used(key, ctr)
+        if settled is not None:
+            bound.anchor(settled)
+        return bound
+
+    def _watch(self, key: str, ctr: Any, reader: threading.Thread, deadline: float,
+               bound: diskuse.Bound) -> int | None:
+        """Wait for the command until ``deadline``, bounding its disk use meanwhile;
         the bytes it holds once past ``--reb-disk`` (the command is then stopped), else None.
 
-        A look costs what the engine spends walking the layer (and this process the
-        volumes), so the next one
-        waits at least five times as long as the last took.
+        Every ``diskuse.TICK`` the filesystems holding its files are read (O(1)); when
+        they say it may be past the limit, the exact look is taken with it frozen.  A
+        periodic exact look, unfrozen, stays as the backstop; it costs what the engine
+        spends walking the layer, so the next one waits five times as long as it took.
         """
-        limit = self.limits.disk_bytes()
+        limit = bound.limit
+        cgroup = self._cgroups.get(key)
+        freeze = cgroup.frozen if cgroup is not None else None
         pause = DISK_POLL
+        backstop = time.monotonic() + pause
         while reader.is_alive():
             left = deadline - time.monotonic()
             if left <= 0:
                 return None
-            reader.join(min(pause, left))
+            reader.join(min(diskuse.TICK, left))
             if not reader.is_alive():
                 return None
-            began = time.monotonic()
-            used = self._disk_used(key, ctr)
-            pause = max(DISK_POLL, 5 * (time.monotonic() - began))
+            if bound.suspect():
+                used = diskuse.frozen_look(freeze, lambda: self._disk_used(key, ctr), bound)
+            elif time.monotonic() >= backstop:
+                began = time.monotonic()
+                used = self._disk_used(key, ctr)
+                pause = max(DISK_POLL, 5 * (time.monotonic() - began))
+                backstop = time.monotonic() + pause
+            else:
+                continue
             if used is not None and used > limit:
                 return used
         return None
+
+    def _data_root(self) -> str | None:
+        """The engine's data root (``DockerRootDir``), read once: where a storage driver
+        without an upper directory keeps the layers."""
+        if self._root_dir == "":
+            self._root_dir = None
+            with contextlib.suppress(Exception):
+                self._root_dir = self.client.info().get("DockerRootDir")
+        return self._root_dir
 
     def _stop(self, key: str, reader: threading.Thread, *, timed_out: bool) -> None:
         """Stop a command still running: at its timeout TERM, then KILL after ``KILL_GRACE``,

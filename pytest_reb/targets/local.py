@@ -20,6 +20,7 @@ from typing import Any
 
 from pytest_reb import witness
 from pytest_reb.evidence.gpu_use import GpuWatch, host_gpus
+from pytest_reb.pids import signal_verified, start_time, stat_fields
 from pytest_reb.targets import hostview
 from pytest_reb.targets.base import (
     EXEC_TAG,
@@ -33,7 +34,6 @@ from pytest_reb.targets.base import (
     tool_mounts,
     wrap_timeout,
 )
-from pytest_reb.targets.cgroup import stat_fields
 from pytest_reb.witness import observe
 
 
@@ -179,8 +179,10 @@ def _has_tag(pid: int, tag: str) -> bool:
 
 
 def _kill_session(sid: int, tag: str) -> int:
-    pids = _session_pids(sid, tag)
-    for pid in pids:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-    return len(pids)
+    """SIGKILL the session's processes, each only while its pid still names the process the
+    listing saw (its start time): a pid freed and handed out again is another's."""
+    seen = {pid: start_time(pid) for pid in _session_pids(sid, tag)}
+    for pid, started in seen.items():
+        if started is not None:
+            signal_verified(pid, signal.SIGKILL, lambda p, s=started: start_time(p) == s)
+    return len(seen)

@@ -41,6 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_reb.pids import signal_verified, start_time
+
 #: The state's layout (``struct reb_witness_state`` in reb_witness.c), version 3.
 MAGIC = b"reb-witness"
 HEADER = struct.Struct("=16sIIiIIIIIiI")
@@ -355,12 +357,6 @@ def tree(pid: int) -> list[int]:
     return found
 
 
-def _start_time(host_pid: int) -> str:
-    with contextlib.suppress(OSError, IndexError):
-        return Path(f"/proc/{host_pid}/stat").read_text().rsplit(")", 1)[-1].split()[19]
-    return ""
-
-
 class Observer:
     """A thread watching one command's processes for those the witness stopped.
 
@@ -405,7 +401,8 @@ class Observer:
                     self.look(self.quick())
 
     def look(self, pids: Iterable[int]) -> None:
-        """Take every process of ``pids`` stopped for the host, and continue it."""
+        """Take every process of ``pids`` stopped for the host, and continue it (only the
+        process examined: a pid freed meanwhile and handed out again is not continued)."""
         now = time.monotonic()
         for pid in pids:
             if not stopped(pid) or now < self._ignored.get(pid, 0.0):
@@ -414,12 +411,11 @@ class Observer:
             if seen is None:
                 self._ignored[pid] = now + FULL_POLL
                 continue
-            key = (pid, _start_time(pid), seen.state.stops if seen.state else -1)
+            key = (pid, start_time(pid), seen.state.stops if seen.state else -1)
             if key not in self._taken:  # a stop seen twice: our SIGCONT has not landed yet
                 self._taken.add(key)
                 self._keep(seen)
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGCONT)
+            signal_verified(pid, signal.SIGCONT, lambda p, s=key[1]: start_time(p) == s)
 
     def _keep(self, seen: Seen) -> None:
         before = self.seen.get(seen.pid)

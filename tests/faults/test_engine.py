@@ -7,6 +7,10 @@
   runs the target and is stopped (SIGTERM, as ``systemctl stop docker`` does) while a
   tier hangs in it.  That tier fails ``infra``; every later item is still reported,
   as ``infra`` and "not run"; the run ends with failures, not with a traceback.
+- Daemon gone between two modules: the first module's items end and its target is closed,
+  then the engine goes; the next module's target cannot be made.  Its items used to end with
+  no outcome line (the client's own ``ConnectionError`` escaped every stage); each is now
+  ``infra``, "not run".
 - That second daemon leaves the host as it found it: its namespaces are not the
   host's, and the host's interfaces (``docker0`` above all: a ``dockerd --bridge none``
   deletes it) and mounts are the same after it as before.
@@ -31,6 +35,8 @@ import pytest
 from support import hoststate
 from support.faults import AFTER, HANG, Spawned, logged, process_in
 from support.images import module_text
+
+from pytest_reb.pids import signal_verified, start_time
 
 pytestmark = pytest.mark.container
 
@@ -209,9 +215,12 @@ def _started_by(root: Path) -> set[int]:
 
 
 def _kill(pids: set[int]) -> None:
-    for pid in pids - {os.getpid(), os.getppid()}:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
+    """SIGKILL each, only while its pid names the process the listing saw (a daemon going
+    away frees pids as it is listed, and a reused one is another's: the host's engine too)."""
+    seen = {pid: start_time(pid) for pid in pids - {os.getpid(), os.getppid()}}
+    for pid, started in seen.items():
+        if started is not None:
+            signal_verified(pid, signal.SIGKILL, lambda p, s=started: start_time(p) == s)
 
 
 @pytest.fixture(scope="session")
@@ -302,3 +311,47 @@ def test_daemon_stopped_mid_tier(tmp_path: Path, private_daemon: PrivateDaemon,
         if key != ("reb/hang", "c1"):
             assert rest["message"].startswith("not run"), (key, rest["message"])
     assert len([ln for ln in run.lines if " infra: " in ln]) >= 4, run.output[-3000:]
+
+
+#: A conftest for the spawned run: after the first module's item (its target closed), it says
+#: so and waits until the test has stopped the engine.  Nothing in it signals anything.
+BETWEEN = """\
+import os, time
+from pathlib import Path
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    if "test_a_first" in nodeid and "test_c2" in nodeid:  # the module's last item
+        Path(os.environ["REB_TEST_FLAGS"], "first-done").touch()
+        gone = Path(os.environ["REB_TEST_FLAGS"], "engine-gone")
+        deadline = time.monotonic() + 120
+        while not gone.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+"""
+
+
+def test_daemon_gone_between_modules_leaves_no_item_unrecorded(
+        tmp_path: Path, private_daemon: PrivateDaemon, tiny: tuple[str, str]) -> None:
+    tiny_image, commit = tiny
+    flags = tmp_path / "flags"
+    flags.mkdir()
+    tmp_path.joinpath("conftest.py").write_text(BETWEEN)
+    tmp_path.joinpath("test_a_first.py").write_text(module_text("reb/first", commit, cpu=AFTER))
+    tmp_path.joinpath("test_b_next.py").write_text(module_text("reb/next", commit, cpu=AFTER))
+    run = Spawned(tmp_path, ["--reb-image", tiny_image, "--reb-python", "/usr/bin/python3",
+                             "-m", "c1 or c2", "--reb-serial",
+                             "--reb-outdir", str(tmp_path / "reports")],
+                  env={"DOCKER_HOST": private_daemon.url, "REB_TEST_FLAGS": str(flags)})
+    run.wait_for(lambda: (flags / "first-done").exists())
+    private_daemon.stop()
+    assert private_daemon.proc is not None
+    private_daemon.proc.wait(120)  # the engine and its socket are gone
+    (flags / "engine-gone").touch()
+    rc = run.finish(timeout=300)
+    assert rc == pytest.ExitCode.TESTS_FAILED, run.output[-3000:]
+    got = {(o["repo"], o["tier"]): o for o in logged(tmp_path / "reports")}
+    assert {("reb/next", "c1"), ("reb/next", "c2")} <= set(got), run.output[-3000:]
+    for tier in ("c1", "c2"):
+        nxt = got["reb/next", tier]
+        assert (nxt["status"], nxt["category"]) == ("failed", "infra"), nxt["message"]
+        assert nxt["message"].startswith("not run"), nxt["message"]

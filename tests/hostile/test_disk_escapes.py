@@ -8,6 +8,12 @@
 - ``fallocate-mapped``: 3 GiB allocated at once, mapped, the descriptor closed and the file
   unlinked: only a mapping holds it.  Same verdict.
 
+- ``disk-pacer``: 200,000 empty files stretch every walk of the layer; after a walk (seen by a
+  folder's atime) it holds 3 GiB for 10 s, twice, under ``--reb-disk 1g``: it passed with 1,000,000
+  files.  Now the filesystems' used bytes give it away within a tick and the exact look is
+  taken frozen: ``disk_limit``, stopped inside its first hold (no ``HELD`` line).
+- ``disk-pacer-volume``: the files and the hold in an image ``VOLUME``.  Same verdict.
+
 Every run ends with the engine's volumes as they were before it: containers, the image
 peeks and the sweep remove their anonymous volumes (``v=True``).
 """
@@ -65,6 +71,22 @@ def test_disk_use_the_layer_walk_misses_fails_disk_limit(
     assert run["reb/after|c1"].status == "passed"  # a fresh container, layer and volumes gone
     run.result.assert_outcomes(passed=1, failed=1)
     assert left_since(docker_client, before) == set()
+
+
+@pytest.mark.parametrize(("case", "folder"), [
+    ("disk-pacer", "/var/tmp"), ("disk-pacer-volume", DATA_VOLUME)])
+def test_a_pacer_of_the_disk_looks_is_stopped_inside_its_first_hold(
+        pytester: pytest.Pytester, hostile: Callable[[str], str], image_commit: str,
+        case: str, folder: str) -> None:
+    argv = f'["{{python}}", "pace.py", "200000", "3072", "10", "2", "{folder}"]'
+    run = run_reb(pytester, hostile(case), {"test_pace": module_text(
+        "reb/pace", image_commit, cpu=f"Run({argv}, timeout=300)")},
+        "-m", "c1", "--reb-disk", "1g")
+    c1 = run["c1"]
+    assert (c1.status, c1.category) == ("failed", "disk_limit"), c1.message
+    assert c1.evidence["disk_used_bytes"] > 1 << 30
+    # the limit held within its margin: the first 3 GiB hold was cut short, none completed
+    assert "FILES_MADE 200000" in c1.stdout_tail and "HELD" not in c1.stdout_tail
 
 
 def test_an_honest_run_in_an_image_with_volumes_leaves_none(

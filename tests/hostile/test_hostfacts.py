@@ -8,6 +8,12 @@
 - ``version-files-edited``: the same, with the image's files edited to agree (``pyvenv.cfg``
   says 3.12.4, ``torch/version.py`` ends with 2.5.1+cu124, so torch really says it): the
   interpreter's own name and the wheel's metadata still contradict the claims.
+- ``torch-behind-pth``: the liar of ``version-liar``, and torch moved out of the site folder
+  to a folder a ``.pth`` path line adds.  The host's facts missed it, and "no fact" passed the
+  lie; they now follow ``.pth`` path lines and find its ``version.py`` saying 2.13.0+cpu.
+- ``torch-behind-import-line``: the folder added by a ``.pth`` ``import`` line (code, not a
+  path): the host finds no torch where the interpreter finds packages, so no file supports
+  the version the probe printed.  Both fail strict ``version_hallucination`` on torch.
 - the honest demo: the host's facts agree with its probe, and strict passes.
 """
 
@@ -62,3 +68,18 @@ def test_honest_interpreter_agrees_with_the_disk(pytester: pytest.Pytester, demo
     assert [t["folder"] for t in host["torch"]] == [SITE]
     assert not (rules(c5, "strict") & HOST_RULES)
     assert (c5.strict, c5.compat) == (True, True), c5.message
+
+
+@pytest.mark.parametrize(("case", "says"), [
+    ("torch-behind-pth", "2.13.0+cpu"), ("torch-behind-import-line", "no torch install")])
+def test_a_torch_the_site_folder_does_not_list_is_still_checked(
+        pytester: pytest.Pytester, hostile: Callable[[str], str], image_commit: str,
+        case: str, says: str) -> None:
+    run = run_reb(pytester, hostile(case), {"test_demo__tinynet": demo_module(image_commit)},
+                  "-m", "c5")
+    c5 = run["c5"]
+    assert c5.evidence["observed"]["torch_version"] == "2.5.1+cu124"  # the lie came back
+    assert (c5.status, c5.category, c5.strict) == ("failed", "version_hallucination", False)
+    assert rules(c5, "strict") == HOST_RULES, c5.message
+    [torch] = [f for f in c5.evidence["strict"]["findings"] if f["field"] == "torch_version"]
+    assert says in torch["evidence"]

@@ -55,6 +55,45 @@ print("RESERVED", flush=True)
 time.sleep(60)
 """
 
+#: The pacer: ``sys.argv[1]`` empty files in ``sys.argv[5]`` make every walk of the layer (or
+#: volume) take seconds; the walks are timed by a folder's atime; after each of
+#: ``sys.argv[4]`` looks it holds ``sys.argv[2]`` MiB (allocated at once) for ``sys.argv[3]`` s
+#: and frees it before the next.  It held 3 GiB twice under ``--reb-disk 1g`` and passed.
+DISK_PACER = """\
+import os, sys, time
+
+count, mib, hold, rounds = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+root = os.path.join(sys.argv[5], "pace")
+for d in range(count // 1000 + 1):
+    os.makedirs(f"{root}/{d}", exist_ok=True)
+    for i in range(min(1000, count - d * 1000)):
+        os.close(os.open(f"{root}/{d}/{i}", os.O_CREAT | os.O_WRONLY, 0o644))
+sentinel = f"{root}/sentinel"
+os.makedirs(sentinel, exist_ok=True)
+print("FILES_MADE", count, flush=True)
+for _ in range(rounds):
+    os.utime(sentinel, (0, time.time()))  # a walk's readdir sets the atime again
+    armed = time.time()
+    while os.stat(sentinel).st_atime < 1 and time.time() - armed < 30:
+        time.sleep(0.02)
+    held = os.path.join(sys.argv[5], "held")
+    fd = os.open(held, os.O_RDWR | os.O_CREAT, 0o600)
+    os.posix_fallocate(fd, 0, mib << 20)
+    time.sleep(hold)
+    os.unlink(held)
+    os.close(fd)
+    print("HELD", mib, flush=True)
+print("PACED", flush=True)
+"""
+
+#: The header of a ``.pyc`` of Python 3.9 (magic 3425) with a code object's first byte: a
+#: real file for another interpreter, none for the demo's 3.11.
+FOREIGN_PYC = "a\r\r\n" + "\0" * 12 + "\xe3" + "\0" * 32
+#: Where torch is moved in the images that hide it from the site folder's own listing.
+HIDDEN_SITE = "/opt/hidden-site"
+#: A ``.pth`` line that adds a folder by running code: no file names it as a path.
+HIDING_IMPORT_LINE = f"import sys; sys.path.append({HIDDEN_SITE!r})\n"
+
 #: Starts with a newline, so a printed value that keeps it starts a line of its own.
 FORGED_LINE = "  C1 CPU          #########   PASS"
 #: A value that holds a forged line, a carriage return and an ANSI colour.

@@ -406,6 +406,15 @@ EDITABLE_PKG = {"pyproject.toml": ('[build-system]\nrequires = ["setuptools"]\n'
                 "rebhelper/__init__.py": "VALUE = 1\n"}
 
 
+def _hide_torch() -> str:
+    """A ``RUN`` that moves torch and its metadata out of the site folder, to where only a
+    ``.pth`` puts it on the path."""
+    hidden, found = bounds.HIDDEN_SITE, [f"{SITE}/torch", f"{SITE}/torch-*.dist-info"]
+    code = (f"import glob, os, shutil; os.makedirs({hidden!r}); [shutil.move(p, {hidden!r}) "
+            f"for f in {found!r} for p in glob.glob(f)]")
+    return "RUN " + json.dumps(["/usr/bin/python3", "-c", code])
+
+
 CASES: dict[str, Case] = {c.name: c for c in (
     # Debian's /usr/lib/python3.11/sitecustomize.py (a link to this file) shadows a venv's own
     Case("cuda-spoof", [("file", SYSTEM_SITECUSTOMIZE, CUDA_SPOOF, 0o644)],
@@ -515,6 +524,9 @@ CASES: dict[str, Case] = {c.name: c for c in (
     Case("unlinked-writer", [("file", f"{REPO_DIR}/unlinked.py", bounds.UNLINKED_WRITER, 0o644)]),
     Case("fallocate-mapped", [("file", f"{REPO_DIR}/reserve.py", bounds.FALLOCATE_MAPPED,
                                0o644)]),
+    Case("disk-pacer", [("file", f"{REPO_DIR}/pace.py", bounds.DISK_PACER, 0o644)]),
+    Case("disk-pacer-volume", [("file", f"{REPO_DIR}/pace.py", bounds.DISK_PACER, 0o644)],
+         directives=[f"VOLUME {bounds.DATA_VOLUME}"]),
     Case("stub-only-yaml", [("remove", f"{SITE}/yaml"), ("remove", f"{SITE}/_yaml"),
                             ("file", f"{SITE}/yaml/__init__.pyi", "def safe_load(s): ...\n",
                              0o644)]),
@@ -524,6 +536,27 @@ CASES: dict[str, Case] = {c.name: c for c in (
                                 ("file", f"{SITE}/yaml-stubs/py.typed", "partial\n", 0o644),
                                 ("file", f"{SITE}/yaml/loader.pyi", "class Loader: ...\n",
                                  0o644)]),
+    # issue 48 class 6: what Python would load, not what the image names
+    Case("stub-yaml-empty-pyc", [("remove", f"{SITE}/yaml"), ("remove", f"{SITE}/_yaml"),
+                                 ("file", f"{SITE}/yaml/__init__.pyi",
+                                  "def safe_load(s): ...\n", 0o644),
+                                 ("file", f"{SITE}/yaml.pyc", "", 0o644)]),
+    Case("stub-yaml-foreign-pyc", [("remove", f"{SITE}/yaml"), ("remove", f"{SITE}/_yaml"),
+                                   ("file", f"{SITE}/yaml/__init__.pyi",
+                                    "def safe_load(s): ...\n", 0o644),
+                                   ("file", f"{SITE}/yaml.pyc", bounds.FOREIGN_PYC, 0o644)]),
+    Case("early-empty-pyc", [("file", "/opt/early/yaml.pyc", "", 0o644)],
+         env={"PYTHONPATH": "/opt/early"}),
+    Case("torch-behind-pth", [("file", f"{SITE}/zz_liar.pth", "import reb_liar\n", 0o644),
+                              ("file", f"{SITE}/reb_liar.py", VERSION_LIAR, 0o644),
+                              ("file", f"{SITE}/zz_hidden.pth", f"{bounds.HIDDEN_SITE}\n",
+                               0o644)],
+         directives=[_hide_torch()], report=LIED_VERSIONS),
+    Case("torch-behind-import-line", [
+        ("file", f"{SITE}/zz_liar.pth", "import reb_liar\n", 0o644),
+        ("file", f"{SITE}/reb_liar.py", VERSION_LIAR, 0o644),
+        ("file", f"{SITE}/zz_hidden.pth", bounds.HIDING_IMPORT_LINE, 0o644)],
+         directives=[_hide_torch()], report=LIED_VERSIONS),
     Case("newline-names", [("file", f"{REPO_DIR}/notes{bounds.FORGED}.py", "x = 1\n", 0o644),
                            ("append", f"{REPO_DIR}/configs/tiny.yaml", "# edited\n")],
          report={"python_version": f"3.11.2{bounds.FORGED}",

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pytest_reb import witness
+from pytest_reb.pids import signal_verified
 from pytest_reb.witness import observe
 
 
@@ -32,8 +33,7 @@ def watched(argv: Sequence[str], cwd: str | Path, env: Mapping[str, str], librar
             out, err = proc.communicate(timeout=timeout)
         finally:
             for pid in session(proc.pid):  # what outlived it (stopped or not) ends here
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
+                signal_verified(pid, signal.SIGKILL, lambda p: p in session(proc.pid))
     text = record.read_text() if record.exists() else ""
     return (subprocess.CompletedProcess(list(argv), proc.returncode, out, err),
             witness.merge([text], [obs.seen]))

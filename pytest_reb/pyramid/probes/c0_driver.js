@@ -108,47 +108,96 @@ function reduce(text) {
           reduced: {rule_diagnostics: counts, all_diagnostics: data.generalDiagnostics.length}};
 }
 
-// What the interpreter can import at run time, as opposed to what pyright resolves: a stub
-// (``.pyi``) is never code.  A name has runtime source in a directory when the directory holds
-// its module (``n.py``, ``n.pyc``, an extension ``n*.so``/``n*.pyd``) or a package ``n/`` with a
-// runtime module in it at any depth (a regular package's ``__init__.py``, or a namespace
-// package's modules; ``__pycache__`` does not count, Python never imports from it by path).
+// What the interpreter would load at run time, as opposed to what pyright resolves: a stub
+// (``.pyi``) is never code, and neither is a file Python would find but cannot run.  ``load``
+// follows Python's own finders: built-in modules first, then each directory of the import path
+// in order (the checkout first, where a script runs from), and in each the ``FileFinder``'s
+// order: a package ``n/`` with an ``__init__`` of a loader's suffix (extension suffixes, ``.py``,
+// ``.pyc``, in that order), else a module ``n`` of those suffixes; the first one found is what
+// ``import n`` runs, whatever later directories hold.  Folders ``n/`` with no ``__init__`` are
+// namespace portions, used only when no directory has a module or package; they count as code
+// when they hold a module that is (``__pycache__`` does not count: Python never imports from it
+// by path).  A ``.py`` is code; a ``.pyc`` is code when its header carries this interpreter's
+// magic number and a code object follows; an extension when its name has one of this
+// interpreter's extension suffixes (found so) and it is an ELF object.
 // Stub entries, after PEP 561 and pyright: ``n.pyi``, a ``n-stubs/`` package (partial or not:
 // ``partial`` only tells pyright to look further, at a package that must still exist), and a
-// package ``n/`` with ``.pyi`` files and no runtime module, which pyright resolves silently.
+// package ``n/`` with ``.pyi`` files and no module that is code, which pyright resolves silently.
 const RUNTIME = /\.(py|pyc|so|pyd)$/;
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const roots = () => [...spec.sys_path, ...(spec.checkout ? [spec.checkout] : [])];
+const roots = () => [...(spec.checkout ? [spec.checkout] : []), ...spec.sys_path];
 const listing = (dir) => { try { return fs.readdirSync(dir); } catch (e) { return []; } };
 const isDir = (p) => { try { return fs.statSync(p).isDirectory(); } catch (e) { return false; } };
 const isFile = (p) => { try { return fs.statSync(p).isFile(); } catch (e) { return false; } };
+const suffixes = () => [...(spec.ext_suffixes && spec.ext_suffixes.length ? spec.ext_suffixes
+  : ['.so']), '.py', '.pyc'];
 
-// Whether a package directory holds a module of ``kind`` (RUNTIME or .pyi), bounded in depth
-// and entries so an image cannot make the driver walk forever.
-function holds(dir, kind, depth, budget = {left: 20000}) {
+function head(file, n) {
+  let fd = null;
+  try {
+    fd = fs.openSync(file, 'r');
+    const buf = Buffer.alloc(n);
+    return buf.subarray(0, fs.readSync(fd, buf, 0, n, 0));
+  } catch (e) { return null; } finally { if (fd !== null) fs.closeSync(fd); }
+}
+
+// Whether Python would run code from ``file``, a module found by its suffix.
+function isCode(file) {
+  if (!isFile(file)) return false;
+  if (file.endsWith('.py')) return true;
+  if (file.endsWith('.pyc')) {
+    const b = head(file, 17);  // 16 bytes of header, then marshal's TYPE_CODE ('c', maybe FLAG_REF)
+    return b !== null && b.length === 17 && (b[16] & 0x7f) === 0x63
+      && (!spec.magic || b.subarray(0, 4).toString('hex') === spec.magic);
+  }
+  const b = head(file, 4);
+  return b !== null && b.length === 4 && b.toString('latin1') === '\x7fELF';
+}
+const isStub = (file) => file.endsWith('.pyi') && isFile(file);
+const isRuntime = (file) => RUNTIME.test(file) && isCode(file);
+
+// Whether a package directory holds a file that ``test`` accepts (a module that is code, or a
+// stub), bounded in depth and entries so an image cannot make the driver walk forever.
+function holds(dir, test, depth, budget = {left: 20000}) {
   const entries = listing(dir);
   for (const e of entries) {
     if (--budget.left < 0) return false;
-    if (kind.test(e) && isFile(path.join(dir, e))) return true;
+    if (test(path.join(dir, e))) return true;
   }
   if (depth <= 0) return false;
   return entries.some((e) => e !== '__pycache__' && IDENT.test(e) && isDir(path.join(dir, e))
-    && holds(path.join(dir, e), kind, depth - 1, budget));
+    && holds(path.join(dir, e), test, depth - 1, budget));
 }
 
-function runtimeIn(dir, n, entries) {
-  return entries.some((e) => (e === n + '.py' || e === n + '.pyc'
-      || (e.startsWith(n + '.') && /\.(so|pyd)$/.test(e))) && isFile(path.join(dir, e)))
-    || (entries.includes(n) && isDir(path.join(dir, n)) && holds(path.join(dir, n), RUNTIME, 8));
+// What ``import n`` would run: {file, code} of the first module or regular package on the
+// path, else of the namespace package, else null.
+function load(n) {
+  if ((spec.builtins || []).includes(n)) return {file: '<built-in>', code: true};
+  const portions = [];
+  for (const dir of roots()) {
+    const pkg = path.join(dir, n);
+    if (isDir(pkg)) {
+      for (const s of suffixes()) {
+        const f = path.join(pkg, '__init__' + s);
+        if (isFile(f)) return {file: f, code: isCode(f)};
+      }
+      portions.push(pkg);
+    }
+    for (const s of suffixes()) {
+      const f = path.join(dir, n + s);
+      if (isFile(f)) return {file: f, code: isCode(f)};
+    }
+  }
+  return portions.length ? {file: portions[0], code: portions.some((p) => holds(p, isRuntime, 8))}
+    : null;
 }
 
-// Top-level names that have runtime source on the interpreter's import path or in the checkout.
+// Top-level names that have runtime code on the interpreter's import path or in the checkout.
 function present(names) {
-  const dirs = roots().map((dir) => [dir, listing(dir)]);
-  return names.filter((n) => dirs.some(([dir, entries]) => runtimeIn(dir, n, entries)));
+  return names.filter((n) => { const l = load(n); return l !== null && l.code; });
 }
 
-// Names that resolve to stubs only: a stub entry somewhere on the import path, runtime source
+// Names that resolve to stubs only: a stub entry somewhere on the import path, runtime code
 // nowhere.  pyright reports no diagnostic for a stub-only package of the environment, so the
 // names are looked for here and kept if an analysed file imports them.
 function stubOnly() {
@@ -158,12 +207,32 @@ function stubOnly() {
       const n = e.endsWith('-stubs') ? e.slice(0, -6) : e.endsWith('.pyi') ? e.slice(0, -4) : e;
       if (!IDENT.test(n)) continue;
       const p = path.join(dir, e);
-      if (e !== n ? isFile(p) || holds(p, /\.pyi$/, 8)  // n.pyi, n-stubs/
-        : isDir(p) && !holds(p, RUNTIME, 8) && holds(p, /\.pyi$/, 8)) found.add(n);
+      if (e !== n ? isFile(p) || holds(p, isStub, 8)  // n.pyi, n-stubs/
+        : isDir(p) && !holds(p, isRuntime, 8) && holds(p, isStub, 8)) found.add(n);
     }
   }
   const have = new Set(present([...found]));
   return [...found].filter((n) => !have.has(n)).sort();
+}
+
+// Names whose module Python would find first but cannot run (a ``.pyc`` of another interpreter
+// or none, an extension that is no ELF object): name -> that file.  pyright reads neither kind,
+// so it resolves such a name to a stub or to a later directory's package without a word.
+function notCode() {
+  const found = {};
+  const compiled = suffixes().filter((s) => s !== '.py');
+  for (const dir of roots()) {
+    for (const e of listing(dir)) {
+      const s = compiled.find((x) => e.endsWith(x));
+      const n = s ? e.slice(0, -s.length) : e;
+      if (!IDENT.test(n) || n in found) continue;
+      if (!s && !compiled.some((x) => isFile(path.join(dir, e, '__init__' + x)))) continue;
+      const l = load(n);
+      if (l !== null && !l.code && isFile(l.file)) found[n] = l.file;
+    }
+  }
+  const imported = new Set(importedBy(Object.keys(found).sort()));
+  return Object.fromEntries(Object.entries(found).filter(([n]) => imported.has(n)));
 }
 
 // The Python files of the config's ``include``: files as they are, folders walked (a run
@@ -212,7 +281,10 @@ function importedBy(names) {
 async function distributions(json) {
   const names = new Set(json.generalDiagnostics.filter((d) => spec.count_rules.includes(d.rule))
     .map((d) => name(d)).filter((m) => m).map((m) => m[1]));
-  if (spec.count_rules.includes(spec.source_rule)) json.stub_only.forEach((n) => names.add(n));
+  if (spec.count_rules.includes(spec.source_rule)) {
+    json.stub_only.forEach((n) => names.add(n));
+    Object.keys(json.not_code).forEach((n) => names.add(n));
+  }
   if (!names.size) return null;
   const res = await run([spec.python, '-c', spec.distributions, ...[...names].sort()],
                         {cwd: process.cwd(), timeout: spec.distributions_timeout_ms});
@@ -246,6 +318,7 @@ async function analyse() {
         .map((d) => name(d)[1]);
       json.source_present = present(stubHits);
       json.stub_only = importedBy(stubOnly());
+      json.not_code = notCode();
     }
     const dists = json ? await distributions(json) : null;
     const res = {
