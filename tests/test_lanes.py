@@ -317,7 +317,7 @@ def test_a_starved_command_stalls_and_a_sleeping_one_does_not(demo_image: str,
         sleeper.warm()
         spin = "while :; do :; done"
         busy = docker_client.containers.run(
-            demo_image, ["sh", "-c", f"for i in $(seq {2 * (os.cpu_count() or 1)}); do "
+            demo_image, ["sh", "-c", f"for i in $(seq {os.cpu_count() or 1}); do "
                                      f"( {spin} ) & done; wait"],
             detach=True, network_mode="none", mem_limit="64m", pids_limit=64,
             labels={LABEL_RUN: run_id})

@@ -103,12 +103,13 @@ CROWDED_SHARE = 0.1
 #: The share of its wall time a timed-out command must have spent ready to run but waiting
 #: for a core (``evidence.cpu_wait_seconds``, the cgroup's CPU pressure stall, which only the
 #: kernel writes) to have been starved rather than idle.  On a machine loaded 10x over or more
-#: a computing command gets less than ``CROWDED_SHARE`` of a core, yet it is runnable the
-#: whole time: its stall is most of its wall time (a spinning loop at a load of 20-27 on 2
-#: cores: 0.01-0.04 of a core, stalled 0.9 and more of the time).  A sleeping process stalls
-#: not at all, and one woken now and then (a retried download, a poll) waits only for its
-#: wake-ups' turns, hundredths of its wall time even on a crowded machine; a quarter lies
-#: far from both.
+#: a computing command gets less than ``CROWDED_SHARE`` of a core (C1's spinning loop in the
+#: lanes at a load of 20-27 on 2 cores: 0.01-0.08), yet it is runnable the whole time, so it
+#: stalls most of it (a spinning loop of the least CPU weight beside a sibling spinning on
+#: every core: 0.008 of a core, stalled 0.60 of a wall time that counts the exec's start and
+#: the kill too).  A sleeping process stalls next to never (0.009 of its wall time, the same
+#: measure), and one woken now and then (a retried download, a poll) only while each wake-up
+#: waits its turn; a quarter lies far from both.
 STARVED_SHARE = 0.25
 
 
