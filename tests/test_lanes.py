@@ -6,7 +6,8 @@ What must hold: the lanes change when things run, never what is decided: the
 demo's pyramid gives, tier by tier, the verdicts a serial run (``--reb-serial``)
 gives; ``--reb-compat`` keeps the official order; the tiers really overlapped;
 every lane ran in containers other than the target's own, all removed; a command that
-ran out of time computing beside other lanes runs again alone, one that waited does not.
+ran out of time computing, or starved of a core, beside other lanes runs again alone, one
+that waited does not.
 Ctrl-C in the middle of the lanes is in ``tests/faults/test_interrupt.py``.
 """
 
@@ -20,7 +21,16 @@ from typing import Any
 import pytest
 from support.images import demo_module, module_text
 
-from pytest_reb.pyramid.lanes import CROWDED_SHARE, LANE_TIERS, LANES, Plan, plan, spare_cores
+from pytest_reb.pyramid.lanes import (
+    CROWDED_SHARE,
+    LANE_TIERS,
+    LANES,
+    STARVED_SHARE,
+    Plan,
+    crowded_why,
+    plan,
+    spare_cores,
+)
 from pytest_reb.targets import DockerTarget, InfraError, Limits
 from pytest_reb.targets.base import LABEL_RUN
 from pytest_reb.targets.docker import BACKGROUND_SHARES
@@ -42,6 +52,34 @@ def test_the_lanes_keep_their_order_and_need_two_of_them() -> None:
     assert not plan({"c1"}) and not plan(set())
     assert set(LANE_TIERS) == {"c0", "c1", "c2", "c5"}
     assert LANES[0] == ("c1",)
+
+
+#: (timed out, duration, evidence, why): what the host counted of a lane's run, and whether
+#: it may have lost to the lanes beside it.
+CROWDED = [
+    (True, 10.0, {"cpu_seconds": 6.0}, "timeout"),  # computing
+    (True, 10.0, {"cpu_seconds": 1.0}, "timeout"),  # computing on a crowded machine
+    (True, 10.0, {"cpu_seconds": 0.0}, None),  # a sleep
+    (True, 10.0, {"cpu_seconds": 0.3, "cpu_wait_seconds": 0.2}, None),  # a retried download
+    (True, 10.0, {"cpu_seconds": 0.2, "cpu_wait_seconds": 9.5}, "timeout"),  # starved
+    (True, 10.0, {"cpu_seconds": 0.0, "cpu_wait_seconds": 2.5}, "timeout"),  # at the line
+    (True, 10.0, {"cpu_seconds": 0.0, "cpu_wait_seconds": 2.4}, None),
+    (True, 10.0, {"cpu_wait_seconds": 9.5}, "timeout"),  # no CPU counter, but the stall
+    (True, 10.0, {}, None),  # the host could count nothing: judged as it is
+    (True, 10.0, {"cpu_seconds": None, "cpu_wait_seconds": True}, None),  # not a figure
+    (True, 0.0, {"cpu_seconds": 1.0, "cpu_wait_seconds": 1.0}, None),
+    (False, 10.0, {"cpu_seconds": 9.0, "cpu_wait_seconds": 9.0}, None),  # it ended in time
+    (False, 3.0, {"oom_killed": True, "oom_at_own_limit": False}, "memory"),
+    (False, 3.0, {"oom_killed": True, "oom_at_own_limit": True}, None),  # its own limit
+    (False, 3.0, {"oom_killed": True}, None),  # where the limit was hit is unknown
+    (True, 10.0, {"cpu_seconds": 0.0, "oom_killed": True, "oom_at_own_limit": False}, "memory"),
+]
+
+
+@pytest.mark.parametrize(("timed_out", "duration", "evidence", "why"), CROWDED)
+def test_what_counts_as_crowded(timed_out: bool, duration: float, evidence: dict[str, Any],
+                                why: str | None) -> None:
+    assert crowded_why(timed_out, duration, evidence) == why
 
 
 # --------------------------------------------------------------------------- real containers
@@ -182,12 +220,15 @@ def test_a_crowded_run_runs_again_alone(timed_out: dict[str, Any]) -> None:
     assert c1["status"] == "failed" and c1["category"] == "timeout" and c1["timed_out"]
     first = c1["evidence"]["crowded_run"]
     assert first["why"] == "timeout"
-    assert first["cpu_seconds"] >= CROWDED_SHARE * first["duration"]
+    # it wanted a core the whole time: it used a tenth of one, or waited for one (a loaded
+    # machine: 0.08 of a core, the rest of the time stalled)
+    assert first["cpu_seconds"] >= CROWDED_SHARE * first["duration"] \
+        or first["cpu_wait_seconds"] >= STARVED_SHARE * first["duration"], first
     assert first["beside_seconds"] > 0 and set(first["beside"]) & {"scan", "c0", "c2"}
     assert "side_by_side" not in c1["evidence"]  # the judged run was alone
     lanes_end = max(got[t]["started"] + got[t]["duration"] for t in ("c0", "c2"))
     assert c1["started"] >= lanes_end - 0.5
-    assert c1["evidence"]["cpu_seconds"] >= CROWDED_SHARE * c1["duration"]
+    assert crowded_why(True, c1["duration"], c1["evidence"]) == "timeout", c1["evidence"]
 
 
 @pytest.mark.container
@@ -197,6 +238,7 @@ def test_a_timeout_that_waited_is_judged_in_its_lane(timed_out: dict[str, Any]) 
     assert c1["category"] == "timeout" and "crowded_run" not in c1["evidence"]
     assert c1["evidence"]["side_by_side"]["lane"] == ["c1"]
     assert c1["evidence"]["cpu_seconds"] < CROWDED_SHARE * c1["duration"]
+    assert c1["evidence"]["cpu_wait_seconds"] < STARVED_SHARE * c1["duration"], c1["evidence"]
 
 
 @pytest.mark.container
@@ -255,3 +297,47 @@ def test_a_kill_for_the_machines_memory_runs_again_alone(demo_image: str,
         sweep("tests-lanes-memory")  # as a session's end does: a removal the engine dropped
     assert docker_client.containers.list(
         all=True, filters={"label": f"{LABEL_RUN}=tests-lanes-memory"}) == []
+
+
+@pytest.mark.container
+def test_a_starved_command_stalls_and_a_sleeping_one_does_not(demo_image: str,
+                                                              docker_client: Any) -> None:
+    """A command that wants a core but gets next to none (a container of the least CPU weight
+    beside a sibling spinning on every core) is counted as waiting for one most of its wall
+    time, by its cgroup's CPU pressure stall; a sleeping one next to none.  Orders of
+    magnitude only: how much of a core either gets depends on the machine's load."""
+    run_id = "tests-lanes-starved"
+    starved = DockerTarget(demo_image, run_id=run_id, gpus=[],
+                           limits=Limits(memory="256m", pids=64, cpu_shares=2))
+    sleeper = DockerTarget(demo_image, run_id=run_id, gpus=[],
+                           limits=Limits(memory="256m", pids=64))
+    busy = None
+    try:
+        starved.warm()
+        sleeper.warm()
+        spin = "while :; do :; done"
+        busy = docker_client.containers.run(
+            demo_image, ["sh", "-c", f"for i in $(seq {os.cpu_count() or 1}); do "
+                                     f"( {spin} ) & done; wait"],
+            detach=True, network_mode="none", mem_limit="64m", pids_limit=64,
+            labels={LABEL_RUN: run_id})
+        slept = sleeper.exec(["sleep", "4"], timeout=60, scaled=False)
+        spun = starved.exec([*starved.util("sh"), "-c", spin], timeout=4, scaled=False)
+        assert slept.exit_code == 0 and spun.timed_out
+        if spun.cpu_wait_seconds is None or slept.cpu_wait_seconds is None:
+            pytest.skip("this host shows no CPU pressure stall or run-queue wait")
+        assert spun.cpu_wait_seconds >= STARVED_SHARE * spun.duration, spun
+        assert slept.cpu_wait_seconds < 0.1 * slept.duration, slept
+        assert spun.cpu_wait_seconds > 10 * slept.cpu_wait_seconds
+        # what the lanes decide of each, had it timed out beside them
+        assert crowded_why(True, spun.duration, {"cpu_seconds": spun.cpu_seconds,
+                                                 "cpu_wait_seconds": spun.cpu_wait_seconds})
+        assert crowded_why(True, slept.duration, {"cpu_seconds": slept.cpu_seconds,
+                                                  "cpu_wait_seconds": slept.cpu_wait_seconds}) \
+            is None
+    finally:
+        if busy is not None:
+            busy.remove(force=True)
+        starved.close()
+        sleeper.close()
+    assert docker_client.containers.list(all=True, filters={"label": f"{LABEL_RUN}={run_id}"}) == []

@@ -455,6 +455,8 @@ def evidence_of(res: ExecResult) -> dict[str, object]:
                              "holder_cmdlines": {str(p): c for p, c in res.holder_cmdlines.items()}}
     if res.cpu_seconds is not None:
         ev["cpu_seconds"] = res.cpu_seconds
+    if res.cpu_wait_seconds is not None:
+        ev["cpu_wait_seconds"] = res.cpu_wait_seconds
     if res.leftovers_killed:
         ev["leftover_processes_killed"] = res.leftovers_killed
     if res.killed_by_host:

@@ -42,14 +42,18 @@ nor where xdist already gives every core a worker (``spare_cores``).
 
 The lanes share the machine's cores and memory, so a verdict must not hang on them.  A
 tier's command in a lane that, while other lanes worked beside it, either ran out of time
-computing (its container used at least ``CROWDED_SHARE`` of a core over it, by the cgroup's
-counter) or was killed for memory below its own container's limit (the machine's memory ran
-out: the cgroup's limit was never reached), is not judged there: it runs again alone, in its
+wanting a core (its container used at least ``CROWDED_SHARE`` of a core over it, by the
+cgroup's counter, or was starved: ready to run but waiting for a core at least
+``STARVED_SHARE`` of the time, by the cgroup's CPU pressure stall; ``crowded_why``) or was
+killed for memory below its own container's limit (the machine's memory ran out: the
+cgroup's limit was never reached), is not judged there: it runs again alone, in its
 turn, with the same timeout, and that run is its outcome (``evidence.crowded_run`` keeps
 the first and why).  An honest entrypoint that takes most of its timeout alone could run
 past it beside C0's pyright or C2's extension sweep; one that needs most of the machine's
-memory could lose it to them.  One that waited instead (a download retried with no network:
-a fraction of a core), or that hit its own container's limit, lost nothing to the lanes and
+memory could lose it to them; on a machine crowded by other work one that computes may get
+only hundredths of a core, yet it stalls, waiting for one, most of the time.  One that waited
+instead (a download retried with no network: a fraction of a core, and next to no stall), or
+that hit its own container's limit, lost nothing to the lanes and
 is judged as it is, so a hang costs its timeout once.
 
 A lane's thread ends its sibling when its work is done; a run that stops early
@@ -96,6 +100,17 @@ STOP_WAIT = 30.0
 #: hundredths) and computing (a spinning loop got 0.38 of a core under a load of 7.7 on 2
 #: cores, the real entrypoints 0.6-1.2 alone), so a busy machine's share stays above it.
 CROWDED_SHARE = 0.1
+#: The share of its wall time a timed-out command must have spent ready to run but waiting
+#: for a core (``evidence.cpu_wait_seconds``, the cgroup's CPU pressure stall, which only the
+#: kernel writes) to have been starved rather than idle.  On a machine loaded 10x over or more
+#: a computing command gets less than ``CROWDED_SHARE`` of a core (C1's spinning loop in the
+#: lanes at a load of 20-27 on 2 cores: 0.01-0.08), yet it is runnable the whole time, so it
+#: stalls most of it (a spinning loop of the least CPU weight beside a sibling spinning on
+#: every core: 0.008 of a core, stalled 0.60 of a wall time that counts the exec's start and
+#: the kill too).  A sleeping process stalls next to never (0.009 of its wall time, the same
+#: measure), and one woken now and then (a retried download, a poll) only while each wake-up
+#: waits its turn; a quarter lies far from both.
+STARVED_SHARE = 0.25
 
 
 @dataclass(frozen=True)
@@ -166,6 +181,31 @@ def _preload() -> None:
             for inner in pkgutil.iter_modules(module.__path__, found.name + "."):
                 if inner.name.rsplit(".", 1)[1] not in NOT_PRELOADED:
                     load(inner.name)
+
+
+def crowded_why(timed_out: bool, duration: float, evidence: dict[str, Any]) -> str | None:
+    """Why a lane's run of a tier may have lost to what ran beside it, from what the host
+    counted (``evidence``: ``cpu_seconds``, ``cpu_wait_seconds``, ``oom_killed``,
+    ``oom_at_own_limit``), or None when it lost nothing to them and is judged as it is.
+
+    ``"timeout"``: it ran out of time wanting a core, either computing (at least
+    ``CROWDED_SHARE`` of a core over the command) or starved (ready to run but waiting for
+    a core at least ``STARVED_SHARE`` of the time); ``"memory"``: it was OOM-killed before
+    its container reached its own limit (the machine's memory ran out).  A counter the host
+    could not read counts as nothing.
+    """
+    def share(key: str) -> float:
+        value = evidence.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or duration <= 0:
+            return 0.0
+        return value / duration
+
+    if timed_out and (share("cpu_seconds") >= CROWDED_SHARE
+                      or share("cpu_wait_seconds") >= STARVED_SHARE):
+        return "timeout"
+    if evidence.get("oom_killed") is True and evidence.get("oom_at_own_limit") is False:
+        return "memory"
+    return None
 
 
 class Lanes:
@@ -319,22 +359,18 @@ class Lanes:
         return total, sorted(set(what))
 
     def _crowded(self, tier: str, made: Outcome) -> dict[str, Any] | None:
-        """What ``tier``'s lane run was, when it ran out of time computing, or was killed for
-        the machine's memory, while other lanes worked beside it (it then runs again alone);
-        else None."""
+        """What ``tier``'s lane run was, when it ran out of time computing or starved, or was
+        killed for the machine's memory, while other lanes worked beside it (it then runs
+        again alone); else None."""
         ev = made.evidence
-        cpu = ev.get("cpu_seconds")
-        if (made.timed_out and isinstance(cpu, (int, float)) and made.duration > 0
-                and cpu >= CROWDED_SHARE * made.duration):
-            why = "timeout"
-        elif ev.get("oom_killed") is True and ev.get("oom_at_own_limit") is False:
-            why = "memory"
-        else:
+        why = crowded_why(made.timed_out, made.duration, ev)
+        if why is None:
             return None
         overlap, work = self._beside(tier)
         if overlap <= 0:
             return None
-        return {"why": why, "duration": made.duration, "cpu_seconds": cpu, "beside": work,
+        return {"why": why, "duration": made.duration, "cpu_seconds": ev.get("cpu_seconds"),
+                "cpu_wait_seconds": ev.get("cpu_wait_seconds"), "beside": work,
                 "beside_seconds": round(overlap, 3), "category": made.category,
                 "exit_code": made.exit_code}
 

@@ -168,6 +168,10 @@ class ExecResult:
     #: CPU seconds the target's processes used over the command (the container's cgroup;
     #: None where the host cannot count them)
     cpu_seconds: float | None = None
+    #: seconds the target's processes were ready to run but waited for a core over the
+    #: command (the cgroup's CPU pressure stall; ``counters.cpu_wait_seconds``): a command
+    #: starved on a crowded machine, not one that slept (None where the host cannot tell)
+    cpu_wait_seconds: float | None = None
     #: the container's memory use reached its own limit during the command (None: unknown);
     #: an OOM kill without it was the machine's memory running out
     memory_limit_hit: bool | None = None

@@ -5,7 +5,9 @@ observations: nothing in the container can write them.  Each reader takes the
 container's id and answers None where the host shows no such counter (another cgroup
 layout, an engine that is not local), so a caller never mistakes "cannot tell" for 0.
 cgroup v1 keeps a hierarchy per controller (``/sys/fs/cgroup/<controller>/docker/<id>``),
-v2 one folder per container (systemd's or cgroupfs' driver).
+v2 one folder per container (systemd's or cgroupfs' driver); a v1 host that also mounts
+the unified hierarchy (systemd's "hybrid" layout, ``/sys/fs/cgroup/unified/docker/<id>``)
+keeps the container's pressure stall counters there.
 """
 
 from __future__ import annotations
@@ -55,6 +57,37 @@ def cpu_seconds(cid: str) -> float | None:
         return int((ROOT / "cpuacct" / "docker" / cid / "cpuacct.usage").read_text()) * 1e-9
     usec = _field([p / "cpu.stat" for p in _v2(cid)], "usage_usec")
     return None if usec is None else usec * 1e-6
+
+
+def cpu_wait_seconds(cid: str) -> float | None:
+    """Seconds the container's processes were runnable but waited for a core, so far.
+
+    The kernel's CPU pressure stall of the container's cgroup (``cpu.pressure``'s ``some
+    total``, in microseconds: wall time during which at least one of its tasks was ready
+    to run and not running), on v2 or a v1 host's unified hierarchy.  Failing that (plain
+    v1), the run-queue wait of every task in the container now (``/proc/<tid>/schedstat``'s
+    second field, nanoseconds, summed): tasks that have exited no longer count, so read it
+    before a command is killed.  A sleeping process adds nothing; one starved of a core on
+    a crowded machine adds nearly its whole wall time.
+    """
+    for path in [ROOT / "unified" / "docker" / cid / "cpu.pressure",
+                 *(p / "cpu.pressure" for p in _v2(cid))]:
+        with contextlib.suppress(OSError, ValueError):
+            for line in path.read_text().splitlines():
+                if line.startswith("some "):
+                    total = dict(f.split("=", 1) for f in line.split()[1:])["total"]
+                    return int(total) * 1e-6
+    for controller in ("cpu", "cpuacct", "pids"):
+        try:
+            tids = (ROOT / controller / "docker" / cid / "tasks").read_text().split()
+        except OSError:
+            continue
+        waited = 0
+        for tid in tids:
+            with contextlib.suppress(OSError, ValueError, IndexError):  # exited meanwhile
+                waited += int(Path(f"/proc/{tid}/schedstat").read_text().split()[1])
+        return waited * 1e-9
+    return None
 
 
 def memory_limit_hits(cid: str, *, begin: bool = False) -> int | None:

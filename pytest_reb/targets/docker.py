@@ -573,6 +573,7 @@ class DockerTarget(Target):
         oom_before = counters.oom_kills(ctr.id)
         pids_before = counters.pids_refusals(ctr.id)
         cpu_before = counters.cpu_seconds(ctr.id)
+        wait_before = counters.cpu_wait_seconds(ctr.id)
         hits_before = counters.memory_limit_hits(ctr.id, begin=True)
         bound = self._bound(key, ctr)  # before the command: nothing of it can move the anchor
         start = time.monotonic()
@@ -597,6 +598,7 @@ class DockerTarget(Target):
             reader.start()
             disk = self._watch(key, ctr, reader, start + timeout, bound)
             killed = disk is None and reader.is_alive()
+            wait_after = counters.cpu_wait_seconds(ctr.id)  # before a kill ends its tasks
             self._stop(key, reader, timed_out=killed)
         exit_code: int | None = None
         with contextlib.suppress(Exception):
@@ -629,6 +631,8 @@ class DockerTarget(Target):
                          disk_limited=disk is not None, disk_used=disk,
                          cpu_seconds=(None if cpu_before is None or cpu_after is None
                                       else round(cpu_after - cpu_before, 3)),
+                         cpu_wait_seconds=(None if wait_before is None or wait_after is None
+                                           else round(max(0.0, wait_after - wait_before), 3)),
                          memory_limit_hit=counters.grew(hits_before, hits_after))
         return finish(res, timeout, watch)
 
