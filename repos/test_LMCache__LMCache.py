@@ -139,5 +139,5 @@ repo = Repo(
     c0_official_counts_none=(
         "its bundle's name regex is over-escaped (a raw string in a quoted heredoc) and matches"
         " no pyright message, so the official count is 0 whatever pyright finds"
-        " (docs/real-runs.md, batch A1)"),
+        " (docs/real-runs.md, Departures)"),
 )

@@ -307,8 +307,8 @@ def apt(base: str, row: RealEnv, context: Path) -> str:
 
 def mismatch(row: RealEnv) -> list[str]:
     """``--reb-allow-commit-mismatch`` where the row's commit is not the module's pin (the pin
-    is not public: section 3), so the tiers verify the checkout instead of refusing it; every
-    outcome still says so (``head_moved``, ``unverifiable``)."""
+    is not public: docs/real-runs.md), so the tiers verify the checkout instead of refusing
+    it; every outcome still says so (``head_moved``, ``unverifiable``)."""
     pinned = standin.load_repo(module_of(row.repo)).commit
     return [] if row.commit == pinned else ["--reb-allow-commit-mismatch"]
 

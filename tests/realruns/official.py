@@ -91,7 +91,7 @@ def pyright_missing(output: Any) -> list[str] | None:
     diagnostics in ``pyright_output.json``, or None where it holds none.  Kept beside the
     bundle's count because a bundle's copy of the rule can be broken: four bundles' regex
     (Auto1111SDK, LMCache, torchft, vllm-omni) is over-escaped and matches no message, so
-    their count is 0 whatever pyright found (docs/real-runs.md, batch G)."""
+    their count is 0 whatever pyright found (docs/real-runs.md, Departures)."""
     diagnostics = output.get("generalDiagnostics") if isinstance(output, dict) else None
     if not isinstance(diagnostics, list):
         return None

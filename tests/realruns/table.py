@@ -383,7 +383,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
     RealEnv(
         repo="ZhengYinan-AIR/Diffusion-Planner",
         # the pinned 3558eac is not in the public history (squashed upstream): the last commit
-        # before the squash, as docs/real-runs.md section 3 ran it
+        # before the squash, as docs/real-runs.md (Diffusion-Planner) says
         commit="16cffef4ae84a2efcb466fb7b2f5cf9defbe386d",
         env="diffusion_planner",
         packages=(*TORCH_VISION, "timm", "tensorboard", "wandb", "mmengine", "tqdm", "numpy",
