@@ -18,16 +18,47 @@ compiled itself from the source, checked by hash (``bytecode``);
 unchecked-hash bytecode, which no honest build leaves in a checkout, is a
 finding of the check itself.
 
-What this does not see is an edit undone before the run ended; docs/threat-model.md
-says what would, and what the host can and cannot read here.
+Both reads miss what the run loaded from elsewhere, and an edit undone before the run
+ended: so the host also has the kernel report every file the stage's processes opened
+(``evidence/loaded.py``), places each (``evidence/provenance.py``) and
+``rules/loaded.py`` decides (``loaded_during``); docs/threat-model.md says on which
+channel that rests and what remains.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from pytest_reb.evidence import loaded, provenance
+from pytest_reb.evidence.integrity import EDITS
 from pytest_reb.pyramid.context import Context
-from pytest_reb.targets import InfraError
+from pytest_reb.rules import loaded as loaded_rule
+from pytest_reb.targets import InfraError, imagecache
+
+
+def watch_loads(ctx: Context, profile: str, gpus: Sequence[str]) -> loaded.Watch | None:
+    """Start the kernel's report of what the stage's processes open (None: no such channel
+    for this target, or a checkout the host could not verify: nothing to compare with)."""
+    if ctx.checkout_verdict.tree is None:
+        return None
+    return loaded.start(ctx.target, ctx.target.devices(profile, gpus))  # type: ignore[arg-type]
+
+
+def loaded_during(ctx: Context, watch: loaded.Watch | None) -> tuple[dict[str, Any] | None,
+                                                                     str | None]:
+    """What the outcome keeps of the stage's loaded files (how many the kernel reported, how
+    many could change what runs, the ones refused) and why strict fails on them."""
+    if watch is None:
+        return None, None
+    watch.close()
+    tree = ctx.checkout_verdict.tree or {}
+    record = provenance.facts(watch, ctx.checkout, set(tree), imagecache.image_id(ctx.target))
+    edits = [f["path"] for f in ctx.checkout_verdict.findings if f.get("kind") in EDITS]
+    kept = {"channel": record["channel"], "opened": record["opened"],
+            "checked": len(record["files"]), "incomplete": record["incomplete"],
+            "refused": loaded_rule.refusals(record, edits)[:20]}
+    return kept, loaded_rule.problem(record, edits)
 
 
 def changed_during(ctx: Context, run: Any) -> str | None:

@@ -1,0 +1,168 @@
+"""Where each file a stage loaded came from: the facts ``rules/loaded.py`` decides on.
+
+Every file the kernel saw a stage's processes open (``loaded.Watch``) that can change
+what Python runs is placed in one of these, read from the engine's layer folders:
+
+- ``checkout``: under the checkout; tracked (its bytes are the integrity check's) or not;
+- ``site``: under a ``site-packages`` or ``dist-packages`` folder, with what the
+  ``RECORD`` files of that folder say of it, *in every image layer that holds a copy*:
+  a ``RECORD`` is the image's own word, so the copies that earlier layers kept are a
+  second witness (an installed file edited and its ``RECORD`` rewritten above the layer
+  that installed it disagrees with the install's own ``RECORD``), and the layer that
+  wrote the file is compared with the layers that wrote its ``RECORD``;
+- ``stdlib``: under the interpreter's ``lib/pythonX.Y`` (the folder that holds its
+  ``os.py``), with the layer of that ``os.py``: the standard library is what the layer
+  that installed the interpreter wrote;
+- ``elsewhere``: any other module file (a package reached through a symlink, a folder
+  put on ``sys.path``);
+
+and, for each, whether the container itself wrote it (its writable layer holds it) and,
+for a file no image layer holds, whether it was written during this stage.
+
+Facts of a file that only image layers hold depend on the image alone and are kept per
+image id (``imagecache``), so each installed file is hashed once per image, and only
+the files a run loaded.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import posixpath
+import re
+from pathlib import Path
+from typing import Any
+
+from pytest_reb.evidence import loaded
+from pytest_reb.evidence.loaded import Watch
+from pytest_reb.targets import imagecache
+
+#: Files Python runs as code, wherever they are.
+MODULE_SUFFIXES = (".py", ".pyc", ".pyo", ".pth", ".so", ".zip", ".egg", ".pyz", ".whl")
+SITE_DIR = re.compile(r"^(.*?/(?:site|dist)-packages)/(.+)$")
+STDLIB_DIR = re.compile(r"^(.*?/lib/python3\.\d+)/(.+)$")
+#: Bounds on what one ``RECORD`` copy makes the host read and parse.
+MAX_RECORD = 32 << 20
+CODE_DIGEST = imagecache.code_digest(Path(__file__), Path(loaded.__file__))
+
+
+def is_module(path: str) -> bool:
+    """Whether Python may run ``path`` as code (an extension's versioned name included)."""
+    name = path.rsplit("/", 1)[-1]
+    return name.endswith(MODULE_SUFFIXES) or ".so." in name
+
+
+def _outside_module(path: str) -> bool:
+    """A module file outside the checkout and Python's folders: Python source or bytecode,
+    a ``.pth``, an archive, or an extension named as Python names them (``.cpython-``,
+    ``.abi3``); other shared libraries are the system's, outside this verdict."""
+    name = path.rsplit("/", 1)[-1]
+    if name.endswith(".so") or ".so." in name:
+        return ".cpython-" in name or ".abi3." in name
+    return is_module(path)
+
+
+def facts(watch: Watch, checkout: str, tracked: set[str], image: str | None) -> dict[str, Any]:
+    """The stage's evidence record: the channel, whether it is complete, and one row per
+    loaded file that can change what runs (``rules/loaded.py`` reads it)."""
+    base = checkout.rstrip("/") + "/"
+    kept = imagecache.load("loaded", image, (CODE_DIGEST,))
+    cache: dict[str, Any] = kept if isinstance(kept, dict) else {}
+    records = _Records(watch)
+    rows = []
+    for path in sorted(watch.paths):
+        if path.startswith(base):
+            rel = path[len(base):]
+            if rel in tracked or is_module(path):
+                rows.append(_own(watch, path, {"path": path, "where": "checkout", "rel": rel,
+                                               "tracked": rel in tracked}))
+            continue
+        site, stdlib = SITE_DIR.match(path), STDLIB_DIR.match(path)
+        if site is None and stdlib is None and not _outside_module(path):
+            continue
+        row = cache.get(path)
+        if row is None:
+            row = _own(watch, path, {"path": path})
+            if site is not None:
+                row.update(where="site", **records.of(site.group(1), site.group(2), row))
+            elif stdlib is not None:
+                row.update(where="stdlib",
+                           os_layer=loaded.layer_of(watch, f"{stdlib.group(1)}/os.py"))
+            else:
+                row["where"] = "elsewhere"
+            if (row["layer"] or 0) > 0 and (row.get("record_layer") or 1) > 0:
+                cache[path] = row  # the image's alone: the same in every container of it
+        if row.get("where") == "site" and not row.get("listed") and not is_module(path):
+            continue  # a package's runtime data or cache file, not code
+        rows.append(row)
+    imagecache.store("loaded", image, (CODE_DIGEST,), cache)
+    return {"channel": "fanotify", "opened": len(watch.paths), "incomplete": watch.problem,
+            "files": rows}
+
+
+def _own(watch: Watch, path: str, row: dict[str, Any]) -> dict[str, Any]:
+    """``layer`` (0: the container wrote it; None: in no layer) and, for a file the image
+    does not hold, ``in_image`` and ``this_stage`` (written since the stage started)."""
+    layer = loaded.layer_of(watch, path)
+    row["layer"] = layer
+    if layer in (0, None):
+        row["in_image"] = any(loaded.layer_stat(d, path) is not None for d in watch.lowers)
+        at = loaded.written_at(watch, path)
+        row["this_stage"] = at is not None and at >= watch.started
+    return row
+
+
+class _Records:
+    """The ``RECORD`` copies of the distributions in one site folder, layer by layer."""
+
+    def __init__(self, watch: Watch) -> None:
+        self.watch = watch
+        self.roots = [watch.upper, *watch.lowers]
+        self.index: dict[str, dict[str, list[tuple[str, int, str]]]] = {}
+
+    def of(self, site: str, rel: str, row: dict[str, Any]) -> dict[str, Any]:
+        """What the ``RECORD`` copies say of ``site/rel``, and the file's own hash."""
+        entries = self._site(site).get(posixpath.normpath(rel), [])
+        if not entries:
+            return {"listed": False}
+        dist = entries[0][0]
+        layer = row["layer"]
+        got = None if layer is None else loaded.hash_beneath(self.roots[layer], f"{site}/{rel}")
+        hashed = [(lay, want) for d, lay, want in entries if d == dist and want]
+        return {"listed": True, "dist": dist, "hash": got,
+                "record_layer": min((lay for _, lay, _ in entries), default=None),
+                "agree": [lay for lay, want in hashed if want == got],
+                "disagree": [lay for lay, want in hashed if want != got],
+                "unhashed": not hashed}
+
+    def _site(self, site: str) -> dict[str, list[tuple[str, int, str]]]:
+        if site in self.index:
+            return self.index[site]
+        found: dict[str, list[tuple[str, int, str]]] = {}
+        names: set[str] = set()
+        for root in self.roots:
+            fd = loaded.beneath(root, site)
+            if fd is None:
+                continue
+            try:
+                names |= {n for n in os.listdir(f"/proc/self/fd/{fd}")
+                          if n.endswith(".dist-info")}
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+        for name in sorted(names):
+            for i, root in enumerate(self.roots):
+                data = loaded.read_beneath(root, f"{site}/{name}/RECORD", MAX_RECORD)
+                if data is None:
+                    continue
+                for row in csv.reader(io.StringIO(data.decode("utf-8", "replace"))):
+                    if not row or not row[0]:
+                        continue
+                    rel = posixpath.normpath(row[0])
+                    want = row[1].removeprefix("sha256=") if len(row) > 1 and \
+                        row[1].startswith("sha256=") else ""
+                    found.setdefault(rel, []).append((name, i, want))
+        self.index[site] = found
+        return found
