@@ -42,6 +42,9 @@ from pytest_reb.targets import imagecache
 MODULE_SUFFIXES = (".py", ".pyc", ".pyo", ".pth", ".so", ".zip", ".egg", ".pyz", ".whl")
 SITE_DIR = re.compile(r"^(.*?/(?:site|dist)-packages)/(.+)$")
 STDLIB_DIR = re.compile(r"^(.*?/lib/python3\.\d+)/(.+)$")
+#: Debian keeps its interpreter's ``sitecustomize.py`` here, linked from the standard
+#: library's folder: the same package's file, judged as the standard library is.
+DEBIAN_ETC = re.compile(r"^/etc/(python3\.\d+)/(.+)$")
 #: Bounds on what one ``RECORD`` copy makes the host read and parse.
 MAX_RECORD = 32 << 20
 CODE_DIGEST = imagecache.code_digest(Path(__file__), Path(loaded.__file__))
@@ -51,6 +54,15 @@ def is_module(path: str) -> bool:
     """Whether Python may run ``path`` as code (an extension's versioned name included)."""
     name = path.rsplit("/", 1)[-1]
     return name.endswith(MODULE_SUFFIXES) or ".so." in name
+
+
+def _stdlib_dir(path: str) -> str | None:
+    """The standard library's folder ``path`` belongs to (``…/lib/python3.X``), or None."""
+    m = STDLIB_DIR.match(path)
+    if m is not None:
+        return m.group(1)
+    etc = DEBIAN_ETC.match(path)
+    return None if etc is None else f"/usr/lib/{etc.group(1)}"
 
 
 def _outside_module(path: str) -> bool:
@@ -63,22 +75,27 @@ def _outside_module(path: str) -> bool:
     return is_module(path)
 
 
-def facts(watch: Watch, checkout: str, tracked: set[str], image: str | None) -> dict[str, Any]:
+def facts(watch: Watch, checkout: str, tracked: set[str], image: str | None,
+          ours: tuple[str, ...] = ()) -> dict[str, Any]:
     """The stage's evidence record: the channel, whether it is complete, and one row per
-    loaded file that can change what runs (``rules/loaded.py`` reads it)."""
+    loaded file that can change what runs (``rules/loaded.py`` reads it); files under the
+    folders ``ours`` (the harness's) are left out."""
     base = checkout.rstrip("/") + "/"
+    mine = tuple(p.rstrip("/") + "/" for p in ours)
     kept = imagecache.load("loaded", image, (CODE_DIGEST,))
     cache: dict[str, Any] = kept if isinstance(kept, dict) else {}
     records = _Records(watch)
     rows = []
     for path in sorted(watch.paths):
+        if mine and path.startswith(mine):
+            continue
         if path.startswith(base):
             rel = path[len(base):]
             if rel in tracked or is_module(path):
                 rows.append(_own(watch, path, {"path": path, "where": "checkout", "rel": rel,
                                                "tracked": rel in tracked}))
             continue
-        site, stdlib = SITE_DIR.match(path), STDLIB_DIR.match(path)
+        site, stdlib = SITE_DIR.match(path), _stdlib_dir(path)
         if site is None and stdlib is None and not _outside_module(path):
             continue
         row = cache.get(path)
@@ -87,8 +104,7 @@ def facts(watch: Watch, checkout: str, tracked: set[str], image: str | None) -> 
             if site is not None:
                 row.update(where="site", **records.of(site.group(1), site.group(2), row))
             elif stdlib is not None:
-                row.update(where="stdlib",
-                           os_layer=loaded.layer_of(watch, f"{stdlib.group(1)}/os.py"))
+                row.update(where="stdlib", os_layer=loaded.layer_of(watch, f"{stdlib}/os.py"))
             else:
                 row["where"] = "elsewhere"
             if (row["layer"] or 0) > 0 and (row.get("record_layer") or 1) > 0:

@@ -364,8 +364,7 @@ def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
             kept = ctx.target.keep_bytecode(pycache, profile, gpus)
             _remove_outputs(ctx, outs, profile, gpus, pycache)
     tampered = tampered or changed_during(ctx, run)  # what the run left, read from outside
-    loads, loaded_problem = loaded_during(ctx, watch)
-    tampered = tampered or (f"during the run, {loaded_problem}" if loaded_problem else None)
+    loads, loaded_problem = loaded_during(ctx, watch, pycache, run)
     o = ctx.outcome(tier, command=command, exit_code=res.exit_code, timed_out=res.timed_out,
                     duration=round(res.duration, 3), stdout_tail=_tail(res.stdout),
                     stderr_tail=_tail(res.stderr))
@@ -390,7 +389,7 @@ def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
         launched = seen.gpu_problem()  # C3/C4: the GPU work is the entrypoint's own
         evidence_problem = ("gpu_work_not_entrypoint", launched) if launched else None
     o.strict = (o.compat and witness_problem is None and evidence_problem is None
-                and tampered is None)
+                and tampered is None and loaded_problem is None)
     diagnosis: list[dict[str, Any]] | None = None
     if early is not None:
         o.category, o.message = early.category, early.message
@@ -406,6 +405,8 @@ def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
         o.category, o.message = "entrypoint_not_run", f"exit 0, but {witness_problem}"
     elif evidence_problem:
         o.category, o.message = evidence_problem
+    elif loaded_problem:
+        o.category, o.message = "integrity", f"during the run, {loaded_problem}"
     o = ctx.verdict(o)
     if o.status == "failed":
         o.diagnosis = (diagnosis if diagnosis is not None

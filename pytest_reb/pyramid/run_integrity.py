@@ -27,7 +27,8 @@ channel that rests and what remains.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import posixpath
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_reb.evidence import loaded, provenance
@@ -35,6 +36,7 @@ from pytest_reb.evidence.integrity import EDITS
 from pytest_reb.pyramid.context import Context
 from pytest_reb.rules import loaded as loaded_rule
 from pytest_reb.targets import InfraError, imagecache
+from pytest_reb.targets.bytecode import PYCACHE_ENV
 
 
 def watch_loads(ctx: Context, profile: str, gpus: Sequence[str]) -> loaded.Watch | None:
@@ -45,20 +47,29 @@ def watch_loads(ctx: Context, profile: str, gpus: Sequence[str]) -> loaded.Watch
     return loaded.start(ctx.target, ctx.target.devices(profile, gpus))  # type: ignore[arg-type]
 
 
-def loaded_during(ctx: Context, watch: loaded.Watch | None) -> tuple[dict[str, Any] | None,
-                                                                     str | None]:
+def loaded_during(ctx: Context, watch: loaded.Watch | None, pycache: Mapping[str, str],
+                  run: Any) -> tuple[dict[str, Any] | None, str | None]:
     """What the outcome keeps of the stage's loaded files (how many the kernel reported, how
-    many could change what runs, the ones refused) and why strict fails on them."""
+    many could change what runs, the ones refused) and why strict fails on them.
+
+    The stage's own bytecode folder (``pycache``: made for this stage, seeded by the host
+    with checked-hash files, then what its interpreters compiled) is the harness's; the
+    scripts the run names as its entrypoints are the module's choice, tracked or not.
+    """
     if watch is None:
         return None, None
     watch.close()
     tree = ctx.checkout_verdict.tree or {}
-    record = provenance.facts(watch, ctx.checkout, set(tree), imagecache.image_id(ctx.target))
+    ours = tuple(v for k, v in pycache.items() if k == PYCACHE_ENV)
+    record = provenance.facts(watch, ctx.checkout, set(tree), imagecache.image_id(ctx.target),
+                              ours=ours)
     edits = [f["path"] for f in ctx.checkout_verdict.findings if f.get("kind") in EDITS]
+    named = [posixpath.normpath(e) for r in (run, *getattr(run, "together", ()))
+             if (e := getattr(r, "entrypoint", None))]
     kept = {"channel": record["channel"], "opened": record["opened"],
             "checked": len(record["files"]), "incomplete": record["incomplete"],
-            "refused": loaded_rule.refusals(record, edits)[:20]}
-    return kept, loaded_rule.problem(record, edits)
+            "refused": loaded_rule.refusals(record, edits, named)[:20]}
+    return kept, loaded_rule.problem(record, edits, named)
 
 
 def changed_during(ctx: Context, run: Any) -> str | None:

@@ -31,7 +31,8 @@ from typing import Any
 NAMED = 4
 
 
-def problem(record: Mapping[str, Any] | None, edited: Iterable[str] = ()) -> str | None:
+def problem(record: Mapping[str, Any] | None, edited: Iterable[str] = (),
+            named: Iterable[str] = ()) -> str | None:
     """Why strict fails the stage on what it loaded, or None.
 
     ``record`` is None where the host has no such channel for the target (``local://``,
@@ -42,20 +43,24 @@ def problem(record: Mapping[str, Any] | None, edited: Iterable[str] = ()) -> str
         return None
     if record.get("incomplete"):
         return f"what the run loaded is not known in full: {record['incomplete']}"
-    bad = refusals(record, edited)
+    bad = refusals(record, edited, named)
     if not bad:
         return None
     more = f" (+{len(bad) - NAMED} more)" if len(bad) > NAMED else ""
     return "the run loaded " + "; ".join(bad[:NAMED]) + more
 
 
-def refusals(record: Mapping[str, Any], edited: Iterable[str] = ()) -> list[str]:
-    """One line per loaded file that strict refuses, naming it and why."""
-    edits = set(edited)
-    return [why for row in record.get("files", ()) if (why := _row(row, edits)) is not None]
+def refusals(record: Mapping[str, Any], edited: Iterable[str] = (),
+             named: Iterable[str] = ()) -> list[str]:
+    """One line per loaded file that strict refuses, naming it and why.  ``edited``: the
+    tracked files the integrity check found edited; ``named``: the checkout-relative
+    scripts the run names as its entrypoints, which it runs whether tracked or not."""
+    edits, names = set(edited), set(named)
+    return [why for row in record.get("files", ())
+            if (why := _row(row, edits, names)) is not None]
 
 
-def _row(row: Mapping[str, Any], edits: set[str]) -> str | None:
+def _row(row: Mapping[str, Any], edits: set[str], named: set[str]) -> str | None:
     path, where, layer = row.get("path", "?"), row.get("where"), row.get("layer")
     if where == "checkout":
         rel = row.get("rel", path)
@@ -65,6 +70,8 @@ def _row(row: Mapping[str, Any], edits: set[str]) -> str | None:
             if layer == 0:
                 return (f"{rel}, a tracked file the container wrote (even if its bytes were "
                         "put back)")
+            return None
+        if rel in named and layer != 0:
             return None
         return f"{rel}, an untracked module of the checkout"
     if layer in (0, None):
