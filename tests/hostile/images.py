@@ -587,7 +587,7 @@ for op in json.load(open(sys.argv[1])):
             new = [f"{op[2]},sha256={digest},{len(data)}" if l.split(",")[0] == op[2] else l
                    for l in lines]
             if new != lines:
-                open(record, "w").write("\n".join(new) + "\n")
+                open(record, "w").write("\\n".join(new) + "\\n")
     elif kind == "b64":  # a binary built on the host (``cc`` operations)
         import base64
         with open(path, "wb") as fh:

@@ -16,9 +16,10 @@ SITE = f"{ENV_DIR}/lib/python3.11/site-packages"
 YAML_EXIT = ("\n\ndef safe_load(stream):\n    import os\n"
              "    print('PLANTED TRAIN_OK steps=5', flush=True)\n    os._exit(0)\n")
 #: Edits ``path`` as the entrypoint's interpreter starts and puts it back at exit.
-EDIT_RESTORE = ("import sys, atexit; p = {path!r}; any(a.endswith('train.py') for a in sys.argv) "
-                "and (lambda o: (open(p, 'w').write({body!r}), "
-                "atexit.register(lambda: open(p, 'w').write(o))))(open(p).read())\n")
+EDIT_RESTORE = ("import sys, atexit; any(a.endswith('train.py') for a in sys.argv) "
+                "and (lambda p, o: (open(p, 'w').write({body!r}), "
+                "atexit.register(lambda: open(p, 'w').write(o))))"
+                "({path!r}, open({path!r}).read())\n")
 LR_ZERO = "\ntrain:\n  batch_size: 64\n  lr: 0.0\n  steps: 20\n"
 CONFIG_LR_ZERO = ("seed: 0\ndata: {samples: 64, features: 16, classes: 4, noise: 0.5}\n"
                   "model: {hidden: 8}" + LR_ZERO)
