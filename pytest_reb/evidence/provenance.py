@@ -99,6 +99,8 @@ def facts(watch: Watch, checkout: str, tracked: set[str], image: str | None,
         if site is None and stdlib is None and not _outside_module(path):
             continue
         row = cache.get(path)
+        if row is not None and not _still_the_images(watch, row, site):
+            row = None
         if row is None:
             row = _own(watch, path, {"path": path})
             if site is not None:
@@ -115,6 +117,16 @@ def facts(watch: Watch, checkout: str, tracked: set[str], image: str | None,
     imagecache.store("loaded", image, (CODE_DIGEST,), cache)
     return {"channel": "fanotify", "opened": len(watch.paths), "incomplete": watch.problem,
             "files": rows}
+
+
+def _still_the_images(watch: Watch, row: dict[str, Any], site: re.Match[str] | None) -> bool:
+    """Whether a kept row still holds: neither the file nor its ``RECORD`` was written by
+    this container (its writable layer holds neither)."""
+    if loaded.layer_stat(watch.upper, row["path"]) is not None:
+        return False
+    dist = row.get("dist")
+    return not (site and dist and loaded.layer_stat(
+        watch.upper, f"{site.group(1)}/{dist}/RECORD") is not None)
 
 
 def _own(watch: Watch, path: str, row: dict[str, Any]) -> dict[str, Any]:
