@@ -47,7 +47,7 @@ CASES = [  # (row, words of the refusal, or None: passes)
     (row("/tmp/torchinductor_root/ab/cab.py", where="elsewhere", layer=None, in_image=False,
          this_stage=True), None),
     (row("/root/.cache/x.py", where="elsewhere", layer=0, in_image=False, this_stage=False),
-     "a module written in the container before this stage"),
+     "a module written in the container outside a checked stage"),
     (row("/opt/evil/config/__init__.py", where="elsewhere"),
      "a module outside the checkout, the distributions and the standard library"),
     (row("/usr/lib/python3.11/json/__init__.py", where="stdlib", os_layer=3), None),

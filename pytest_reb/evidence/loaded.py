@@ -49,6 +49,10 @@ _FAN_OPEN, _FAN_OPEN_EXEC, _FAN_Q_OVERFLOW = 0x20, 0x1000, 0x4000
 _EVENT = struct.Struct("IBBHQii")
 #: Distinct files kept per stage; past it the record says it is incomplete (strict fails).
 MAX_FILES = 200_000
+#: Per container (its writable layer's folder): the spans of earlier watched stages in which
+#: every loaded file was judged sound.  A cache such a stage wrote (Triton's, inductor's) was
+#: written by checked code, and a later stage of the same container may load it.
+_CHECKED_SPANS: dict[str, list[tuple[float, float]]] = {}
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.fanotify_mark.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_uint64, ctypes.c_int,
                                 ctypes.c_char_p]
@@ -102,6 +106,15 @@ class Watch:
                     pass
                 finally:
                     os.close(fd)
+
+    def checked(self) -> None:
+        """Record this stage's span as one whose loaded files were all sound."""
+        _CHECKED_SPANS.setdefault(self.upper, []).append((self.started, time.time()))
+
+    def by_checked_code(self, at: float) -> bool:
+        """Whether a change at time ``at`` fell in this stage or in an earlier checked one."""
+        return at >= self.started or any(a <= at <= b for a, b in
+                                         _CHECKED_SPANS.get(self.upper, ()))
 
     def close(self) -> None:
         self._stop.set()

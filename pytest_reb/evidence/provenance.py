@@ -131,13 +131,14 @@ def _still_the_images(watch: Watch, row: dict[str, Any], site: re.Match[str] | N
 
 def _own(watch: Watch, path: str, row: dict[str, Any]) -> dict[str, Any]:
     """``layer`` (0: the container wrote it; None: in no layer) and, for a file the image
-    does not hold, ``in_image`` and ``this_stage`` (written since the stage started)."""
+    does not hold, ``in_image`` and ``this_stage``: last written during this stage or an
+    earlier stage of the container whose loaded files were all sound (``Watch.checked``)."""
     layer = loaded.layer_of(watch, path)
     row["layer"] = layer
     if layer in (0, None):
         row["in_image"] = any(loaded.layer_stat(d, path) is not None for d in watch.lowers)
         at = loaded.written_at(watch, path)
-        row["this_stage"] = at is not None and at >= watch.started
+        row["this_stage"] = at is not None and watch.by_checked_code(at)
     return row
 
 

@@ -69,7 +69,10 @@ def loaded_during(ctx: Context, watch: loaded.Watch | None, pycache: Mapping[str
     kept = {"channel": record["channel"], "opened": record["opened"],
             "checked": len(record["files"]), "incomplete": record["incomplete"],
             "refused": loaded_rule.refusals(record, edits, named)[:20]}
-    return kept, loaded_rule.problem(record, edits, named)
+    problem = loaded_rule.problem(record, edits, named)
+    if problem is None:
+        watch.checked()  # what this stage wrote, a later stage of the container may load
+    return kept, problem
 
 
 def changed_during(ctx: Context, run: Any) -> str | None:

@@ -12,8 +12,9 @@ file passes when it is:
   than the file (a ``RECORD`` rewritten above the files it vouches for proves nothing);
 - a file of the interpreter's standard library that no layer above the interpreter's
   own rewrote, and the container did not write;
-- a module file written during this very stage outside the checkout (caches that the
-  run's own, checked, code generated: ``torch.compile``'s, Triton's, bytecode).
+- a module file written outside the checkout during this very stage, or an earlier stage of
+  the same container whose loaded files were all sound (caches that checked code
+  generated: ``torch.compile``'s, Triton's, bytecode).
 
 Anything else the run loaded fails strict, naming the file: untracked modules in the
 checkout in any form (source, sourceless bytecode, extensions, a ``.pth``), modules
@@ -78,8 +79,8 @@ def _row(row: Mapping[str, Any], edits: set[str], named: set[str]) -> str | None
         if row.get("in_image"):
             return f"{path}, a file of the image that the container changed"
         if row.get("this_stage"):
-            return None  # written by this stage's own, checked, code: a cache it made
-        return f"{path}, a module written in the container before this stage"
+            return None  # written by checked code in a watched stage: a cache it made
+        return f"{path}, a module written in the container outside a checked stage"
     if where == "site":
         return _installed(row, path)
     if where == "stdlib":
