@@ -31,6 +31,7 @@ import io
 import os
 import posixpath
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,9 @@ STDLIB_DIR = re.compile(r"^(.*?/lib/python3\.\d+)/(.+)$")
 DEBIAN_ETC = re.compile(r"^/etc/(python3\.\d+)/(.+)$")
 #: Bounds on what one ``RECORD`` copy makes the host read and parse.
 MAX_RECORD = 32 << 20
+#: Threads hashing installed files after a stage (the first run of an image hashes what it
+#: loaded; later runs read the kept rows).
+HASHERS = max(2, min(8, os.cpu_count() or 2))
 CODE_DIGEST = imagecache.code_digest(Path(__file__), Path(loaded.__file__))
 
 
@@ -85,7 +89,7 @@ def facts(watch: Watch, checkout: str, tracked: set[str], image: str | None,
     kept = imagecache.load("loaded", image, (CODE_DIGEST,))
     cache: dict[str, Any] = kept if isinstance(kept, dict) else {}
     records = _Records(watch)
-    rows = []
+    rows, pending = [], []
     for path in sorted(watch.paths):
         if mine and path.startswith(mine):
             continue
@@ -104,19 +108,29 @@ def facts(watch: Watch, checkout: str, tracked: set[str], image: str | None,
         if row is None:
             row = _own(watch, path, {"path": path})
             if site is not None:
-                row.update(where="site", **records.of(site.group(1), site.group(2), row))
+                row["where"] = "site"
+                pending.append((row, site.group(1), site.group(2)))
             elif stdlib is not None:
                 row.update(where="stdlib", os_layer=loaded.layer_of(watch, f"{stdlib}/os.py"))
             else:
                 row["where"] = "elsewhere"
-            if (row["layer"] or 0) > 0 and (row.get("record_layer") or 1) > 0:
-                cache[path] = row  # the image's alone: the same in every container of it
-        if row.get("where") == "site" and not row.get("listed") and not is_module(path):
-            continue  # a package's runtime data or cache file, not code
         rows.append(row)
+    records.judge(pending)
+    for row in rows:
+        if "rel" not in row and (row["layer"] or 0) > 0 and (row.get("record_layer") or 1) > 0:
+            cache[row["path"]] = row  # the image's alone: the same in every container of it
+    rows = [r for r in rows if not (r.get("where") == "site" and not r.get("listed")
+                                    and not is_module(r["path"]))]  # a package's data, caches
     imagecache.store("loaded", image, (CODE_DIGEST,), cache)
     return {"channel": "fanotify", "opened": len(watch.paths), "incomplete": watch.problem,
             "files": rows}
+
+
+def _kept_hashes(root: str) -> dict[str, str]:
+    """The hashes kept for one image layer's folder (image layers are read-only, and shared
+    by every image built on them: the demo's environment by every hostile image)."""
+    kept = imagecache.load("layer-hashes", root, (CODE_DIGEST,))
+    return kept if isinstance(kept, dict) else {}
 
 
 def _still_the_images(watch: Watch, row: dict[str, Any], site: re.Match[str] | None) -> bool:
@@ -150,14 +164,35 @@ class _Records:
         self.roots = [watch.upper, *watch.lowers]
         self.index: dict[str, dict[str, list[tuple[str, int, str]]]] = {}
 
-    def of(self, site: str, rel: str, row: dict[str, Any]) -> dict[str, Any]:
-        """What the ``RECORD`` copies say of ``site/rel``, and the file's own hash."""
-        entries = self._site(site).get(posixpath.normpath(rel), [])
+    def judge(self, pending: list[tuple[dict[str, Any], str, str]]) -> None:
+        """Fill each row with what the ``RECORD`` copies say of its file; the files are hashed
+        on threads (reads and ``hashlib`` leave the interpreter's lock), listed ones only."""
+        listed = [(row, site, rel, self._site(site).get(posixpath.normpath(rel), []))
+                  for row, site, rel in pending]
+        want = {(self.roots[row["layer"]], f"{site}/{rel}") for row, site, rel, entries
+                in listed if entries and row["layer"] is not None}
+        layers = {root: _kept_hashes(root) for root in {r for r, _ in want}
+                  if root != self.watch.upper}
+        hashes = {(root, p): layers[root][p] for root, p in want
+                  if p in layers.get(root, {})}
+        todo = sorted(want - set(hashes))
+        with ThreadPoolExecutor(max_workers=HASHERS) as pool:
+            hashes.update(zip(todo, pool.map(lambda a: loaded.hash_beneath(*a), todo),
+                              strict=True))
+        for root, kept in layers.items():  # an image layer never changes: kept by its folder
+            new = {p: h for (r, p), h in hashes.items() if r == root and h and p not in kept}
+            if new:
+                imagecache.store("layer-hashes", root, (CODE_DIGEST,), {**kept, **new})
+        for row, site, rel, entries in listed:
+            got = None if row["layer"] is None else hashes.get(
+                (self.roots[row["layer"]], f"{site}/{rel}"))
+            row.update(self._of(entries, got))
+
+    def _of(self, entries: list[tuple[str, int, str]], got: str | None) -> dict[str, Any]:
+        """What the ``RECORD`` copies (``entries``) say of a file whose hash is ``got``."""
         if not entries:
             return {"listed": False}
         dist = entries[0][0]
-        layer = row["layer"]
-        got = None if layer is None else loaded.hash_beneath(self.roots[layer], f"{site}/{rel}")
         hashed = [(lay, want) for d, lay, want in entries if d == dist and want]
         return {"listed": True, "dist": dist, "hash": got,
                 "record_layer": min((lay for _, lay, _ in entries), default=None),
