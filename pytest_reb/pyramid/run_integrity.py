@@ -47,6 +47,21 @@ def watch_loads(ctx: Context, profile: str, gpus: Sequence[str]) -> loaded.Watch
     return loaded.start(ctx.target, ctx.target.devices(profile, gpus))  # type: ignore[arg-type]
 
 
+def _named(run: Any, checkout: str) -> list[str]:
+    """Checkout-relative files the run's commands name (its ``entrypoint`` and each argument
+    that is a path under the checkout): the module's own choice of what to run."""
+    base = checkout.rstrip("/") + "/"
+    out = []
+    for r in (run, *getattr(run, "together", ())):
+        args = [a for a in (getattr(r, "entrypoint", None), *getattr(r, "argv", ()))
+                if isinstance(a, str) and a and not a.startswith(("-", "{"))]
+        args += [a[len("{repo}/"):] for a in getattr(r, "argv", ())
+                 if isinstance(a, str) and a.startswith("{repo}/")]
+        out += [posixpath.normpath(a.removeprefix(base)) for a in args
+                if not a.startswith("/") or a.startswith(base)]
+    return out
+
+
 def loaded_during(ctx: Context, watch: loaded.Watch | None, pycache: Mapping[str, str],
                   run: Any) -> tuple[dict[str, Any] | None, str | None]:
     """What the outcome keeps of the stage's loaded files (how many the kernel reported, how
@@ -64,8 +79,7 @@ def loaded_during(ctx: Context, watch: loaded.Watch | None, pycache: Mapping[str
     record = provenance.facts(watch, ctx.checkout, set(tree), imagecache.image_id(ctx.target),
                               ours=ours)
     edits = [f["path"] for f in ctx.checkout_verdict.findings if f.get("kind") in EDITS]
-    named = [posixpath.normpath(e) for r in (run, *getattr(run, "together", ()))
-             if (e := getattr(r, "entrypoint", None))]
+    named = _named(run, ctx.checkout)
     kept = {"channel": record["channel"], "opened": record["opened"],
             "checked": len(record["files"]), "incomplete": record["incomplete"],
             "refused": loaded_rule.refusals(record, edits, named)[:20]}
