@@ -117,7 +117,7 @@ def facts(watch: Watch, checkout: str, tracked: set[str], image: str | None,
         rows.append(row)
     records.judge(pending)
     for row in rows:
-        if "rel" not in row and (row["layer"] or 0) > 0 and (row.get("record_layer") or 1) > 0:
+        if "rel" not in row and (row["layer"] or 0) > 0 and row.get("record_layer") != 0:
             cache[row["path"]] = row  # the image's alone: the same in every container of it
     rows = [r for r in rows if not (r.get("where") == "site" and not r.get("listed")
                                     and not is_module(r["path"]))]  # a package's data, caches
