@@ -106,8 +106,16 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return "\n".join(out)
 
 
+#: The 1-minute load when the bench started, before its own runs added to it.
+LOAD_AT_START = os.getloadavg()[0]
+
+
 def machine() -> str:
-    return f"{os.cpu_count()} CPU(s), load {os.getloadavg()[0]:.1f} at start"
+    """The cores and the load at the bench's start (read when it was imported, so a bench that
+    prints its header after its runs still says what the machine was doing before them) and
+    now."""
+    return (f"{os.cpu_count()} CPU(s), load {LOAD_AT_START:.1f} at start, "
+            f"{os.getloadavg()[0]:.1f} now")
 
 
 def demo_images(*variants: str) -> list[str]:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pytest_reb.spec import (
+        SHIMS,
         Asset,
         C2Variant,
         CompatVariant,
@@ -28,9 +29,9 @@ if TYPE_CHECKING:
         torchrun,
     )
 
-__all__ = ["Asset", "C2Variant", "CompatVariant", "Helper", "Http", "Repo", "Retry", "Run",
-           "Synthetic", "accelerate", "deepspeed", "hf_asset", "pytest_node", "self_launching",
-           "torchrun"]
+__all__ = ["SHIMS", "Asset", "C2Variant", "CompatVariant", "Helper", "Http", "Repo", "Retry",
+           "Run", "Synthetic", "accelerate", "deepspeed", "hf_asset", "pytest_node",
+           "self_launching", "torchrun"]
 
 
 def __getattr__(name: str) -> Any:

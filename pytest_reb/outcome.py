@@ -30,10 +30,16 @@ TIER_TITLES = {"c0": "C0 static imports", "c1": "C1 CPU", "c2": "C2 CUDA alignme
                "c3": "C3 single GPU", "c4": "C4 distributed", "c5": "C5 report audit"}
 
 
+def pair_key(repo: str, target: str) -> str:
+    """The identity of one (repository, target) pair inside a run: what shards divide, what
+    a pair refused at collection is recorded under, what a cluster task is given."""
+    return f"{repo}|{target}"
+
+
 def outcome_key(repo: str, target: str, tier: str) -> str:
     """The identity of one tier of one (repository, target) pair inside a run (``Outcome.key``),
     also for an outcome not made yet: what a resumed run is looked up by."""
-    return f"{repo}|{target}|{tier}"
+    return f"{pair_key(repo, target)}|{tier}"
 
 
 @dataclass
@@ -208,9 +214,10 @@ def official_stage(o: Outcome, *, official: bool = False) -> dict[str, Any] | No
     the audit judges exactly what the official validators would read from our
     layout.  ``official`` (compat) writes the cuda stage as the repository's
     own check would have (``evidence["official_cuda"]``, ``compat_c2``): its
-    block, or None where it could not have run and so wrote no file.
-    Otherwise the cuda stage has our probe's ``observed`` block, and a failed
-    probe that gave none the official default.
+    block (none where it writes none) and, for a probe that gave no answer, its
+    failure category; or None where it wrote no file.  Otherwise the cuda
+    stage has our probe's ``observed`` block, and a failed probe that gave
+    none the official default.
     """
     cuda = o.evidence.get("official_cuda") if o.tier == "c2" else None
     if official and isinstance(cuda, dict) and not cuda.get("written", True):
@@ -218,9 +225,13 @@ def official_stage(o: Outcome, *, official: bool = False) -> dict[str, Any] | No
     status = {"passed": "success", "skipped": "skipped"}.get(o.status, "failure")
     view: dict[str, Any] = {"status": status, "exit_code": 0 if status != "failure" else 1,
                             "failure_category": o.category if status != "success" else None}
-    if o.tier == "c2":
-        observed = cuda.get("observed") if official and isinstance(cuda, dict) \
-            else o.evidence.get("observed")
+    if o.tier == "c2" and official and isinstance(cuda, dict):
+        if isinstance(cuda.get("observed"), dict):
+            view["observed"] = cuda["observed"]
+        if status == "failure" and cuda.get("category"):
+            view["failure_category"] = cuda["category"]
+    elif o.tier == "c2":
+        observed = o.evidence.get("observed")
         if isinstance(observed, dict):
             view["observed"] = observed
         elif status == "failure":

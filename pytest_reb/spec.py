@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from pytest_reb.rules.c2_compat import C2_MAJORITY, C2Variant
+from pytest_reb.variants import C2_MAJORITY, MAJORITY, C2Variant, CompatVariant
 
 #: Where the official harness put the checkout and the agent's report.
 OFFICIAL_REPO_DIR = "/data/project/repo"
@@ -175,6 +176,19 @@ class Run:
     #: is touched.
     shim_dir: str | None = None
     note: str = ""
+
+    def names_shims(self) -> bool:
+        """Whether this run, a run started with it or its retry names ``SHIMS``."""
+        return (self.shim_dir == SHIMS or any(r.names_shims() for r in self.together)
+                or (self.retry is not None and self.retry.run.names_shims()))
+
+    def shims_at(self, folder: str) -> Run:
+        """This run with ``SHIMS`` (here, in its ``together`` runs and its retry) as ``folder``."""
+        retry = self.retry
+        if retry is not None:
+            retry = replace(retry, run=retry.run.shims_at(folder))
+        return replace(self, shim_dir=folder if self.shim_dir == SHIMS else self.shim_dir,
+                       together=tuple(r.shims_at(folder) for r in self.together), retry=retry)
 
     def with_env(self, **env: str) -> Run:
         """A copy with extra environment variables (later ones win)."""
@@ -341,114 +355,8 @@ def hf_asset(name: str, repo_id: str, *, dest: str, kind: AssetKind = "model",
 # --------------------------------------------------------------------------- the repository
 
 
-#: How an official validator reads a version claim (see ``CompatVariant``).
-ClaimText = Literal["nonempty", "string", "truthy", "text", "text_any", "text_null"]
-
-
-@dataclass(frozen=True)
-class CompatVariant:
-    """How a repository's official C5 validator departs from the majority algorithm.
-
-    The 44 official validators were written one by one (reference §8.2), so
-    ``--reb-compat`` must judge each report by its own repository's rules;
-    they are stated here, in the module, not in a table in the package.  The
-    defaults are the majority.  ``tools/compat_differential.py`` checks every
-    bundle's statement against its official script.
-
-    A claim is read as: ``nonempty`` (a non-empty string), ``string`` (any
-    string, ``""`` too), ``truthy`` (``str()`` of a value that is not falsy,
-    so ``3`` is ``"3"`` and ``0`` no claim), ``text`` (``str()`` of any
-    non-null value that is not blank), ``text_any`` (``str()`` of any non-null
-    value, ``""`` too) or ``text_null`` (``str()`` of anything, so ``null`` is
-    the text ``"None"``).  ``torch_import``: when a failed ``import torch``
-    counts: ``if_claimed`` (the claim as read), ``always`` (even for
-    ``torch_version: null``), ``if_nonblank`` (a string that is not blank),
-    ``if_not_null`` (any value but ``null``, ``""`` too), ``never``.
-    ``cuda_from``: what says CUDA is unavailable: ``status`` (the cuda stage
-    failed or its observed block says false), ``observed`` (only the observed
-    block), ``observed_bool`` (``bool()`` of the block's value: null is false),
-    ``observed_if_success`` (only a stage that succeeded).
-    ``probe_garbage``: what a JSON torch probe that exits 0 without printing a
-    JSON object means: ``failed`` (a failed import), ``item`` (an item of its
-    own, and the torch version is ``""``), ``ignored`` (torch imported, its
-    version unknown).  ``runs_missing``: what the validator still runs when
-    its file check found no ``python_path``: ``no``thing, the ``version``
-    probe, or ``both`` probes; a bare name (``python3``) then runs through
-    ``PATH``, and a path that is nowhere fails to run (one more item).
-    ``ddp_excused``: the ``failure_category`` values of a failed multi_gpu
-    stage after which this validator leaves a ``ddp_expected_ok`` claim unjudged.
-    """
-
-    # the report file
-    missing_report_path: int = 0  # path hallucinations counted for no report file
-    invalid_report_path: int = 0  # ... for a report that is not a JSON object
-    non_object_crash: bool = False  # a JSON array, string or number stops the validator
-    non_object_empty: bool = False  # ... or it is read as ``{}`` (so python_path is missing)
-    empty_report_missing: bool = False  # ``{}`` is taken for no report (``if not report``)
-    # the interpreter
-    strip_path: bool = False
-    path_text: bool = False  # ``str()`` of any python_path value: ``3`` is the path "3"
-    directory_crash: bool = False  # a directory as python_path stops the validator
-    missing_path_weight: int = 1  # how many items a python_path that does not exist adds
-    noexec_path_weight: int = 1  # ... one that is not executable
-    missing_path_stops: bool = False  # no python_path: that item alone, nothing else judged
-    runs_missing: Literal["no", "version", "both"] = "no"
-    silent_python_ok: bool = True  # exit 0 with nothing printed is a usable interpreter
-    silent_python_crash: bool = False  # ... or it stops the validator (an IndexError)
-    torch_needs_version: bool = True  # torch is probed only after the version probe worked
-    torch_needs_file: bool = False  # ... or, where it need not, only for a file (no directory)
-    torch_path_as_written: bool = False  # the torch probe runs python_path unstripped
-    # versions
-    version_claim: ClaimText = "nonempty"
-    compare_empty_observed: bool = False  # a probe that printed nothing is a version, ""
-    version_strip: bool = False
-    torch_claim: ClaimText = "nonempty"
-    torch_strip: bool = False
-    torch_import: Literal["if_claimed", "if_nonblank", "if_not_null", "always", "never"] = \
-        "if_claimed"
-    torch_import_weight: int = 1  # how many items a failed import adds
-    torch_failed_claim_item: bool = False  # ... and one more when torch_version is claimed
-    torch_compare_empty: bool = False  # a torch version probed as "" is compared too
-    # a torch claim with no interpreter to probe is a failure: never, always, or with_path
-    # (only when python_path was a non-empty string: the probe ran and failed)
-    torch_unprobed: Literal["never", "always", "with_path"] = "never"
-    silent_torch_ok: bool = True  # a torch probe that exits 0 printing nothing imported torch
-    torch_probe: Literal["plain", "json"] = "plain"
-    probe_garbage: Literal["failed", "item", "ignored"] = "failed"  # exit 0, no JSON printed
-    # capabilities
-    capabilities_need_python: bool = False  # judged only when the interpreter was usable
-    cuda_from: Literal["status", "observed", "observed_bool", "observed_if_success"] = "status"
-    cuda_claim: Literal["true", "text", "truthy"] = "true"  # also ``"true"``; or anything truthy
-    gpu_count_coerce: bool = False  # ``int()`` of the claim (``"2"``, ``1.0``)
-    gpu_coerce_crash: bool = False  # a claim ``int()`` refuses, beside a count, stops it
-    gpu_from: Literal["stage", "stage_or_probe", "probe_or_stage", "probe"] = "stage"
-    # the cuda stage's count: as is (an int), ``int()`` of it (True), of a float only
-    # ("numbers"), of a string of digits only ("digits")
-    gpu_observed_coerce: Literal[False, True, "numbers", "digits"] = False
-    gpu_null_zero: bool = False  # ``int(count or 0)``: a null count the stage wrote is 0
-    c2_meta_unobserved: bool = False  # a cuda stage failed on its report observed nothing
-    gpu_default: int | None = None  # the count taken when none was observed (a dict default)
-    gpu_needs_cuda_ok: bool = False  # the count is judged only when the cuda stage succeeded
-    # ... or failed of one of these (also for ``cuda_from="observed_if_success"``)
-    cuda_valid_failures: frozenset[str] = frozenset()
-    ddp_claim: Literal["true", "truthy"] = "true"  # ``is True``, or ``bool()`` of a present key
-    ddp_without_count: bool = False  # ddp is judged with no GPU count observed
-    ddp_excused: frozenset[str] = frozenset()
-    ddp_needs_command: bool = False  # a multi_gpu stage that ran no command is no verdict
-    ddp_underclaim: bool = False
-
-    @property
-    def torch_questions(self) -> frozenset[str]:
-        """The official torch questions this validator reads (``plain``, ``json``): the others
-        are not asked, since each costs an ``import torch`` in the target."""
-        asked = {self.torch_probe}
-        if self.gpu_from != "stage":
-            asked.add("json")  # the device count read from the JSON probe
-        return frozenset(asked)
-
-
-#: The majority of the official validators; a repository that states no variant is judged so.
-MAJORITY = CompatVariant()
+#: A run's ``shim_dir`` that names its repository's own shim folder (``Repo.shims``).
+SHIMS = "<the repository's shims>"
 
 
 @dataclass(frozen=True)
@@ -473,13 +381,32 @@ class Repo:
     c2_compat: C2Variant = C2_MAJORITY  # its official cuda check's rules
     #: The folders C0's pyright analyses where the repository's official bundle chose them by a
     #: heuristic of its own (ml-mdm's: the pyproject roots of a mono-repo), not the common one
-    #: (``tiers.c0_pyright.select_targets``); empty: the common heuristic
+    #: (``pyramid.c0_pyright.select_targets``); empty: the common heuristic
     c0_targets: Sequence[str] = ()
     #: Why the official bundle's pyright stage counts no missing import whatever pyright
     #: reports (a defect of that bundle, e.g. a name regex that matches no message);
     #: ``--reb-compat`` then gives its figure, 0, and keeps the rule's names beside it.
     #: Empty: the bundle counts by the rule.
     c0_official_counts_none: str = ""
+    #: The host folder of our shims for this repository, which a run's ``shim_dir=SHIMS``
+    #: names; by default ``shims/<module stem>`` beside the module that makes the ``Repo``
+    #: (``repos/shims/test_owner__name/``), found when the ``Repo`` is made.
+    shims: str | None = None
+
+    def __post_init__(self) -> None:
+        runs = [getattr(self, stage) for stage in ("cpu", "single_gpu", "multi_gpu")]
+        if not any(r is not None and r.names_shims() for r in runs):
+            return
+        if self.shims is None:  # the module calling Repo(...): two frames up, past __init__
+            made_in = sys._getframe(2).f_globals.get("__file__")
+            if made_in is None:
+                raise ValueError(f"{self.name}: a run names SHIMS, and the Repo has no module "
+                                 "to find its shim folder beside; pass shims=")
+            object.__setattr__(self, "shims", str(Path(made_in).parent / "shims"
+                                                  / Path(made_in).stem))
+        for stage, run in zip(("cpu", "single_gpu", "multi_gpu"), runs, strict=True):
+            if run is not None:
+                object.__setattr__(self, stage, run.shims_at(str(self.shims)))
 
     def stage(self, tier: str) -> Run | None:
         """The run of tier c1, c3 or c4."""

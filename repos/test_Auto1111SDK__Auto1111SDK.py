@@ -36,7 +36,10 @@ repo = Repo(
     "Auto1111SDK/Auto1111SDK",
     commit="4f3cd1504d0afa344fd322df0c4ac3e9eec7a129",
     # the version probe runs python_path stripped, the torch probe as written
-    c2_compat=C2Variant(failed_exit="unavailable"),
+    c2_compat=C2Variant(failed_exit="unavailable", no_python="insufficient_hardware",
+        missing="insufficient_hardware", not_executable="insufficient_hardware",
+        directory="runtime", timeout="runtime", failed="runtime",
+        silent="insufficient_hardware", garbage="runtime"),
     # python_version is compared only with a version that printed (``observed[...] and``);
     # torch_version with whatever an import that exited 0 printed, "" too
     c5_compat=CompatVariant(strip_path=True, torch_needs_version=False, torch_path_as_written=True,

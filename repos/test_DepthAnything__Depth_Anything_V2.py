@@ -10,7 +10,7 @@ ViT-S checkpoint (about 100 MB from the Hugging Face hub, so preparing needs net
 apply (CSV: not_applicable): this is single-image inference.
 """
 
-from pytest_reb import Asset, CompatVariant, Repo, Run
+from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run
 
 #: The command every stage runs; only the environment differs.
 ARGV = [
@@ -25,9 +25,11 @@ ARGV = [
 repo = Repo(
     "DepthAnything/Depth-Anything-V2",
     commit="e5a2732d3ea2cddc081d7bfd708fc0bf09f812f1",
+    c2_compat=C2Variant(no_python="deps", missing="deps", not_executable="deps"),
     c5_compat=CompatVariant(silent_python_ok=False, version_claim="truthy",
-        torch_claim="truthy", gpu_from="stage_or_probe", gpu_observed_coerce=True,
-        gpu_null_zero=True, ddp_without_count=True, ddp_underclaim=True),
+        torch_claim="truthy", gpu_observed_coerce=True,
+        # the count only beside a cuda stage; with none it is 0, so ddp is inconclusive
+        gpu_needs_stage="file", gpu_default=0, ddp_without_count=True, ddp_underclaim=True),
     imports_total=27,  # the C0 denominator
     domain="vision: monocular metric depth estimation (inference)",
     assets=[

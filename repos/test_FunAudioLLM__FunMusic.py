@@ -17,12 +17,9 @@ so the argv names the results there (TOKENS). The third_party/Matcha-TTS submodu
 (it is on PYTHONPATH).
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
-
-#: Our rewrite of the official shim (the prepare step's YAML and list), mounted read-only.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our rewrite of the official shim (the prepare step's YAML and list), mounted read-only.
 
 #: The files the official prepare step generated under {assets}, as our setup writes them.
 CONFIG = "{out}/inspiremusic_benchmark.yaml"
@@ -50,13 +47,16 @@ ENV = {
 repo = Repo(
     "FunAudioLLM/FunMusic",
     commit="0aefb55b58b8df91accdc4aed20c99e44741e0a7",
+    c2_compat=C2Variant(missing="runtime", not_executable="runtime", directory="runtime",
+        timeout="runtime", crashed="runtime", failed="runtime", silent="runtime",
+        garbage="runtime"),
     c5_compat=CompatVariant(missing_report_path=2, invalid_report_path=2, non_object_crash=True,
         # a failed import is an item, and a torch_version claim beside it another
         torch_needs_version=False, torch_needs_file=True,
         version_claim="truthy", torch_claim="truthy",
         torch_import="always",
         torch_failed_claim_item=True, gpu_count_coerce=True, gpu_from="probe_or_stage",
-        gpu_observed_coerce=True, ddp_underclaim=True),
+        gpu_observed_coerce=True, ddp_without_count=True, ddp_underclaim=True),
     imports_total=74,  # the C0 denominator
     domain="audio: text-to-music generation (InspireMusic code)",
     assets=[
@@ -114,7 +114,7 @@ repo = Repo(
             "epoch, no accumulation, relaxed length filters, paths pointing at the downloaded "
             "model) and a one-row parquet list; both stages use these generated files."
         ),
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=(
             "CUDA_VISIBLE_DEVICES comes from GPU_ID (default 0). Our setup writes, from the "
             "raw copies {assets}/model/inspiremusic.yaml and "
@@ -160,6 +160,6 @@ repo = Repo(
             "The flow model is trained to keep the checkpoint small. Our setup writes the same "
             "three files as in the single-GPU stage."
         ),
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
 )

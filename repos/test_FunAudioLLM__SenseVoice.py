@@ -21,12 +21,9 @@ repository file, so that stage declares no entrypoint; the official <site-packag
 spelled {module:funasr.bin.train_ds}, the file the report python imports for that module.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Http, Repo, Run
 
-from pytest_reb import Asset, CompatVariant, Http, Repo, Run
-
-#: Our support file (sitecustomize.py: the prepared ModelScope model returned by id, offline).
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our support file (sitecustomize.py: the prepared ModelScope model returned by id, offline).
 
 #: How this module spells what the reference argv leaves to run time.
 TOKENS = {"<site-packages>/funasr/bin/train_ds.py": ["{module:funasr.bin.train_ds}"]}
@@ -68,6 +65,10 @@ ASR = Http(
 repo = Repo(
     "FunAudioLLM/SenseVoice",
     commit="1a90d46cb933ef9e213b7d90292b9301b3e20f40",
+    c2_compat=C2Variant(no_python="missing_report:none", missing="missing_report:none",
+        not_executable="missing_report:none", directory="missing_report:none",
+        timeout="timeout:none", crashed="runtime", failed="runtime", silent="runtime",
+        garbage="runtime"),
     c5_compat=CompatVariant(empty_report_missing=True, version_claim="string",
         # a failed import is an item, and a string torch_version beside it another (that one
         # alone when the interpreter was unusable)
@@ -113,7 +114,7 @@ repo = Repo(
             "'result' key (saved to {out}/response.json); the server is then sent SIGTERM."
             + OFFLINE_NOTE
         ),
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     single_gpu=Run(
         ["{python}", "{repo}/api.py"],
@@ -127,7 +128,7 @@ repo = Repo(
             "Same client as the CPU stage, preceded by a torch check that CUDA is available with "
             "at least 1 device." + OFFLINE_NOTE
         ),
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     multi_gpu=Run(
         [
@@ -172,6 +173,6 @@ repo = Repo(
             "script in the target before the run (importlib's find_spec under the report python); "
             "a funasr without it fails the stage before it runs." + OFFLINE_NOTE
         ),
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
 )

@@ -14,9 +14,8 @@ benchmark_assets/assets.json; ours gets them as arguments. There is no repositor
 so the runs declare no entrypoint.
 """
 
-from pathlib import Path
-
 from pytest_reb import (
+    SHIMS,
     Asset,
     C2Variant,
     CompatVariant,
@@ -27,8 +26,7 @@ from pytest_reb import (
     self_launching,
 )
 
-#: Our rewrite of the official inline driver, mounted read-only at {repo}/benchmark_scripts.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our rewrite of the official inline driver, mounted read-only at {repo}/benchmark_scripts.
 
 
 def driver(tensor_parallel_size: int) -> list[str]:
@@ -64,7 +62,10 @@ ENV = {
 repo = Repo(
     "GeeeekExplorer/nano-vllm",
     commit="2f214426530e2841e7d24c73ee0dfa914d62df56",
-    c2_compat=C2Variant(failed_exit="fails"),
+    c2_compat=C2Variant(failed_exit="fails", no_python="missing_report:empty",
+        missing="unknown:empty", not_executable="unknown:empty", directory="unknown:empty",
+        timeout="unknown:empty", crashed="runtime:empty", failed="runtime:empty",
+        silent="insufficient_hardware:empty", garbage="unknown:empty"),
     # python_version is compared only with a version that printed, torch_version with "" too
     c5_compat=CompatVariant(directory_crash=True, torch_compare_empty=True,
         torch_import="always", ddp_without_count=True),
@@ -102,7 +103,7 @@ repo = Repo(
             "printing the text. Ours: generate_one_token.py with the model folder and prompts file "
             "as arguments, tensor_parallel_size 1."
         ),
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     multi_gpu=self_launching(
         ["{python}", *driver(2)],
@@ -116,7 +117,7 @@ repo = Repo(
             "CUDA_VISIBLE_DEVICES (SCIMLOPSBENCH_MULTI_GPU_VISIBLE_DEVICES, default 0,1) is "
             "applied. Ours: generate_one_token.py with tensor_parallel_size 2."
         ),
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     skip={"cpu": "repo_not_supported"},
 )

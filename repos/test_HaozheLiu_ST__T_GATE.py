@@ -11,13 +11,19 @@ its model ids, so prepare downloads the first candidate pipeline that is anonymo
 The repository has no dependency file.
 """
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, Synthetic, hf_asset
+from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, Synthetic, hf_asset
 
 repo = Repo(
     "HaozheLiu-ST/T-GATE",
     commit="ab2a88fa50319cbb0bfcdc2772405573b266fa13",
+    c2_compat=C2Variant(no_python="missing_report:none", missing="unknown:none",
+        not_executable="unknown:none", directory="unknown:none", timeout="unknown:none",
+        crashed="insufficient_hardware", failed="insufficient_hardware",
+        silent="insufficient_hardware", garbage="insufficient_hardware"),
     c5_compat=CompatVariant(silent_python_ok=False, torch_import="always", torch_probe="json",
-        capabilities_need_python=True, gpu_from="stage_or_probe", gpu_null_zero=True),
+        # every capability is judged only beside a cuda block that gave both values
+        capabilities_need_python=True, cuda_from="observed_bool", gpu_null_zero=True,
+        gpu_needs_stage="block"),
     imports_total=16,  # the C0 denominator
     domain="image generation: training-free diffusion acceleration (diffusers pipelines)",
     assets=[

@@ -15,12 +15,9 @@ shims/tokenize_alpaca.py keeps the first 64 records and runs that same tool unde
 python into {out}/alpaca_tokenized, then shims/make_config.py writes the config naming it.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, CompatVariant, Repo, Run
 
-from pytest_reb import Asset, CompatVariant, Repo, Run
-
-#: Our rewrite of the official shim (the generated minimal_config.py), mounted read-only.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our rewrite of the official shim (the generated minimal_config.py), mounted read-only.
 
 
 #: The official prepare's post-processing, as a setup step: the first 64 Alpaca records
@@ -60,6 +57,8 @@ repo = Repo(
         # torch is probed as plain text (its last line), compared even when it is "";
         # only the device-count fallback is JSON
         torch_compare_empty=True, cuda_from="observed_bool", gpu_from="stage_or_probe",
+        # where the stage gave no CUDA answer or no count, both come from its own probe
+        cuda_fallback="probe_pair",
         gpu_observed_coerce=True),
     imports_total=105,  # the C0 denominator
     domain="LLM pre-training framework (InternLM2)",
@@ -106,7 +105,7 @@ repo = Repo(
             "checkpoint saving off, tensorboard on, train/valid folders and tokenizer path "
             "pointing at the prepared assets."
         ),
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=(
             "Master port override SCIMLOPSBENCH_SINGLE_GPU_PORT. InternEvo reads the "
             "tensorboard_folder env var. Our setup first tokenises the Alpaca sample as the "
@@ -143,7 +142,7 @@ repo = Repo(
             "device count >= max(2, nproc). Our setup tokenises the sample as in the single-GPU "
             "stage and writes the config with job name scimlopsbench_multi_gpu."
         ),
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     skip={"cpu": "repo_not_supported"},
 )

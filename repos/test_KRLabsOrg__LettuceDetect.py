@@ -17,12 +17,9 @@ prepare, keeps the first two train samples as one train and one dev sample marke
 {out}/ragbench_min.json, next to an empty {out}/ragtruth_empty.json; the run reads those two.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
-from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
-
-#: Our setup script that turns the raw RAGTruth files into the two files the stages read.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our setup script that turns the raw RAGTruth files into the two files the stages read.
 
 #: How this module spells what the reference argv leaves to run time: the prepared files live in
 #: the stage's {out}, written there by the setup step.
@@ -67,7 +64,10 @@ ARGV = [
 repo = Repo(
     "KRLabsOrg/LettuceDetect",
     commit="b302fdb8568f257615d1c4a9d2d2ee69e11c5b72",
-    c2_compat=C2Variant(no_device="unavailable", no_framework="absent"),
+    c2_compat=C2Variant(no_device="unavailable", no_framework="absent",
+        no_python="missing_report:empty", missing="missing_report:empty",
+        not_executable="missing_report:empty", directory="missing_report:empty",
+        timeout="unknown:empty", crashed="unknown:empty"),
     c5_compat=CompatVariant(missing_report_path=1, invalid_report_path=1, strip_path=True,
         version_strip=True, torch_strip=True, torch_import="always", torch_probe="json",
         cuda_from="observed", c2_meta_unobserved=True),
@@ -102,7 +102,7 @@ repo = Repo(
         entrypoint="scripts/train.py",
         expect_log=["Starting training on cpu"],
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=(
             "After exit 0 the probe rewrites the result to failure unless the log contains "
             "'Starting training on cpu'." + SETUP_NOTE
@@ -115,7 +115,7 @@ repo = Repo(
         entrypoint="scripts/train.py",
         expect_log=["Starting training on cuda"],
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=(
             "After exit 0 the probe rewrites the result to failure unless the log contains "
             "'Starting training on cuda'." + SETUP_NOTE

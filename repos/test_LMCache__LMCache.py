@@ -11,7 +11,7 @@ for 8 s, sends SIGINT and requires exit 0 (stop_after=8; the argv already carrie
 one per GPU, with no collective. The compiled CUDA extension must match the installed torch.
 """
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, Synthetic, hf_asset
+from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, Synthetic, hf_asset
 
 #: The one-process starter of C1 and C3 up to --device, under the probe's 8 s SIGINT wrapper.
 STANDALONE = [
@@ -33,8 +33,12 @@ KEEPS_WRAPPER = (
 repo = Repo(
     "LMCache/LMCache",
     commit="de25f0f692089b750a4b8c416ab18f8c7c0e5b8e",
+    c2_compat=C2Variant(no_python="missing_report:empty", missing="path_hallucination:empty",
+        not_executable="runtime:empty", directory="runtime:empty", timeout="timeout:empty",
+        crashed="runtime:empty", failed="runtime:empty", silent="runtime:empty",
+        garbage="invalid_json:empty"),
     # CUDA is bool() of the cuda stage's observed value, whatever the stage's status
-    c5_compat=CompatVariant(torch_probe="json", cuda_from="observed_bool",
+    c5_compat=CompatVariant(torch_compare_empty=True, cuda_from="observed_bool",
         gpu_observed_coerce=True),
     imports_total=104,  # the C0 denominator
     domain="LLM serving infrastructure (KV-cache offload/sharing layer)",

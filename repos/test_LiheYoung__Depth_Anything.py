@@ -10,7 +10,7 @@ LiheYoung/depth_anything_vits14 by hub id, so the prepared Hugging Face cache (n
 matters. C4 does not apply (CSV: not_applicable).
 """
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
+from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
 #: Environment shared by every stage.
 ENV = {
@@ -32,6 +32,8 @@ ARGV = [
 repo = Repo(
     "LiheYoung/Depth-Anything",
     commit="1d03336771fe09c5398ffdd211441e33941a97dc",
+    c2_compat=C2Variant(no_python="insufficient_hardware", missing="insufficient_hardware",
+        not_executable="insufficient_hardware", directory="insufficient_hardware"),
     c5_compat=CompatVariant(cuda_from="observed", gpu_observed_coerce=True),
     imports_total=64,  # the C0 denominator
     domain="vision: monocular depth estimation v1 (inference)",

@@ -33,7 +33,9 @@ ARGV = [
 repo = Repo(
     "MoonshotAI/MoBA",
     commit="b5d58363311d3ca946f1ec444182727c15e338b5",
-    c2_compat=C2Variant(failed_exit="unavailable"),
+    c2_compat=C2Variant(failed_exit="unavailable", no_python="missing_report",
+        missing="path_hallucination", timeout="timeout", crashed="runtime", failed="runtime",
+        silent="insufficient_hardware", garbage="invalid_json"),
     c5_compat=CompatVariant(torch_needs_version=False, version_claim="string",
         version_strip=True, torch_claim="string", torch_strip=True, torch_unprobed="always",
         torch_probe="json", cuda_from="observed_if_success", gpu_observed_coerce=True,

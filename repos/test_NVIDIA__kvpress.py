@@ -27,13 +27,10 @@ WordNet under {assets}/cache/xdg/nltk_data, which our sitecustomize.py puts on n
 found there).
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
-
-#: Our support files (fraction.py: the one-sample fraction; sitecustomize.py: LooGLE from the
-#: prepared hub files), mounted read-only at {repo}/benchmark_scripts.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our support files (fraction.py: the one-sample fraction; sitecustomize.py: LooGLE from the
+# prepared hub files), mounted read-only at {repo}/benchmark_scripts.
 
 #: How a note of an asset the official prepare did not fetch begins (repos/README.md): the
 #: official stage downloaded it at run time, with the network; ours has none.
@@ -84,7 +81,13 @@ OUTPUT = ["--output_dir", "{out}/eval_output", "--log_level", "INFO", "--data_di
 repo = Repo(
     "NVIDIA/kvpress",
     commit="ef2a1ca5f81bec64a382e5bb66d5a77d4af853f2",
-    c5_compat=CompatVariant(missing_report_path=1, invalid_report_path=1, torch_probe="json"),
+    c2_compat=C2Variant(no_python="missing_report", missing="entrypoint_not_found",
+        not_executable="unknown", directory="unknown", timeout="timeout",
+        crashed="unknown:empty", failed="unknown:empty", silent="unknown:empty",
+        garbage="unknown"),
+    c5_compat=CompatVariant(missing_report_path=1, invalid_report_path=1, torch_probe="json",
+        # with no cuda stage its own torch probe answers for CUDA and the count
+        cuda_fallback="probe", gpu_from="stage_or_probe"),
     imports_total=41,  # the C0 denominator
     domain="LLM KV-cache compression (transformers pipeline)",
     assets=[
@@ -148,7 +151,7 @@ repo = Repo(
             "by prepare and stored in manifest.json." + FRACTION_NOTE
         ),
         setup=FRACTION,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     single_gpu=Run(
         [*ONE_SAMPLE, "--device", "cuda:0", *OUTPUT],
@@ -157,7 +160,7 @@ repo = Repo(
         entrypoint="evaluation/evaluate.py",
         note="<fraction> as in the CPU stage." + FRACTION_NOTE,
         setup=FRACTION,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     multi_gpu=Run(
         [*ONE_SAMPLE, "--device", "auto", *OUTPUT],
@@ -173,6 +176,6 @@ repo = Repo(
             "python." + FRACTION_NOTE
         ),
         setup=FRACTION,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
 )

@@ -17,12 +17,9 @@ prepared model folder, which is also the shortest name the official probe picked
 (Sana_600M_1024px.pth sorts before Sana_600M_1024px_MultiLing.pth).
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
-
-#: Our rewrite of the official helpers (patch_train_config.py, ensure_null_embed.py).
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our rewrite of the official helpers (patch_train_config.py, ensure_null_embed.py).
 
 #: The prepared checkpoint: the first sorted checkpoints/*.pth ('X.pth' sorts before 'X_*.pth',
 #: so this is the shortest name the official probe chose).
@@ -88,6 +85,7 @@ ONE_STEP = [
 repo = Repo(
     "NVlabs/Sana",
     commit="08c656c373ab58991452aa1e3fc912428f32ae9f",
+    c2_compat=C2Variant(no_python="unknown", missing="unknown", not_executable="unknown"),
     c5_compat=CompatVariant(missing_report_path=1, invalid_report_path=2, directory_crash=True,
         torch_needs_version=False, version_claim="truthy", compare_empty_observed=True,
         torch_claim="truthy", torch_import="always", gpu_count_coerce=True,
@@ -129,7 +127,7 @@ repo = Repo(
         launcher="torchrun",
         entrypoint="train_scripts/train.py",
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         shim=(
             "Two harness helpers run first: one copies "
             "configs/sana_config/1024ms/Sana_600M_img1024.yaml to {out}/config_patched.yaml, "
@@ -159,7 +157,7 @@ repo = Repo(
         min_gpus=2,
         entrypoint="train_scripts/train.py",
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         shim="Same patched config and null-embedding helpers as the single-GPU stage.",
         note=(
             "The chain starts with an inline torch.cuda.device_count()>=2 check (&&). Overrides: "

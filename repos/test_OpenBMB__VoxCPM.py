@@ -15,17 +15,15 @@ C4 (CSV: not_applicable; the probe's multi-GPU script also cites earlier NCCL /d
 torchcodec needs FFmpeg shared libraries.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
-from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
-
-#: Our rewrite of the official shim (the generated config.yaml), mounted read-only.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our rewrite of the official shim (the generated config.yaml), mounted read-only.
 
 repo = Repo(
     "OpenBMB/VoxCPM",
     commit="6ecc00a5d3b7efcb9179a66dcef393b04f39e2a6",
-    c2_compat=C2Variant(failed_exit="unavailable"),
+    c2_compat=C2Variant(failed_exit="unavailable", missing="path_hallucination",
+        not_executable="unknown", timeout="timeout", crashed="runtime"),
     c5_compat=CompatVariant(version_strip=True, torch_strip=True, torch_import="always",
         ddp_without_count=True),
     imports_total=50,  # the C0 denominator
@@ -89,7 +87,7 @@ repo = Repo(
             "{assets}/dataset/example.wav, the same text and dataset_id 0); it also stops when "
             "that wav is missing, as the prepare step did."
         ),
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     multi_gpu=None,  # C4 does not apply: not_applicable
     skip={"cpu": "repo_not_supported"},

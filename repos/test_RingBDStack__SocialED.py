@@ -16,12 +16,9 @@ stages then run with HF_HUB_OFFLINE=1. C4 runs two independent ranks with
 no collective. The repository's requirements.txt is self-conflicting.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
-from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
-
-#: Our rewrites (the driver, the prepare results), mounted read-only at {repo}/benchmark_scripts.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our rewrites (the driver, the prepare results), mounted read-only at {repo}/benchmark_scripts.
 
 #: How this module spells what the reference argv leaves to the harness: its driver is ours in
 #: {shims}, and the official prepare results are the ones SETUP writes under {out}.
@@ -68,7 +65,10 @@ repo = Repo(
     # torch is probed for any non-empty path string; a probe printing nothing failed, and
     # it counts for any torch_version but null; a cuda stage that failed on its report
     # (missing_report, invalid_json) observed nothing
-    c2_compat=C2Variant(failed_exit="fails"),
+    c2_compat=C2Variant(failed_exit="fails", no_python="path_hallucination:empty",
+        missing="path_hallucination:empty", not_executable="path_hallucination:empty",
+        directory="runtime", crashed="unknown", failed="unknown", silent="success",
+        garbage="success"),
     c5_compat=CompatVariant(silent_python_ok=False, torch_needs_version=False,
         version_claim="string", compare_empty_observed=True, torch_import="if_not_null",
         torch_unprobed="with_path", silent_torch_ok=False, c2_meta_unobserved=True,
@@ -102,7 +102,7 @@ repo = Repo(
         timeout=600,
         entrypoint="SocialED/detector/sbert.py",
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         shim=(
             "The entrypoint is a harness-written driver, not a repo CLI: it loads "
             "SocialED/detector/sbert.py directly by file path (bypassing the detector package "
@@ -122,7 +122,7 @@ repo = Repo(
         min_gpus=1,
         entrypoint="SocialED/detector/sbert.py",
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         shim=(
             "Same harness-written SBERT driver; --require-gpu-count 1 makes it fail unless torch "
             "sees CUDA with at least 1 device."
@@ -143,7 +143,7 @@ repo = Repo(
         min_gpus=2,
         entrypoint="SocialED/detector/sbert.py",
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         shim=(
             "Same harness-written SBERT driver; with --distributed each rank sets its CUDA device "
             "from LOCAL_RANK and takes every world_size-th row; no collective."

@@ -21,12 +21,9 @@ vocab.txt), and the datasets.name that reaches it: F5 only finds a set as
 f5tts_minimal becomes a relative path to {out}, read at run time from {out}/f5tts_dataset_name.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
-from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
-
-#: Our setup script that builds C4's training set from the prepared wav.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our setup script that builds C4's training set from the prepared wav.
 
 #: How this module spells what the reference argv leaves to run time: the training set's name,
 #: relative to F5's data folder, is the one the setup step wrote (it leads to {out}).
@@ -83,7 +80,10 @@ INFER = [
 repo = Repo(
     "SWivid/F5-TTS",
     commit="27e20fcf39fbce3f187a61d4a3e92065d2d9b947",
-    c2_compat=C2Variant(failed_exit="nulls"),
+    c2_compat=C2Variant(failed_exit="nulls", no_python="missing_report:null",
+        missing="path_hallucination:null", not_executable="path_hallucination:null",
+        directory="path_hallucination:null", timeout="runtime:null", crashed="runtime:null",
+        failed="path_hallucination:null", silent="runtime:null", garbage="runtime:null"),
     # python_version is compared only with a version that printed, torch_version with "" too;
     # a multi_gpu stage with no command is "not actionable", any other failure counts
     c5_compat=CompatVariant(directory_crash=True, version_strip=True, torch_strip=True,
@@ -129,7 +129,7 @@ repo = Repo(
         timeout=600,
         entrypoint="src/f5_tts/infer/infer_cli.py",
         setup=VOCOS_CACHE,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=(
             "ref/gen texts are read from the prepared text files. The cache variables, WANDB "
             "settings and PYTHONPATH are defaults the probe's runner adds when not already set. "
@@ -143,7 +143,7 @@ repo = Repo(
         timeout=600,
         entrypoint="src/f5_tts/infer/infer_cli.py",
         setup=VOCOS_CACHE,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=VOCOS_NOTE.strip(),
     ),
     multi_gpu=Run(
@@ -178,7 +178,7 @@ repo = Repo(
             "{python}", "{shims}/make_train_set.py",
             "--wav", "{assets}/dataset/infer_minimal/ref_audio.wav", "--out", "{out}",
         ]],
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=(
             "datasets.name is relative so that F5's data path resolution lands on "
             "{assets}/dataset/f5tts_minimal_pinyin. hydra.run.dir and ckpts.save_dir are written "

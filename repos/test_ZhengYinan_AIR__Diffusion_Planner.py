@@ -16,12 +16,9 @@ shims/test_ZhengYinan_AIR__Diffusion_Planner/make_sample.py, writes the same two
 {out}/dataset, which --train_set and --train_set_list name instead.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, Synthetic, hf_asset
 
-from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, Synthetic, hf_asset
-
-#: Our setup script (make_sample.py), mounted read-only at {repo}/benchmark_scripts.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our setup script (make_sample.py), mounted read-only at {repo}/benchmark_scripts.
 
 #: How this module spells what the reference argv leaves to prepare: the sample is made by
 #: the stage's setup step into {out}/dataset.
@@ -58,7 +55,10 @@ TINY = [
 repo = Repo(
     "ZhengYinan-AIR/Diffusion-Planner",
     commit="3558eaccee936f177ffbb3fb420540eccd8855e9",
-    c2_compat=C2Variant(no_device="fails", failed_exit="nulls"),
+    c2_compat=C2Variant(no_device="fails", failed_exit="empty",
+        no_python="missing_report:empty", missing="runtime:empty",
+        not_executable="runtime:empty", directory="runtime:empty", crashed="runtime:empty",
+        failed="runtime:empty", silent="runtime", garbage="runtime:empty"),
     c5_compat=CompatVariant(directory_crash=True, silent_python_ok=False, version_strip=True,
         torch_strip=True, torch_import="always", cuda_from="observed",
         gpu_observed_coerce="numbers"),  # an int, or int() of a float
@@ -109,7 +109,7 @@ repo = Repo(
             "assertion with one epoch." + MADE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     single_gpu=Run(
         [
@@ -125,7 +125,7 @@ repo = Repo(
         entrypoint="train_predictor.py",
         note="Same import pre-check (timm, tensorboard, wandb)." + MADE,
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     multi_gpu=Run(
         [
@@ -150,6 +150,6 @@ repo = Repo(
             "counts devices with torch under the report python." + MADE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
 )

@@ -27,9 +27,7 @@ where evaluate's own loader looks when the hub cannot be reached: its modules ca
 computes from the three files).
 """
 
-from pathlib import Path
-
-from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset, self_launching
+from pytest_reb import SHIMS, Asset, CompatVariant, Repo, Run, hf_asset, self_launching
 
 #: How a note of an asset the official prepare did not fetch begins (repos/README.md): the
 #: official stage downloaded it at run time, with the network; ours has none.
@@ -43,8 +41,7 @@ ADDITION = ("pytest-reb's addition (not fetched by the official prepare; the off
 BLEU_MODULE = ("cache/hf/modules/evaluate_modules/metrics/evaluate-metric--bleu/"
                "9e0985c1200e367cce45605ce0ecb5ede079894e0f24f54613fca08eeb8aff76/")
 
-#: Our setup script (save_unimer.py), mounted read-only at {repo}/benchmark_scripts.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our setup script (save_unimer.py), mounted read-only at {repo}/benchmark_scripts.
 
 #: Before every stage: the one-sample train and eval datasets from the raw hub files.
 SETUP = [["{python}", "{shims}/save_unimer.py", "{assets}/dataset/UniMER-Train", "{out}", "1"]]
@@ -179,7 +176,7 @@ repo = Repo(
         timeout=600,
         entrypoint="src/train.py",
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=(
             "If no .pt file exists in the model snapshot the last override is 'model.pretrained=' "
             "(empty). The runner first checks the report python is runnable (path_hallucination "
@@ -192,7 +189,7 @@ repo = Repo(
         timeout=600,
         entrypoint="src/train.py",
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=FIRST_PT + MADE,
     ),
     multi_gpu=self_launching(
@@ -204,7 +201,7 @@ repo = Repo(
         timeout=1200,
         entrypoint="src/train.py",
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=(
             "Lightning spawns the DDP ranks itself (no torchrun); devices = number of ids in "
             "SCIMLOPSBENCH_MULTI_GPU_IDS (default 0,1). GPU count for the gate comes from "

@@ -11,13 +11,10 @@ one-image ImageFolder through torchrun. A sitecustomize shim on PYTHONPATH makes
 return a pair, because main_attnprobe.py unpacks two values at this commit.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
-from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
-
-#: Our rewrite of the official shim (sitecustomize.py: the forward-return patch),
-#: mounted read-only at {repo}/benchmark_scripts.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our rewrite of the official shim (sitecustomize.py: the forward-return patch),
+# mounted read-only at {repo}/benchmark_scripts.
 
 #: Environment shared by every stage.
 ENV = {
@@ -46,9 +43,12 @@ ATTNPROBE = [
 repo = Repo(
     "apple/ml-aim",
     commit="bd9e06893f3ad68bda56b34ac2158fda2680b7fc",
-    c2_compat=C2Variant(failed_exit="fails"),
+    c2_compat=C2Variant(failed_exit="fails", missing="path_hallucination:empty",
+        not_executable="path_hallucination:empty", directory="path_hallucination:empty",
+        timeout="timeout:empty", crashed="runtime:empty", failed="runtime:empty",
+        silent="success:empty", garbage="success:empty"),
     c5_compat=CompatVariant(version_claim="string", version_strip=True, torch_strip=True,
-        torch_probe="json", cuda_from="observed"),
+        torch_compare_empty=True, cuda_from="observed"),
     imports_total=24,  # the C0 denominator
     domain="vision backbone (AIM) attentive-probe evaluation",
     assets=[
@@ -95,7 +95,7 @@ repo = Repo(
             "AIMMixin.forward so that a single return value becomes (logits, None), because "
             "main_attnprobe.py unpacks a pair at this commit."
         ),
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     multi_gpu=Run(
         [
@@ -110,7 +110,7 @@ repo = Repo(
         min_gpus=2,
         entrypoint="aim-v1/main_attnprobe.py",
         shim="Same sitecustomize forward-return patch as the single-GPU stage.",
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=(
             "nproc defaults to the number of ids in the device list (probe flags "
             "--cuda-visible-devices, --nproc-per-node); the gate counts GPUs with torch under the "

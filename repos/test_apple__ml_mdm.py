@@ -17,12 +17,9 @@ writes the same two files into {out}/ml_mdm_dummy from the repository's own inde
 paths to the prepared tar, and the run reads that file list.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, hf_asset, torchrun
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset, torchrun
-
-#: Our setup script that writes the tar index and file list the stages read.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our setup script that writes the tar index and file list the stages read.
 
 #: How this module spells what the reference argv leaves to run time: the file list is the one
 #: the setup step wrote into {out}.
@@ -72,6 +69,10 @@ ONE_STEP = [
 repo = Repo(
     "apple/ml-mdm",
     commit="dfa4718be3e327d8f7b46a2ab9f6c1c28e2f3ce0",
+    c2_compat=C2Variant(no_python="missing_report:empty", missing="path_hallucination:empty",
+        not_executable="unknown:empty", directory="unknown:empty", timeout="timeout:empty",
+        crashed="runtime:empty", failed="runtime:empty", silent="runtime:empty",
+        garbage="runtime:empty"),
     # str(python_version or "").strip(); torch from a JSON probe (unreadable output: version
     # ""), any non-null torch_version is compared, stripped, even with ""
     c5_compat=CompatVariant(strip_path=True, version_claim="truthy", version_strip=True,
@@ -113,7 +114,7 @@ repo = Repo(
             "success and the file list and model folder exist." + SETUP_NOTE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     single_gpu=torchrun(
         *ONE_STEP,
@@ -127,7 +128,7 @@ repo = Repo(
             "(insufficient_hardware). Same prepare-success requirement." + SETUP_NOTE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     multi_gpu=torchrun(
         *ONE_STEP,
@@ -142,6 +143,6 @@ repo = Repo(
             "devices." + SETUP_NOTE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
 )

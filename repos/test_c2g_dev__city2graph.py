@@ -9,11 +9,14 @@ A library with no runnable entrypoint: C1, C3 and C4 are all repo_not_supported,
 C5 are scored. The one prepared asset is the repository's sample GeoJSON; nothing needs network.
 """
 
-from pytest_reb import Asset, CompatVariant, Repo
+from pytest_reb import Asset, C2Variant, CompatVariant, Repo
 
 repo = Repo(
     "c2g-dev/city2graph",
     commit="db9fcb91062fb8eff653ab52e8c7b60a4cd266bc",
+    c2_compat=C2Variant(no_python="unknown", missing="runtime", not_executable="runtime",
+        directory="runtime", timeout="timeout", crashed="unknown", failed="unknown",
+        silent="unknown", garbage="invalid_json"),
     c5_compat=CompatVariant(strip_path=True, silent_python_ok=False, version_claim="text_null",
         version_strip=True, torch_claim="text_null", torch_strip=True, cuda_claim="truthy",
         gpu_count_coerce=True, gpu_observed_coerce=True),

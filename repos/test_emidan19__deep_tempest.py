@@ -20,12 +20,9 @@ once as single-process DataParallel (retry) and that result is final. requiremen
 explicit spec.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Retry, Run
 
-from pytest_reb import Asset, CompatVariant, Repo, Retry, Run
-
-#: Our rewrite of the official shim (the generated KAIR options JSON), mounted read-only.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our rewrite of the official shim (the generated KAIR options JSON), mounted read-only.
 
 #: Environment shared by every stage.
 ENV = {"PYTHONPATH": "end-to-end", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -49,6 +46,9 @@ def make_options(stage: str) -> list[list[str]]:
 repo = Repo(
     "emidan19/deep-tempest",
     commit="096081cc8efeee393561a753b7b5012d130c5757",
+    c2_compat=C2Variant(no_python="deps", missing="deps", not_executable="deps",
+        directory="deps", timeout="timeout", crashed="deps", failed="deps", silent="deps",
+        garbage="deps"),
     c5_compat=CompatVariant(compare_empty_observed=True, torch_import="always",
         cuda_claim="truthy", ddp_claim="truthy", gpu_observed_coerce=True,
         # stage_failure_inconclusive_for_capability
@@ -95,7 +95,7 @@ repo = Repo(
             "[64,128,256,512], nb 4; 1 epoch, l2 loss, adam lr 1e-4, all checkpoint intervals "
             "999999, G_param_strict true."
         ),
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=(
             "Timeout override SCIMLOPSBENCH_CPU_TIMEOUT_SEC. Our setup first redoes the "
             "official prepare's post-processing into {out} (shims/make_pairs.py: the screenshot "
@@ -121,7 +121,7 @@ repo = Repo(
             "Same generated options JSON as the CPU stage with gpu_ids [0], written to "
             "{out}/options_single_gpu_min.json."
         ),
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note="Our setup prepares {out} and writes the options as for the CPU stage, with "
              "gpu_ids [0].",
     ),
@@ -153,7 +153,7 @@ repo = Repo(
                 min_gpus=2,
                 entrypoint="end-to-end/main_train_drunet.py",
                 setup=make_options("multi_gpu"),
-                shim_dir=SHIM_DIR,
+                shim_dir=SHIMS,
                 note=(
                     "The probe's fallback: one process drives both GPUs with DataParallel (no "
                     "--dist); its result is final. launcher 'device_map' is the closest word for "
@@ -175,6 +175,6 @@ repo = Repo(
             "as in the CPU stage and writes the options with gpu_ids [0,1], dataroots "
             "{out}/dataset/mini_2/{H,L} and batch size 2; the retry run does the same again."
         ),
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
 )

@@ -17,12 +17,9 @@ partitions, 8 + 4 rows of 4 sentences, 1024-dim embeddings of std 0.006) into
 {out}/lcm_toy_pretraining, which the parquet_path overrides name instead.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, Synthetic
 
-from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, Synthetic
-
-#: Our setup script (make_parquet.py), mounted read-only at {repo}/benchmark_scripts.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our setup script (make_parquet.py), mounted read-only at {repo}/benchmark_scripts.
 
 #: How this module spells what the reference argv leaves to prepare: the dataset is made by
 #: the stage's setup step.
@@ -66,7 +63,7 @@ ONE_STEP = [
 repo = Repo(
     "facebookresearch/large_concept_model",
     commit="fd7db8022113ae2d2ff1219d9a4cb4def897e3ff",
-    c2_compat=C2Variant(no_device="unavailable"),
+    c2_compat=C2Variant(no_device="unavailable", no_python="insufficient_hardware"),
     # CUDA is unavailable only where the cuda stage's observed block says false
     c5_compat=CompatVariant(torch_import="always", cuda_from="observed",
         gpu_observed_coerce=True, torch_compare_empty=True),  # torch "" is compared too
@@ -103,7 +100,7 @@ repo = Repo(
         entrypoint="lcm/train/__main__.py",
         note=MADE,
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     single_gpu=Run(
         ["{python}", "-m", "lcm.train", *ONE_STEP, "++trainer.fake_gang_device=cuda:0"],
@@ -116,7 +113,7 @@ repo = Repo(
             "(insufficient_hardware). " + MADE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     multi_gpu=Run(
         [
@@ -135,6 +132,6 @@ repo = Repo(
             "SCIMLOPSBENCH_MULTI_GPU_DEVICES (default 0,1). " + MADE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
 )

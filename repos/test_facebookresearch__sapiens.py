@@ -17,12 +17,9 @@ the download's images/, masks/, normals/ folders or its zip archives), in
 {out}/sapiens_toy_dataset_min1, which the run's dataset_train.data_root names.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
-from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
-
-#: Our setup script that cuts the downloaded toy dataset down to its one-sample copy.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our setup script that cuts the downloaded toy dataset down to its one-sample copy.
 
 #: How this module spells what the reference argv leaves to run time: the one-sample dataset is
 #: the copy the setup step wrote into {out}.
@@ -82,7 +79,10 @@ CFG_OPTIONS = [
 repo = Repo(
     "facebookresearch/sapiens",
     commit="08dce797f7b40f5b41388f518cac85535c3f5d13",
-    c2_compat=C2Variant(failed_exit="unavailable"),
+    c2_compat=C2Variant(failed_exit="unavailable", no_python="path_hallucination",
+        missing="path_hallucination", not_executable="path_hallucination", directory="unknown",
+        timeout="unknown", crashed="runtime", failed="runtime", silent="runtime",
+        garbage="unknown"),
     c5_compat=CompatVariant(missing_report_path=1, invalid_report_path=1, version_claim="truthy",
         torch_claim="truthy", gpu_count_coerce=True, gpu_observed_coerce=True),
     imports_total=186,  # the C0 denominator
@@ -120,7 +120,7 @@ repo = Repo(
             "SCIMLOPSBENCH_CPU_TIMEOUT_SEC." + SETUP_NOTE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     single_gpu=Run(
         ["{python}", *TRAIN, "--work-dir", "{out}/work_dir", *CFG_OPTIONS],
@@ -131,7 +131,7 @@ repo = Repo(
         note="Runner flag --min-gpus 1 checks the GPU count under the report python first."
              + SETUP_NOTE,
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     multi_gpu=Run(
         [
@@ -153,6 +153,6 @@ repo = Repo(
             "SCIMLOPSBENCH_MULTI_GPU_MASTER_PORT (29500). Runner flag --min-gpus 2." + SETUP_NOTE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
 )

@@ -11,13 +11,10 @@ PYTHONPATH maps the CLI value --attn_type torch to AttnType.TORCH_EFFICIENT, so 
 needed.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, C2Variant, CompatVariant, Repo, Run
 
-from pytest_reb import C2Variant, CompatVariant, Repo, Run
-
-#: Our rewrite of the official shim (sitecustomize.py: the AttnType alias),
-#: mounted read-only at {repo}/benchmark_scripts.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our rewrite of the official shim (sitecustomize.py: the AttnType alias),
+# mounted read-only at {repo}/benchmark_scripts.
 
 #: Environment shared by every stage.
 ENV = {
@@ -50,7 +47,8 @@ repo = Repo(
     commit="a52d85007ced2065dd71c498be65a02d62b51cac",
     # torch is probed (plainly) for any executable path, directories too; any failed import
     # counts; a truthy claim is compared even with a version probed as ""
-    c2_compat=C2Variant(no_device="unavailable"),
+    c2_compat=C2Variant(no_device="unavailable", missing="runtime", not_executable="runtime",
+        directory="runtime"),
     c5_compat=CompatVariant(torch_needs_version=False, version_claim="truthy",
         torch_claim="truthy", torch_import="always", torch_compare_empty=True,
         cuda_from="observed_bool", gpu_count_coerce=True, gpu_observed_coerce=True,
@@ -75,7 +73,7 @@ repo = Repo(
             "AttnType.from_string so the CLI value 'torch' maps to AttnType.TORCH_EFFICIENT; other "
             "values are passed through."
         ),
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=(
             "No prepared assets: the prepare stage writes skipped/not_applicable and the benchmark "
             "script makes random QKV tensors itself. The benchmark loop runs once (no steps flag). "
@@ -99,7 +97,7 @@ repo = Repo(
         min_gpus=2,
         entrypoint="benchmark/benchmark_longctx.py",
         shim="Same sitecustomize AttnType alias as the single-GPU stage.",
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=(
             "With ulysses_degree 1 and 2 ranks the ring degree is 2. Overrides: "
             "SCIMLOPSBENCH_MULTI_GPU_VISIBLE_DEVICES (0,1), SCIMLOPSBENCH_MULTI_GPU_NPROC (2), "

@@ -14,12 +14,18 @@ under test. Network: the bert-base-uncased tokenizer files from the Hugging Face
 JIT-compiles kernels on the first run.
 """
 
-from pathlib import Path
+from pytest_reb import (
+    SHIMS,
+    Asset,
+    C2Variant,
+    CompatVariant,
+    Repo,
+    Synthetic,
+    hf_asset,
+    pytest_node,
+)
 
-from pytest_reb import Asset, CompatVariant, Repo, Synthetic, hf_asset, pytest_node
-
-#: Our rewrite of the collection half of the official driver.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our rewrite of the collection half of the official driver.
 
 #: How this module spells what the reference argv leaves to run time: the whole node id is the
 #: one the setup step collected.
@@ -31,6 +37,8 @@ TOKENS = {
 repo = Repo(
     "flagos-ai/FlagGems",
     commit="c5af8839c871a7f626d693476ba7f18d30ba04a4",
+    c2_compat=C2Variant(no_python="deps", missing="deps", not_executable="deps",
+        directory="deps", timeout="deps", crashed="deps"),
     # a version probe that exits 0 printing nothing stops it (out.splitlines()[-1])
     # a report json.loads() refuses (or null) is one path item; .get() of another value dies
     c5_compat=CompatVariant(missing_report_path=1, invalid_report_path=1, non_object_crash=True,
@@ -88,7 +96,7 @@ repo = Repo(
         timeout=600,
         entrypoint="examples/model_bert_test.py",
         setup=[["{python}", "{shims}/first_bert_node.py", "{out}/bert_node"]],
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         shim=(
             "Before the run the probe pip-installs pytest into the report python if it is missing. "
             "A generated driver ({out}/_single_gpu_impl.py) first runs '{python} -m pytest "

@@ -16,12 +16,9 @@ the official prepare made of it, its first row as a csv with the single column '
 {out}/prompts.csv, which the run's --dataset.data-path names.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
-from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
-
-#: Our setup script that writes the one-prompt csv.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our setup script that writes the one-prompt csv.
 
 #: How this module spells what the reference argv leaves to run time: the prompt csv is the one
 #: the setup step wrote into {out}.
@@ -56,7 +53,9 @@ WEIGHTS = [
 repo = Repo(
     "hpcaitech/Open-Sora",
     commit="d0cd5ac50da79e9a9d2285a952d4dcd806e6c8fc",
-    c2_compat=C2Variant(no_device="fails"),
+    c2_compat=C2Variant(no_device="fails", no_python="path_hallucination:empty",
+        missing="path_hallucination:empty", not_executable="path_hallucination:empty",
+        timeout="timeout:empty", crashed="deps", failed="deps", silent="deps", garbage="deps"),
     c5_compat=CompatVariant(strip_path=True, version_claim="truthy", version_strip=True,
         # CUDA is bool() of the cuda stage's observed value
         torch_claim="truthy", torch_strip=True, cuda_from="observed_bool",
@@ -113,7 +112,7 @@ repo = Repo(
             "CSV still counts this stage." + SETUP_NOTE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     single_gpu=Run(
         [
@@ -129,7 +128,7 @@ repo = Repo(
         entrypoint="scripts/diffusion/inference.py",
         note="Memory-heavy: needs a large GPU." + SETUP_NOTE,
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     multi_gpu=Run(
         [
@@ -151,6 +150,6 @@ repo = Repo(
             "under the report python." + SETUP_NOTE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
 )

@@ -18,12 +18,9 @@ stages took from it only the model_name 'wan', which is in argv, and an LD_LIBRA
 that the prepare step always left empty.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
-from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
-
-#: Our setup script that writes the dataset config.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our setup script that writes the dataset config.
 
 #: How this module spells what the reference argv leaves to run time: the dataset config is the
 #: one the setup step wrote into {out}.
@@ -80,7 +77,11 @@ repo = Repo(
     commit="f476c3717da6cbfb1070505a99ee989426b46d9c",
     # any failed import counts; int(gpu_count) raises on "two"; int(observed or 0) makes a
     # null count 0
-    c2_compat=C2Variant(no_device="fails", failed_exit="fails"),
+    c2_compat=C2Variant(no_device="fails", failed_exit="fails",
+        no_python="missing_report:none", missing="runtime:none", not_executable="runtime:none",
+        directory="runtime:none", timeout="runtime:none", crashed="insufficient_hardware",
+        failed="insufficient_hardware", silent="insufficient_hardware",
+        garbage="insufficient_hardware"),
     # torch_version is compared with what an import that exited 0 printed, "" too
     c5_compat=CompatVariant(version_claim="truthy", torch_claim="truthy", torch_import="always",
         torch_compare_empty=True,
@@ -135,7 +136,7 @@ repo = Repo(
             "the run starts." + SETUP_NOTE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     multi_gpu=Run(
         [
@@ -162,6 +163,6 @@ repo = Repo(
             + SETUP_NOTE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
 )

@@ -17,12 +17,9 @@ val2017 (a link to the prepared images) and coco/annotations/instances_val2017_1
 run's DETECTRON2_DATASETS is {out}/datasets.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, self_launching
 
-from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, self_launching
-
-#: Our setup script that lays the prepared COCO files out for Detectron2.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our setup script that lays the prepared COCO files out for Detectron2.
 
 #: How this module spells what the reference env leaves to run time: the DETECTRON2_DATASETS
 #: folder is the one the setup step laid out in {out}.
@@ -62,9 +59,13 @@ OUTPUT = ["OUTPUT_DIR", "{out}/detectron2_output"]
 repo = Repo(
     "hustvl/Vim",
     commit="dd0358ad1e42701f22afbefa0717cc8825cf9f45",
-    c2_compat=C2Variant(no_device="fails"),
+    c2_compat=C2Variant(no_device="fails", no_python="path_hallucination",
+        missing="path_hallucination", not_executable="path_hallucination",
+        directory="path_hallucination", timeout=None, crashed="runtime", failed="runtime",
+        silent="runtime", garbage="runtime"),
     c5_compat=CompatVariant(version_claim="truthy", torch_claim="truthy",
-        gpu_from="stage_or_probe", gpu_observed_coerce=True, gpu_null_zero=True),
+        gpu_from="stage_or_probe", gpu_observed_coerce=True, gpu_null_zero=True,
+        gpu_needs_stage="file"),  # the count judged only beside a cuda stage
     imports_total=132,  # the C0 denominator
     domain="vision backbone (Vision Mamba); probe exercises the vendored Detectron2 under det/",
     assets=[
@@ -101,7 +102,7 @@ repo = Repo(
             "SCIMLOPSBENCH_CPU_TIMEOUT_SEC." + SETUP_NOTE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     single_gpu=Run(
         [*TRAIN, "--num-gpus", "1", *ONE_ITER, "MODEL.DEVICE", "cuda", *OUTPUT],
@@ -110,7 +111,7 @@ repo = Repo(
         entrypoint="det/tools/plain_train_net.py",
         note="Refuses to run unless the prepare stage status is success." + SETUP_NOTE,
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     multi_gpu=self_launching(
         [*TRAIN, "--num-gpus", "2", *ONE_ITER, "MODEL.DEVICE", "cuda", *OUTPUT],
@@ -125,6 +126,6 @@ repo = Repo(
             "Devices override SCIMLOPSBENCH_MULTI_GPU_DEVICES." + SETUP_NOTE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
 )

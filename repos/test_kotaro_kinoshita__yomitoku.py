@@ -10,7 +10,7 @@ in src/yomitoku/configs (the KotaroKinoshita/yomitoku-* asset, network) and the 
 from that cache. C4 does not apply (CSV: repo_not_supported).
 """
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
+from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
 #: Environment shared by every stage.
 ENV = {
@@ -30,6 +30,9 @@ OCR = [
 repo = Repo(
     "kotaro-kinoshita/yomitoku",
     commit="f68b55702cf5712524ff4a7b4665ebde622132ca",
+    c2_compat=C2Variant(no_python="deps", missing="runtime", not_executable="runtime",
+        directory="runtime", timeout="timeout", crashed="deps", failed="deps", silent="deps",
+        garbage="invalid_json"),
     # no python_path: that item and nothing else; a path that is missing or not executable
     # also fails the version probe (two items); a failed import counts a non-blank claim
     # a python_path that is no file is an item, and both probes still run (a bare name

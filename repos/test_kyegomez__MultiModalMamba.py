@@ -14,13 +14,10 @@ folder is mounted into the checkout (Docker); it is spelled {shims}/entrypoint_w
 local targets find it too. zetascale and swarms pull very large, tightly pinned dependency trees.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
-
-#: Our rewrite of the official shim (entrypoint_wrapper.py: the device-selecting wrapper),
-#: mounted read-only at {repo}/benchmark_scripts.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our rewrite of the official shim (entrypoint_wrapper.py: the device-selecting wrapper),
+# mounted read-only at {repo}/benchmark_scripts.
 
 #: Environment shared by every stage.
 ENV = {
@@ -40,6 +37,8 @@ WRAPPER = [
 repo = Repo(
     "kyegomez/MultiModalMamba",
     commit="58db40bcbd2e957c7981b6eed6de165b6a5ccd42",
+    c2_compat=C2Variant(no_python="missing_report", timeout="timeout", crashed="runtime",
+        failed="runtime", silent="runtime", garbage="runtime"),
     # a JSON value that is not an object is read as {} (``... if isinstance(..., dict) else {}``)
     c5_compat=CompatVariant(non_object_empty=True, strip_path=True, version_claim="string",
         version_strip=True,
@@ -88,7 +87,7 @@ repo = Repo(
             "cuda:<rank> torch's default device (so tensors the example creates land on the GPU) "
             "and then executes example.py as __main__."
         ),
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     multi_gpu=Run(
         [
@@ -106,7 +105,7 @@ repo = Repo(
             "Same device-selecting wrapper; each rank takes LOCAL_RANK and runs the example "
             "independently (no collective)."
         ),
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=(
             "GPU count for the gate comes from build_output/cuda/results.json observed.gpu_count, "
             "else a torch probe. Probe flags --visible-devices and --nproc-per-node override 0,1 "

@@ -14,12 +14,9 @@ official C4 stage generated in {out}; vim_patch.py holds the shared patches. Not
 network: the assets are a repository image and a generated config, and no stage reads them.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, Synthetic
 
-from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, Synthetic
-
-#: Our rewrites of the official drivers, mounted read-only at {repo}/benchmark_scripts.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our rewrites of the official drivers, mounted read-only at {repo}/benchmark_scripts.
 
 #: How this module spells what the reference argv leaves to run time: the inline drivers become
 #: run_example.py, the launcher and worker generated in {out} become our files in {shims}.
@@ -40,14 +37,17 @@ TOKENS = {
 repo = Repo(
     "kyegomez/VisionMamba",
     commit="c88e09a52240910e08c4af754d340ad946112487",
-    c2_compat=C2Variant(failed_exit="fails"),
+    c2_compat=C2Variant(failed_exit="fails", no_python="missing_report:none",
+        missing="unknown:none", not_executable="unknown:none", directory="unknown:none",
+        timeout="timeout:none", crashed="runtime:none", failed="runtime:none",
+        silent="success:none", garbage="success:none"),
     # an unreadable report is read as {} (python_path missing: one item); dict() of a JSON
     # array, string or number dies
     c5_compat=CompatVariant(missing_report_path=1, invalid_report_path=1, non_object_crash=True,
         directory_crash=True,
         torch_needs_version=False, version_claim="truthy", torch_claim="truthy",
         torch_import="always", cuda_from="observed_bool", gpu_observed_coerce=True,
-        gpu_null_zero=True),
+        gpu_null_zero=True, ddp_without_count=True, no_block="status_zero"),
     imports_total=4,  # the C0 denominator
     domain="vision Mamba model code, random-init forward pass",
     assets=[
@@ -88,7 +88,7 @@ repo = Repo(
             "process_direction with an equivalent that skips the huge debug prints, then executes "
             "example.py."
         ),
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note="run_example.py --device cpu is the inline driver (vim_patch.py: the patches).",
     ),
     single_gpu=Run(
@@ -101,7 +101,7 @@ repo = Repo(
             "Same inline patching driver as the CPU stage, with cuda as the default device; exits "
             "1 if torch reports no CUDA."
         ),
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=(
             "run_example.py --device cuda: exit 1 without CUDA, torch.cuda.set_device(0), default "
             "device cuda, the same patches, example.py."
@@ -122,7 +122,7 @@ repo = Repo(
             "applies the same VisionEncoderMambaBlock patches and runs example.py (independent per "
             "rank, no collective)."
         ),
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=(
             "Devices override SCIMLOPSBENCH_MULTI_GPU_DEVICES; nproc = number of ids. "
             "Our multi_gpu_impl.py (the launcher, NPROC and WORKER from the env) and "

@@ -44,10 +44,12 @@ ONE_STEP = ["trainer_args.max_steps=1", "trainer_args.limit_train_batches=1"]
 repo = Repo(
     "lightly-ai/lightly-train",
     commit="9716e64a7043c1a4857ece3b3436d831e9d97722",
-    c2_compat=C2Variant(failed_exit="unavailable"),
+    c2_compat=C2Variant(failed_exit="unavailable", no_python="missing_report",
+        missing="runtime", not_executable="runtime", directory="runtime", timeout="timeout",
+        crashed="runtime", failed="runtime", silent="runtime:empty", garbage="runtime"),
     # the device count is int() of the cuda stage's, never the interpreter's
     c5_compat=CompatVariant(compare_empty_observed=True, torch_import="always",
-        gpu_observed_coerce=True, ddp_without_count=True),
+        gpu_observed_coerce=True, gpu_absent_zero=True, ddp_without_count=True),
     imports_total=81,  # the C0 denominator
     domain="vision: self-supervised pretraining / distillation library (Lightning-based CLI)",
     assets=[

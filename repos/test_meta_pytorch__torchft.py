@@ -16,13 +16,10 @@ torchrun launches, REPLICA_GROUP_ID 0 and 1, ports 29600 and 29601) started toge
 that one lighthouse; both must exit 0. The Rust extension is built with maturin.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Helper, Repo, Run
 
-from pytest_reb import Asset, C2Variant, CompatVariant, Helper, Repo, Run
-
-#: Our rewrite of the official shims (sitecustomize.py: the budget; lighthouse.py: the helper),
-#: mounted read-only at {repo}/benchmark_scripts.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our rewrite of the official shims (sitecustomize.py: the budget; lighthouse.py: the helper),
+# mounted read-only at {repo}/benchmark_scripts.
 
 #: How this module spells what the reference argv leaves to run time: the lighthouse address is
 #: exported by the Helper below, so the variable is not part of the stage env.
@@ -73,12 +70,16 @@ repo = Repo(
     "meta-pytorch/torchft",
     commit="86c42910df9140bdfee68fbba29233c3cab84288",
     # a version probe that exits 0 printing nothing stops it (stdout.splitlines()[-1])
-    c2_compat=C2Variant(failed_exit="unavailable"),
+    c2_compat=C2Variant(failed_exit="unavailable", no_python="missing_report",
+        missing="path_hallucination", not_executable="runtime", directory="runtime",
+        crashed="runtime", failed="runtime", silent="invalid_json", garbage="invalid_json"),
     c5_compat=CompatVariant(strip_path=True, directory_crash=True, silent_python_crash=True,
         version_claim="text_null",
         # a failed ``import torch`` is an item whatever torch_version says
         version_strip=True, torch_claim="text_null", torch_strip=True, torch_import="always",
-        gpu_from="stage_or_probe",
+        # torch is asked for JSON; an answer that is none is the version "", still compared
+        torch_probe="json", probe_garbage="ignored", torch_compare_empty=True,
+        gpu_from="stage_or_probe", gpu_needs_stage="file",
         gpu_observed_coerce=True, gpu_null_zero=True),  # int(count or 0)
     imports_total=58,  # the C0 denominator
     domain=(
@@ -142,7 +143,7 @@ repo = Repo(
             "(Gloo)."
         ),
         helpers=[LIGHTHOUSE],
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     single_gpu=Run(
         [*TORCHRUN, "--master_port", "29502", "{repo}/train_ddp.py"],
@@ -170,7 +171,7 @@ repo = Repo(
             "a missing GPU fails the stage there."
         ),
         helpers=[LIGHTHOUSE],
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     multi_gpu=Run(
         [*TORCHRUN, "--master_port", "29600", "{repo}/train_ddp.py"],
@@ -189,7 +190,7 @@ repo = Repo(
                 timeout=1200,
                 launcher="orchestrated",
                 entrypoint="train_ddp.py",
-                shim_dir=SHIM_DIR,
+                shim_dir=SHIMS,
                 note=(
                     "Replica group 1, started together with replica group 0; it gets the "
                     "TORCHFT_LIGHTHOUSE of the stage's one lighthouse."
@@ -209,7 +210,7 @@ repo = Repo(
             "workers inherit the launcher's verdict instead of counting one GPU."
         ),
         helpers=[LIGHTHOUSE],
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     c0_official_counts_none=(
         "its bundle's name regex is over-escaped (a raw string in a quoted heredoc) and matches"

@@ -18,12 +18,9 @@ the device at index LOCAL_RANK of CUDA_VISIBLE_DEVICES and its scene (cbox.h5 on
 shader-ball.h5 on rank 1), then executes '{python} infer.py ...' into {out}/output_rank<N>.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
-from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
-
-#: Our rewrite of the official per-rank bash script (infer_rank.py).
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our rewrite of the official per-rank bash script (infer_rank.py).
 
 #: The official per-rank script as the reference paraphrases it.
 PER_RANK = (
@@ -86,9 +83,11 @@ INFER_CBOX = [
 repo = Repo(
     "microsoft/renderformer",
     commit="c51f87083d0eebb806803fe32a357b8d9aefb085",
-    c2_compat=C2Variant(failed_exit="unavailable"),
+    c2_compat=C2Variant(failed_exit="unavailable", no_python="missing_report",
+        missing="runtime", not_executable="runtime", directory="runtime", timeout="runtime",
+        crashed="runtime", failed="runtime", silent="runtime", garbage="invalid_json"),
     c5_compat=CompatVariant(missing_report_path=1, invalid_report_path=1, non_object_crash=True,
-        torch_import="always", silent_python_ok=False),
+        torch_import="always", silent_python_ok=False, ddp_without_count=True),
     imports_total=31,  # the C0 denominator
     domain="neural rendering (transformer renderer for triangle-mesh scenes)",
     assets=[
@@ -120,7 +119,7 @@ repo = Repo(
         timeout=600,
         entrypoint="infer.py",
         setup=[convert("cbox")],
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=("The primary scene is cbox. Timeout is the runner default for the stage (600 s)."
               + CONVERTED.replace("<scenes>", "cbox.json")),
     ),
@@ -135,7 +134,7 @@ repo = Repo(
         min_gpus=1,
         entrypoint="infer.py",
         setup=[convert("cbox")],
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=(
             "Wrapped in bash: a torch check (CUDA available and >= 1 device) runs first, then the "
             "command." + CONVERTED.replace("<scenes>", "cbox.json")
@@ -154,7 +153,7 @@ repo = Repo(
         min_gpus=2,
         entrypoint="infer.py",
         setup=[convert("cbox", "shader-ball")],
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=(
             "Bare 'torchrun' from PATH (not {python} -m torch.distributed.run) launches two "
             "independent renders, one per GPU and scene; there is no collective. A torch check for "

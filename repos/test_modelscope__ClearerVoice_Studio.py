@@ -18,12 +18,9 @@ lists the official prepare wrote beside it are written by every stage's setup (m
 {out}, so the argv names them there (TOKENS).
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
-from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
-
-#: Our rewrite of the official wrapper and of the probe's generated inputs.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our rewrite of the official wrapper and of the probe's generated inputs.
 
 #: How this module spells what the reference argv leaves to run time.
 TOKENS = {
@@ -94,7 +91,9 @@ PREPARED_CHECKPOINT = (
 repo = Repo(
     "modelscope/ClearerVoice-Studio",
     commit="6b3774dc79c46ae8bed2a4fa5f706f0ac8c75c61",
-    c2_compat=C2Variant(no_device="fails", failed_exit="unavailable"),
+    c2_compat=C2Variant(no_device="fails", failed_exit="unavailable",
+        no_python="missing_report", missing="deps", not_executable="deps", directory="deps",
+        timeout="deps", crashed="deps", failed="deps", silent="deps", garbage="deps"),
     c5_compat=CompatVariant(strip_path=True, silent_python_ok=False, version_claim="truthy",
         version_strip=True, torch_claim="truthy", torch_strip=True, torch_import="always",
         gpu_count_coerce=True, gpu_from="probe"),
@@ -136,7 +135,7 @@ repo = Repo(
         timeout=600,
         entrypoint="train/speech_enhancement/train.py",
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=PREPARED_CHECKPOINT,
     ),
     single_gpu=Run(
@@ -151,7 +150,7 @@ repo = Repo(
         timeout=600,
         entrypoint="train/speech_enhancement/train.py",
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note="Device id overridable with the probe's --cuda-device flag. " + PREPARED_CHECKPOINT,
     ),
     multi_gpu=Run(
@@ -172,7 +171,7 @@ repo = Repo(
         min_gpus=2,
         entrypoint="train/speech_enhancement/train.py",
         setup=DDP_SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         shim=(
             "A harness wrapper script turns torchrun's --local_rank argument into the repo's "
             "--local-rank flag, gives non-zero ranks their own checkpoint subfolder (rank<N>), "

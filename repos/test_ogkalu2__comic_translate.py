@@ -15,12 +15,9 @@ onnxruntime's CUDAExecutionProvider. torch is not a repository dependency, yet C
 C2 only passes if a CUDA torch is installed anyway. C4 does not apply (CSV: repo_not_supported).
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, CompatVariant, Repo, Run, hf_asset
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
-
-#: Our rewrite of the official stdin driver, mounted read-only at {repo}/benchmark_scripts.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our rewrite of the official stdin driver, mounted read-only at {repo}/benchmark_scripts.
 
 #: How this module spells what the reference argv leaves to run time: `python -` read the
 #: driver from stdin; we run our copy of it as a script with the same two arguments (after
@@ -100,7 +97,7 @@ repo = Repo(
             "detect_one_image.py is that default driver; CUDA_VISIBLE_DEVICES='' makes it use "
             "device cpu and print 'cpu_infer_ok num_blocks=N image=hopper.jpg'."
         ),
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     single_gpu=Run(
         ARGV,
@@ -118,7 +115,7 @@ repo = Repo(
             "with CUDA_VISIBLE_DEVICES=0: the provider check, device cuda, and "
             "'single_gpu_infer_ok num_blocks=N ...'."
         ),
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     multi_gpu=None,  # C4 does not apply: repo_not_supported
     skip={"multi_gpu": "repo_not_supported"},

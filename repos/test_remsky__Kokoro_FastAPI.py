@@ -13,7 +13,7 @@ release (network). C4 does not apply (CSV: repo_not_supported). espeak-ng is a n
 
 from dataclasses import replace
 
-from pytest_reb import Asset, CompatVariant, Http, Repo, Run, Synthetic
+from pytest_reb import Asset, C2Variant, CompatVariant, Http, Repo, Run, Synthetic
 
 #: Environment shared by every stage.
 ENV = {
@@ -58,6 +58,7 @@ FREE_PORT = (
 repo = Repo(
     "remsky/Kokoro-FastAPI",
     commit="3af45719940c915b53ad2a63f9cdb6f22680d276",
+    c2_compat=C2Variant(no_python="deps"),
     c5_compat=CompatVariant(compare_empty_observed=True, version_strip=True, torch_strip=True,
         torch_import="always", gpu_observed_coerce=True, gpu_null_zero=True),
     imports_total=75,  # the C0 denominator

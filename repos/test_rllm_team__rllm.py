@@ -17,12 +17,9 @@ names {out}/dataset. --reb-prepare downloads the zips from the server's tasks/<t
 keeps the declared (official cache) names.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, hf_asset
-
-#: Our setup script (relf1_cache.py), mounted read-only at {repo}/benchmark_scripts.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our setup script (relf1_cache.py), mounted read-only at {repo}/benchmark_scripts.
 
 #: How this module spells what the reference argv leaves to run time.
 TOKENS = {"{assets}/dataset": ["{out}/dataset"]}
@@ -63,6 +60,7 @@ ARGV = [
 repo = Repo(
     "rllm-team/rllm",
     commit="0c0e4ec9b158318d72a09d810c060e0c9529c074",
+    c2_compat=C2Variant(no_python="unknown"),
     # str(python_path).strip(); the count is the cuda stage's int or string of digits
     c5_compat=CompatVariant(strip_path=True, path_text=True, version_claim="text_null",
         compare_empty_observed=True, version_strip=True, torch_claim="text_null",
@@ -109,7 +107,7 @@ repo = Repo(
             "size 1 for the other tasks." + MADE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     single_gpu=Run(
         ARGV,
@@ -117,7 +115,7 @@ repo = Repo(
         timeout=600,
         entrypoint="examples/rdl.py",
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=MADE.lstrip(),
     ),
     multi_gpu=None,  # C4 does not apply: not_applicable

@@ -21,12 +21,9 @@ from configs/qwen2.5-7b-eagle3.json and the target model's AutoConfig, into
 {out}/draft_config.json, which --draft-model-config names.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, Synthetic, hf_asset
 
-from pytest_reb import Asset, CompatVariant, Repo, Run, Synthetic, hf_asset
-
-#: Our setup script (prepare_sharegpt.py), mounted read-only at {repo}/benchmark_scripts.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our setup script (prepare_sharegpt.py), mounted read-only at {repo}/benchmark_scripts.
 
 #: How this module spells what the reference argv leaves to run time.
 TOKENS = {"{assets}/dataset/sharegpt_train.jsonl": ["{out}/sharegpt_train.jsonl"],
@@ -83,8 +80,11 @@ EAGLE3 = [
 repo = Repo(
     "sgl-project/SpecForge",
     commit="077f286269a7e10ca7b18f7a33e49e8c6cbeac4f",
+    c2_compat=C2Variant(no_python="missing_report:none", timeout="timeout:none",
+        crashed="runtime:empty", failed="runtime:empty", silent="runtime:empty",
+        garbage="runtime"),
     c5_compat=CompatVariant(torch_needs_version=False, torch_needs_file=True,
-        version_claim="string", torch_probe="json",
+        version_claim="string", torch_compare_empty=True,
         cuda_from="observed", gpu_observed_coerce=True),
     imports_total=52,  # the C0 denominator
     domain="LLM speculative-decoding draft-model training (EAGLE-3 for SGLang)",
@@ -134,7 +134,7 @@ repo = Repo(
             "resolved snapshot)." + MADE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     multi_gpu=Run(
         ["{python}", "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
@@ -151,7 +151,7 @@ repo = Repo(
             "report python." + MADE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     skip={"cpu": "repo_not_supported"},
 )

@@ -15,12 +15,9 @@ shims/.../sharegpt_from_text.py) converts it, as the official prepare did, into 
 tinyshakespeare_sharegpt.json in {out}, which benchmark.dataset_path then names.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
 
-from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, hf_asset
-
-#: Our setup script (sharegpt_from_text.py), mounted read-only at {repo}/benchmark_scripts.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our setup script (sharegpt_from_text.py), mounted read-only at {repo}/benchmark_scripts.
 
 #: How this module spells what the reference argv leaves to run time.
 TOKENS = {
@@ -80,7 +77,7 @@ repo = Repo(
     commit="d2cc0f5a2bdc262e75cc45ee1c4cdf7778279dd0",
     # torch from a JSON probe whose unreadable output is no version; int(gpu_count) raises on
     # "two"; ddp is judged whenever no count says < 2 GPUs
-    c2_compat=C2Variant(no_device="fails", no_framework="null"),
+    c2_compat=C2Variant(no_device="fails", no_framework="null", no_python="deps:null"),
     c5_compat=CompatVariant(version_claim="truthy", torch_claim="truthy", torch_probe="json",
         probe_garbage="ignored", cuda_from="observed", gpu_count_coerce=True,
         gpu_coerce_crash=True, gpu_observed_coerce=True, ddp_without_count=True,
@@ -125,7 +122,7 @@ repo = Repo(
             "chitu_backend extension is still imported." + MADE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     multi_gpu=Run(
         [
@@ -145,7 +142,7 @@ repo = Repo(
             "counts GPUs with torch under the report python." + MADE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
     skip={"cpu": "repo_not_supported"},
 )

@@ -48,7 +48,10 @@ repo = Repo(
     "vllm-project/vllm-omni",
     commit="8c1259383c0bdffe7e856b6809163d8385e657de",
     # torch is probed whenever the path is an executable file, even if the version probe failed
-    c2_compat=C2Variant(no_device="fails"),
+    c2_compat=C2Variant(no_device="fails", no_python="missing_report:empty",
+        missing="path_hallucination:empty", not_executable="path_hallucination:empty",
+        directory="path_hallucination:empty", timeout="timeout:empty", crashed="runtime",
+        failed="runtime", silent="runtime", garbage="invalid_json:empty"),
     c5_compat=CompatVariant(torch_needs_version=False, torch_needs_file=True,
         gpu_observed_coerce=True,
         ddp_excused=frozenset({"entrypoint_not_found", "args_unknown", "missing_report",

@@ -15,12 +15,9 @@ Prepare downloads Olympus.json raw (to {assets}/dataset/Olympus.json); a setup s
 (first example, image field removed, at most two turns), which --data_path then names.
 """
 
-from pathlib import Path
+from pytest_reb import SHIMS, Asset, C2Variant, CompatVariant, Repo, Run, deepspeed, hf_asset
 
-from pytest_reb import Asset, C2Variant, CompatVariant, Repo, Run, deepspeed, hf_asset
-
-#: Our setup script (minimal_train.py), mounted read-only at {repo}/benchmark_scripts.
-SHIM_DIR = str(Path(__file__).parent / "shims" / Path(__file__).stem)
+# Our setup script (minimal_train.py), mounted read-only at {repo}/benchmark_scripts.
 
 #: How this module spells what the reference argv leaves to run time.
 TOKENS = {"{assets}/dataset/minimal_train.json": ["{out}/minimal_train.json"]}
@@ -91,13 +88,14 @@ repo = Repo(
     commit="d49bffd878dcb96e7cd4d9312e0852b26e34eab8",
     # str(python_path).strip(): 3 is the path "3"; a path that is missing or not executable
     # also fails the version probe (two items)
-    c2_compat=C2Variant(no_device="unavailable"),
+    c2_compat=C2Variant(no_device="unavailable", no_python="deps"),
     # a python_path that is no file is an item, and still run (a bare name through PATH);
     # torch is probed only for an executable file
     c5_compat=CompatVariant(strip_path=True, path_text=True, runs_missing="version",
         noexec_path_weight=2, torch_needs_version=False,
         version_claim="text_null", version_strip=True, torch_claim="text_null", torch_strip=True,
-        torch_probe="json", cuda_claim="truthy", gpu_count_coerce=True, gpu_observed_coerce=True),
+        torch_compare_empty=True, cuda_claim="truthy", gpu_count_coerce=True,
+        gpu_observed_coerce=True),
     imports_total=44,  # the C0 denominator
     domain="multimodal LLM (vision-language task router on Mipha/LLaVA-style training code)",
     assets=[
@@ -133,7 +131,7 @@ repo = Repo(
         timeout=600,
         entrypoint="mipha/train/train.py",
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note=(
             "HF_HOME and the other HF/torch caches are set as repo-relative paths in the official "
             "probe." + MADE
@@ -151,7 +149,7 @@ repo = Repo(
         min_gpus=1,
         entrypoint="mipha/train/train.py",
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
         note="Pre-check: torch GPU count >= 1 under the report python." + MADE,
     ),
     multi_gpu=deepspeed(
@@ -171,6 +169,6 @@ repo = Repo(
             "ids in SCIMLOPSBENCH_MULTI_GPU_DEVICES (0,1)." + MADE
         ),
         setup=SETUP,
-        shim_dir=SHIM_DIR,
+        shim_dir=SHIMS,
     ),
 )

@@ -20,13 +20,14 @@ import shutil
 import tempfile
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import docker  # noqa: F401  before any in-process pytester run: see below
 import pytest
 from support import hoststate
+from support.images import ensure
 
 # the plugin's lazy imports, also before any in-process pytester run: see below
 
@@ -209,3 +210,22 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture(scope="session")
+def hostile(docker_client: Any, demo_image: str) -> Callable[[str], str]:
+    """``hostile(case)``: the tag of that hostile image, built on first use."""
+    made: dict[str, str] = {}
+
+    def get(name: str) -> str:
+        if name not in made:
+            made[name] = ensure(docker_client, demo_image, name)
+        return made[name]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def image_commit(docker_client: Any, demo_image: str) -> str:
+    """The commit the demo image's checkout is at (what a module must pin)."""
+    return str(docker_client.images.get(demo_image).labels["reb.demo.commit"])

@@ -94,3 +94,37 @@ def test_a_users_container_of_a_kept_image_is_nobodys_orphan(
     finally:
         mine.remove(force=True)
 
+
+
+def test_the_commit_keeps_every_label_of_the_task_image_and_empties_the_runs(
+        docker_client: Any, tinynet_task: str, tmp_path: Path, agent_images: list[str]) -> None:
+    """A custom --task-image (the demo's task image plus a ``maintainer`` label): the kept
+    image has its ``reb.task.*`` labels and its ``maintainer``; only the run's are empty."""
+    task_labels = docker_client.images.get(tinynet_task).labels
+    assert {"reb.task.repo", "reb.task.commit", "reb.task.base"} <= set(task_labels)
+    base = docker_client.containers.create(tinynet_task, ["true"],
+                                           labels=labels("tests-commit-labels"))
+    custom = "reb-test-custom-task:labels"
+    try:
+        docker_client.api.commit(base.id, repository="reb-test-custom-task", tag="labels",
+                                 changes=['LABEL maintainer="someone@example.org"',
+                                          'LABEL reb.run="" reb.owner=""'])
+    finally:
+        base.remove(force=True)
+    agent_images.append(custom)
+    rec = agent(docker_client, custom, tmp_path, agent_images, "true")
+    kept = docker_client.images.get(rec.image).labels
+    for key, value in task_labels.items():
+        if key not in ("reb.run", "reb.owner"):
+            assert kept[key] == value, key
+    assert kept["maintainer"] == "someone@example.org"
+    assert (kept["reb.run"], kept["reb.owner"], kept["reb.agent.name"]) == ("", "", "")
+    assert kept["reb.agent-env.run"] == rec.run
+    # what the official layout reads back: the agent's start, wall time and tokens
+    from pytest_reb.runs.agentfacts import agent_facts
+
+    facts = agent_facts(rec.image)
+    assert facts is not None and facts["run"] == rec.run
+    assert (facts["started"], facts["wall_s"], facts["exit_code"], facts["tokens"]) == \
+        (round(rec.started, 3), rec.wall_s, 0, "unknown")
+    assert agent_facts(tinynet_task) is None  # a task image is no agent's commit

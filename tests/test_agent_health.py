@@ -156,6 +156,7 @@ def test_reb_agent_run_without_a_key_fails_in_seconds_and_scores_nothing(
                 .splitlines()]
     assert (record["status"], record["image"], record["wall_s"]) == \
         ("agent_unreachable", None, None)
+    assert time.time() - 60 < record["started"] <= time.time()  # when it was tried, not 0
     assert not (tmp_path / "matrix.jsonl").exists()
     assert not docker_client.containers.list(all=True,
                                              filters={"label": f"reb.run={record['run']}"})

@@ -191,3 +191,57 @@ def test_the_engines_export_is_read_where_the_layer_is_not_on_this_host(
     finally:
         ctr.remove(force=True, v=True)
     assert (found.channel, sorted(found.contents)) == ("export", ["/.top-secret", "/root/.rc"])
+
+
+#: The key where no file's bytes hold it: a link's target, a hard link's name, an extended
+#: attribute (name and value), a directory's name deleted later (nothing left of it).
+LINKED = ("sh -c 'ln -s /nonexistent/$REB_TEST_API_KEY /tmp/link; "
+          "echo clean > /tmp/plain; ln /tmp/plain /tmp/hard-$REB_TEST_API_KEY; "
+          "echo x > /tmp/attr; python3 -c \"import os; "
+          "os.setxattr(\\\"/tmp/attr\\\", \\\"user.k\\\", os.environ[\\\"REB_TEST_API_KEY\\\"]"
+          ".encode())\"; mkdir /tmp/gone-$REB_TEST_API_KEY; rmdir /tmp/gone-$REB_TEST_API_KEY; "
+          "echo done'")
+
+
+@pytest.mark.container
+def test_a_key_in_a_link_target_a_hard_link_name_or_an_xattr_is_found_and_scrubbed(
+        docker_client: Any, tinynet_task: str, tmp_path: Path, agent_images: list[str]) -> None:
+    """The scan reads what a layer carries beyond file bytes; --scrub-secrets takes it out,
+    and ``docker save`` of the kept image holds no form of the key."""
+    rec = agent(docker_client, tinynet_task, tmp_path / "kept", agent_images, LINKED,
+                secrets=KEYS)
+    assert (rec.status, rec.image) == ("secret_leaked", None), rec.error
+    assert {"/tmp/link", "/tmp/hard-<redacted>"} <= set(rec.leaks), rec.leaks
+    xattrs_here = "/tmp/attr" in rec.leaks  # a filesystem without user xattrs stores none
+    rec = agent(docker_client, tinynet_task, tmp_path / "scrubbed", agent_images, LINKED,
+                secrets=KEYS, scrub_secrets=True)
+    assert rec.status == "finished" and rec.image, rec.error
+    assert {"/tmp/link", "/tmp/hard-<redacted>"} <= set(rec.scrubbed)
+    assert xattrs_here == ("/tmp/attr" in rec.scrubbed)
+    assert saved_hits(rec.image, sorted(leaks.encodings(SECRET))) == 0
+    out = docker_client.containers.run(rec.image, ["sh", "-c", "ls -A /tmp; echo END"],
+                                       remove=True, network_mode="none").decode()
+    assert out.split() == ["plain", "END"]
+
+
+@pytest.mark.container
+def test_a_key_in_the_task_images_config_or_history_keeps_no_image(
+        docker_client: Any, tinynet_task: str, tmp_path: Path, agent_images: list[str]) -> None:
+    """A custom task image that carries the key in a label, its Env or its history: the
+    commit would keep it, so the committed image is removed and the run says why."""
+    from pytest_reb.targets import labels
+
+    base = docker_client.containers.create(tinynet_task, ["true"],
+                                           labels=labels("tests-leaks-config"))
+    tagged = "reb-test-leaky-task:config"
+    try:
+        docker_client.api.commit(base.id, repository="reb-test-leaky-task", tag="config",
+                                 message=f"made with {SECRET}",
+                                 changes=[f"ENV BAKED={SECRET}", f"LABEL baked={SECRET}"])
+    finally:
+        base.remove(force=True)
+    agent_images.append(tagged)
+    rec = agent(docker_client, tagged, tmp_path, agent_images, "true", secrets=KEYS)
+    assert (rec.status, rec.image) == ("secret_leaked", None)
+    assert "config or history" in (rec.error or "")
+    assert not docker_client.images.list(filters={"label": f"reb.agent-env.run={rec.run}"})

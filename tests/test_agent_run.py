@@ -18,6 +18,7 @@ from pytest_reb.loop.agent import backends
 from pytest_reb.loop.agent.run import run_agent
 from pytest_reb.loop.task import select
 from pytest_reb.outcome import Outcome, OutcomeLog
+from pytest_reb.runs.matrix import AGENT_TIMED_OUT_LABEL
 from pytest_reb.targets import DockerTarget, image_file
 
 pytestmark = pytest.mark.container
@@ -75,7 +76,7 @@ def test_an_agent_past_its_budget_is_killed_and_recorded_as_timed_out(
     assert time.monotonic() - start < 120
     assert rec.timed_out and rec.exit_code is None and 4 <= (rec.wall_s or 0) < 20
     assert "started" in Path(rec.log).read_text()
-    assert docker_client.images.get(rec.image).labels["reb.agent-env.timed-out"] == "true"
+    assert docker_client.images.get(rec.image).labels[AGENT_TIMED_OUT_LABEL] == "true"
     # still committed and verified strictly; compat scores it as officially: timeout, no probe
     got = verify(pytester, tmp_path, "-m", "c1", "--reb-compat")
     assert (got["c1"].status, got["c1"].category) == ("failed", "timeout")

@@ -25,6 +25,7 @@ import pytest
 
 from pytest_reb.outcome import Outcome, OutcomeLog
 from pytest_reb.pyramid.context import Context, tier_probe
+from pytest_reb.runs.options import RebOptions
 from pytest_reb.selfreport import MAX_REPORT_BYTES, load_report
 from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo
 from pytest_reb.targets import DockerTarget, Limits
@@ -89,7 +90,8 @@ def run_tiers(target: DockerTarget, report: dict[str, Any] | bytes | None, *tier
     sweeps the extensions only when it is one of ``tiers``)."""
     raw = json.dumps(report).encode() if isinstance(report, dict) else report
     ctx = Context(repo=demo_repo(), target_name="hostile", connect=lambda: target,
-                  read_report=lambda _: load_report(raw, source="hostile.json"), compat=compat,
+                  read_report=lambda _: load_report(raw, source="hostile.json"),
+                  options=RebOptions(compat=compat),
                   ext_sweep="c2" in tiers)
     return {tier: ctx.once(tier, tier_probe(tier)) for tier in tiers}
 

@@ -5,13 +5,10 @@ the recorder's lines read back per tier.  Nothing here is timed."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-import vs_official as bench  # bench/ is not a package
+import vs_official as bench  # bench/ is on the suite's pythonpath
 
 
 def test_stages_start_at_their_headers_in_each_bundles_spelling() -> None:
@@ -101,6 +98,22 @@ def test_the_recorders_lines_are_read_back_per_tier() -> None:
     assert got["commands"]["c5"] == {"interpreter probe (strict + official questions)": 1.5,
                                      "env-size walk": 0.3}
 
+
+
+def test_commands_are_also_read_back_by_the_thread_that_sent_them() -> None:
+    """Under lanes the C0 item is current while lane 1 runs C1's entrypoint: grouping by
+    the sending thread keeps the lanes' commands, and their containers' CPU, apart."""
+    node = "repos/test_x.py::test_c0_imports[img] (call)"
+    lines = [{"test": node, "argv": ["/reb/node", "x"], "duration": 2.0, "cpu": 1.5,
+              "thread": "reb-lane-c0-c2"},
+             {"test": node, "argv": ["/env/bin/python", "train.py"], "duration": 6.0,
+              "cpu": 5.0, "thread": "reb-lane-c1"},
+             {"test": node, "argv": ["/reb/node", "y"], "duration": 1.0, "cpu": None,
+              "thread": "reb-lane-c0-c2"}]
+    got = bench.read_record(json.dumps(x) for x in lines)
+    assert got["by_thread"] == {"reb-lane-c0-c2": {"pyright": [3.0, 1.5]},
+                                "reb-lane-c1": {"the tier's own command": [6.0, 5.0]}}
+    assert got["commands"]["c0"] == {"pyright": 3.0, "the tier's own command": 6.0}
 
 def test_the_demo_leaves_the_cpu_stage_out_of_the_comparison() -> None:
     demo = bench.Subject("reb-demo:good", "o/n", Path("m.py"), cpu_own=False)

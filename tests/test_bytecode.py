@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostile.images import demo_module
+from support.images import demo_module
 
 from pytest_reb.targets import bytecode
 from pytest_reb.targets.hostview import HostView

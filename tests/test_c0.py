@@ -45,6 +45,7 @@ from pytest_reb.pyramid.c0_pyright import (
     strict_missing,
 )
 from pytest_reb.pyramid.context import Context
+from pytest_reb.runs.options import RebOptions
 from pytest_reb.selfreport import ReportLoad, load_report
 from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo
 from pytest_reb.targets import DockerTarget, LocalTarget, Target, image_file
@@ -358,7 +359,7 @@ def local_ctx(repo: Path, python: str | None, *, compat: bool = False, total: in
                    target_name="local://", connect=lambda: local,
                    read_report=lambda _: report or ReportLoad("none", category="missing_report",
                                                             message="no report at x"),
-                   python_override=python, repo_dir=str(repo), compat=compat)
+                   options=RebOptions(python=python, repo_dir=str(repo), compat=compat))
 
 
 SAMPLE = {
@@ -704,7 +705,7 @@ def test_a_second_c0_of_the_image_reads_the_answer_kept_for_it(
     assert f"{second.evidence['scratch']}/reb-no-stubs" in second.evidence["search_paths"]
     assert second.duration == 0.0
     for _ in range(2):
-        gone = _c0_of(env_target, python_override="/opt/envs/gone/bin/python")
+        gone = _c0_of(env_target, options=RebOptions(python="/opt/envs/gone/bin/python"))
         assert gone.category == "entrypoint_not_found" and "cached" not in gone.evidence
 
 

@@ -19,6 +19,7 @@ from support.repomodules import write_tree as tree
 
 from pytest_reb.pyramid.c0_imports import probe
 from pytest_reb.pyramid.context import Context
+from pytest_reb.runs.options import RebOptions
 from pytest_reb.selfreport import ReportLoad
 from pytest_reb.spec import Repo
 from pytest_reb.targets import LocalTarget
@@ -53,7 +54,7 @@ def ctx(repo: Path, python: str, *, compat: bool) -> Context:
                    target_name="local://", connect=lambda: local,
                    read_report=lambda _: ReportLoad("none", category="missing_report",
                                                   message="no report"),
-                   python_override=python, repo_dir=str(repo), compat=compat)
+                   options=RebOptions(python=python, repo_dir=str(repo), compat=compat))
 
 
 def test_stub_only_packages_are_missing_in_strict(tmp_path: Path, stubbed_python: str) -> None:

@@ -1,13 +1,13 @@
 """C2's verdict from its probe's observation (``pyramid/c2_cuda.py``: ``judge``, ``parse``) and
-which GPU architectures a build's cubins and PTX serve (``pyramid/ext_sweep.arch_supported``).
+which GPU architectures a build's cubins and PTX serve (``rules/c2.arch_supported``).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from pytest_reb.pyramid.c2_cuda import judge, parse
-from pytest_reb.pyramid.ext_sweep import arch_supported
+from pytest_reb.pyramid.c2_cuda import parse
+from pytest_reb.rules.c2 import arch_supported, judge
 
 
 @pytest.mark.parametrize(("cap", "archs", "ok"), [

@@ -83,7 +83,8 @@ def test_reb_alone_shows_its_commands_and_examples(capsys: pytest.CaptureFixture
     ("--reb-timeout-scale", "0", "above 0"), ("--reb-timeout-scale", "-1", "above 0"),
     ("--reb-timeout-scale", "fast", "not a number"), ("--reb-memory", "lots", "not a size"),
     ("--reb-disk", "0g", "not a size"), ("--reb-pids", "-5", "above 0"),
-    ("--reb-pids", "many", "not a whole number"), ("--reb-trust-hook", "abc", "not a sha256")])
+    ("--reb-pids", "many", "not a whole number"), ("--reb-trust-hook", "abc", "not a sha256"),
+    ("--reb-gpus", "x,y", "not a list of GPU indices"), ("--reb-gpus", "0,GPU-1", "indices")])
 def test_a_bad_option_value_is_a_usage_error(pytester: pytest.Pytester, option: str,
                                              value: str, says: str) -> None:
     pytester.makepyfile("def test_x():\n    pass\n")

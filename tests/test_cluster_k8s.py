@@ -146,7 +146,9 @@ def test_one_indexed_job_per_image_one_index_per_pair(manifest: dict[str, Any]) 
         [copy] = pod.init_containers  # the harness comes from its own image, not the agent's
         assert copy.image == "pytest-reb-harness:latest"
         # the harness's own interpreter, isolated from the image's PYTHONPATH and user site
-        assert verify.command[:4] == [f"{k8s.HARNESS}/bin/python", "-I", "-m", "pytest"]
+        # and pytest run so that a failed tier is a verdict, not a failed Job
+        assert verify.command[:4] == [f"{k8s.HARNESS}/bin/python", "-I", "-c", k8s.VERDICTS]
+        assert verify.resources.requests["memory"] == "16Gi"
         [lib] = [e for e in verify.env if e.name == "REB_WITNESS_LIB"]  # prebuilt: no compiler
         assert lib.value == k8s.WITNESS_LIB
         assert verify.security_context.capabilities.drop == ["ALL"]
@@ -175,6 +177,56 @@ def test_each_index_has_its_row_on_local_host(manifest: dict[str, Any]) -> None:
     assert policy.spec.policy_types == ["Ingress", "Egress"]
     assert policy.spec.ingress is None and policy.spec.egress is None  # no traffic at all
     assert policy.spec.pod_selector.match_labels["reb.run"] == run
+
+
+def test_a_gpu_less_cluster_a_registry_and_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """``--node-gpus 0``: no pod asks for a GPU, every tier is planned (C5 too) and the short
+    ones are named; ``--registry`` names every image there and writes the push lines."""
+    (tmp_path / "m.toml").write_text(
+        '[[target]]\nrepo = "reb/tinynet"\nagent = "alpha"\nimage = "reb-agent-env:a-1"\n')
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "jobs.json"
+    assert reb(["k8s", str(tmp_path / "m.toml"), "--modules", str(DEMO_MODULE), "--out",
+                str(out), "--node-gpus", "0", "--registry", "registry.example/team/",
+                "--memory", "8Gi"]) == 0
+    printed = capsys.readouterr()
+    assert "C4 needs 2 GPU(s), a node has 0: ends insufficient_hardware" in printed.err
+    push = tmp_path / "jobs.push.sh"
+    assert f"sh {push}" in printed.out
+    assert push.read_text().splitlines()[3:] == [
+        "docker tag reb-agent-env:a-1 registry.example/team/reb-agent-env:a-1",
+        "docker push registry.example/team/reb-agent-env:a-1",
+        "docker tag pytest-reb-harness:latest registry.example/team/pytest-reb-harness:latest",
+        "docker push registry.example/team/pytest-reb-harness:latest"]
+    items = json.loads(out.read_text())["items"]
+    [job, merge] = [validated(i) for i in items if i["kind"] == "Job"]
+    [verify] = job.spec.template.spec.containers
+    assert verify.image == "registry.example/team/reb-agent-env:a-1"
+    assert job.spec.template.spec.init_containers[0].image == \
+        "registry.example/team/pytest-reb-harness:latest"
+    assert merge.spec.template.spec.containers[0].image.startswith("registry.example/team/")
+    assert "nvidia.com/gpu" not in verify.resources.limits
+    assert verify.resources.limits["memory"] == verify.resources.requests["memory"] == "8Gi"
+    assert "c0 or c1 or c2 or c3 or c4 or c5" in verify.command
+
+
+def test_a_failed_tier_ends_the_index_well_and_an_error_fails_it(tmp_path: Path) -> None:
+    """The pod's command, run here with real pytest: exit 1 (a verdict) becomes 0, a usage
+    error (4) or nothing collected (5) stays, and fails the Job."""
+    import subprocess
+    import sys
+
+    (tmp_path / "test_x.py").write_text("def test_no():\n    assert False\n")
+
+    def pod(*args: str) -> int:
+        return subprocess.run([sys.executable, "-I", "-c", k8s.VERDICTS, *args, "-q",
+                               "-p", "no:cacheprovider"], cwd=tmp_path, capture_output=True,
+                              check=False).returncode
+
+    assert pod("test_x.py") == 0
+    assert pod("test_x.py", "--no-such-option") == 4
+    assert pod("test_x.py", "-k", "nothing_matches") == 5
 
 
 def test_what_a_pod_cannot_do_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -176,9 +176,9 @@ def test_a_remote_target_has_the_remote_machines_gpus(docker_client: Any, demo_i
     for GPUs; its leases are its own lock files, not this host's."""
     import os
 
-    from pytest_reb.plugin.options import RebOptions
     from pytest_reb.plugin.session import RebSession
     from pytest_reb.runs.matrix import TargetSpec
+    from pytest_reb.runs.options import RebOptions
     from pytest_reb.targets import TestinfraTarget
 
     suite = os.environ.get("REB_SUITE", "")

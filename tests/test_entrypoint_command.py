@@ -12,12 +12,13 @@ def test_values_in_a_shell_script_are_quoted() -> None:
 
     from pytest_reb.pyramid.context import Context
     from pytest_reb.pyramid.entrypoint import _command, places
+    from pytest_reb.runs.options import RebOptions
     from pytest_reb.selfreport import ReportLoad
     from pytest_reb.spec import Repo
 
     evil = "/x; touch /tmp/pwned; y/bin/python"
     ctx = Context(repo=Repo("a/b", commit="0" * 40), target_name="t", connect=lambda: None,  # type: ignore[arg-type,return-value]
-                  read_report=lambda _: ReportLoad("r"), python_override=evil)
+                  read_report=lambda _: ReportLoad("r"), options=RebOptions(python=evil))
     run = Run(["{python}", "-m", "torch.distributed.run", "--no_python", "bash", "-lc",
                "timeout 8s {python} -m x --out {out}/r"])
     argv = _command(run, ctx, places(ctx, "/tmp/o"))

@@ -15,12 +15,13 @@ ones (several GPUs, a shared GPU, a GPU without counters) are built from them.
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_reb.rules.gpu_rules import SM_ACTIVE_MIN_MS, computed, gpu_work
+from pytest_reb.rules.entrypoint_stage import SM_ACTIVE_MIN_MS, GpuNeed, computed, gpu_problem
 from pytest_reb.targets import ExecResult
 
 DATA = Path(__file__).parent / "data" / "gpu"
@@ -58,7 +59,7 @@ def test_honest_runs_pass(name: str) -> None:
     for run in measured(name):
         assert run["exit_code"] == 0
         holders = holders_of(run)
-        assert gpu_work(1)(as_result(run["compute"], holders)) is None, run["compute"]
+        assert gpu_problem(GpuNeed(1), as_result(run["compute"], holders)) is None, run["compute"]
 
 
 @pytest.mark.parametrize("name", FAKES)
@@ -66,7 +67,7 @@ def test_fakes_fail_with_no_gpu_compute(name: str) -> None:
     for run in measured(name):
         assert run["exit_code"] == 0  # the official rule passes every one
         holders = holders_of(run)
-        category, message = gpu_work(1)(as_result(run["compute"], holders)) or ("", "")
+        category, message = gpu_problem(GpuNeed(1), as_result(run["compute"], holders)) or ("", "")
         assert category == "no_gpu_compute", message
         assert "SMs were active" in message
 
@@ -119,14 +120,14 @@ def test_the_plugins_own_outcomes_on_the_h200() -> None:
         if o["tier"] == "c3" and "loop100" not in o["repo"]:  # judged by the older floor
             ev = o["evidence"]
             holders = {int(p): g for p, g in ev["gpu_holders"].items()}
-            got = gpu_work(1)(as_result(ev["gpu_compute"], holders))
+            got = gpu_problem(GpuNeed(1), as_result(ev["gpu_compute"], holders))
             assert (got[0] if got else None) == o["category"]
 
 
 def test_two_gpus_need_two_that_computed() -> None:
     (honest,) = [r["compute"]["0"] for r in measured("demo_5")][:1]
     (fake,) = [r["compute"]["0"] for r in measured("fake_context")][:1]
-    rule = gpu_work(2)
+    rule = partial(gpu_problem, GpuNeed(2))
     assert rule(as_result({"0": honest, "1": honest}, {1: [0], 2: [1]})) is None
     category, message = rule(as_result({"0": honest, "1": fake}, {1: [0], 2: [1]})) or ("", "")
     assert category == "no_gpu_compute" and "only 1 of the 2" in message
@@ -140,14 +141,14 @@ def test_a_gpu_shared_with_another_process_proves_nothing() -> None:
 
 def test_no_counters_fails_closed() -> None:
     no_gpm = {"0": {"interval_s": 5.0, "gpm_error": "this GPU has no GPM"}}
-    category, message = gpu_work(1)(as_result(no_gpm, {1: [0]})) or ("", "")
+    category, message = gpu_problem(GpuNeed(1), as_result(no_gpm, {1: [0]})) or ("", "")
     assert category == "no_gpu_compute" and "no GPM" in message
-    category, message = gpu_work(1)(as_result({"error": "NVML (pynvml) is not available"},
-                                              {1: [0]})) or ("", "")
+    no_nvml = {"error": "NVML (pynvml) is not available"}
+    category, message = gpu_problem(GpuNeed(1), as_result(no_nvml, {1: [0]})) or ("", "")
     assert category == "no_gpu_compute" and "NVML" in message
 
 
 def test_a_context_is_still_needed_first() -> None:
     honest = measured("demo_5")[0]["compute"]
-    category, _ = gpu_work(1)(as_result(honest, {})) or ("", "")
+    category, _ = gpu_problem(GpuNeed(1), as_result(honest, {})) or ("", "")
     assert category == "no_gpu_evidence"

@@ -1,13 +1,20 @@
-"""The GPU evidence rules that decide C3 and C4 in strict mode (``rules/gpu_rules.py``), fed
+"""The GPU evidence rules that decide C3 and C4 in strict mode (``rules/entrypoint_stage.py``), fed
 ``ExecResult``s shaped like what the host records (docs/gpu.md has real ones from an H200).
 """
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 from support.outcomes import exec_result
 
-from pytest_reb.rules.gpu_rules import distinct_ranks, gpu_work, held_any_gpu
+from pytest_reb.rules.entrypoint_stage import (
+    GpuNeed,
+    distinct_ranks,
+    gpu_problem,
+    held_any_gpu,
+)
 
 
 def test_c3_needs_a_holder() -> None:
@@ -34,7 +41,8 @@ BUSY = {"0": {"interval_s": 9.9, "gpm": {"sm_active_ms": 0.0095}},
 
 
 def test_c4_rule_for_ddp_and_for_device_map() -> None:
-    ddp, device_map = gpu_work(2), gpu_work(2, one_process=True)
+    ddp = partial(gpu_problem, GpuNeed(2))
+    device_map = partial(gpu_problem, GpuNeed(2, one_process=True))
     assert ddp(exec_result({1: [0], 2: [1]}, gpu_compute=BUSY)) is None
     assert "only 1 process" in str(ddp(exec_result({1: [0], 2: [0]}, gpu_compute=BUSY)))
     assert "only 1 process" in str(ddp(exec_result({1: [0, 1]}, gpu_compute=BUSY)))

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostile.images import demo_module, module_text
+from support.images import demo_module, module_text
 
 from pytest_reb.pyramid.lanes import CROWDED_SHARE, LANE_TIERS, LANES, Plan, plan, spare_cores
 from pytest_reb.targets import DockerTarget, InfraError, Limits

@@ -24,9 +24,10 @@ from pathlib import Path
 import pytest
 
 #: The modules of ours an inactive plugin may load: the entry point, its hookspecs, the
-#: options' types and the stash key (each stdlib only).
+#: options' types (with the sizes they read) and the stash key (each stdlib only).
 LIGHT = {"pytest_reb", "pytest_reb.plugin", "pytest_reb.plugin.hooks",
-         "pytest_reb.plugin.hookspecs", "pytest_reb.plugin.optiontypes", "pytest_reb.plugin.stash"}
+         "pytest_reb.plugin.hookspecs", "pytest_reb.plugin.optiontypes", "pytest_reb.sizes",
+         "pytest_reb.plugin.stash"}
 HEAVY = ("docker", "pydantic", "matplotlib", "testinfra", "pytest_reb.plugin.session")
 
 PROJECT_TEST = """

@@ -10,14 +10,10 @@ run); ``official.BASE_LINKS`` makes an empty venv instead, which has its own pip
 from __future__ import annotations
 
 import re
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent / "realruns"))
-from official import BASE_LINKS, BASE_PYTHON  # tests/realruns is not a package
+from official import BASE_LINKS, BASE_PYTHON  # tests/realruns is on the suite's pythonpath
 
 
 @pytest.mark.container

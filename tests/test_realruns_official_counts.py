@@ -9,11 +9,7 @@ read only ``metrics``, so those rows lost the official C0 count.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).parent / "realruns"))
-from official import stage_verdict  # tests/realruns is not a package
+from official import stage_verdict  # tests/realruns is on the suite's pythonpath
 
 COUNTS = {"missing_packages_count": 10, "total_imported_packages_count": 75}
 

@@ -10,11 +10,8 @@ errors) in ``pyright_output.json``.  ``official.stage_verdict`` now keeps both.
 from __future__ import annotations
 
 import re
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent / "realruns"))
-from official import pyright_missing, stage_verdict  # tests/realruns is not a package
+from official import pyright_missing, stage_verdict  # tests/realruns is on the suite's pythonpath
 
 
 def test_targets_reason_and_pyright_summary_are_kept() -> None:

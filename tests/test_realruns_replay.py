@@ -12,15 +12,12 @@ carry the official totals.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from build import figures, module_of  # tests/realruns is on the suite's pythonpath
 from support.repomodules import module
-
-sys.path.insert(0, str(Path(__file__).parent / "realruns"))
-from build import figures, module_of  # tests/realruns is not a package
 
 DATA = Path(__file__).parent / "data" / "realruns"
 RECORDS = sorted(DATA.glob("*.json"))

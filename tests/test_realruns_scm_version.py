@@ -9,11 +9,9 @@ on the host (setuptools-scm's default scheme) for ``SETUPTOOLS_SCM_PRETEND_VERSI
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent / "realruns"))
-from build import scm_version  # tests/realruns is not a package
+from build import scm_version  # tests/realruns is on the suite's pythonpath
 
 
 def git(repo: Path, *args: str) -> str:

@@ -3,12 +3,9 @@ the real database layout, read by nltk's own WordNet reader where nltk is instal
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent / "realruns"))
 import standin_H
 
 

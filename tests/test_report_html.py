@@ -73,8 +73,16 @@ def check_report(page: str) -> dict[str, dict[str, Any]]:
 def test_self_contained_report(pytester: pytest.Pytester, mini: list[str]) -> None:
     result = pytester.runpytest(*mini, "--html=report.html", "--self-contained-html")
     result.assert_outcomes(passed=1, failed=1, skipped=1, deselected=3)
-    check_report((pytester.path / "report.html").read_text())
+    got = check_report((pytester.path / "report.html").read_text())
     assert not (pytester.path / "assets").exists(), "a self-contained report wrote assets"
+    # the Duration column is the tier's (its outcome's), not the pytest item's
+    from pytest_reb.plugin.html import tier_duration
+
+    [log] = pytester.path.glob("reports/*/outcomes.jsonl")
+    tiers = {(o := json.loads(line))["tier"]: o["duration"]
+             for line in log.read_text().splitlines()}
+    assert got["test_c1_cpu[local://]"]["duration"] == tier_duration(tiers["c1"])
+    assert tier_duration(2.7) == "00:00:03" and tier_duration(0.0012) == "1 ms"
 
 
 def test_report_under_xdist_carries_the_items_evidence(pytester: pytest.Pytester,

@@ -270,3 +270,85 @@ def test_a_demo_run_in_the_official_layout(pytester: pytest.Pytester, demo_image
     assert ours["sloppy-agent"]["c1_cpu_success_over_all"] == "0/1"
     assert ours["sloppy-agent"]["c0_missing_over_total"] == "1/8"
     assert ours["good-agent"]["env_valid_jobs"] == "1"
+
+
+# --------------------------------------------------------------------------- the agent's run
+
+#: What ``runs.agentfacts.agent_facts`` reads from an image ``reb agent run`` committed.
+FACTS = {"img:1": {"run": "r1-codex", "agent": "agent-a", "started": 1_800_000_000.0,
+                   "wall_s": 123.5, "timed_out": False, "exit_code": 0,
+                   "tokens": {"input": 1000, "output": 200, "total": 1200, "raw": {}}},
+         "img:2": {"run": "r2-codex", "agent": "agent-a", "started": 1_800_000_500.0,
+                   "wall_s": 60.0, "timed_out": True, "exit_code": None, "tokens": "unknown"}}
+
+
+def _two_jobs() -> list[Outcome]:
+    return (job("img:1", "agent-a", missing=0, c1="passed", c2=True, env_mib=900,
+                counts=(0, 0, 0), c4_na=False)
+            + job("img:2", "agent-a", missing=None, c1="failed", c2=False, env_mib=None,
+                  counts=(0, 2, 1), c4_na=False))
+
+
+def test_the_agents_times_and_tokens_are_carried_into_the_layout(tmp_path: Path) -> None:
+    folders = official.write_layout(tmp_path, _two_jobs(), run_id="r", mode="strict",
+                                    commits={"me/mini": "ab" * 20}, agents=FACTS)
+    summaries = {json.loads((f / "job_summary.json").read_text())["reb"]["target"]:
+                 json.loads((f / "job_summary.json").read_text()) for f in folders}
+    one = summaries["img:1"]
+    assert (one["timestamps"]["agent_start"], one["timestamps"]["agent_end"]) == \
+        (1_800_000_000.0, 1_800_000_123.5)
+    assert (one["status"]["agent"], one["status"]["agent_exit_code"], one["skip_agent"]) == \
+        ("success", 0, False)
+    two = summaries["img:2"]
+    assert (two["status"]["agent"], two["status"]["agent_timed_out"]) == ("timeout", True)
+    tokens = json.loads((tmp_path / official.TOKENS_JSON).read_text())
+    assert tokens["metrics"] == {"input_tokens": 1000, "output_tokens": 200,
+                                 "total_tokens": 1200}
+    assert (tokens["jobs_with_tokens"], tokens["jobs_without_tokens"]) == (1, 1)
+    # without agent runs: the agent was skipped, and no token count is made up
+    bare = tmp_path / "bare"
+    [folder, _] = official.write_layout(bare, _two_jobs(), run_id="r", mode="strict",
+                                        commits={"me/mini": "ab" * 20})
+    js = json.loads((folder / "job_summary.json").read_text())
+    assert (js["timestamps"]["agent_start"], js["status"]["agent"]) == (None, "skipped")
+    assert json.loads((bare / official.TOKENS_JSON).read_text())["status"] == "skipped"
+
+
+def test_the_official_m5_reads_the_layout_as_written(tmp_path: Path) -> None:
+    """The release's own ``m5/build_master_table.py`` (``REB_OFFICIAL_RELEASE``: a checkout of
+    No-518/ResearchEnvBench, never part of this repository) over our layout: its summary
+    equals ``reb table`` on every shared column, and it reads the agent's time and tokens."""
+    import os
+    import subprocess
+    import sys
+
+    release = os.environ.get("REB_OFFICIAL_RELEASE")
+    if not release or not (Path(release) / "m5" / "build_master_table.py").is_file():
+        pytest.skip("REB_OFFICIAL_RELEASE names no checkout of the official release "
+                    "(m5/build_master_table.py)")
+    outcomes = _two_jobs()
+    run = tmp_path / "runs" / "r"
+    run.mkdir(parents=True)
+    (run / "outcomes.jsonl").write_text("".join(json.dumps(o.to_json()) + "\n"
+                                                for o in outcomes))
+    (run / "summary.json").write_text(json.dumps(build(outcomes, run_id="r", compat=False)))
+    layout = tmp_path / "official"
+    official.write_layout(layout, outcomes, run_id="r", mode="strict",
+                          commits={"me/mini": "ab" * 20},
+                          agents=FACTS)
+    done = subprocess.run([sys.executable, "-m", "m5.build_master_table", "--results-root",
+                           str(layout / "jobs"), "--out-dir", str(layout), "--no-xlsx"],
+                          cwd=release, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": release})
+    assert done.returncode == 0, done.stdout + done.stderr
+    with open(layout / "master_summary.csv", newline="") as fh:
+        [m5] = list(csv.DictReader(fh))
+    with open(layout / "master_table.csv", newline="") as fh:
+        times = sorted(r["agent_wall_time_sec"] for r in csv.DictReader(fh))
+    assert times == ["123.5", "60.0"]
+    assert (m5["agent_tokens_input_sum"], m5["agent_tokens_output_sum"],
+            m5["agent_tokens_total_sum"]) == ("1000", "200", "1200")
+    [row] = table.measured_rows([(run, None)])
+    ours = table.official_values(row)
+    differ = {k: (m5.get(k), v) for k, v in ours.items() if m5.get(k, "") != v}
+    assert differ == {}, differ

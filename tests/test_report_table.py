@@ -131,6 +131,23 @@ def test_a_label_over_two_runs_is_one_row_and_the_later_outcome_wins(tmp_path: P
     assert (rec["runs"], rec["job_count"], rec["c1_cpu_success_over_all"]) == ("r1 r2", "2", "2/2")
 
 
+def test_a_strict_and_a_compat_run_of_one_agent_are_a_row_each(tmp_path: Path) -> None:
+    strict = write_run(tmp_path, "r-strict", pyramid("img:a", agent="codex", c1="failed"))
+    later = pyramid("img:a", agent="codex")
+    for o in later:
+        o.started += 100  # later, but a verdict in another mode: it does not replace the first
+    compat = write_run(tmp_path, "r-compat", later, mode="compat")
+    rows = table.measured_rows([(strict, None), (compat, None)])
+    got = {r.label: table.record(r) for r in rows}
+    assert sorted(got) == ["codex (compat)", "codex (strict)"]
+    assert got["codex (strict)"]["c1_cpu_success_over_all"] == "0/1"
+    assert (got["codex (compat)"]["mode"], got["codex (compat)"]["c1_cpu_success_over_all"]) == \
+        ("compat", "1/1")
+    assert "codex (strict)" in table.to_markdown(rows)
+    [alone] = table.measured_rows([(strict, None)])
+    assert alone.label == "codex"  # one mode: no mode in its name
+
+
 def test_the_papers_agents_are_published_figures() -> None:
     got = by_agent(list(table.PAPER_ROWS))
     assert len(got) == 4 and {r["source"] for r in got.values()} == {"published"}
@@ -236,3 +253,32 @@ def test_agent_runs_add_preparation_time_and_tokens(two_runs: tuple[Path, Path],
     assert got["bad"]["agent_tokens_total_sum"] == ""  # unknown, never 0
     page = (out / "reb_table.html").read_text()
     assert 'id="reb-efficiency-chart"' in page and "data:image/png;base64," in page
+
+
+def test_six_agents_on_the_page_a_never_started_one_and_one_not_verified(
+        tmp_path: Path) -> None:
+    """The header counts the verified agents only; an agent that never started shows no
+    tokens (not ``unknown (0)``); the efficiency chart draws the six with distinct colours
+    and names the ones it cannot place, under the panels."""
+    from pytest_reb.loop.agent.run import AgentRun
+    from pytest_reb.report import chart, efficiency
+
+    names = ["codex", "claude-code", "mini", "nexau"]
+    runs = [write_run(tmp_path, f"run-{n}", pyramid("img:a", agent=n, c3="passed"))
+            for n in names]
+    records = [AgentRun(f"r-{n}", n, "x/a", "t", "i", started=1.0, wall_s=100.0 * (i + 1),
+                        tokens={"input": 1000 * (i + 1), "output": 10, "total": 0, "raw": {}})
+               for i, n in enumerate([*names, "late"])]
+    records.append(AgentRun("r-x", "gone", "x/a", "t", "i", started=1.0,
+                            status="agent_unreachable"))
+    rows = table.measured_rows([(r, None) for r in runs])
+    table.add_efficiency(rows, records)
+    cells = {r.agent: table.cells(r) for r in rows}
+    assert cells["gone"][-1] == "-" and cells["gone"][-2] == "unknown (1 not started)"
+    assert len(set(chart.PALETTE)) == len(chart.PALETTE) >= 6
+    page = table.to_html(rows)
+    assert "4 verified agent(s) from run(s)" in page
+    assert "2 agent(s) not verified yet" in page
+    points = [(r.label, r.efficiency, {"c3": 100.0, "c4": 0.0} if r.runs else {})
+              for r in rows if r.efficiency is not None]
+    assert efficiency.chart_png(points).startswith(b"\x89PNG")

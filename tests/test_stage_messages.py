@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_reb.rules.entrypoint_stage import passed
 from pytest_reb.rules.stage_messages import (
     categorise,
     diagnosis_of,
     exception_line,
     failed,
     named_cause,
-    passed,
 )
 from pytest_reb.spec import Http, Run
 from pytest_reb.targets import ExecResult

@@ -38,6 +38,14 @@ def test_the_44_are_selected_by_name_or_all() -> None:
         task.select(["no/such"])
 
 
+def test_building_an_unknown_repository_is_a_usage_error(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_reb.loop.cli import main as reb
+
+    assert reb(["task", "build", "no-such/repo"]) == 2
+    assert capsys.readouterr().err == "reb task build: no repository module for no-such/repo\n"
+
+
 def test_the_suite_is_found_where_modules_says_never_beside_the_package(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """repos/ and demo/ of the checkout (``$REB_SOURCE``, else the working directory) by

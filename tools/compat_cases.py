@@ -20,6 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from pytest_reb.rules.c2_compat import official_c2
+from pytest_reb.variants import SITUATIONS, C2Variant, Situation
+
 #: The interpreter every stand-in is made from (the one running this tool, not a pyenv shim).
 BASE_PYTHON = sys.executable
 
@@ -36,6 +40,7 @@ class Torch:
     broken: bool = False  # ``import torch`` raises
     cuda_build: str | None = "12.4"  # ``torch.version.cuda``; None: a CPU build, no ``.cuda()``
     exit_after: int | None = None  # the process exits so at the end (whatever it printed)
+    on_import: str | None = None  # ``abort``: the import kills the process; ``hang``: never returns
 
 
 #: name -> stand-in torch (None: no torch installed).
@@ -93,6 +98,10 @@ def torch_source(t: Torch) -> str:
     """``torch/__init__.py`` of a stand-in: what the official probes and pytest-reb's ask."""
     if t.broken:
         return "raise ImportError('libtorch_cuda.so: cannot open shared object file')\n"
+    if t.on_import == "abort":
+        return "import os\nos.abort()\n"
+    if t.on_import == "hang":
+        return "import time\ntime.sleep(10 ** 6)\n"
     tail = (f"import atexit, os\natexit.register(os._exit, {t.exit_after})\n"
             if t.exit_after is not None else "")
     return (f"__version__ = {t.version!r}\n"
@@ -211,14 +220,63 @@ def make_report(rng: random.Random, interp: dict[str, str], py: str) -> tuple[st
     return json.dumps(data), f"python {name}"
 
 
-def make_stages(rng: random.Random) -> dict[str, dict[str, Any]]:
+#: What our C2 probe prints, by the interpreter it ran under: the JSON line and the exit.
+C2_ANSWERS: dict[str, tuple[dict[str, Any], int]] = {
+    "cu2": ({"framework": "pytorch", "cuda_available": True, "gpu_count": 2}, 0),
+    "cu1": ({"framework": "pytorch", "cuda_available": True, "gpu_count": 1}, 0),
+    "cu4": ({"framework": "pytorch", "cuda_available": True, "gpu_count": 4}, 0),
+    "cpu": ({"framework": "pytorch", "cuda_available": False, "gpu_count": 0}, 0),
+    "spoof": ({"framework": "pytorch", "cuda_available": True, "gpu_count": 0,
+               "spoof": ["torch.cuda.device_count() is 0"]}, 0),
+    "exits1": ({"framework": "pytorch", "cuda_available": True, "gpu_count": 2}, 1),
+    "exits1_cpu": ({"framework": "pytorch", "cuda_available": False, "gpu_count": 0}, 1),
+    "none": ({"framework": "none", "cuda_available": False, "gpu_count": 0,
+              "torch_error": "ModuleNotFoundError: No module named 'torch'"}, 3),
+}
+#: Our category of an unanswered probe (``stage_messages.categorise``), by situation.
+C2_CATEGORY = {"no_python": "missing_report", "missing": "entrypoint_not_found",
+               "not_executable": "entrypoint_not_found", "directory": "entrypoint_not_found",
+               "timeout": "timeout", "crashed": "runtime", "failed": "runtime",
+               "silent": "runtime", "garbage": "runtime"}
+
+
+def c2_outcome(rng: random.Random, variant: C2Variant) -> dict[str, Any]:
+    """A C2 outcome as the tier records it: our probe's answer (or how it gave none) and
+    what this bundle's official stage would have written of it (``official_c2``)."""
+    if rng.random() < 0.5:
+        obs, exit_code = C2_ANSWERS[rng.choice(list(C2_ANSWERS))]
+        how: Situation = "silent"
+        category = (None if obs.get("cuda_available") and not obs.get("spoof") else
+                    "deps" if obs["framework"] == "none" else
+                    "cuda_spoofed" if obs.get("spoof") else "cuda_unavailable")
+    else:
+        obs, how = None, rng.choice(SITUATIONS)
+        exit_code = {"timeout": None, "missing": 127, "not_executable": 127, "directory": 127,
+                     "crashed": -6, "failed": 1, "no_python": None}.get(how, 0)
+        category = C2_CATEGORY[how]
+    official = official_c2(obs, exit_code, variant, how)
+    fields: dict[str, Any] = {
+        "status": "passed" if official.passed else "failed",
+        "category": None if official.passed else category or "runtime",
+        "compat": official.passed, "message": "differential",
+        "evidence": {"observed": obs, "official_cuda": official.evidence()}}
+    if how != "no_python":
+        fields |= {"command": ["python", "cuda_probe.py"], "exit_code": exit_code,
+                   "timed_out": how == "timeout" and obs is None}
+    return fields
+
+
+def make_stages(rng: random.Random, c2: C2Variant) -> dict[str, dict[str, Any]]:
     """C1-C4 outcomes (fields of ``Outcome``) as a compat run records them; some did not run."""
     stages: dict[str, dict[str, Any]] = {}
     for tier in ("c1", "c2", "c3", "c4"):
         roll = rng.random()
-        if tier != "c2" and roll < 0.15:
+        if roll < (0.05 if tier == "c2" else 0.15):
             continue  # not run: no stage file
-        if tier != "c2" and roll < 0.35:
+        if tier == "c2":
+            stages[tier] = c2_outcome(rng, c2)
+            continue
+        if roll < 0.35:
             stages[tier] = {"status": "skipped", "category": "not_applicable",
                             "message": "repo_not_supported", "compat": None}
             continue
@@ -232,26 +290,16 @@ def make_stages(rng: random.Random) -> dict[str, dict[str, Any]]:
                                   "compat": ok, "message": "differential"}
         if fields["category"] != "missing_report" and rng.random() < 0.7:
             fields["command"] = ["bash", "run.sh"]  # it launched (one validator asks)
-        if tier == "c2":
-            shape = rng.random()
-            if shape < 0.75:
-                count = rng.choice([0, 1, 2, 2, 4]) if ok else rng.choice([0, 0, 1])
-                fields["evidence"] = {"observed": {"framework": "pytorch",
-                                                   "cuda_available": ok, "gpu_count": count}}
-            elif shape < 0.85 or ok:
-                fields["evidence"] = {"observed": {
-                    "cuda_available": rng.choice([ok, "true", None]) if not ok else True,
-                    "gpu_count": rng.choice(["2", 1.0, None, True])}}
-            # else: a failed probe that gave no observed block (a passed C2 always has one:
-            # compat passes it on the probe's own ``cuda_available: true``)
         stages[tier] = fields
     return stages
 
 
-def cases(bundles: list[str], count: int, seed: int, interp: dict[str, str]) -> Iterator[Case]:
-    """``count`` cases spread evenly over ``bundles``."""
+def cases(bundles: list[str], count: int, seed: int, interp: dict[str, str],
+          c2: Mapping[str, C2Variant]) -> Iterator[Case]:
+    """``count`` cases spread evenly over ``bundles`` (``c2``: each bundle's cuda check)."""
     rng = random.Random(seed)
     py = python_version()
     for i in range(count):
+        bundle = bundles[i % len(bundles)]
         text, label = make_report(rng, interp, py)
-        yield Case(bundles[i % len(bundles)], text, make_stages(rng), label)
+        yield Case(bundle, text, make_stages(rng, c2[bundle]), label)

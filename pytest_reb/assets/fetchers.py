@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import gzip
-import io
 import os
 import shutil
 import subprocess
@@ -25,7 +24,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 from pytest_reb.spec import Asset
-from pytest_reb.targets import DockerTarget, LocalTarget, Target, labels
+from pytest_reb.targets import Target, TargetError
 
 #: Download chunk and the per-request socket timeout of ``url`` assets.
 CHUNK = 1 << 20
@@ -41,49 +40,29 @@ CheckoutCopy = Callable[[str, Path], None]
 
 
 def checkout_copy(target: Target | None, repo_dir: str) -> CheckoutCopy:
-    """How to copy from the checkout in ``target`` without running anything there.
-
-    A Docker target: a created, never started container of its image and the
-    engine's archive API.  ``local://``: the files themselves.
-    """
-    def local(rel: str, into: Path) -> None:
-        src = Path(repo_dir) / rel
-        if not src.exists():
-            raise AssetError(f"{rel} is not in the checkout {repo_dir}")
-        if src.is_dir():
-            shutil.copytree(src, into / src.name)
-        else:
-            shutil.copyfile(src, into / src.name)
-
-    def docker(rel: str, into: Path) -> None:
-        assert isinstance(target, DockerTarget)
-        from docker.errors import DockerException
-
-        ctr = None
+    """How to copy from the checkout in ``target`` without running anything there: the
+    files themselves where they are this machine's (``local://``), else the target's tar of
+    them (a Docker image's, through a never started container)."""
+    def copy(rel: str, into: Path) -> None:
+        if target is None:
+            raise AssetError(f"cannot copy {rel} from the checkout of no target: repository "
+                             "assets are copied from a Docker image or a local:// checkout")
+        src = target.host_path(f"{repo_dir}/{rel}")
+        if src is not None:
+            if not src.exists():
+                raise AssetError(f"{rel} is not in the checkout {repo_dir}")
+            if src.is_dir():
+                shutil.copytree(src, into / src.name)
+            else:
+                shutil.copyfile(src, into / src.name)
+            return
         try:
-            ctr = target.client.containers.create(
-                target.image_id, entrypoint=["true"], network_mode="none",
-                labels=labels(target.run_id, **{"reb.profile": "assets"}))
-            stream, _ = ctr.get_archive(f"{repo_dir}/{rel}")
-            _untar(io.BytesIO(b"".join(stream)), into)
-        except DockerException as exc:
-            raise AssetError(f"cannot copy {rel} out of {target.image}: "
-                             f"{str(exc)[:200]}") from None
-        finally:
-            if ctr is not None:
-                with contextlib.suppress(Exception):
-                    ctr.remove(force=True, v=True)  # the image's VOLUMEs with it
+            with target.tar_of(f"{repo_dir}/{rel}") as archive:
+                _untar(archive, into)
+        except TargetError as exc:
+            raise AssetError(f"cannot copy {rel} out of {target.name}: {exc}") from None
 
-    def unsupported(rel: str, into: Path) -> None:
-        where = target.name if target is not None else "no target"
-        raise AssetError(f"cannot copy {rel} from the checkout of {where}: repository assets "
-                         "are copied from a Docker image or a local:// checkout")
-
-    if isinstance(target, LocalTarget):
-        return local
-    if isinstance(target, DockerTarget):
-        return docker
-    return unsupported
+    return copy
 
 
 def _safe_name(name: str) -> str | None:

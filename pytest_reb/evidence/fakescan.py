@@ -164,15 +164,5 @@ def _path_dirs(target: Target, inside: dict[str, Any], python: str) -> list[str]
 
 
 def _image_path(target: Target) -> list[str]:
-    from pytest_reb.targets import DockerTarget
-
-    if not isinstance(target, DockerTarget):
-        return []
-    try:
-        env = target.client.images.get(target.image_id).attrs["Config"].get("Env") or []
-    except Exception:
-        return []
-    for item in env:
-        if isinstance(item, str) and item.startswith("PATH="):
-            return [d for d in item[5:].split(":") if d.startswith("/")]
-    return []
+    """The image's own ``ENV PATH`` (none where the target is no image)."""
+    return [d for d in (target.image_env("PATH") or "").split(":") if d.startswith("/")]

@@ -1,4 +1,4 @@
-"""Host-side evidence that the GPU *computed* for a run, and the rule strict C3/C4 apply to it.
+"""Host-side evidence that the GPU *computed* for a run, read by ``rules/entrypoint_stage``.
 
 A CUDA context (what ``evidence.py`` proves a process held) costs one
 ``torch.zeros(1, device="cuda")``; a token kernel costs one more line.  What

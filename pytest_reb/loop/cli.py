@@ -108,6 +108,11 @@ def _task_build(args: argparse.Namespace) -> int:
     if not args.repos and not args.all:
         print("reb task build: name owner/name ... or give --all", file=sys.stderr)
         return 2
+    try:  # an unknown name is a usage error, said before git or the engine is needed
+        task.select(args.repos, every=args.all, modules=args.modules)
+    except task.TaskError as exc:
+        print(f"reb task build: {exc}", file=sys.stderr)
+        return 2
     try:
         built = task.build(args.repos, every=args.all, base=args.base,
                            checkout=Path(args.checkout) if args.checkout else None,

@@ -16,12 +16,13 @@ only in this shard's (repository, target) pairs.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_reb.evidence import diagnose
-from pytest_reb.outcome import Outcome, one_line
+from pytest_reb.outcome import Outcome, one_line, pair_key
 from pytest_reb.pyramid.context import TIER_TESTS, Context, tier_probe
 from pytest_reb.rules.integrity_verdict import misconfigured
 from pytest_reb.runs.shards import shard_keys
@@ -29,8 +30,8 @@ from pytest_reb.spec import Repo, repo_of
 from pytest_reb.targets import checkout_commit
 
 if TYPE_CHECKING:
-    from pytest_reb.plugin.options import RebOptions
     from pytest_reb.runs.matrix import TargetSpec
+    from pytest_reb.runs.options import RebOptions
 
 #: Stash key under which a tier test leaves its outcome for the report hooks.
 OUTCOME_KEY = pytest.StashKey[Outcome]()
@@ -90,6 +91,20 @@ def tier_items(collector: pytest.Module) -> list[pytest.Item]:
     return items
 
 
+def missing_repo(module: Any) -> str | None:
+    """Why a module of a ``repos/`` folder that uses pytest-reb is no repository module (it
+    defines no ``repo = Repo(...)``), or None: it is one, or it does not use pytest-reb."""
+    if repo_of(module) is not None:
+        return None
+    uses = any(getattr(v, "__module__", "") == "pytest_reb" or
+               str(getattr(v, "__module__", "")).startswith("pytest_reb.")
+               or getattr(v, "__name__", "") == "pytest_reb" for v in vars(module).values())
+    if not uses:
+        return None
+    return ("a repository module defines `repo = Repo(...)`; this one imports pytest-reb and "
+            "defines none, so no tier of it would run")
+
+
 def selected(items: Iterable[pytest.Item], module: Any, target_id: str, tier: str) -> bool:
     """Whether ``tier``'s own item for this module and target is among the session's items.
 
@@ -124,17 +139,25 @@ def targets_of(module: Any, targets: Sequence[TargetSpec]) -> list[TargetSpec]:
     return [t for t in targets if not t.repo or _matches(t.repo, repo, module)] or list(targets)
 
 
-def unwanted(items: Sequence[pytest.Item], options: RebOptions,
-             refused: dict[str, dict[str, Any]] | None = None) -> list[pytest.Item]:
+@dataclass(frozen=True)
+class Kept:
+    """What collection keeps of the items: those to deselect, and the pairs kept but refused
+    (pair key -> ``integrity_verdict.misconfigured``), which the session records."""
+
+    drop: list[pytest.Item]
+    refused: dict[str, dict[str, Any]]
+
+
+def kept(items: Sequence[pytest.Item], options: RebOptions) -> Kept:
     """The items to deselect: a target on a repository module it does not belong to, or a
-    (repository, target) pair of another shard.
+    (repository, target) pair of another shard; and the pairs refused.
 
     With several repository modules and nothing naming the repository, the
     target's checkout commit decides (read once per target, nothing started).
     A pair kept whose checkout is at a commit other than the module's pinned
     one (a module forced by ``--reb-repo`` or a matrix row, or the only module)
-    goes into ``refused`` (``verdict.misconfigured``, naming the module the
-    commit does match), unless ``--reb-allow-commit-mismatch``.
+    is refused (``misconfigured``, naming the module the commit does match),
+    unless ``--reb-allow-commit-mismatch``.
     """
     repos = [r for r in (repo_of(getattr(i, "module", None)) for i in items) if r]
     modules = {id(r) for r in repos}
@@ -158,6 +181,7 @@ def unwanted(items: Sequence[pytest.Item], options: RebOptions,
 
     pairs: dict[pytest.Item, str] = {}
     drop = []
+    refused: dict[str, dict[str, Any]] = {}
     for item in items:
         repo = repo_of(getattr(item, "module", None))
         callspec = getattr(item, "callspec", None)
@@ -167,12 +191,12 @@ def unwanted(items: Sequence[pytest.Item], options: RebOptions,
         if (pinned or len(modules) > 1) and not belongs(item, repo, target):
             drop.append(item)
         else:
-            pairs[item] = f"{repo.name}|{target.id}"
-            at = None if options.allow_mismatch or refused is None else head(target, repo)
+            pairs[item] = pair_key(repo.name, target.id)
+            at = None if options.allow_mismatch else head(target, repo)
             if at is not None and at != repo.commit.lower():
                 refused[pairs[item]] = misconfigured(repo.commit.lower(), at, repo.name,
                                                      by_commit.get(at))
     if options.shard:
         mine = shard_keys(set(pairs.values()), options.shard)
         drop += [item for item, key in pairs.items() if key not in mine]
-    return drop
+    return Kept(drop, refused)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 
-from pytest_reb.outcome import outcome_key
+from pytest_reb.outcome import outcome_key, pair_key
 from pytest_reb.plugin.collect import selected
 from pytest_reb.plugin.session import RebSession
 from pytest_reb.plugin.stash import SESSION_KEY
@@ -74,15 +74,10 @@ def reb_ctx(request: pytest.FixtureRequest, reb_target_spec: TargetSpec) -> Iter
         repo=repo, target_name=reb_target_spec.id, connect=connect,
         read_report=lambda target: session.report(reb_target_spec, target),
         resumed=session.resumed, leases=session.leases_for(reb_target_spec),
-        python_override=opts.python,
-        repo_dir=opts.repo_dir, compat=opts.compat,
-        agent=reb_target_spec.agent, asset_cache=session.asset_cache,
+        options=opts, spec=reb_target_spec, asset_cache=session.asset_cache,
         ext_sweep=opts.ext_sweep and wanted("c2"),
         side_by_side=_lanes(request.config, session, repo, reb_target_spec, wanted),
-        allow_mismatch=opts.allow_mismatch, trusted_hooks=opts.trusted_hooks,
-        keep_outputs=opts.keep_outputs,
-        refused=session.refused.get(f"{repo.name}|{reb_target_spec.id}"),
-        agent_timed_out=opts.compat and _agent_timed_out(reb_target_spec.image))
+        refused=session.refused.get(pair_key(repo.name, reb_target_spec.id)))
     try:
         yield ctx
     finally:
@@ -126,7 +121,7 @@ def prestart(config: pytest.Config, session: RebSession, items: Sequence[pytest.
         return
     [module] = modules
     repo = repo_of(module)
-    if repo is None or f"{repo.name}|{spec.id}" in session.refused:
+    if repo is None or pair_key(repo.name, spec.id) in session.refused:
         return
 
     def wanted(tier: str) -> bool:
@@ -157,16 +152,3 @@ def _workers(config: pytest.Config) -> int:
     from a worker inherits its environment, not its place, so the worker's own input)."""
     info = getattr(config, "workerinput", None)
     return int(info.get("workercount", 1)) if isinstance(info, dict) else 1
-
-
-def _agent_timed_out(image: str | None) -> bool:
-    """The agent-run label of ``image``, read only under ``--reb-compat``.
-
-    Imported here, not at the top: the agent side needs the Docker SDK, which a GPU
-    machine verifying itself through ``local://`` need not have.
-    """
-    if not image:
-        return False
-    from pytest_reb.loop.agent.run import agent_timed_out
-
-    return agent_timed_out(image)

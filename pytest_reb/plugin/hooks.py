@@ -85,7 +85,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "in the working directory; a checkout's own reports/ in a checkout)")
     group.addoption("--reb-network", metavar="MODE", default="none",
                     help="Docker network mode for probe containers (default none)")
-    group.addoption("--reb-gpus", metavar="IDS",
+    group.addoption("--reb-gpus", metavar="IDS", type=optiontypes.gpu_indices,
                     help="GPU indices the run may use, e.g. 0,1 (default all visible)")
     group.addoption("--reb-timeout-scale", type=optiontypes.positive_float, default=1.0,
                     metavar="X",
@@ -121,7 +121,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--reb-serial", action="store_true", default=False,
                     help="run each target's tiers one after another in one container, as the "
                          "official harness did (default: C1 runs beside C0 then C2, each lane "
-                         "in containers of its own; --reb-compat always runs them in turn)")
+                         "in containers of its own, where the cores are at least twice the "
+                         "xdist workers; --reb-compat always runs them in turn).  A pair's "
+                         "lanes use two cores, so -n N speeds a matrix up only with more than "
+                         "2 cores (about 2N cores for N workers); with lanes on 2 cores, -n 2 "
+                         "buys nothing")
     group.addoption("--reb-prepare", action="store_true", default=False,
                     help="fetch and make the assets of the collected repositories into the "
                          "asset cache before the tiers run (the only step that uses the network)")
@@ -225,18 +229,41 @@ def pytest_pycollect_makeitem(collector: pytest.Module | pytest.Class, name: str
     """A module's ``repo = Repo(...)`` becomes its tier items (and makes the plugin active).
 
     A ``Repo`` can exist only once ``pytest_reb.spec`` is imported, so in other
-    projects this costs a string comparison per name, and nothing is imported.
+    projects this costs a dictionary lookup per name, and nothing is imported.  A module of
+    a ``repos/`` folder whose ``Repo`` has another name (a typo) is a collection error, not
+    a repository silently left out (elsewhere a test may hold a repository's ``Repo``).
     """
-    if name != "repo":
-        return None
     spec = sys.modules.get("pytest_reb.spec")
     if spec is None or not isinstance(obj, spec.Repo) or not isinstance(collector, pytest.Module):
+        return None
+    if name != "repo":  # a repos/ module's Repo under another name is a typo
+        if (collector.path.parent.name == "repos"
+                and not isinstance(getattr(collector.obj, "repo", None), spec.Repo)):
+            raise collector.CollectError(
+                f"{collector.path.name} holds a Repo named {name!r}: a repository module names "
+                "it `repo` (repo = Repo(...)), and no other name is collected")
         return None
     if _active(collector.config) is None:
         _activate(collector.config)
     from pytest_reb.plugin.collect import tier_items
 
     return tier_items(collector)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, Any, Any]:
+    """A module in a ``repos/`` folder that imports pytest-reb but defines no ``repo =
+    Repo(...)`` fails its collection: left alone, it would be a repository the run never
+    measures, with nothing said."""
+    report = yield
+    if (isinstance(collector, pytest.Module) and collector.path.parent.name == "repos"
+            and report.passed and "pytest_reb.spec" in sys.modules):
+        from pytest_reb.plugin.collect import missing_repo
+
+        problem = missing_repo(collector.obj)
+        if problem is not None:
+            report.outcome, report.longrepr = "failed", f"{collector.path}: {problem}"
+    return report
 
 
 @pytest.hookimpl
@@ -259,12 +286,13 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     reb = _active(config)
     if reb is None:
         return
-    from pytest_reb.plugin.collect import unwanted
+    from pytest_reb.plugin.collect import kept
 
-    drop = unwanted(items, reb.options, refused=reb.refused)
-    if drop:
-        dropped = set(drop)
-        config.hook.pytest_deselected(items=drop)
+    keep = kept(items, reb.options)
+    reb.refused.update(keep.refused)
+    if keep.drop:
+        dropped = set(keep.drop)
+        config.hook.pytest_deselected(items=keep.drop)
         items[:] = [i for i in items if i not in dropped]
 
 

@@ -77,6 +77,10 @@ class HtmlReport:
 
     def pytest_html_results_table_row(self, report: pytest.TestReport, cells: list[str]) -> None:
         values = row_values(report)
+        data = getattr(report, "reb_outcome", None)
+        if isinstance(data, dict):  # the tier's own time, not pytest's item (a cached replay)
+            cells[:] = [f'<td class="col-duration">{tier_duration(data.get("duration"))}</td>'
+                        if c.startswith('<td class="col-duration">') else c for c in cells]
         cells[2:2] = [f'<td class="col-{key}">{escape(values[key])}</td>' for key, _ in COLUMNS]
 
     # -- the chart (controller, at the end)
@@ -126,6 +130,17 @@ def image_facts(images: list[str]) -> dict[str, str]:
         facts[name] = (f"id {image.id}; digest "
                        + (", ".join(digests) if digests else "none (built locally, never pushed)"))
     return facts
+
+
+def tier_duration(seconds: Any) -> str:
+    """A tier's seconds as pytest-html writes a duration (its sort reads ``ms`` and
+    ``HH:MM:SS``): the item pytest times only hands over an outcome decided elsewhere (the
+    pair's lanes ran the tier), so its own time is not the tier's."""
+    value = float(seconds or 0.0)
+    if value < 1:
+        return f"{round(value * 1000)} ms"
+    whole = round(value)
+    return f"{whole // 3600:02d}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
 
 
 def row_values(report: pytest.TestReport) -> dict[str, str]:

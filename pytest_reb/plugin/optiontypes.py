@@ -12,21 +12,7 @@ import argparse
 import re
 from typing import Any
 
-UNITS = {"b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
-
-
-def size_bytes(text: str) -> int:
-    """``20g``, ``512m``, ``1024`` in bytes; ValueError if it is not a size."""
-    value = text.strip().lower()
-    unit = value[-1:] if value[-1:] in UNITS else "b"
-    number = value[:-1] if value[-1:] in UNITS else value
-    try:
-        size = float(number)
-    except ValueError:
-        size = -1.0
-    if not number or size <= 0 or size != size or size == float("inf"):
-        raise ValueError(f"{text!r} is not a size (e.g. 20g, 512m)")
-    return int(size * UNITS[unit])
+from pytest_reb.sizes import size_bytes
 
 
 def size(text: str) -> str:
@@ -56,6 +42,14 @@ def _positive(text: str, convert: type[int] | type[float], kind: str) -> Any:
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"{text!r} must be {kind} above 0")
     return value
+
+
+def gpu_indices(text: str) -> str:
+    """``--reb-gpus``: GPU indices as the host numbers them, ``0,1``; empty is none (a Slurm
+    task given no GPU passes its empty ``SLURM_JOB_GPUS``). Kept as written."""
+    if not all(re.fullmatch(r"\d+", g.strip()) for g in text.split(",") if g.strip()):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a list of GPU indices (e.g. 0,1)")
+    return text
 
 
 def sha256(text: str) -> str:

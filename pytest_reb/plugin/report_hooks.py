@@ -58,8 +58,13 @@ class ReportHooks:
         path.write_text(json.dumps(data, indent=2, sort_keys=True))
         layout = self.config.getoption("reb_official_layout")
         if layout:
+            from pytest_reb.runs.agentfacts import agent_facts
+
+            # the agent run that made each image, from its labels: preparation time, tokens
+            agents = {t.id: facts for t in reb.options.targets
+                      if (facts := agent_facts(t.image)) is not None}
             official.write_layout(Path(layout), outcomes, run_id=reb.run_id, mode=data["mode"],
-                                  commits=reb.commits(session.items))
+                                  commits=reb.commits(session.items), agents=agents)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         outcomes = self.outcomes()

@@ -29,10 +29,10 @@ import pytest
 
 from pytest_reb.evidence.gpu_use import describe_gpus, host_gpus
 from pytest_reb.outcome import Outcome, OutcomeLog, one_line
-from pytest_reb.plugin.options import RebOptions
 from pytest_reb.plugin.signals import install_sigterm, interrupts_deferred
 from pytest_reb.runs.ids import resolve_run
 from pytest_reb.runs.matrix import MatrixError, TargetSpec
+from pytest_reb.runs.options import RebOptions
 from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo, repo_commits, repo_of
 from pytest_reb.targets import Limits, Target, TargetError, is_remote, make_target
 from pytest_reb.targets.housekeeping import engine, missing_images, sweep
@@ -60,7 +60,7 @@ class RebSession:
     reports: dict[str, ReportLoad] = field(default_factory=dict)
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     resumed: dict[str, Outcome] = field(default_factory=dict)
-    #: "owner/name|target id" -> the verdict of a pair refused at collection (``verdict.py``)
+    #: ``pair_key`` -> the verdict of a pair refused at collection (``collect.kept``)
     refused: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: one read of a report, whichever lane asks first (``report``)
     _reading: threading.Lock = field(default_factory=threading.Lock, repr=False)

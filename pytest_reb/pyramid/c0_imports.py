@@ -28,7 +28,8 @@ diagnostics; the figure is its size over the repository's ``imports_total``.
 
 All in-target work goes through one small node driver (``probes/c0_driver.js``),
 run by the mounted node rather than by any tool of the image.  What is
-written for pyright and read back from it is in ``c0_pyright.py``.
+written for pyright and read back from it is in ``c0_pyright.py``; how C0 is
+decided from what it gathers (a ``StaticEvidence`` record) is ``rules/c0.py``.
 
 What the driver brings back depends on nothing but the image's files and what it
 was asked (the interpreter, the targets, the rules, pyright's and the driver's
@@ -54,7 +55,6 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from pytest_reb.evidence import diagnose
 from pytest_reb.evidence.integrity import EDITS
 from pytest_reb.outcome import Outcome
 from pytest_reb.pyramid.c0_pyright import (
@@ -74,6 +74,8 @@ from pytest_reb.pyramid.c0_pyright import (
     tree_checkout,
 )
 from pytest_reb.pyramid.context import Context
+from pytest_reb.rules.c0 import StaticEvidence, decide, no_count
+from pytest_reb.rules.decision import mode_of
 from pytest_reb.targets import (
     NODE_MOUNT,
     PROBES_DIR,
@@ -251,9 +253,8 @@ def _fail(ctx: Context, category: str, message: str, evidence: dict[str, Any],
         evidence.update(missing_count=0, counted_as="official: failed run = 0 missing")
     else:
         evidence.update(missing_count=None)
-    o = ctx.outcome("c0", category=category, message=message, strict=False, compat=False,
-                    evidence=evidence, **(_ran(res) if res is not None else {}))
-    return ctx.verdict(o)
+    o = ctx.outcome("c0", evidence=evidence, **(_ran(res) if res is not None else {}))
+    return no_count(category, message, mode_of(ctx.compat)).onto(o)
 
 
 def probe(ctx: Context) -> Outcome:
@@ -322,9 +323,11 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
     main_args = ["-p", "pyrightconfig.json", "--outputjson", "--level", "error", *common]
     res, out = _driver(ctx, "analyse", {
         "scratch": scratch, "pyright": ctx.target.tool(PYRIGHT), "checkout": ctx.checkout,
-        "files": {"pyrightconfig.json": _packed(json.dumps(config)), "binding.py": "",
+        # the binding check analyses nothing: the scratch folder holds no Python file, and
+        # pyright prints its search paths before it looks for one (half a run's CPU saved)
+        "files": {"pyrightconfig.json": _packed(json.dumps(config)),
                   "binding.json": json.dumps(pyright_config(
-                      sel, ctx.checkout, scratch, version, include=["binding.py"]), indent=1)},
+                      sel, ctx.checkout, scratch, version, include=["."]), indent=1)},
         "main_args": main_args, "binding_args": ["-p", "binding.json", "--verbose", *common],
         "main_timeout_ms": int(scaled(TIMEOUT) * 1000),
         "binding_timeout_ms": int(scaled(BINDING_TIMEOUT) * 1000),
@@ -367,48 +370,31 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
         evidence.update(missing_by_the_rule=sorted(official),
                         official_counts_none=ctx.repo.c0_official_counts_none)
         official = {}
-    strict = strict_missing(data, data.get("source_present") or [], data.get("stub_only") or [])
-    missing = official if ctx.compat else strict
-    total = ctx.repo.imports_total
     analysed = (data.get("summary") or {}).get("filesAnalyzed")
-    of = " files" if files is None else f" of {len(files)} tracked Python files"
-    short = present is not None and analysed != len(present)
+    seen = StaticEvidence(
+        python=python, unbound=problem, tree_problems=problems, official=official,
+        strict_missing=strict_missing(data, data.get("source_present") or [],
+                                      data.get("stub_only") or []),
+        total=ctx.repo.imports_total, analysed=analysed,
+        tracked=None if files is None else len(files),
+        short=present is not None and analysed != len(present),
+        pyright_version=data.get("version"), targets=sel.targets,
+        installed=_installed_distributions(out))
+    mode = mode_of(ctx.compat)
+    missing, strict = seen.missing(mode), seen.strict_missing
     evidence.update(pyright_version=data.get("version"), files_analyzed=analysed,
                     analysed_of_tracked=None if files is None else f"{analysed}/{len(files)}",
                     diagnostics=data.get("reduced"), bound=problem is None,
-                    missing=sorted(missing), missing_count=len(missing), imports_total=total,
-                    figure=f"{len(missing)}/{total}", missing_where=strict,
-                    missing_official=sorted(official), missing_strict=sorted(strict))
-    o = ctx.outcome("c0", **_ran(res), compat=True, evidence=evidence,
-                    strict=problem is None and not strict and bool(analysed) and not problems
-                    and not short)
+                    missing=sorted(missing), missing_count=len(missing),
+                    imports_total=seen.total, figure=f"{len(missing)}/{seen.total}",
+                    missing_where=strict, missing_official=sorted(official),
+                    missing_strict=sorted(strict))
+    if problem is not None and not ctx.compat:  # names from another environment: no count
+        evidence.update(missing_count=None, figure=None,
+                        counted_as="not counted: pyright was not bound to the interpreter")
+    o = ctx.outcome("c0", **_ran(res), evidence=evidence)
     o.exit_code = main.get("rc")
-    if problem is not None:
-        o.category = "pyright_wrong_interpreter"
-        o.message = f"pyright was not bound to {python}: {problem}"
-        if not ctx.compat:  # names from another environment are no count of this one
-            evidence.update(missing_count=None, figure=None,
-                            counted_as="not counted: pyright was not bound to the interpreter")
-    elif problems and not ctx.compat:
-        o.category = "integrity"
-        o.message = (f"the checkout is not the pinned tree: {'; '.join(problems[:10])}"
-                     f"{' ...' if len(problems) > 10 else ''}; {len(missing)} of {total} "
-                     f"imports unresolved; pyright analysed {analysed}{of}")
-    elif missing:
-        o.category = "deps"
-        o.message = (f"{len(missing)} of {total} imports unresolved: {', '.join(missing)}; "
-                     f"pyright analysed {analysed}{of}")
-    elif not analysed or short:
-        o.category = "pyright_failed"
-        o.message = f"pyright analysed {analysed}{of} (targets {sel.targets})"
-    else:
-        o.message = (f"0 of {total} imports unresolved; pyright {data.get('version')} analysed "
-                     f"{analysed}{of} bound to {python}")
-    o = ctx.verdict(o)
-    if o.status == "failed" and missing and problem is None:
-        o.diagnosis = diagnose.missing_packages(sorted(missing), missing, python,
-                                                _installed_distributions(out))
-    return o
+    return decide(seen, mode).onto(o)
 
 
 #: Import name -> distributions for the names in argv, from the interpreter's installed

@@ -195,8 +195,10 @@ def pyright_config(sel: Selection, checkout: str, scratch: str, python_version: 
     entries).  The execution root is the checkout, as when pyright runs from
     the repository root.  What is analysed is ``files`` (the pinned tree's
     Python files) when known, else the selection's targets; ``include``
-    replaces both (the binding check analyses one empty file with otherwise
-    the same config).  The repository config's ``extraPaths`` count only
+    replaces both (the binding check includes only the scratch folder, which
+    holds no Python file, with otherwise the same config: pyright prints the
+    search paths of every execution environment as it loads the config, and
+    then has nothing to parse or check).  The repository config's ``extraPaths`` count only
     where they name one of ``tracked_dirs``.  The Python version is the
     interpreter's.
     """

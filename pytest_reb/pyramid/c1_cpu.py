@@ -3,7 +3,7 @@
 Officially only ``CUDA_VISIBLE_DEVICES=""`` hid the GPUs; a container without
 device files leaves no way to reach one.  Strict and compat agree here
 except for integrity findings: exit 0 within the timeout, and the run's log
-rules.
+rules.  It is decided in ``rules/entrypoint_stage.py``.
 """
 
 from __future__ import annotations

@@ -8,14 +8,15 @@ matched to a GPU of their own which did real work; for ``device_map`` runs,
 where one process shards a model, that process must have held and used two
 GPUs.  Launchers that start one worker per rank (torchrun, accelerate,
 deepspeed) must also bring that many workers to the entrypoint (the witness).
+It is decided in ``rules/entrypoint_stage.py``.
 """
 
 from __future__ import annotations
 
 from pytest_reb.outcome import Outcome
 from pytest_reb.pyramid.context import Context
-from pytest_reb.pyramid.entrypoint import run_stage
-from pytest_reb.rules.gpu_rules import gpu_work, hardware_gate
+from pytest_reb.pyramid.entrypoint import hardware_gate, run_stage
+from pytest_reb.rules.entrypoint_stage import GpuNeed
 
 
 def probe(ctx: Context) -> Outcome:
@@ -24,6 +25,6 @@ def probe(ctx: Context) -> Outcome:
         return ctx.outcome("c4", status="skipped", category="not_applicable",
                            message=ctx.repo.skip_reason("c4"))
     need = max(2, run.min_gpus)
-    rule = gpu_work(need, one_process=run.launcher == "device_map")
+    rule = GpuNeed(need, one_process=run.launcher == "device_map")
     return hardware_gate(ctx, "c4", run, 2) or run_stage(ctx, "c4", run, "gpu", rule,
                                                          gpus_needed=need)

@@ -3,8 +3,8 @@
 Two questions are asked, by argv and never through a shell: the strict one (a
 nonce probe that a script printing a canned version cannot answer) and the
 official validator's two commands verbatim, whose raw outcome the compat
-rules judge.  The observation is plain data, so the rules stay pure functions
-that the tests feed hand-made observations.
+rules judge.  The observation is plain data (``rules/c5_evidence.py``), so the
+rules stay pure functions that the tests feed hand-made observations.
 """
 
 from __future__ import annotations
@@ -13,10 +13,15 @@ import json
 import secrets
 from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from pytest_reb.evidence.hostfacts import HostFacts
+from pytest_reb.rules.c5_evidence import (
+    OFFICIAL_TORCH_CODE,
+    OFFICIAL_TORCH_JSON_CODE,
+    OFFICIAL_VERSION_CODE,
+    Invocation,
+    PythonObservation,
+)
 from pytest_reb.selfreport import MAX_PATH_CHARS, clip
 
 if TYPE_CHECKING:
@@ -42,69 +47,11 @@ except BaseException as e:
 sys.stdout.write(m + json.dumps(r) + "\n")
 sys.stdout.flush()
 """
-#: The official validator's two questions, verbatim (compat judges their stdout).
-OFFICIAL_VERSION_CODE = "import platform; print(platform.python_version())"
-OFFICIAL_TORCH_CODE = "import torch; print(torch.__version__)"
-#: The JSON torch probe of the bundles that also read CUDA and the device count from it.
-OFFICIAL_TORCH_JSON_CODE = (
-    "import json\n"
-    "try:\n"
-    "  import torch\n"
-    "  print(json.dumps({'ok': True, 'torch_version': str(torch.__version__),"
-    " 'cuda_available': bool(torch.cuda.is_available()),"
-    " 'gpu_count': int(torch.cuda.device_count())}))\n"
-    "except Exception as e:\n"
-    "  print(json.dumps({'ok': False, 'error': str(e)}))\n")
 #: The three file tests, by our ``sh`` (``Target.util``); the path comes in as ``$1``.
 TESTS_SCRIPT = 'for f in e d x; do test -$f "$1"; echo "$f $?"; done'
 PROBE_TIMEOUT = 60.0
 VERSION_TIMEOUT = 30.0
 TEST_TIMEOUT = 15.0
-
-
-@dataclass
-class Invocation:
-    """One run of the claimed interpreter, as the host saw it (stdout clipped)."""
-
-    exit_code: int | None
-    stdout: str
-    stderr: str
-    timed_out: bool = False
-
-    @property
-    def ok(self) -> bool:
-        """The official success rule: exit 0, in time, something printed."""
-        return self.exit_code == 0 and not self.timed_out and bool(self.stdout.strip())
-
-
-@dataclass
-class PythonObservation:
-    """What the claimed interpreter is, seen from inside the target.
-
-    ``exists``/``is_dir``/``executable`` are None when the target could not
-    answer (no ``test`` binary); ``runs`` is the strict answer (the nonce
-    came back), ``official_*`` are the compat answers.
-    """
-
-    path: str
-    absolute: bool = True
-    exists: bool | None = None
-    is_dir: bool | None = None
-    executable: bool | None = None
-    runs: bool | None = None
-    problem: str = ""
-    python_version: str | None = None
-    sys_executable: str | None = None
-    torch_version: str | None = None
-    torch_error: str | None = None
-    official_version: Invocation | None = None
-    official_torch: Invocation | None = None
-    official_torch_json: Invocation | None = None
-    #: what the host read of it from the target's files (``hostfacts``; strict only)
-    host: HostFacts | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _path_problem(path: str) -> str | None:

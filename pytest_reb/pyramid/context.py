@@ -23,11 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_reb.assets.cache import AssetCache
 from pytest_reb.assets.view import attach
-from pytest_reb.evidence import findings
+from pytest_reb.evidence import fakescan, findings, integrity
 from pytest_reb.outcome import Outcome, outcome_key
 from pytest_reb.pyramid.lanes import OBSERVED_AHEAD, Lanes, Plan
 from pytest_reb.pyramid.shims import mount_first
 from pytest_reb.rules.integrity_verdict import Verdict
+from pytest_reb.runs.matrix import TargetSpec
+from pytest_reb.runs.options import RebOptions
 from pytest_reb.spec import Repo
 from pytest_reb.targets import InfraError, Target, TargetError
 from pytest_reb.targets.lease import GpuLeases
@@ -85,25 +87,18 @@ class Context:
     read_report: Callable[[Callable[[], Target]], ReportLoad]
     resumed: Mapping[str, Outcome] = field(default_factory=dict)
     leases: GpuLeases = field(default_factory=lambda: GpuLeases([]))
-    python_override: str | None = None
-    repo_dir: str | None = None
+    #: the run's options, whole (``runs/options.py``): the mode, ``--reb-python``,
+    #: ``--reb-repo-dir``, what strict may trust, what a stage keeps
+    options: RebOptions = field(default_factory=RebOptions)
+    #: the target's spec: its agent label, and whether its agent ran past its budget
+    spec: TargetSpec | None = None
     assets_dir: str | None = None
-    compat: bool = False
-    agent: str | None = None
     #: the host's asset cache: its view of this repository is mounted at ``{assets}``
     asset_cache: AssetCache | None = None
     #: C2 sweeps the native extensions: only when C2's own item is selected (C5 asking for
     #: C2's observation needs no sweep, and would record none), and not under
     #: ``--reb-no-ext-sweep``
     ext_sweep: bool = True
-    #: the image is an agent run that ran past its budget (``reb agent``'s commit label)
-    agent_timed_out: bool = False
-    #: ``--reb-allow-commit-mismatch``: a checkout at another commit is judged, not refused
-    allow_mismatch: bool = False
-    #: ``--reb-trust-hook``: sha256 digests of startup hooks the operator vouches for
-    trusted_hooks: frozenset[str] = frozenset()
-    #: ``--reb-keep-outputs``: a stage's ``{out}`` folder stays in the target after it
-    keep_outputs: bool = False
     #: the verdict of a pair refused at collection (``verdict.misconfigured``): nothing runs
     refused: dict[str, Any] | None = None
     #: the lanes this pair's first tiers run in side by side (``lanes.plan``): an empty plan
@@ -134,8 +129,6 @@ class Context:
         A container lost under the check is examined once more in a fresh one;
         lost twice, the ``InfraError`` is the tier's ``infra``.
         """
-        from pytest_reb.evidence import integrity
-
         pinned = self.repo.commit.lower()
         for attempt in (1, 2):
             try:
@@ -145,10 +138,10 @@ class Context:
                 if attempt == 2:
                     raise
                 self.target.close()
-        if self.allow_mismatch and seen.head is not None and seen.head != pinned:
+        if self.options.allow_mismatch and seen.head is not None and seen.head != pinned:
             seen = integrity.before_any_run(self.target, self.checkout, seen.head,
                                            against_head=True)
-        return Verdict(pinned, seen, allowed=self.allow_mismatch)
+        return Verdict(pinned, seen, allowed=self.options.allow_mismatch)
 
     @property
     def integrity(self) -> list[dict[str, Any]]:
@@ -165,13 +158,11 @@ class Context:
 
     def scan_fakes(self) -> list[dict[str, Any]]:
         """Scan this context's target for known fakes (before anything of the image ran in it)."""
-        from pytest_reb.evidence import fakescan
-
         if self.python is None:
             return []
         try:
             return fakescan.scan(self.target, self.python, self.checkout,
-                                 trusted=self.trusted_hooks)
+                                 trusted=self.options.trusted_hooks)
         except TargetError as exc:
             return [{"kind": "scan_incomplete", "path": self.python, "seen_from": "host",
                      "detail": f"the scan could not run: {exc}"}]
@@ -183,13 +174,23 @@ class Context:
         Compat runs whatever ``python_path`` the report names even when the
         report fails validation, as the official harness did.
         """
-        if self.python_override:
-            return self.python_override
+        if self.options.python:
+            return self.options.python
         return self.report.claimed_python if self.compat else self.report.python
 
     @property
+    def compat(self) -> bool:
+        """The run's mode: ``--reb-compat`` (the official rules decide) or strict."""
+        return self.options.compat
+
+    @property
+    def agent(self) -> str | None:
+        """The agent label of the target (``--reb-matrix``), carried on every outcome."""
+        return self.spec.agent if self.spec is not None else None
+
+    @property
     def checkout(self) -> str:
-        return self.repo_dir or self.repo.repo_dir
+        return self.options.repo_dir or self.repo.repo_dir
 
     @property
     def assets(self) -> str:
@@ -232,7 +233,8 @@ class Context:
     def make(self, tier: str, probe: Callable[[Context], Outcome]) -> Outcome:
         """``tier``'s outcome: resumed, the official agent-timeout score, or ``probe``'s."""
         done = self.resumed.get(outcome_key(self.repo.name, self.target_name, tier))
-        if done is None and self.compat and self.agent_timed_out and self.repo.applicable[tier]:
+        if done is None and self.compat and self.spec is not None \
+                and self.spec.agent_timed_out and self.repo.applicable[tier]:
             done = self._agent_timeout(tier)
         return done if done is not None else self._guarded(tier, probe)
 

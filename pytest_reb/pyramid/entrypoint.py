@@ -3,12 +3,11 @@
 It turns a ``Run`` into commands (placeholders, the stop signal, HTTP runs),
 executes them through the target, applies the run's success rules, and
 returns an ``Outcome`` with the official exit-code verdict (compat) beside the
-evidence-based one (strict).  Strict needs, for every tier, the witness's
-proof that the entrypoint's own code ran and finished (``witnessing``); what
-C3 and C4 add is passed in as ``evidence_rule`` (``gpu_rules``), so the three
-tiers differ only in what they require.  What the outcome is called (its
-category, its one-line message: a failure's cause, or what a pass was seen to
-do) is ``stage_messages``.
+evidence-based one (strict).  Observe, then decide: this module only runs
+and gathers what it saw into an ``EntrypointEvidence`` record (the host's view
+of the command, the witness's account, the checkout before and after); how
+C1, C3 and C4 are decided from it is ``rules/entrypoint_stage.py``, so the
+three tiers differ only in the ``GpuNeed`` they pass.
 """
 
 from __future__ import annotations
@@ -33,7 +32,14 @@ from pytest_reb.pyramid.run_integrity import changed_during, loaded_during, watc
 from pytest_reb.pyramid.shims import shim_path, with_shim
 from pytest_reb.pyramid.witnessing import StageWitness
 from pytest_reb.rules import stage_messages
-from pytest_reb.rules.gpu_rules import EvidenceRule, figures
+from pytest_reb.rules.decision import mode_of
+from pytest_reb.rules.entrypoint_stage import (
+    EntrypointEvidence,
+    GpuNeed,
+    decide,
+    figures,
+    too_few_gpus,
+)
 from pytest_reb.spec import Asset, Run
 from pytest_reb.targets import (
     PROBES_MOUNT,
@@ -311,7 +317,7 @@ def _remove_outputs(ctx: Context, outs: list[str], profile: Profile, gpus: list[
     machine's ``/tmp``, in a container they count against ``--reb-disk`` for the next tier.
     ``--reb-keep-outputs`` keeps them; a target that is gone has nothing left to remove.
     The stage's own bytecode folder (in a container's memory) goes in any case."""
-    gone = [] if ctx.keep_outputs else list(outs)
+    gone = [] if ctx.options.keep_outputs else list(outs)
     folder = bytecode.stage_folder(pycache)
     if folder is not None:
         gone.append(folder)
@@ -328,8 +334,9 @@ def _free_port(offset: int) -> int:
 
 
 def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
-              evidence_rule: EvidenceRule | None = None, gpus_needed: int = 0) -> Outcome:
-    """Run one stage under a lease of ``gpus_needed`` GPUs and judge it both ways."""
+              gpu: GpuNeed | None = None, gpus_needed: int = 0) -> Outcome:
+    """Run one stage under a lease of ``gpus_needed`` GPUs and judge it both ways
+    (``entrypoint_stage.decide``); ``gpu`` is what C3/C4 require of the GPUs."""
     if ctx.python is None:
         return ctx.outcome(tier, category="missing_report", strict=False, compat=False,
                            message=f"{ctx.report.message}; pass --reb-python to run the "
@@ -348,16 +355,14 @@ def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
         watch = watch_loads(ctx, profile, gpus)  # what the stage opens, told by the kernel
         try:
             command, res = _exec_run(run, ctx, tier, profile, gpus, record, seen, outs, pycache)
-            log_problem = run.judge_log(res.output) if res.exit_code == 0 else None
             if res.exit_code != 0 and not res.timed_out:
                 retry = run.retry_for(res.output)
                 if retry is not None:
                     ran, seen = retry, StageWitness.for_target(ctx.target, ctx.checkout, tier)
                     command, res = _exec_run(retry, ctx, tier, profile, gpus, record, seen,
                                              outs, pycache)
-                    log_problem = retry.judge_log(res.output) if res.exit_code == 0 else None
         except Unrunnable as exc:
-            early, command, res, log_problem = exc, exc.res.argv, exc.res, None
+            early, command, res = exc, exc.res.argv, exc.res
         finally:
             if watch is not None:
                 watch.close()
@@ -381,43 +386,27 @@ def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
         o.evidence["assets"] = used
     if gpus:
         o.evidence["gpus_leased"] = gpus
-    o.compat = early is None and res.exit_code == 0 and not res.timed_out and log_problem is None
-    witness_problem = seen.problem() if o.compat else None
-    evidence_problem = evidence_rule(res) if (o.compat and evidence_rule) else None
-    if evidence_problem is None and o.compat and evidence_rule and profile == "gpu" \
-            and witness_problem is None:
-        launched = seen.gpu_problem()  # C3/C4: the GPU work is the entrypoint's own
-        evidence_problem = ("gpu_work_not_entrypoint", launched) if launched else None
-    o.strict = (o.compat and witness_problem is None and evidence_problem is None
-                and tampered is None and loaded_problem is None)
-    diagnosis: list[dict[str, Any]] | None = None
-    if early is not None:
-        o.category, o.message = early.category, early.message
-    elif not o.compat:
-        o.category = "runtime" if log_problem else stage_messages.categorise(res)
-        diagnosis = stage_messages.diagnosis_of(res, o.category, tier)
-        o.message = log_problem or stage_messages.failed(res, o.category, diagnosis)
-        if tampered:
-            o.message += f"; also, {tampered}"
-    elif tampered:
-        o.category, o.message = "integrity", tampered
-    elif witness_problem:
-        o.category, o.message = "entrypoint_not_run", f"exit 0, but {witness_problem}"
-    elif evidence_problem:
-        o.category, o.message = evidence_problem
-    elif loaded_problem:
-        o.category, o.message = "integrity", f"during the run, {loaded_problem}"
-    o = ctx.verdict(o)
-    if o.status == "failed":
-        o.diagnosis = (diagnosis if diagnosis is not None
-                       else stage_messages.diagnosis_of(res, o.category, tier))
-    elif not o.message:  # passed strict: say what was checked
-        o.message = stage_messages.passed(
-            res, ran, python=ctx.python or "python", checkout=ctx.checkout,
-            timeout=ctx.target.scaled(ran.timeout), profile=profile,
-            expect=seen.expect, gpu_checked=evidence_rule is not None,
-            setup_steps=len(record.get("setup", [])))
-    return o
+    evidence = EntrypointEvidence(
+        tier=tier, profile=profile, run=ran, res=res,
+        early=(early.category, early.message) if early is not None else None,
+        tampered=tampered, loaded=(f"during the run, {loaded_problem}" if loaded_problem
+                                   else None), witness=seen.problem(),
+        attribution=seen.gpu_problem() if gpu is not None else None, gpu=gpu,
+        expect=seen.expect, python=ctx.python or "python", checkout=ctx.checkout,
+        timeout=ctx.target.scaled(ran.timeout), setup_steps=len(record.get("setup", [])))
+    return decide(evidence, mode_of(ctx.compat)).onto(o)
+
+
+def hardware_gate(ctx: Context, tier: str, run: Run, minimum: int) -> Outcome | None:
+    """``insufficient_hardware`` before running, when the target has too few GPUs."""
+    need = max(minimum, run.min_gpus)
+    have = len(ctx.target.gpus)
+    problem = too_few_gpus(need, have)
+    if problem is None:
+        return None
+    return ctx.verdict(ctx.outcome(tier, category=problem[0], strict=False, compat=False,
+                                   message=problem[1],
+                                   evidence={"gpus_needed": need, "gpus_available": have}))
 
 
 def _asset_gate(ctx: Context, tier: str, run: Run) -> tuple[Outcome | None, dict[str, str]]:

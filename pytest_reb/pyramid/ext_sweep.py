@@ -10,7 +10,7 @@ load's time); here each failure
 gets a root-cause class from the same table as every tier (``diagnose.py``),
 ``pip check`` conflicts become ``version_conflict`` lines, and the GPU
 architectures cuobjdump found in each module are set against the card's
-(``arch_supported``, which C2 uses for the framework's own build too).
+(``rules/c2.arch_supported``, which C2 uses for the framework's own build too).
 
 It runs only when C2's own item is selected (``Context.ext_sweep``): C5 asks
 for C2's observation, never for the sweep, and a sweep nothing records is
@@ -32,6 +32,7 @@ from typing import Any
 
 from pytest_reb.evidence.diagnose import diagnose
 from pytest_reb.pyramid.context import Context
+from pytest_reb.rules.c2 import arch_supported
 from pytest_reb.targets import PROBES_DIR, PROBES_MOUNT, imagecache, marked_json
 
 PROBE = f"{PROBES_MOUNT}/ext_probe.py"
@@ -57,26 +58,6 @@ def classify(error: str) -> tuple[str, str]:
     """Root-cause class and hint of one module's load error."""
     found = diagnose(error, exit_code=1)
     return (found[0].cls, found[0].hint) if found else ("unclassified", "")
-
-
-def arch_supported(capability: str, arch_list: list[str]) -> bool:
-    """Whether a build with ``arch_list`` can run on a card of ``capability`` ("9.0").
-
-    A cubin runs on its own major version at an equal or higher minor; PTX
-    (``compute_XY``) is compiled by the driver for any card at or above it.
-    """
-    major, minor = (int(x) for x in capability.split(".")[:2])
-    for arch in arch_list:
-        kind, _, num = arch.partition("_")
-        num = num.rstrip("af")
-        if not num.isdigit() or len(num) < 2:
-            continue
-        a_major, a_minor = int(num[:-1]), int(num[-1])
-        if kind == "sm" and a_major == major and a_minor <= minor:
-            return True
-        if kind == "compute" and (a_major, a_minor) <= (major, minor):
-            return True
-    return False
 
 
 def compare_archs(modules: Sequence[Mapping[str, Any]],

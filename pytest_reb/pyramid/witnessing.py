@@ -16,6 +16,7 @@ is a static executable (no preload reaches it).  docs/threat-model.md says what 
 
 from __future__ import annotations
 
+import os
 import secrets
 import struct
 from collections.abc import Mapping, Sequence
@@ -72,7 +73,9 @@ class StageWitness:
         # the stage is judged by its first run, so every command looks for that entrypoint
         return {**env, **witness.env_vars(self.library, record, self.expect.entries,
                                           env.get("LD_PRELOAD") or own, self.checkout,
-                                          witness.stops_for(self.expect))}, record
+                                          witness.stops_for(self.expect),
+                                          private=self.tier == "c1" and os.geteuid() == 0)}, \
+            record
 
     def collect(self, record: str | None, devices: Sequence[str]) -> None:
         if record is not None:

@@ -21,6 +21,9 @@ from pytest_reb.outcome import TIERS
 from pytest_reb.report.summary import HALLUCINATIONS
 
 PASSED, FAILED, SKIPPED, UNKNOWN = "#3a9a4f", "#d9534f", "#b0b0b0", "#e8e8e8"
+#: One colour per agent, told apart by most eyes (Okabe and Ito's eight, then two more).
+PALETTE = ("#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442",
+           "#000000", "#8c564b", "#7f7f7f")
 GPU_TIERS = ("c1", "c2", "c3", "c4")
 
 
@@ -109,11 +112,12 @@ class Series:
 
 def grouped_bars_png(series: Sequence[Series], *, heading: str) -> bytes:
     """C1-C4 success rates, a group per tier and a bar per agent, ``s/d`` over each bar."""
+    series = [s for s in series if any(d for _, d in s.tiers.values())]  # no bar: no legend
     n = max(len(series), 1)
     width = 0.8 / n
     fig = Figure(figsize=(max(7.5, 1.9 * len(GPU_TIERS) + 0.35 * n * len(GPU_TIERS)), 4.6))
     ax = fig.add_subplot()
-    colours = [f"C{i % 10}" for i in range(n)]
+    colours = [PALETTE[i % len(PALETTE)] for i in range(n)]
     for i, s in enumerate(series):
         xs, heights, notes = [], [], []
         for x, tier in enumerate(GPU_TIERS):
@@ -136,7 +140,9 @@ def grouped_bars_png(series: Sequence[Series], *, heading: str) -> bytes:
     ax.spines["top"].set_visible(False)
     ax.spines["right"].set_visible(False)
     ax.set_title(heading, fontsize=10, loc="left")
-    ax.legend(fontsize=8, frameon=False, loc="upper right", ncols=min(n, 3))
+    # below the axes: over them a legend of many agents covers the bars of the last tier
+    ax.legend(fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.08),
+              ncols=min(n, 4))
     fig.tight_layout()
     return _png(fig)
 

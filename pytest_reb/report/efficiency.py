@@ -131,7 +131,7 @@ def time_cell(eff: Efficiency | None) -> str:
 
 
 def tokens_cell(eff: Efficiency | None) -> str:
-    if eff is None:
+    if eff is None or not eff.runs:  # no run got to work: no tokens to know, none unknown
         return "-"
     if eff.tokens_total is None:
         return f"unknown ({eff.tokens_unknown})"
@@ -139,42 +139,78 @@ def tokens_cell(eff: Efficiency | None) -> str:
     return text + (f" ({eff.tokens_unknown} unknown)" if eff.tokens_unknown else "")
 
 
-def chart_png(points: Sequence[tuple[str, Efficiency, dict[str, float | None]]]) -> bytes:
-    """Tokens and preparation time against C3 and C4 success, one point per agent and tier.
+#: C3 a hollow circle, C4 a filled square drawn smaller: where both rates are equal, the
+#: circle rings the square and both are seen.
+MARKS = {"c3": dict(marker="o", s=90, facecolors="none", linewidths=1.6),
+         "c4": dict(marker="s", s=28)}
 
-    ``points`` are (agent, efficiency, {"c3": pct, "c4": pct}); an agent without a token
-    count is left out of the tokens panel and named below it.
+
+def chart_png(points: Sequence[tuple[str, Efficiency, dict[str, float | None]]]) -> bytes:
+    """Tokens and preparation time against C3 and C4 success: one colour per agent, C3 a
+    hollow circle and C4 a filled square joined by a line, the agent's name beside them.
+
+    ``points`` are (agent, efficiency, {"c3": pct, "c4": pct}); an agent without a value for
+    a panel (never started, no tokens reported) or without a C3/C4 verdict (not verified
+    yet) is left out of it and named under it, saying which. The legend sits below the
+    panels, never over a point.
     """
     from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FuncFormatter
 
-    from pytest_reb.report.chart import _png
+    from pytest_reb.report.chart import PALETTE, _png
 
-    fig = Figure(figsize=(9.2, 3.6))
+    fig = Figure(figsize=(9.6, 4.6))
     axes = fig.subplots(1, 2, sharey=True)
-    marks = {"c3": ("o", "#2f6db3", "C3 single GPU"), "c4": ("s", "#c77c1a", "C4 multi-GPU")}
     panels = ((axes[0], "preparation time, mean (s)", lambda e: e.prep_mean_s),
               (axes[1], "tokens, total", lambda e: e.tokens_total))
+    colour = {agent: PALETTE[i % len(PALETTE)] for i, (agent, _, _) in enumerate(points)}
     for ax, label, value in panels:
-        missing = []
+        unverified, no_value = [], []
         for agent, eff, rates in points:
             x = value(eff)
-            if x is None:
-                missing.append(agent)
+            ys = {t: r for t, r in rates.items() if r is not None}
+            if not ys:
+                unverified.append(agent)
+            elif x is None:
+                no_value.append(agent)
+            if x is None or not ys:
                 continue
-            for tier, (marker, colour, name) in marks.items():
-                if rates.get(tier) is not None:
-                    ax.scatter([x], [rates[tier]], marker=marker, color=colour, label=name)
-            ax.annotate(agent, (x, max((r for r in rates.values() if r is not None),
-                                       default=0)), textcoords="offset points",
-                        xytext=(4, 4), fontsize=8)
-        ax.set_xlabel(label + (f"\nunknown: {', '.join(missing)}" if missing else ""))
-        ax.set_ylim(-5, 105)
+            if len(ys) == 2:
+                ax.plot([x, x], [ys["c3"], ys["c4"]], color=colour[agent], linewidth=0.8,
+                        alpha=0.6)
+            for tier, y in ys.items():
+                style = dict(MARKS[tier])
+                if tier == "c3":
+                    style["edgecolors"] = colour[agent]
+                else:
+                    style["color"] = colour[agent]
+                ax.scatter([x], [y], zorder=3, **style)
+            ax.annotate(agent, (x, max(ys.values())), textcoords="offset points",
+                        xytext=(6, 5), fontsize=8, color=colour[agent])
+        notes = [f"{what}: {', '.join(names)}" for what, names in (
+            ("unknown", no_value), ("no C3/C4 verdict", unverified)) if names]
+        ax.set_xlabel("\n".join([label, *notes]), fontsize=9)
+        ax.set_ylim(-5, 112)
+        ax.margins(x=0.25)
+        ax.set_xlim(left=0)  # a time or a count from 0: one agent's point is not stretched
         ax.grid(alpha=0.3)
+    axes[1].xaxis.set_major_formatter(FuncFormatter(_count))
     axes[0].set_ylabel("success (%)")
-    handles, labels = axes[0].get_legend_handles_labels()
-    unique = dict(zip(labels, handles, strict=False))
-    if unique:
-        axes[0].legend(unique.values(), unique.keys(), fontsize=8, loc="lower right")
+    tiers = [Line2D([], [], linestyle="none", color="#444444", markerfacecolor="none",
+                    marker="o", markersize=9, label="C3 single GPU (hollow circle)"),
+             Line2D([], [], linestyle="none", color="#444444", marker="s", markersize=5,
+                    label="C4 multi-GPU (filled square)")]
+    fig.legend(handles=tiers, loc="lower center", ncols=2, fontsize=8, frameon=False)
     fig.suptitle("Efficiency against C3/C4 success", fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     return _png(fig)
+
+
+def _count(value: float, _: object) -> str:
+    """A token count as people read it: 950k, 3.7M (no ``1e6`` multiplier off the axis)."""
+    if abs(value) >= 1e6:
+        return f"{value / 1e6:g}M"
+    if abs(value) >= 1e3:
+        return f"{value / 1e3:g}k"
+    return f"{value:g}"

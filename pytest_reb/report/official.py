@@ -12,9 +12,14 @@ not run is not written (the official aggregation then counts it as
 ``missing``, a failure, as it would its own); a C0 without a count writes the
 repository's import total but no missing count (officially that is 0 missing
 over the whole total), and an environment size that was not measured writes
-no size (officially 22 bundles wrote 0).  The cuda stage always carries its
-``observed`` block, as the official one does, since the official C5
-validators judge ``cuda_available`` and ``gpu_count`` from it.
+no size (officially 22 bundles wrote 0).  The official C5 validators judge
+``cuda_available`` and ``gpu_count`` from the cuda stage's ``observed`` block,
+so in compat the cuda stage is what the repository's own check, run by its
+``run_all.sh``, leaves (``rules.c2_compat``): its block, or, where our probe got
+no answer from the interpreter, that bundle's record: no file, a failure of
+its category with its block or none, or a stage that never ends, after which
+no later stage is written (the official run stops there).  Strict writes our
+probe's block.
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ STAGES = {"c0": "pyright", "c1": "cpu", "c2": "cuda", "c3": "single_gpu", "c4": 
 ORDER = ("pyright", "prepare", "cpu", "cuda", "single_gpu", "multi_gpu", "env_size",
          "hallucination", "summary")
 CATEGORIES_CSV = "scripts_repos_test_categories.snapshot.csv"
+#: The run's token sums where m5 reads them (``<run dir>/langfuse_tokens.json``).
+TOKENS_JSON = "langfuse_tokens.json"
 CATEGORY_FIELDS = ("repo_slug", "repo", "git_link", "commit", "supports_cpu",
                    "supports_single_gpu", "supports_multi_gpu", "cpu_skip_reason",
                    "single_gpu_skip_reason", "multi_gpu_skip_reason", "category")
@@ -59,8 +66,15 @@ def baseline_of(o: Outcome, run_id: str) -> str:
 
 
 def write_layout(root: Path, outcomes: list[Outcome], *, run_id: str, mode: str,
-                 commits: Mapping[str, str]) -> list[Path]:
-    """Write the jobs of ``outcomes`` under ``root``; returns the job folders."""
+                 commits: Mapping[str, str],
+                 agents: Mapping[str, Mapping[str, Any]] | None = None) -> list[Path]:
+    """Write the jobs of ``outcomes`` under ``root``; returns the job folders.
+
+    ``agents``: per target id, what ``reb agent run`` recorded of the run that made its
+    image (``runs.agentfacts.agent_facts``): its start and end become the job's
+    ``agent_start``/``agent_end`` (the official preparation time), its tokens the run's
+    ``langfuse_tokens.json``.
+    """
     jobs: dict[tuple[str, str, str], dict[str, Outcome]] = defaultdict(dict)
     for o in outcomes:
         jobs[(o.repo, o.target, baseline_of(o, run_id))][o.tier] = o
@@ -68,9 +82,10 @@ def write_layout(root: Path, outcomes: list[Outcome], *, run_id: str, mode: str,
     for (repo, target, baseline), tiers in sorted(jobs.items()):
         commit = commits.get(repo, "")
         folder = root / "jobs" / job_id(run_id, repo, commit, baseline, target)
-        written = {STAGES[t]: stage_results(o, mode) for t, o in tiers.items() if t in STAGES}
+        written = {STAGES[t]: stage_results(o, mode) for t, o in tiers.items()
+                   if t in STAGES and not (mode == "compat" and _after_a_hang(t, tiers))}
         stages = {stage: data for stage, data in written.items() if data is not None}
-        if "c5" in tiers:
+        if "c5" in tiers and "hallucination" in written:
             stages["env_size"] = env_size_results(tiers["c5"])
         for stage, data in stages.items():
             _write_json(folder / "benchmark" / "build_output" / stage / "results.json", data)
@@ -78,10 +93,49 @@ def write_layout(root: Path, outcomes: list[Outcome], *, run_id: str, mode: str,
         unwritten = {stage: {"status": "failure"} for stage, d in written.items() if d is None}
         _write_json(folder / "job_summary.json", job_summary(
             run_id=run_id, job=folder.name, repo=repo, commit=commit, baseline=baseline,
-            target=target, tiers=tiers, stages={**stages, **unwritten}))
+            target=target, tiers=tiers, stages={**stages, **unwritten},
+            agent=(agents or {}).get(target)))
         folders.append(folder)
     _merge_categories(root / CATEGORIES_CSV, jobs, commits)
+    _write_json(root / TOKENS_JSON, tokens_file(root))
     return folders
+
+
+def _after_a_hang(tier: str, tiers: Mapping[str, Outcome]) -> bool:
+    """Whether the official run would never reach this stage: its cuda check never ends
+    (``compat_c2``'s ``hang``), so ``run_all.sh`` stops there at the harness's timeout."""
+    c2 = tiers.get("c2")
+    cuda = c2.evidence.get("official_cuda") if c2 is not None else None
+    return tier in ("c3", "c4", "c5") and isinstance(cuda, dict) and bool(cuda.get("hangs"))
+
+
+def tokens_file(root: Path) -> dict[str, Any]:
+    """``langfuse_tokens.json`` of the layout: the tokens every job's agent reported, summed.
+
+    The official harness writes it once per run folder from a Langfuse query (no filter by
+    job or agent) and m5 gives every baseline of the run that sum; summed here over the
+    jobs of ``root`` (of every run written there), from each ``job_summary.json``. A job
+    whose agent reported none adds nothing and is counted; none reported at all is the
+    official stub (``skipped``), never a 0.
+    """
+    known, unknown = [], 0
+    for path in sorted(root.glob("jobs/*/job_summary.json")):
+        agent = (json.loads(path.read_text()).get("reb") or {}).get("agent")
+        if not agent:
+            continue
+        tokens = agent.get("tokens")
+        if isinstance(tokens, dict) and tokens.get("input") is not None:
+            known.append(tokens)
+        else:
+            unknown += 1
+    if not known:
+        return {"status": "skipped", "reason": "no agent run of this layout reported tokens",
+                "metrics": {}}
+    inp = sum(int(t["input"]) for t in known)
+    out = sum(int(t.get("output") or 0) for t in known)
+    return {"status": "ok", "source": "pytest-reb: reb agent run records",
+            "jobs_with_tokens": len(known), "jobs_without_tokens": unknown,
+            "metrics": {"input_tokens": inp, "output_tokens": out, "total_tokens": inp + out}}
 
 
 def stage_results(o: Outcome, mode: str) -> dict[str, Any] | None:
@@ -160,32 +214,46 @@ def env_size_results(c5: Outcome) -> dict[str, Any]:
 
 
 def job_summary(*, run_id: str, job: str, repo: str, commit: str, baseline: str, target: str,
-                tiers: Mapping[str, Outcome], stages: Mapping[str, Mapping[str, Any]]
-                ) -> dict[str, Any]:
-    """``job_summary.json`` in the official fields; what a verification run cannot know is null."""
+                tiers: Mapping[str, Outcome], stages: Mapping[str, Mapping[str, Any]],
+                agent: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``job_summary.json`` in the official fields; what a verification run cannot know is null.
+
+    ``agent``: the facts of the agent run that made the image (``write_layout``); without
+    them the agent is ``skipped``, as in an official job run with ``--skip-agent``.
+    """
     statuses = {s: stages[s]["status"] for s in ORDER if s in stages}
     started = min(o.started for o in tiers.values())
     ended = max(o.started + o.duration for o in tiers.values())
     failed = [s for s, v in statuses.items() if v == "failure"]
+    ran: tuple[float, float] | None = None
+    agent_status = "skipped"
+    if agent and agent.get("started") is not None and agent.get("wall_s") is not None:
+        ran = (agent["started"], round(agent["started"] + agent["wall_s"], 3))
+        agent_status = "timeout" if agent.get("timed_out") else \
+            "success" if agent.get("exit_code") == 0 else "failed"
     return {
         "run_id": run_id, "job_id": job, "repo_url": f"https://github.com/{repo}",
         "commit_sha": commit, "baseline": baseline, "baseline_input": baseline,
         "baseline_backend": baseline, "hardware_bucket": "auto",
-        "script_id": repo.replace("/", "@"), "gpus": None, "skip_agent": True,
+        "script_id": repo.replace("/", "@"), "gpus": None, "skip_agent": ran is None,
         "timestamps": {"docker_run_start": None, "docker_run_end": None, "clone_start": None,
-                       "clone_end": None, "agent_start": None, "agent_end": None,
+                       "clone_end": None, "agent_start": ran[0] if ran else None,
+                       "agent_end": ran[1] if ran else None,
                        "runall_start": started, "runall_end": ended, "job_end": ended},
         "container": {"id": None, "image_id": None},
         "status": {
-            "clone": None, "agent": "skipped", "agent_exit_code": None,
-            "agent_timed_out": False, "stub_report_written": False,
+            "clone": None, "agent": agent_status, "agent_exit_code": (agent or {}).get(
+                "exit_code"),
+            "agent_timed_out": bool((agent or {}).get("timed_out")),
+            "stub_report_written": False,
             "report_exists_nonempty": None, "report_valid_json_and_keys": None,
             "report_required_keys": None, "report_ok": None,
             "runall": "failed" if failed else "success", "runall_exit_code": 1 if failed else 0,
             "runall_stage_statuses": statuses, "runall_failed_stages": failed,
             "runall_skipped_stages": [s for s, v in statuses.items() if v == "skipped"],
         },
-        "reb": {"target": target, "verified_by": "pytest-reb"},
+        "reb": {"target": target, "verified_by": "pytest-reb",
+                **({"agent": dict(agent)} if agent else {})},
     }
 
 

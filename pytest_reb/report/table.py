@@ -1,6 +1,6 @@
 """``reb table``: the master table across runs and agents, as CSV, Markdown and an HTML page.
 
-One row per agent label.  The CSV keeps the official ``master_summary.csv``
+One row per agent label and mode.  The CSV keeps the official ``master_summary.csv``
 column names and formulas (§10.2 of the harness notes) for everything the
 official aggregation computes, so a spreadsheet built on it reads ours; the
 columns it lacks are ours: C0 without the targets pyright gave no count for
@@ -90,6 +90,14 @@ class Row:
     #: preparation time and tokens, from ``reb agent`` records (``add_efficiency``)
     efficiency: Efficiency | None = None
     note: str = ""
+    #: the agent also has a row of another mode: its label names the mode
+    by_mode: bool = False
+
+    @property
+    def label(self) -> str:
+        """The row's name on the page: the agent, and its mode where it has two rows."""
+        return f"{self.agent} ({' '.join(self.modes) or 'mode unknown'})" if self.by_mode \
+            else self.agent
 
 
 # --------------------------------------------------------------------------- reading runs
@@ -125,23 +133,33 @@ def load_run(path: Path) -> tuple[str, str | None, list[Outcome]]:
 
 
 def measured_rows(runs: Iterable[tuple[Path, str | None]]) -> list[Row]:
-    """Rows of the runs, one per agent label; of two outcomes of one item, the later wins."""
-    by_label: dict[str, dict[str, Outcome]] = defaultdict(dict)
-    meta: dict[str, tuple[list[str], list[str]]] = defaultdict(lambda: ([], []))
+    """Rows of the runs, one per agent label and mode; of two outcomes of one item in one
+    mode, the later wins.
+
+    A strict and a compat run of the same agent are two verdicts of the same environments,
+    not a later and an earlier one: each mode is a row of its own (as the official table
+    gives each run a row), labelled with its mode.
+    """
+    by_label: dict[tuple[str, str], dict[str, Outcome]] = defaultdict(dict)
+    meta: dict[tuple[str, str], list[str]] = defaultdict(list)
     for path, label in runs:
         run_id, mode, outcomes = load_run(path)
         for o in outcomes:
-            name = o.agent or label or run_id
-            seen = by_label[name].get(o.key)
+            key = (o.agent or label or run_id, mode or "")
+            seen = by_label[key].get(o.key)
             if seen is None or o.started >= seen.started:
-                by_label[name][o.key] = o
-            ids, modes = meta[name]
-            if run_id not in ids:
-                ids.append(run_id)
-            if mode and mode not in modes:
-                modes.append(mode)
-    return [row_of(name, list(items.values()), *meta[name])
-            for name, items in by_label.items()]
+                by_label[key][o.key] = o
+            if run_id not in meta[key]:
+                meta[key].append(run_id)
+    modes: dict[str, set[str]] = defaultdict(set)
+    for name, mode in by_label:
+        modes[name].add(mode)
+    rows = []
+    for (name, mode), items in by_label.items():
+        row = row_of(name, list(items.values()), meta[(name, mode)], [mode] if mode else [])
+        row.by_mode = len(modes[name]) > 1
+        rows.append(row)
+    return rows
 
 
 def row_of(agent: str, outcomes: list[Outcome], runs: list[str], modes: list[str]) -> Row:
@@ -187,10 +205,11 @@ def add_efficiency(rows: list[Row], runs: Iterable[AgentRun]) -> None:
     """Put each agent's preparation time and tokens on its row; an agent with runs but
     no verification yet gets a row of its own."""
     by_agent = efficiency.summarise(runs)
-    for row in rows:
-        row.efficiency = by_agent.pop(row.agent, row.efficiency)
+    for row in rows:  # both modes' rows of an agent: the same runs made their environments
+        row.efficiency = by_agent.get(row.agent, row.efficiency)
+    verified = {r.agent for r in rows}
     rows.extend(Row(agent, efficiency=eff, note="not verified yet")
-                for agent, eff in by_agent.items())
+                for agent, eff in by_agent.items() if agent not in verified)
 
 
 # --------------------------------------------------------------------------- the paper
@@ -296,7 +315,7 @@ HEADERS = ("Agent", "Targets", "C0 missing imports", *TITLES.values(),
 
 def cells(row: Row) -> list[str]:
     """The human-readable cells of a row (Markdown and HTML share them)."""
-    agent = f"{row.agent} †" if row.published else row.agent
+    agent = f"{row.agent} †" if row.published else row.label
     return [agent, str(row.job_count or "-"), _c0_cell(row),
             *(_tier_cell(row.tiers.get(t)) for t in TITLES), _c5_cell(row), _times_cell(row),
             _env_cell(row), efficiency.time_cell(row.efficiency),
@@ -395,7 +414,7 @@ def to_html(rows: Sequence[Row], *, title: str = "pytest-reb master table") -> s
     """A self-contained page: the grouped bar chart (PNG data URI) and the table."""
     from pytest_reb.report import chart  # matplotlib, only when a page is drawn
 
-    series = [chart.Series(r.agent, {t: (c.success, c.denom) for t, c in r.tiers.items()},
+    series = [chart.Series(r.label, {t: (c.success, c.denom) for t, c in r.tiers.items()},
                            published=r.published) for r in rows]
     png = chart.grouped_bars_png(series, heading="C1-C4 success per agent")
     body = "\n".join(
@@ -409,7 +428,7 @@ def to_html(rows: Sequence[Row], *, title: str = "pytest-reb master table") -> s
     notes.append("Prep time: the agent's wall time per repository (the paper's preparation "
                  "time). Tokens: as the agent's CLI reported them; unknown where it did not.")
     measured = [r for r in rows if not r.published]
-    points = [(r.agent, r.efficiency, {t: r.tiers[t].pct if t in r.tiers else None
+    points = [(r.label, r.efficiency, {t: r.tiers[t].pct if t in r.tiers else None
                                        for t in ("c3", "c4")})
               for r in measured if r.efficiency is not None]
     eff_figure = ""
@@ -420,9 +439,12 @@ def to_html(rows: Sequence[Row], *, title: str = "pytest-reb master table") -> s
                       + '"><figcaption>Preparation time and tokens against C3/C4 success, '
                         'per agent.</figcaption></figure>\n')
     runs = sorted({run for r in measured for run in r.runs})
+    verified = len({r.agent for r in measured if r.runs})  # not one with agent runs alone
+    waiting = len({r.agent for r in measured if not r.runs})
     return PAGE.format(
         title=escape(title), chart=chart.data_uri(png),
-        subtitle=escape(f"{len(measured)} measured agent(s) from run(s) {', '.join(runs)}"
+        subtitle=escape((f"{verified} verified agent(s) from run(s) {', '.join(runs)}"
+                         + (f"; {waiting} agent(s) not verified yet" if waiting else ""))
                         if runs else "published figures only"),
         hatched=", hatched: published figures" if any(r.published for r in rows) else "",
         head="".join(f"<th>{escape(h)}</th>" for h in HEADERS), body=body, efficiency=eff_figure,

@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING
 
 from pytest_reb.rules.c5_compat import Compat
 from pytest_reb.rules.c5_strict import Strict
-from pytest_reb.spec import MAJORITY, CompatVariant
+from pytest_reb.variants import MAJORITY, CompatVariant
 
 if TYPE_CHECKING:
     from pytest_reb.outcome import Outcome
-    from pytest_reb.pyramid.c5_observe import PythonObservation
+    from pytest_reb.rules.c5_evidence import PythonObservation
     from pytest_reb.rules.c5_result import AuditResult
     from pytest_reb.selfreport import ReportLoad
 

@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pytest_reb.outcome import official_stage
-from pytest_reb.pyramid.c5_observe import (
+from pytest_reb.rules.c5_evidence import (
     OFFICIAL_TORCH_CODE,
     OFFICIAL_VERSION_CODE,
     Invocation,
@@ -30,7 +30,7 @@ from pytest_reb.selfreport import ReportLoad, clip
 
 if TYPE_CHECKING:
     from pytest_reb.outcome import Outcome
-    from pytest_reb.spec import ClaimText, CompatVariant
+    from pytest_reb.variants import ClaimText, CompatVariant
 
 #: What the JSON torch probe said when it exited 0 and printed no JSON object.
 GARBAGE = "the probe printed no JSON"
@@ -82,6 +82,11 @@ class Compat(Rules):
 
     def run(self) -> AuditResult:
         data, v = self.load.data, self.variant
+        cuda = self.c2.evidence.get("official_cuda") if self.c2 is not None else None
+        if isinstance(cuda, dict) and cuda.get("hangs"):
+            self.crash("nothing: its run never leaves the cuda stage, whose check waits on "
+                       "this interpreter with no timeout")
+            return self.result
         if v.non_object_empty and self.load.parsed and data is not None \
                 and not isinstance(data, dict):
             data = {}  # ``report if isinstance(report, dict) else {}``
@@ -250,15 +255,30 @@ class Compat(Rules):
         if v.c2_meta_unobserved and c2 is not None and c2["failure_category"] in META_FAILURES:
             c2 = None
         count = self.observed_count(c2)
+        staged = c2 is not None and c2["status"] != "skipped"
+        probed = self.probed_pair()
+        pair = v.cuda_fallback == "probe_pair" and probed is not None and (
+            not staged or self.stage_count(c2) is None or not isinstance(
+                c2.get("observed"), dict) or "cuda_available" not in c2["observed"])
+        if pair:
+            count = probed[1]  # the stage left a value out: both come from the probe
         cuda = data.get("cuda_available")
         if v.cuda_claim == "text" and isinstance(cuda, str):
             cuda = cuda.strip().lower() == "true"
         elif v.cuda_claim == "truthy":
             cuda = bool(cuda)
         if cuda is True:
-            if c2 is None or c2["status"] == "skipped":
+            fallback = probed is not None and (pair or (
+                v.cuda_fallback == "probe" and not staged))
+            if fallback:
+                if probed is not None and probed[0] is False:
+                    self.find("capability", "cuda_available", True, False,
+                              "cuda_available_overclaim", "this repository's validator asks "
+                              "torch itself where the cuda stage gave no answer")
+            elif c2 is None or not staged:
                 self.unsure("cuda_available", "cuda_available_overclaim", "C2 did not run")
-            elif _cuda_unavailable(c2, v.cuda_from, v.cuda_valid_failures):
+            elif _cuda_unavailable(c2, "status" if self.blockless(c2) else v.cuda_from,
+                                   v.cuda_valid_failures):
                 self.find("capability", "cuda_available", True, False,
                           "cuda_available_overclaim",
                           f"the cuda stage (official rule: is_available()) {c2['status']}: "
@@ -270,7 +290,11 @@ class Compat(Rules):
                 return
             claim = _coerce_int(claim)
         if isinstance(claim, int):
-            if count is None:
+            if v.gpu_needs_stage and not pair and not (staged and (
+                    v.gpu_needs_stage == "file" or self.stage_count(c2) is not None)):
+                self.unsure("gpu_count", "gpu_count_mismatch", "this repository's validator "
+                            "judges the count only beside a cuda stage that gave one")
+            elif count is None:
                 self.unsure("gpu_count", "gpu_count_mismatch", "C2 observed no device count")
             elif count != claim:
                 self.find("capability", "gpu_count", claim, count, "gpu_count_mismatch",
@@ -302,22 +326,47 @@ class Compat(Rules):
                       "the multi_gpu stage (official rule: exit 0) passed; this repository's "
                       "validator counts an underclaim")
 
+    def probed_pair(self) -> tuple[bool, int | None] | None:
+        """CUDA and the device count by the JSON torch probe, where it answered (the
+        validators whose own probe stands in for a missing cuda stage), else None."""
+        if self.variant.cuda_fallback == "none" or self.py is None:
+            return None
+        info = _json_probe(self.py.official_torch_json)
+        if not info or not info.get("ok"):
+            return None
+        count = info.get("gpu_count")
+        return bool(info.get("cuda_available")), count if isinstance(count, int) else None
+
+    def blockless(self, c2: Mapping[str, Any] | None) -> bool:
+        """A cuda stage without a block, which this validator reads by its exit status."""
+        return self.variant.no_block == "status_zero" and c2 is not None \
+            and c2["status"] != "skipped" and not isinstance(c2.get("observed"), dict)
+
+    def stage_count(self, c2: Mapping[str, Any] | None) -> int | None:
+        """The device count the cuda stage's block gives, read as this validator reads it."""
+        v = self.variant
+        if self.blockless(c2):
+            return 0
+        if c2 is None or v.gpu_from == "probe" or (
+                v.gpu_needs_cuda_ok and not _observes(c2, v.cuda_valid_failures)):
+            return None
+        observed = c2.get("observed")
+        value = observed.get("gpu_count") if isinstance(observed, dict) else None
+        if v.gpu_absent_zero and not (isinstance(observed, dict) and "gpu_count" in observed):
+            value = 0
+        if v.gpu_null_zero and isinstance(observed, dict) and "gpu_count" in observed:
+            value = value or 0
+        if v.gpu_observed_coerce and not isinstance(value, int):
+            how = v.gpu_observed_coerce
+            value = _coerce_int(value) if how is True or (
+                how == "numbers" and isinstance(value, float)) or (
+                how == "digits" and isinstance(value, str) and value.isdigit()) else None
+        return value if isinstance(value, int) else None
+
     def observed_count(self, c2: Mapping[str, Any] | None) -> int | None:
         """The device count this validator compares with (Python's isinstance: True is 1)."""
         v = self.variant
-        count = None
-        if c2 is not None and v.gpu_from != "probe" and not (
-                v.gpu_needs_cuda_ok and not _observes(c2, v.cuda_valid_failures)):
-            observed = c2.get("observed")
-            value = observed.get("gpu_count") if isinstance(observed, dict) else None
-            if v.gpu_null_zero and isinstance(observed, dict) and "gpu_count" in observed:
-                value = value or 0
-            if v.gpu_observed_coerce and not isinstance(value, int):
-                how = v.gpu_observed_coerce
-                value = _coerce_int(value) if how is True or (
-                    how == "numbers" and isinstance(value, float)) or (
-                    how == "digits" and isinstance(value, str) and value.isdigit()) else None
-            count = value if isinstance(value, int) else None
+        count = self.stage_count(c2)
         probed = None
         if v.gpu_from != "stage" and self.py is not None:
             info = _json_probe(self.py.official_torch_json)

@@ -18,7 +18,7 @@ from pytest_reb.selfreport import ReportLoad, clip, num, show_input
 
 if TYPE_CHECKING:
     from pytest_reb.outcome import Outcome
-    from pytest_reb.pyramid.c5_observe import PythonObservation
+    from pytest_reb.rules.c5_evidence import PythonObservation
 
 Kind = Literal["path", "version", "capability"]
 KINDS: tuple[Kind, ...] = ("path", "version", "capability")

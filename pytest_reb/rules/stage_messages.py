@@ -1,4 +1,4 @@
-"""How an entrypoint stage (C1, C3, C4) is named: its failure category, and its one-line message.
+"""How a failed stage (C1, C3, C4; C2's probe) is named: its failure category and its headline.
 
 It is the headline a person reads first (the test's failure line, the
 terminal table, the HTML report), so it must name the cause.  A failed run's
@@ -12,23 +12,20 @@ line stays as detail when it says something else.
 
 The category (``categorise``) is the official coarse vocabulary, read from
 what the host saw and the output; the diagnosis of *why* is richer and
-separate.  A passed stage gets a line too, saying what the outcome's
-evidence really shows (exit 0 within the timeout, no GPU visible, the GPUs
-that computed, what the witness saw), as C0 and C5 say what they checked.
+separate.  What a passed stage's line says is the decision's
+(``entrypoint_stage.passed``).
 """
 
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_reb.evidence import diagnose
-from pytest_reb.rules.gpu_rules import computed
-from pytest_reb.spec import Run
-from pytest_reb.targets import ExecResult, Profile
-from pytest_reb.witness import Expect
+
+if TYPE_CHECKING:  # the host's record of a command; rules read records, never a target
+    from pytest_reb.targets.base import ExecResult
 
 #: (category, pattern) in order: the first match names a failed run's category.
 FAILURE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
@@ -124,7 +121,7 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else ""
 
 
-def _clip(text: str, most: int) -> str:
+def clip(text: str, most: int) -> str:
     return text if len(text) <= most else text[: most - 3] + "..."
 
 
@@ -140,46 +137,7 @@ def failed(res: ExecResult, category: str, diagnosis: Sequence[Mapping[str, Any]
     cause = named_cause(diagnosis) or exception_line(res.output[-diagnose.MAX_TEXT:])
     head = f"exit {res.exit_code} ({category}): "
     if cause is None or cause == last:
-        return head + _clip(last, CAUSE_MAX)
+        return head + clip(last, CAUSE_MAX)
     if last in cause:
-        return head + _clip(cause, CAUSE_MAX)
-    return f"{head}{_clip(cause, CAUSE_MAX)}; last line: {_clip(last, DETAIL_MAX)}"
-
-
-def passed(res: ExecResult, run: Run, *, python: str, checkout: str, timeout: float,
-           profile: Profile, expect: Expect | None, gpu_checked: bool,
-           setup_steps: int = 0) -> str:
-    """What a stage that passed strict was seen to do, from its outcome's own evidence.
-
-    The line is the same for two runs of the same work (``reb merge`` and the
-    shard tests compare summaries): the command is the run's own argv with
-    only ``{python}`` and ``{repo}`` filled (a port or an ``{out}`` folder is
-    new every run; ``Outcome.command`` holds what really ran), and the
-    duration is left to ``Outcome.duration``.  ``timeout`` is the run's scaled
-    timeout; ``expect`` what the witness required (and, the stage having
-    passed, saw); ``gpu_checked``: the GPU rule of C3/C4 passed, so the GPUs
-    that held a context and computed are named.
-    """
-    argv = [a.replace("{python}", python).replace("{repo}", checkout) for a in run.argv]
-    command = _clip(shlex.join(argv), COMMAND_MAX)
-    ran = (f"stopped with {run.stop_signal} after {run.stop_after:g} s, then exit 0"
-           if run.stop_after is not None else "exit 0")
-    parts = [f"`{command}`: {ran} within {timeout:.0f} s"]
-    if setup_steps:
-        parts[0] += f" after {setup_steps} setup step(s)"
-    if run.http is not None:
-        parts.append(f"the server answered {run.http.request}")
-    if run.expect_log or run.reject_log:
-        parts.append("its log met the run's rules")
-    if profile == "cpu":
-        parts.append("no GPU visible")
-    elif gpu_checked:
-        good, _ = computed(res.gpu_compute)
-        held = sorted({g for gpus in res.gpu_holders.values() for g in gpus if g in good})
-        parts.append(f"GPU(s) {', '.join(map(str, held))} held a CUDA context of the run and "
-                     "computed")
-    if expect is not None:
-        what = expect.entries[0] if expect.entries else "a main program"
-        parts.append(f"the witness saw {what} {'run to its end' if expect.needs_finish else 'run'}"
-                     + (f" in {expect.workers} processes" if expect.workers > 1 else ""))
-    return "; ".join(parts)
+        return head + clip(cause, CAUSE_MAX)
+    return f"{head}{clip(cause, CAUSE_MAX)}; last line: {clip(last, DETAIL_MAX)}"

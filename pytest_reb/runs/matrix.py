@@ -29,6 +29,12 @@ class MatrixError(ValueError):
     """A matrix that cannot be used, with the file and row in the message."""
 
 
+#: The prefix of the labels ``reb agent`` commits on the image of a run (``runs/agentfacts``).
+AGENT_ENV_LABEL = "reb.agent-env."
+#: The label ``reb agent`` commits on the image of a run that ran past its budget.
+AGENT_TIMED_OUT_LABEL = f"{AGENT_ENV_LABEL}timed-out"
+
+
 @dataclass(frozen=True)
 class TargetSpec:
     """One target: an image or a testinfra URL, with what the run knows about it."""
@@ -37,6 +43,9 @@ class TargetSpec:
     agent: str | None = None
     report: str | None = None  # host path of the agent's report
     repo: str | None = None  # owner/name of the module it belongs to
+    #: the image is an agent run that ran past its budget (``AGENT_TIMED_OUT_LABEL``), read
+    #: under ``--reb-compat`` only: the official harness scored such a run without probing
+    agent_timed_out: bool = False
 
     @property
     def id(self) -> str:

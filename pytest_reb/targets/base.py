@@ -27,10 +27,11 @@ import socket
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 from pytest_reb import witness
 from pytest_reb.evidence.gpu_use import GpuWatch
+from pytest_reb.targets import bytecode, hostview
 from pytest_reb.witness import observe
 
 Profile = Literal["cpu", "gpu"]
@@ -344,8 +345,6 @@ class Target:
         know (``bytecode.PYCACHE_DIR``), so no ``__pycache__`` of the checkout is read, and,
         by the base env of ``exec``, nothing written.  A target that keeps bytecode per image
         (Docker) answers a folder of the stage's own, filled with what the host compiled."""
-        from pytest_reb.targets import bytecode
-
         return {bytecode.PYCACHE_ENV: bytecode.PYCACHE_DIR}
 
     def kept_bytecode(self) -> dict[str, str]:
@@ -376,6 +375,35 @@ class Target:
         """``argv`` sent ``sig`` after ``after`` seconds, its exit status its own (a run's
         ``stop_after``): coreutils ``timeout --preserve-status`` on this default."""
         return ["timeout", "--preserve-status", f"--signal={sig}", f"{after:g}s", *argv]
+
+    def image_env(self, name: str) -> str | None:
+        """The image's own ``ENV`` value of ``name``, read from its metadata; None where the
+        target is no image (``local://``, ``ssh://``) or the image does not set it."""
+        return None
+
+    def host_view(self, devices: Sequence[str] = ()) -> hostview.HostView | None:
+        """The host's view of the target's files (``hostview``), for reads that run nothing
+        in the target; None where the host cannot see them (``ssh://``)."""
+        return None
+
+    @contextlib.contextmanager
+    def frozen_view(self, devices: Sequence[str] = ()) -> Iterator[hostview.HostView | None]:
+        """``host_view`` with nothing of the target able to run for the block (a container
+        is paused); a target with no processes of its own to stop just gives its view."""
+        yield self.host_view(devices)
+
+    def host_path(self, path: str) -> Path | None:
+        """Where ``path`` of the target is on this machine, to copy without running anything
+        in the target; None where the target's files are not this machine's."""
+        return None
+
+    @contextlib.contextmanager
+    def tar_of(self, path: str) -> Iterator[IO[bytes]]:
+        """``path`` (a file or a folder) as a tar archive, copied out of the target without
+        running anything in it; ``TargetError`` where this target has no such way."""
+        raise TargetError(f"{self.name} has no way to copy {path} out without running "
+                          "anything in it (a Docker image or a local:// checkout has)")
+        yield  # a generator, for the context manager
 
     def own_env(self, name: str) -> str | None:
         """The environment's own value of variable ``name`` (an image's ``ENV``, this machine's

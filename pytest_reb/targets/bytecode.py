@@ -47,6 +47,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_reb.targets import hostview, imagecache
+from pytest_reb.targets.hostview import open_regular
+
 #: Python's own setting: bytecode is read and written under this folder, and nowhere else.
 PYCACHE_ENV = "PYTHONPYCACHEPREFIX"
 #: One bytecode folder per pytest-reb process, outside the checkout; in a container, a
@@ -74,8 +77,6 @@ _lock = threading.Lock()
 def kept_dir(image_id: str | None) -> Path | None:
     """The host folder of the image's kept bytecode (made, readable by the container's
     root, which has no ``CAP_DAC_OVERRIDE``), or None without an image or a writable cache."""
-    from pytest_reb.targets import imagecache
-
     if not image_id or TAG is None:
         return None
     where = imagecache.folder(KIND, image_id)
@@ -176,8 +177,6 @@ def harvest(view: Any, names: Sequence[tuple[str, int]]) -> list[tuple[str, int,
 
 def _ours(path: str) -> bool:
     """Whether ``path`` is a regular file that starts with this Python's magic number."""
-    from pytest_reb.targets.hostview import open_regular
-
     try:
         if not stat.S_ISREG(os.lstat(path).st_mode):
             return False
@@ -298,8 +297,6 @@ def keep(target: Any, kept: Path, env: Mapping[str, str], devices: Sequence[str]
 
     An optimisation only: whatever goes wrong here leaves the stage's verdict alone.
     """
-    from pytest_reb.targets import hostview
-
     folder = stage_folder(env)
     if folder is None:
         return None

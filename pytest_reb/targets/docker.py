@@ -31,18 +31,20 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import io
+import os
 import signal
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pytest_reb import witness
 from pytest_reb.evidence.gpu_use import GpuWatch, host_gpus
-from pytest_reb.plugin.optiontypes import size_bytes
-from pytest_reb.targets import bytecode, counters, diskuse, ourtools
+from pytest_reb.sizes import size_bytes
+from pytest_reb.targets import bytecode, counters, diskuse, hostview, ourtools
 from pytest_reb.targets.archive import archive_file
 from pytest_reb.targets.base import (
     HOST_SLACK,
@@ -102,6 +104,19 @@ def harness_mounts() -> dict[str, str]:
     read-only: our static busybox and the probes' tools (``tool_mounts``).  ``ToolError``
     without a static busybox on the host."""
     return {ourtools.TOOLS_MOUNT: str(ourtools.tools_dir()), **tool_mounts()}
+
+
+def image_labels(image: str) -> dict[str, str]:
+    """The labels of ``image`` on this host's engine: metadata, never the image's files;
+    none when there is no such image or no engine answers (a GPU machine verifying itself
+    through ``local://`` need not have the Docker SDK)."""
+    try:
+        import docker
+
+        attrs = docker.from_env().api.inspect_image(image)
+    except Exception:
+        return {}
+    return dict((attrs.get("Config") or {}).get("Labels") or {})
 
 
 class DockerTarget(Target):
@@ -311,6 +326,83 @@ class DockerTarget(Target):
 
     def own_env(self, name: str) -> str | None:
         return self._image_env.get(name)
+
+    def host_view(self, devices: Sequence[str] = ()) -> hostview.HostView | None:
+        """The root of the container that sees ``devices`` (made if it is not running yet),
+        through ``/proc/<pid of its init>/root``, once it is checked to be this engine's
+        container on this host."""
+        ctr = self.container(devices)
+        with contextlib.suppress(Exception):
+            ctr.reload()
+        pid = (ctr.attrs.get("State") or {}).get("Pid")
+        if not isinstance(pid, int) or pid <= 0:
+            return None
+        try:
+            with open(f"/proc/{pid}/cgroup", encoding="utf-8") as fh:
+                if ctr.id not in fh.read():
+                    return None  # the engine is not local: that pid is someone else
+            os.listdir(f"/proc/{pid}/root/")
+        except OSError:
+            return None
+        root = hostview.HostView(f"/proc/{pid}/root")
+        root.has_gpu_devices = bool(devices) and hostview.gpu_nodes(root)
+        return root
+
+    @contextlib.contextmanager
+    def frozen_view(self, devices: Sequence[str] = ()) -> Iterator[hostview.HostView | None]:
+        """The container paused (the cgroup freezer) for the block, so a process of the image
+        cannot swap a checked folder for a link between the host's check and its open; a
+        container gone afterwards, or whose init is no longer the one read through, was lost
+        under the read: ``InfraError``, whatever the read made of its vanishing files."""
+        found = self.host_view(devices)
+        if found is None:
+            yield found
+            return
+        ctr = self.container(devices)
+        pid = int(found.root.split("/")[2])
+        for attempt in range(hostview.FREEZE_TRIES):  # a busy cgroup's freezer times out
+            try:
+                ctr.pause()
+                break
+            except Exception as exc:
+                if attempt == hostview.FREEZE_TRIES - 1:
+                    raise InfraError(f"cannot freeze container {ctr.name} for the host-side "
+                                     f"read: {str(exc)[:200]}") from None
+                time.sleep(0.2 * (attempt + 1))
+        try:
+            yield found
+        except BaseException:
+            lost = hostview._thaw(ctr, pid)
+            if lost:
+                raise InfraError(lost) from None
+            raise
+        lost = hostview._thaw(ctr, pid)
+        if lost:
+            raise InfraError(lost)
+
+    def image_env(self, name: str) -> str | None:
+        return self._image_env.get(name)
+
+    @contextlib.contextmanager
+    def tar_of(self, path: str) -> Iterator[IO[bytes]]:
+        """Through a created, never started container of the image and the engine's archive
+        API (its anonymous volumes go with it)."""
+        from docker.errors import DockerException
+
+        ctr = None
+        try:
+            ctr = self.client.containers.create(
+                self.image_id, entrypoint=["true"], network_mode="none",
+                labels=labels(self.run_id, **{"reb.profile": "assets"}))
+            stream, _ = ctr.get_archive(path)
+            data = io.BytesIO(b"".join(stream))
+        except DockerException as exc:
+            raise TargetError(str(exc)[:200]) from None
+        finally:
+            if ctr is not None:
+                with contextlib.suppress(Exception):
+                    ctr.remove(force=True, v=True)
+        yield data
 
     def util(self, name: str) -> list[str]:
         return ourtools.util(name)

@@ -28,7 +28,11 @@ import stat
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
-from typing import IO, Any
+from contextlib import AbstractContextManager as ContextManager
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the targets give their views; this module imports none of them
+    from pytest_reb.targets.base import Target
 
 #: Symlinks followed in one resolution before giving up (the kernel's own limit).
 MAX_HOPS = 40
@@ -152,73 +156,18 @@ class HostView:
             return None
 
 
-def view(target: Any, devices: Sequence[str] = ()) -> HostView | None:
-    """The host's view of ``target``'s files, or None when the host cannot see them.
-
-    For Docker, the root of the container that sees ``devices`` (made if it is
-    not running yet); it is checked to be this engine's container on this
-    host before it is trusted.
-    """
-    from pytest_reb.targets import DockerTarget, LocalTarget
-
-    if isinstance(target, LocalTarget):
-        return HostView("/", has_gpu_devices=_gpu_nodes(HostView("/")))
-    if not isinstance(target, DockerTarget):
-        return None
-    ctr = target.container(devices)
-    with contextlib.suppress(Exception):
-        ctr.reload()
-    pid = (ctr.attrs.get("State") or {}).get("Pid")
-    if not isinstance(pid, int) or pid <= 0:
-        return None
-    try:
-        with open(f"/proc/{pid}/cgroup", encoding="utf-8") as fh:
-            if ctr.id not in fh.read():
-                return None  # the engine is not local: that pid is someone else
-        os.listdir(f"/proc/{pid}/root/")
-    except OSError:
-        return None
-    root = HostView(f"/proc/{pid}/root")
-    root.has_gpu_devices = bool(devices) and _gpu_nodes(root)
-    return root
+def view(target: Target, devices: Sequence[str] = ()) -> HostView | None:
+    """The host's view of ``target``'s files, or None when the host cannot see them
+    (``Target.host_view``: for Docker, the root of the container that sees ``devices``,
+    checked to be this engine's container on this host; ``/`` for ``local://``)."""
+    return target.host_view(devices)
 
 
-@contextlib.contextmanager
-def frozen(target: Any, devices: Sequence[str] = ()) -> Iterator[HostView | None]:
-    """``view(target, devices)`` with the container paused for the length of the block.
-
-    Nothing can run in the target meanwhile (no exec either).  A container
-    that is gone afterwards, or whose init is no longer the one read through,
-    was lost under the read: ``InfraError``, whatever the read made of its
-    vanishing files, so a lost container is never taken for an edited one.
-    """
-    from pytest_reb.targets import DockerTarget, InfraError
-
-    found = view(target, devices)
-    if found is None or not isinstance(target, DockerTarget):
-        yield found
-        return
-    ctr = target.container(devices)
-    pid = int(found.root.split("/")[2])
-    for attempt in range(FREEZE_TRIES):  # the freezer can time out on a busy cgroup: again
-        try:
-            ctr.pause()
-            break
-        except Exception as exc:
-            if attempt == FREEZE_TRIES - 1:
-                raise InfraError(f"cannot freeze container {ctr.name} for the host-side "
-                                 f"read: {str(exc)[:200]}") from None
-            time.sleep(0.2 * (attempt + 1))
-    try:
-        yield found
-    except BaseException:
-        lost = _thaw(ctr, pid)
-        if lost:
-            raise InfraError(lost) from None
-        raise
-    lost = _thaw(ctr, pid)
-    if lost:
-        raise InfraError(lost)
+def frozen(target: Target, devices: Sequence[str] = ()) -> ContextManager[HostView | None]:
+    """``view(target, devices)`` with nothing able to run in the target for the length of
+    the block (``Target.frozen_view``: a container is paused, and one lost under the read
+    is ``InfraError``, so a lost container is never taken for an edited one)."""
+    return target.frozen_view(devices)
 
 
 def _thaw(ctr: Any, pid: int) -> str | None:
@@ -251,5 +200,6 @@ def _thaw(ctr: Any, pid: int) -> str | None:
     return None
 
 
-def _gpu_nodes(root: HostView) -> bool:
+def gpu_nodes(root: HostView) -> bool:
+    """Whether the root shows NVIDIA device files."""
     return any(n.startswith("nvidia") and n[6:].isdigit() for n in root.listdir("/dev"))

@@ -20,6 +20,7 @@ from typing import Any
 
 from pytest_reb import witness
 from pytest_reb.evidence.gpu_use import GpuWatch, host_gpus
+from pytest_reb.targets import hostview
 from pytest_reb.targets.base import (
     EXEC_TAG,
     HOST_SLACK,
@@ -49,6 +50,12 @@ class LocalTarget(Target):
     def __init__(self, name: str = "local://", gpus: Sequence[str] | None = None) -> None:
         self.name = name
         self.gpus = list(gpus) if gpus is not None else host_gpus()
+
+    def host_path(self, path: str) -> Path | None:
+        return Path(path)
+
+    def host_view(self, devices: Sequence[str] = ()) -> hostview.HostView | None:
+        return hostview.HostView("/", has_gpu_devices=hostview.gpu_nodes(hostview.HostView("/")))
 
     def own_env(self, name: str) -> str | None:
         return os.environ.get(name)

@@ -90,7 +90,8 @@ def library_path() -> str | None:
 
 
 def env_vars(library: str, record: str, entries: Sequence[str],
-             preload: str | None, root: str = "", stops: str = "") -> dict[str, str]:
+             preload: str | None, root: str = "", stops: str = "",
+             private: bool = False) -> dict[str, str]:
     """The variables that put the witness into every process of a command.
 
     Ours goes first in ``LD_PRELOAD``; an image's own preload (a malloc,
@@ -98,12 +99,16 @@ def env_vars(library: str, record: str, entries: Sequence[str],
     ``tiers.witnessing``).  ``root`` is the checkout: an ``os._exit()`` from its
     code is a finish, from anywhere else it is not.  ``stops`` (``stops_for``) are
     the moments the witness stops its process for the host to read; none without a host
-    that watches for them (a stopped process waits for its ``SIGCONT``).
+    that watches for them (a stopped process waits for its ``SIGCONT``).  ``private`` makes
+    each process undumpable, so that no other process of the target can open its memory:
+    only for a host that may still read it (root, ``CAP_SYS_PTRACE``), and only where no
+    framework needs to reach a peer process (CUDA's and NCCL's handle exchange may use
+    ``pidfd_getfd``): the CPU stage.
     """
     rest = [p for p in (preload or "").replace(" ", ":").split(":") if p and p != library]
     return {"LD_PRELOAD": ":".join([library, *rest]), "REB_WITNESS": record,
             "REB_WITNESS_ENTRY": ":".join(entries), "REB_WITNESS_ROOT": root,
-            "REB_WITNESS_STOP": stops}
+            "REB_WITNESS_STOP": stops, "REB_WITNESS_PRIVATE": "1" if private else ""}
 
 
 def stops_for(exp: Expect) -> str:
@@ -230,6 +235,7 @@ class Expect:
     kind: str  # "python file", "python module", "launcher workers", "shell driver", ...
     workers: int = 1  # processes that must reach the entrypoint
     needs_finish: bool = True  # False for servers and stopped runs: the harness ends them
+    command: str | None = None  # the host's own ``-c`` command, when the run is one
 
 
 def entries_of(path: str, checkout: str, cwd: str) -> tuple[str, ...]:
@@ -264,6 +270,7 @@ def expect(argv: Sequence[str], *, python: str, entrypoint: str | None, checkout
         args = args[1:]  # (our busybox's) timeout, its options and duration, env assignments
     prog = PurePosixPath(args[0]).name if args else ""
     script: str | None = None
+    command: str | None = None
     kind = "python file"
     launcher = prog in LAUNCHER_PROGRAMS
     if args and (args[0] == python or prog.startswith("python")):
@@ -279,6 +286,7 @@ def expect(argv: Sequence[str], *, python: str, entrypoint: str | None, checkout
                 return Expect(_module_file(module), kind, 1, not (server or stopped))
         elif rest[:1] == ["-c"]:
             kind = "python command"
+            command = rest[1] if len(rest) > 1 else None
         elif rest:
             script = rest[0]
     elif launcher:
@@ -293,8 +301,8 @@ def expect(argv: Sequence[str], *, python: str, entrypoint: str | None, checkout
     workers = nproc if (launcher and ranks) else 1
     needs_finish = not (server or stopped)
     if path is None:
-        return Expect((), kind, workers, needs_finish)
-    return Expect(entries_of(path, checkout, cwd), kind, workers, needs_finish)
+        return Expect((), kind, workers, needs_finish, command)
+    return Expect(entries_of(path, checkout, cwd), kind, workers, needs_finish, command)
 
 
 def _script_after(args: Sequence[str]) -> str | None:
@@ -329,7 +337,8 @@ def judge(exp: Expect, procs: Mapping[int, Process]) -> str | None:
         return (f"{len(pythons)} Python process(es) started, but the interpreter never began "
                 "a main program: startup code (.pth, sitecustomize, usercustomize, PYTHON* "
                 "variables) ended the process first")
-    good = [p for p in pythons if _reached(exp, p) and (p.finished or not exp.needs_finish)]
+    good = [p for p in pythons if _reached(exp, p) and (p.finished or not exp.needs_finish)
+            and not (p.state is not None and p.state.forked_from)]  # a fork's end is not its own
     if len(good) >= exp.workers:
         return None
     refused = [p.seen.problem for p in procs.values() if p.seen and p.seen.problem]
@@ -350,6 +359,8 @@ def judge(exp: Expect, procs: Mapping[int, Process]) -> str | None:
 
 def _end_words(p: Process) -> str:
     """How a process that reached the entrypoint ended, as the host and then the file say."""
+    if p.state is not None and p.state.how == observe.HOW_EXIT_OTHER and p.end:
+        return f"{p.end} (the host saw an exit from code not the checkout's)"
     if p.state is not None and p.state.end:
         return f"{p.state.end} (seen by the host)"
     if p.end in ("finish", "exit 0"):
@@ -398,16 +409,19 @@ def attribution(exp: Expect, procs: Mapping[int, Process]) -> str | None:
     entrypoint's code path: a frame of the checkout, or library code it called,
     with no startup hook, import hook or exec'd string in between (the witness's
     launch entry points, ``reb_witness_gpu.c``).  The counts that grant it are the
-    ones the host read in the stopped process's memory (``Process.state``); a run
-    the harness ends (a server, ``stop_after``) is read at its reach, before it
-    computes, so there the record file's line is taken, a weaker channel, and the
-    evidence says so.  Work launched only from elsewhere is GPU work that is not
-    the entrypoint's, however much of it the counters saw.
+    ones the host read in the stopped process's memory (``Process.state``): each
+    process stops for the host at its first launch from the checkout's code (so a
+    worker that is killed, or a server the harness ends, is read too) and at its
+    end.  The processes are the run's own when ``runs_the_checkout`` says so: the
+    entrypoint's descendants count as the entrypoint.  Work launched only from
+    elsewhere is GPU work that is not the entrypoint's, however much of it the
+    counters saw.
     """
+    states = {p.pid: p.state for p in procs.values() if p.state is not None}
+
     def own(p: Process) -> bool:
-        if p.state is not None and p.state.launches_own > 0:
-            return True
-        return not exp.needs_finish and p.launched_own
+        return p.state is not None and p.state.launches_own > 0 and \
+            runs_the_checkout(exp, p.state, states)
 
     def other(p: Process) -> str | None:
         if p.state is not None and p.state.launches_other > 0:
@@ -429,12 +443,43 @@ def attribution(exp: Expect, procs: Mapping[int, Process]) -> str | None:
     if mine:
         return (f"only {len(mine)} process(es) launched GPU kernels; {exp.workers} ranks were "
                 "expected")
+    elsewhere = [p for p in procs.values() if p.state is not None and p.state.launches_own > 0]
+    if elsewhere:
+        st = elsewhere[0].state
+        assert st is not None
+        return ("GPU kernels were launched from the checkout's code only in a process whose "
+                f"main program is not the run's (pid {elsewhere[0].pid}: "
+                f"{st.start.replace(chr(9), ' ')[:200]!r}, started by pid {st.parent})")
     if any(p.launched_own for p in procs.values()):
         return ("the record file says the entrypoint launched GPU kernels, but no process the "
                 "host read while stopped had launched any")
     return ("no process of the run launched a GPU kernel through the CUDA runtime or driver "
             "entry points the witness watches (cudaLaunchKernel, cuLaunchKernel and their "
             "variants), so the GPU work seen is not the entrypoint's")
+
+
+def runs_the_checkout(exp: Expect, state: observe.State,
+                      states: Mapping[int, observe.State], depth: int = 0) -> bool:
+    """Whether a process's work is the run's, by what the host read of its main program.
+
+    The entrypoint's descendants are its own however they were started (a subprocess, a
+    shell, a launcher, a server's workers): what counts is that the process's main program
+    is the checkout's code (a checkout file or module), or the host's own ``-c`` command, or
+    multiprocessing's bootstrap started by such a process (a spawn or forkserver worker),
+    or a fork of any of these (it carries its original's state).  A command of the target's
+    own, a launcher or a tool runs nobody's code but its own.
+    """
+    if state.how == observe.HOW_PROGRAM:
+        return True  # a program's launches are the checkout's only if it is the checkout's
+    if state.main == observe.MAIN_CHECKOUT:
+        return True
+    if state.main == observe.MAIN_COMMAND:
+        # the interpreter runs the command with a newline added, and the state holds 2047 bytes
+        mine = "command\t" + (exp.command or "").replace("\n", " ").replace("\r", " ") + " "
+        return exp.command is not None and state.start.rstrip() == mine[:2047].rstrip()
+    parent = states.get(state.parent)
+    return (state.main == observe.MAIN_BOOT and parent is not None and depth < 64
+            and parent is not state and runs_the_checkout(exp, parent, states, depth + 1))
 
 
 def summary(exp: Expect, procs: Mapping[int, Process]) -> dict[str, object]:

@@ -41,20 +41,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-#: The state's layout (``struct reb_witness_state`` in reb_witness.c), version 2.
+#: The state's layout (``struct reb_witness_state`` in reb_witness.c), version 3.
 MAGIC = b"reb-witness"
 HEADER = struct.Struct("=16sIIiIIIIIiI")
 TEXTS = (("start", 2048), ("reach", 1024), ("taint", 512))
 #: Version 2: the GPU kernel launches (from the entrypoint's path, from elsewhere, where from).
 LAUNCHES = struct.Struct("=QQ512s")
-SIZE = HEADER.size + sum(n for _, n in TEXTS) + LAUNCHES.size
+#: Version 3: the lineage (parent at the start, the process a fork copies) and the main's class.
+LINEAGE = struct.Struct("=iiII")
+SIZE = HEADER.size + sum(n for _, n in TEXTS) + LAUNCHES.size + LINEAGE.size
 SYMBOL = b"reb_witness_state"
-STOP_REACH, STOP_FINISH = 1, 2
-HOW_FINALISED, HOW_EXIT, HOW_PROGRAM = 1, 2, 3
+STOP_REACH, STOP_FINISH, STOP_LAUNCH = 1, 2, 3
+HOW_FINALISED, HOW_EXIT, HOW_PROGRAM, HOW_EXIT_OTHER, HOW_RAISED = 1, 2, 3, 4, 5
+#: What a ``HOW_RAISED`` status means when it is not a SystemExit's own.
+RAISED = {1: "an uncaught exception", -1: "no end of the main program seen",
+          -2: "SystemExit raised by code not the checkout's"}
+#: Whose code a main program is: a checkout file or module, a ``-c`` command, multiprocessing's
+#: bootstrap, anything else (``REB_MAIN_*``).
+MAIN_CHECKOUT, MAIN_COMMAND, MAIN_BOOT, MAIN_OTHER = 1, 2, 3, 4
 #: Seconds between two looks at the command's processes for one stopped for the host.
 POLL = 0.01
 #: Seconds between two full lists of the processes where the quick one can miss some.
 FULL_POLL = 0.5
+
+
+MAIN_NAMES = {MAIN_CHECKOUT: "checkout", MAIN_COMMAND: "command", MAIN_BOOT: "multiprocessing",
+              MAIN_OTHER: "other"}
 
 
 class ElfError(ValueError):
@@ -104,6 +116,9 @@ class State:
     launches_own: int = 0
     launches_other: int = 0
     launch_other: str = ""
+    parent: int = 0  # the parent when the main program began
+    forked_from: int = 0  # a fork's: the process it copies (0: it began its own main program)
+    main: int = 0  # MAIN_*
 
     @property
     def finished(self) -> bool:
@@ -115,7 +130,9 @@ class State:
     @property
     def end(self) -> str | None:
         return {HOW_FINALISED: "finish", HOW_EXIT: f"exit {self.status}",
-                HOW_PROGRAM: f"end {self.status}"}.get(self.how)
+                HOW_PROGRAM: f"end {self.status}",
+                HOW_EXIT_OTHER: f"exit {self.status} from code not the checkout's",
+                HOW_RAISED: RAISED.get(self.status, f"SystemExit({self.status})")}.get(self.how)
 
 
 def parse_state(raw: bytes) -> State:
@@ -131,9 +148,11 @@ def parse_state(raw: bytes) -> State:
         texts[key] = raw[at:at + n].split(b"\0", 1)[0].decode("utf-8", "replace")
         at += n
     own, other, where = LAUNCHES.unpack_from(raw, at)
+    parent, forked_from, main, _ = LINEAGE.unpack_from(raw, at + LAUNCHES.size)
     return State(pid, stop, stops, bool(started), bool(reached), how, status, taints, **texts,
                  launches_own=own, launches_other=other,
-                 launch_other=where.split(b"\0", 1)[0].decode("utf-8", "replace"))
+                 launch_other=where.split(b"\0", 1)[0].decode("utf-8", "replace"),
+                 parent=parent, forked_from=forked_from, main=main)
 
 
 @dataclass(frozen=True)
@@ -170,7 +189,10 @@ class Seen:
         return {"pid": self.pid, "exe": self.exe, "problem": self.problem,
                 "stops": self.reasons, "end": st.end if st else None,
                 "reached": st.reach if st and st.reached else None,
-                "launches": [st.launches_own, st.launches_other] if st else None}
+                "launches": [st.launches_own, st.launches_other] if st else None,
+                "parent": st.parent if st else None,
+                "forked_from": (st.forked_from or None) if st else None,
+                "main": MAIN_NAMES.get(st.main) if st else None}
 
 
 def _status(host_pid: int) -> dict[str, str]:

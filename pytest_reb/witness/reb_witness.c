@@ -19,25 +19,27 @@
  *           run_module or run_command, raised by C with no Python frame on
  *           the stack and on the main thread.  sys.audit() from Python code
  *           can raise an event of the same name, but always with a frame.
- *   reach   code of the entrypoint ran: the main file itself, or a code object whose
- *           file is the entrypoint executed (an import of it, runpy, a spawn worker)
- *           after the main program started; REB_WITNESS_ENTRY lists the entrypoint's
- *           path and its package-relative suffixes, ':'-separated
- *   finish  the interpreter reached finalisation (cpython._PySys_ClearAuditHooks,
- *           again with no frame): the main program returned or raised SystemExit
+ *   reach   code of the entrypoint ran: a code object that is what the entrypoint file
+ *           compiles to (reb_witness_identity.c) executed after the main program started
+ *           (the main file itself, an import of it, runpy, a spawn worker);
+ *           REB_WITNESS_ENTRY lists the entrypoint's path and its package-relative
+ *           suffixes, ':'-separated
+ *   finish  the main program ended as a finish (reb_witness_finish.c: its outermost frame
+ *           returned, or the checkout's SystemExit(0)), seen at finalisation
+ *   raised  it ended otherwise (an uncaught exception, a SystemExit from elsewhere)
  *   exit    the program ended itself with _exit() (os._exit) after start: its status, and
- *           "from <file>" unless the innermost Python frame is code under the checkout
- *           (REB_WITNESS_ROOT): only then is it the program's own way to finish
+ *           "from <file>" unless the innermost Python frame is the checkout's own code
+ *           (identity, not a name): only then is it the program's own way to finish
  *   taint   what a forger would have to do from Python: open this witness
  *           file (by a str or a bytes path), or, before the main program started, spawn a process, load a
  *           library with ctypes or read another process's memory or environment
  * The host reads the file after the command; only the host decides what it means.
  *
  * The file is the target's to write, so nothing in it grants a pass (issue 25, class 1).
- * What does is the state below, in this library's own memory: at the moment the process
- * would record a finish (finalisation, an _exit() from the checkout's code, a program's
- * end, or reaching the entrypoint where the run is not expected to end), the witness
- * fills it and stops its process (SIGSTOP); the host, polling the command's processes,
+ * What does is the state below, in this library's own memory: at the end of each process of
+ * the run (its main program's end, an _exit(), a program's end), at its first GPU launch from
+ * the checkout's code, or on reaching the entrypoint where the run is not expected to end,
+ * the witness fills it and stops its process (SIGSTOP); the host, polling the command's processes,
  * sees it stopped, checks from outside what runs there (its executable, its mappings),
  * reads the state through /proc/<pid>/mem at the offset of the symbol in the library it
  * built, and continues it (SIGCONT).  REB_WITNESS_STOP names the moments to stop at
@@ -56,6 +58,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,15 +103,35 @@ static void launches_end(void);
 static void lookups_ready(void);
 static void program_class(void);
 static void launches_into_state(void);
+static int code_is_own(PyObject *code);
+static void identity_exec(PyObject *args);
+static int caller_is_own(void);
+static int verifying;
+static void finish_exec(PyObject *args, int frameless);
+static void finish_excepthook(int frameless);
+static void finish_at_finalisation(void);
+static int finish_decide(int status);
+static int main_over(void);
+static int main_is_module;
 /* What the host reads from this process's memory while it is stopped for it.  Layout v1,
  * mirrored by pytest_reb/witness/observe.py: fields are only ever appended, ``size`` says
  * how many bytes this build has, so a newer host reads an older library and the reverse. */
-#define REB_STATE_VERSION 2
+#define REB_STATE_VERSION 3
 #define REB_STOP_REACH 1
 #define REB_STOP_FINISH 2
+#define REB_STOP_LAUNCH 3 /* its first GPU launch from the checkout's code */
 #define REB_HOW_FINALISED 1 /* interpreter finalisation, no frame: the main program ended */
 #define REB_HOW_EXIT 2      /* _exit() whose innermost Python frame is the checkout's code */
 #define REB_HOW_PROGRAM 3   /* a program that is not Python ended through exit() / _exit() */
+#define REB_HOW_EXIT_OTHER 4 /* _exit() from code that is not the checkout's: an end, no finish */
+#define REB_HOW_RAISED 5     /* the main program ended by an exception that is no finish, or its
+                              * end was not seen; status 1 uncaught, -2 SystemExit from code not
+                              * the checkout's, -1 unseen, else the checkout's SystemExit(status) */
+/* Whose code a process's main program is (version 3): what makes its work the run's. */
+#define REB_MAIN_CHECKOUT 1 /* a file of the checkout, or a module that resolves to one */
+#define REB_MAIN_COMMAND 2  /* a -c command: the host's own only if its text is the host's */
+#define REB_MAIN_BOOT 3     /* multiprocessing's own bootstrap (spawn, forkserver, tracker) */
+#define REB_MAIN_OTHER 4    /* anything else: a launcher, a tool, a file outside the checkout */
 struct reb_witness_state {
     char magic[16];   /* "reb-witness" */
     uint32_t version; /* REB_STATE_VERSION */
@@ -128,6 +151,11 @@ struct reb_witness_state {
     uint64_t launches_own;   /* from the entrypoint's code path */
     uint64_t launches_other; /* from anywhere else */
     char launch_other[512];  /* where the first other one came from */
+    /* version 3: lineage, so that the host reads the run's descendants as the entrypoint's */
+    int32_t parent;      /* the parent when the main program began (the kernel's getppid) */
+    int32_t forked_from; /* a fork's: the process it is a copy of; 0: it began its own */
+    uint32_t main;       /* REB_MAIN_* */
+    uint32_t reserved;
 };
 /* A page of its own, read-only but while the witness writes it: a write from Python
  * (ctypes.memmove) faults, and the host checks at each stop that the page is read-only.
@@ -273,11 +301,12 @@ static void stop_for_host(uint32_t why) {
     state_writable(0);
 }
 
-/* Whether a finish of this process can count: it began the main program itself, and reached
- * the entrypoint (or the run names none). */
-static int finish_counts(void) {
-    return stop_at_finish && S.pid == (int32_t)getpid() &&
-           (S.reached || n_entries == 0);
+/* Whether this process stops for the host at its end: it runs a main program of the run (it
+ * began one, or is a fork of one that did).  Every such process is read, not only the one that
+ * reached the entrypoint: a launcher's child that runs the training is the run's work, and its
+ * launches are read at its end; the host decides what each end and count is worth. */
+static int end_counts(void) {
+    return stop_at_finish && S.pid == (int32_t)getpid() && S.started;
 }
 
 /* An address given to ctypes that lies in this library (the state, its settings). */
@@ -382,13 +411,44 @@ static int own_span(struct dl_phdr_info *info, size_t size, void *unused) {
     return 1;
 }
 
-/* /proc/<pid>/mem (by any path, or "mem" relative to a /proc folder's descriptor), a
- * process's map_files, or this library's file (where the state's offset is read): ways to
- * the state from Python, refused at any time. */
+/* A resolved path that is a process's memory (any pid, task, thread-self), its map_files, or
+ * this library's file. */
+static int names_mem(const char *real) {
+    const char *base = strrchr(real, '/');
+    if (strstr(real, "libreb_witness"))
+        return 1;
+    return !strncmp(real, "/proc/", 6) &&
+           ((base && !strcmp(base, "/mem")) || strstr(real, "/map_files"));
+}
+
+/* ``path`` resolved the way the kernel will (symlinks, /dev/fd/N of an open /proc folder,
+ * /proc/self, /proc/thread-self, "." and ".."), or its folder resolved when it does not exist
+ * yet, relative to the working folder. */
+static int resolves_to_mem(const char *path) {
+    char real[PATH_MAX], dir[PATH_MAX];
+    const char *slash;
+    if (realpath(path, real))
+        return names_mem(real);
+    slash = strrchr(path, '/');
+    if (!slash || (size_t)(slash - path) >= sizeof dir)
+        return 0;
+    memcpy(dir, path, (size_t)(slash - path));
+    dir[slash - path] = 0;
+    if (!realpath(dir[0] ? dir : "/", real) || strlen(real) + strlen(slash) >= sizeof real)
+        return 0;
+    strcat(real, slash);
+    return names_mem(real);
+}
+
+/* /proc/<pid>/mem by any path that resolves to it (or "mem" relative to a folder's descriptor,
+ * which the event does not name), a process's map_files, or this library's file (where the
+ * state's offset is read): ways to the state from Python, refused at any time. */
 static int is_proc_mem(const char *path) {
     const char *base = path ? strrchr(path, '/') : NULL;
     if (!path)
         return 0;
+    if (resolves_to_mem(path))
+        return 1;
     if (strstr(path, "libreb_witness") || (!strncmp(path, "/proc/", 6) && strstr(path,
                                                                             "/map_files")))
         return 1;
@@ -437,13 +497,17 @@ static void reach(const char *path) {
     }
 }
 
-/* The file of the code object an exec event runs, when that file is the entrypoint. */
+/* The entrypoint's code runs: the code an exec event runs is the checkout's own (what the
+ * entrypoint file compiles to, reb_witness_identity.c) and its file is the entrypoint. */
 static void exec_event(PyObject *args) {
-    PyObject *file;
+    PyObject *file, *code;
     const char *name;
     if (!args || PyTuple_Size(args) < 1 || !PyObject_GetAttrString || !Py_DecRef)
         return;
-    file = PyObject_GetAttrString(PyTuple_GetItem(args, 0), "co_filename");
+    code = PyTuple_GetItem(args, 0);
+    if (!code_is_own(code))
+        return;
+    file = PyObject_GetAttrString(code, "co_filename");
     if (!file) {
         PyErr_Clear();
         return;
@@ -456,24 +520,98 @@ static void exec_event(PyObject *args) {
     Py_DecRef(file);
 }
 
+/* A resolved path in the checkout, not in an environment kept inside it (a venv's packages). */
+static int in_checkout(const char *real) {
+    size_t n = strlen(root);
+    return n && !strncmp(real, root, n) && real[n] == '/' && !strstr(real + n, "-packages/");
+}
+
+/* ``dir``/``name`` (a module's dotted name as a path) + ``tail``, resolved, in the checkout. */
+static int module_in_checkout(const char *dir, const char *name, const char *tail) {
+    char path[PATH_MAX], real[PATH_MAX];
+    int n = snprintf(path, sizeof path, "%s/%s%s", dir, name, tail);
+    if (n <= 0 || n >= (int)sizeof path)
+        return 0;
+    for (char *p = path + strlen(dir) + 1; *p && p < path + n - strlen(tail); p++)
+        if (*p == '.')
+            *p = '/';
+    return realpath(path, real) && in_checkout(real);
+}
+
+/* Whose code a main program is: a checkout file run as a script or a module (from the working
+ * folder, Python's first path entry for -m, or the checkout and its src/), multiprocessing's
+ * own bootstrap commands (what a spawned or forkserver worker runs), another command, or
+ * anything else.  The host reads it with the start; a bootstrap's work counts only where its
+ * parent's does, a command's only where its text is the host's own. */
+static uint32_t main_class(const char *how, const char *arg, const char *real) {
+    static const char *const boot[] = {
+        "from multiprocessing.spawn import spawn_main; spawn_main(",
+        "from multiprocessing.forkserver import main; main(",
+        "from multiprocessing.resource_tracker import main;main(", NULL};
+    char cwd[PATH_MAX], src[PATH_MAX + 8];
+    size_t n = arg ? strlen(arg) : 0;
+    if (n && arg[n - 1] == '\n')
+        n--; /* the interpreter runs a command with a newline added */
+    if (!strcmp(how, "run_file"))
+        return real[0] && in_checkout(real) ? REB_MAIN_CHECKOUT : REB_MAIN_OTHER;
+    if (!strcmp(how, "run_command")) {
+        for (int i = 0; arg && boot[i]; i++)
+            if (!strncmp(arg, boot[i], strlen(boot[i])) && arg[n - 1] == ')' &&
+                memchr(arg, '\n', n) == NULL && !strchr(arg + strlen(boot[i]), ';'))
+                return REB_MAIN_BOOT;
+        return REB_MAIN_COMMAND;
+    }
+    if (!arg || !*arg || strchr(arg, '/') || !root[0])
+        return REB_MAIN_OTHER;
+    snprintf(src, sizeof src, "%s/src", root);
+    if (getcwd(cwd, sizeof cwd) &&
+        (module_in_checkout(cwd, arg, ".py") || module_in_checkout(cwd, arg, "/__main__.py")))
+        return REB_MAIN_CHECKOUT;
+    return module_in_checkout(root, arg, ".py") || module_in_checkout(root, arg, "/__main__.py") ||
+                   module_in_checkout(src, arg, ".py") ||
+                   module_in_checkout(src, arg, "/__main__.py")
+               ? REB_MAIN_CHECKOUT
+               : REB_MAIN_OTHER;
+}
+
+/* In a forked child (fork(), not vfork: only fork runs these handlers): a copy of a process of
+ * the run, with a state of its own from here on, read by the host at its own end. */
+static void forked(void) {
+    if (!S.started)
+        return launches_forked();
+    state_writable(1);
+    S.forked_from = S.pid;
+    S.pid = (int32_t)getpid();
+    S.stop = 0;
+    S.stops = 0;
+    S.how = 0;
+    S.status = 0;
+    state_writable(0);
+    finished = 0;
+    launches_forked();
+}
+
 static int hook(const char *event, PyObject *args, void *unused) {
     char text[PATH_MAX * 2 + 8];
     char real[PATH_MAX];
     char cwd[PATH_MAX];
     const char *arg;
     (void)unused;
+    if (verifying)
+        return 0; /* the witness's own compile of a checkout file */
     if (event[0] == 'c' && strncmp(event, "cpython.", 8) == 0) {
         const char *what = event + 8;
         if (!strcmp(what, "_PySys_ClearAuditHooks")) {
             if (started && !finished && from_interpreter()) {
+                char how[32];
                 finished = 1;
-                record("finish", "");
-                state_writable(1);
-                if (S.pid == (int32_t)getpid())
-                    S.how = REB_HOW_FINALISED;
-                state_writable(0);
-                if (finish_counts())
-                    stop_for_host(REB_STOP_FINISH);
+                finish_at_finalisation(); /* reb_witness_finish.c: a finish only if it was one */
+                if (S.how == REB_HOW_FINALISED)
+                    record("finish", "");
+                else if (S.how == REB_HOW_RAISED) {
+                    snprintf(how, sizeof how, "%d", (int)S.status);
+                    record("raised", how);
+                }
             }
             return 0;
         }
@@ -491,24 +629,31 @@ static int hook(const char *event, PyObject *args, void *unused) {
                 real[0] = 0;
             snprintf(text, sizeof text, "file\t%s\t%s\t%s", arg ? arg : "", cwd, real);
         } else {
-            snprintf(text, sizeof text, "%s\t%.200s", what + 4, arg ? arg : "");
+            snprintf(text, sizeof text, "%s\t%s", what + 4, arg ? arg : "");
         }
         for (char *p = text; *p; p++)
             if (*p == '\n' || *p == '\r')
                 *p = ' ';
         started = 1;
         record("start", text);
-        attribution_start(what);
         state_writable(1);
         S.pid = (int32_t)getpid();
+        S.parent = (int32_t)getppid();
         S.started = 1;
+        S.main = main_class(what, arg, strcmp(what, "run_file") ? "" : real);
         keep(S.start, sizeof S.start, text);
         state_writable(0);
-        if (arg && !strcmp(what, "run_file") && is_entry(arg))
-            reach(arg);
+        main_is_module = !strcmp(what, "run_module");
+        attribution_start(what);
+        return 0; /* the main file's code is admitted, and reached, at its exec event */
+    }
+    if (!strcmp(event, "sys.excepthook")) {
+        finish_excepthook(from_interpreter());
         return 0;
     }
     if (!strcmp(event, "exec")) {
+        identity_exec(args);
+        finish_exec(args, from_interpreter());
         if (started && !reached)
             exec_event(args);
         attribution_event(event, args);
@@ -629,6 +774,11 @@ __attribute__((constructor)) static void reb_witness_init(void) {
     stop_at_finish = path && strstr(path, "finish") != NULL;
     stop_at_prog = path && strstr(path, "prog") != NULL;
     dl_iterate_phdr(own_span, NULL);
+    /* no other process of the target may open this one's memory (/proc/<pid>/mem, a `dd` of
+     * the image, process_vm_writev): only a process with CAP_SYS_PTRACE, the host, may read
+     * it; the process itself is met by the hook's refusals */
+    if (getenv("REB_WITNESS_PRIVATE") && !strcmp(getenv("REB_WITNESS_PRIVATE"), "1"))
+        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     state_guarded = sysconf(_SC_PAGESIZE) > 0 && REB_STATE_PAGE % sysconf(_SC_PAGESIZE) == 0 &&
                     mprotect(&reb_witness_state, REB_STATE_PAGE, PROT_READ) == 0;
     if (!PySys_AddAuditHook || !PyEval_GetFrame || !PyTuple_Size || !PyTuple_GetItem ||
@@ -639,18 +789,16 @@ __attribute__((constructor)) static void reb_witness_init(void) {
     }
     if (PySys_AddAuditHook(hook, NULL) == 0)
         record("py", "");
-    pthread_atfork(NULL, NULL, launches_forked);
+    pthread_atfork(NULL, NULL, forked);
     lookups_ready();
 }
 
 /* os._exit() at the end of a program is an honest way to finish when the checkout's own code
- * calls it; from anywhere else (an import hook in site-packages ending the run inside the
+ * (a code object it compiles to, not one that names it) calls it; from anywhere else (an import hook in site-packages ending the run inside the
  * entrypoint's ``import torch``) it is recorded with the caller's file, and is no finish. */
 void _exit(int status) {
     char text[PATH_MAX + 48];
     char file[PATH_MAX];
-    char real[PATH_MAX];
-    size_t n = strlen(root);
     if (S.pid != (int32_t)getpid()) {
         /* a child that did not begin the main program: a fork's copy of our memory, or a
          * vfork child that *shares* it (subprocess's child whose exec failed leaves by
@@ -662,25 +810,27 @@ void _exit(int status) {
     prog_end(status);
     launches_end();
     if (started && !finished) {
+        int own = caller_is_own();
         finished = 1;
-        if (!caller_file(file, sizeof file))
+        if (!caller_file(file, sizeof file)) {
             snprintf(text, sizeof text, "%d from native code", status);
-        else if (n && realpath(file, real) && !strncmp(real, root, n) && real[n] == '/') {
+        } else if (own) {
             snprintf(text, sizeof text, "%d", status);
-            if (S.pid == (int32_t)getpid()) {
-                state_writable(1);
-                S.how = REB_HOW_EXIT;
-                S.status = status;
-                state_writable(0);
-            }
-        } else
-        {
+        } else {
             char head[32];
             snprintf(head, sizeof head, "%d from", status);
             one_line(text, sizeof text, head, file);
         }
+        if (main_over()) {
+            finish_decide(status); /* an exit handler's _exit: how the main program ended stands */
+        } else {
+            state_writable(1);
+            S.how = own ? REB_HOW_EXIT : REB_HOW_EXIT_OTHER;
+            S.status = status;
+            state_writable(0);
+        }
         record("exit", text);
-        if (S.how == REB_HOW_EXIT && finish_counts())
+        if (end_counts())
             stop_for_host(REB_STOP_FINISH);
     }
     syscall(SYS_exit_group, status);
@@ -688,5 +838,7 @@ void _exit(int status) {
     }
 }
 
-/* GPU launch attribution: reb_witness_gpu.c, in this same compilation unit. */
+/* Which code is the checkout's, and GPU launch attribution: in this same compilation unit. */
+#include "reb_witness_identity.c"
 #include "reb_witness_gpu.c"
+#include "reb_witness_finish.c"

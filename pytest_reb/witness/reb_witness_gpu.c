@@ -60,7 +60,9 @@ struct foreign {
 static struct foreign foreign_files[FOREIGN_MAX];
 static int n_foreign;
 static char stdlib_dir[PATH_MAX];
-static int main_is_command;            /* -c: the first frame is the command the host gave */
+/* -c: the class of the first frame, the command: the host's (checked by the host against
+ * its own text), or multiprocessing's bootstrap, library code that runs its parent's work */
+static int main_command = -1;
 static int profile_on;
 static uint64_t launches[2];           /* checkout, other */
 static int said_checkout, said_foreign, said_total;
@@ -102,21 +104,6 @@ static int is_stdlib(const char *file) {
     return stdlib_dir[0] && under(file, stdlib_dir) && !strstr(file, "-packages/");
 }
 
-/* The checkout's own package installed into site-packages (``pip install .``): its files are
- * the repository's, at the same package-relative path under the checkout or its src/. */
-static int installed_from_checkout(const char *file) {
-    const char *rel = strstr(file, "-packages/");
-    char mine[PATH_MAX];
-    if (!rel || !root[0] || !strchr(rel + 10, '/'))
-        return 0; /* a top-level module file could be anyone's: only package files count */
-    rel += 10;
-    if (snprintf(mine, sizeof mine, "%s/%s", root, rel) < (int)sizeof mine &&
-        access(mine, F_OK) == 0)
-        return 1;
-    return snprintf(mine, sizeof mine, "%s/src/%s", root, rel) < (int)sizeof mine &&
-           access(mine, F_OK) == 0;
-}
-
 static int classify_file(const char *file) {
     if (file[0] == '<') {
         if (!strncmp(file, "<frozen importlib._bootstrap", 28))
@@ -130,12 +117,12 @@ static int classify_file(const char *file) {
         return C_IMPORT;
     if (foreign_of(file))
         return C_FOREIGN;
+    /* the checkout's code is known by identity (code_is_own, before this): a code object that
+     * only names a checkout file is someone else's, dressed up */
     if (root[0] && under(file, root) && !strstr(file + strlen(root), "-packages/"))
-        return C_CHECKOUT;
+        return C_FOREIGN;
     if (access(file, F_OK) != 0)
         return C_FOREIGN; /* compiled from a string under a name that is no file */
-    if (installed_from_checkout(file))
-        return C_CHECKOUT;
     return C_LIB;
 }
 
@@ -171,21 +158,68 @@ static const char *intern(const char *text) {
     return "(a file among too many)";
 }
 
-/* The class of code in ``file``, and the name a report gives it. */
-static int classify_named(const char *file, const char **name) {
+/* Bytecode that types.CodeType or code.replace() made under a checkout file's name while the
+ * checkout's own code path ran (a framework rewriting the checkout's functions: torch.compile's
+ * dynamo makes its frames so): such code runs as library code on its caller's behalf.  Kept as
+ * the bytes themselves, compared exactly: no other code is taken for it. */
+#define MADE_MAX 8192
+static PyObject *made[MADE_MAX];
+static int n_made;
+
+static void made_on_path(PyObject *bytecode) {
+    if (bytecode && n_made < MADE_MAX && PyBytes_AsString) {
+        Py_IncRef(bytecode);
+        made[n_made++] = bytecode;
+    }
+}
+
+/* Whether ``code``'s bytecode is one made on the checkout's path. */
+static int made_by_checkout(PyObject *code) {
+    PyObject *bytecode, *t, *v, *tb;
+    int found = 0;
+    if (!n_made || !PyObject_RichCompareBool)
+        return 0;
+    PyErr_Fetch(&t, &v, &tb);
+    bytecode = PyObject_GetAttrString(code, "co_code");
+    for (int i = 0; bytecode && i < n_made && !found; i++)
+        found = PyObject_RichCompareBool(bytecode, made[i], PY_EQ) == 1;
+    if (bytecode)
+        Py_DecRef(bytecode);
+    PyErr_Clear();
+    PyErr_Restore(t, v, tb);
+    return found;
+}
+
+/* The class of ``code`` (named ``file``), and the name a report gives it. */
+static int classify_named(PyObject *code, const char *file, const char **name) {
     const struct foreign *why = file ? foreign_of(file) : NULL;
     char both[PATH_MAX * 2 + 16];
+    int cls;
     if (!file) {
         *name = "(code without a file name)";
         return C_FOREIGN;
     }
+    if (code_is_own(code)) {
+        *name = intern(file);
+        return C_CHECKOUT;
+    }
+    cls = classify_file(file);
+    if (cls == C_FOREIGN && !why && file[0] == '/' && root[0] && under(file, root) &&
+        made_by_checkout(code)) {
+        *name = intern(file);
+        return C_LIB;
+    }
     if (why) { /* say who brought it in: the hook, not the module it used */
         snprintf(both, sizeof both, "%s (loaded by %s)", file, why->by);
+        *name = intern(both);
+    } else if (cls == C_FOREIGN && file[0] == '/' && root[0] && under(file, root)) {
+        snprintf(both, sizeof both, "%s (code that names the checkout's file but is not what "
+                 "it compiles to)", file);
         *name = intern(both);
     } else {
         *name = intern(file);
     }
-    return classify_file(file);
+    return cls;
 }
 
 static struct cached *lookup(PyObject *code) {
@@ -196,11 +230,11 @@ static struct cached *lookup(PyObject *code) {
             return c;
         if (!c->code) {
             char *file = code_file(code);
-            c->cls = classify_named(file, &c->file);
+            c->cls = classify_named(code, file, &c->file);
             free(file);
-            if (main_is_command) {
-                main_is_command = 0;
-                c->cls = C_CHECKOUT; /* the -c command of the stage itself */
+            if (main_command >= 0) {
+                c->cls = (unsigned char)main_command;
+                main_command = -1;
             }
             Py_IncRef(code);
             c->code = code;
@@ -217,7 +251,7 @@ static struct where enter(PyObject *code) {
     struct cached tmp;
     if (!c) {
         char *file = code_file(code);
-        tmp.cls = classify_named(file, &tmp.file);
+        tmp.cls = classify_named(code, file, &tmp.file);
         free(file);
         c = &tmp;
     }
@@ -231,21 +265,29 @@ static struct where enter(PyObject *code) {
     return w;
 }
 
+static void finish_call(PyObject *code, int at);
+static void finish_return(int at, int raised);
+static void finish_c_event(void);
+
 static int profile(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg) {
     (void)obj;
-    (void)arg;
     if (what == 0) { /* PyTrace_CALL */
         /* PyFrame_GetCode is 3.9+; on 3.8 the attribute gives the same new reference */
         PyObject *code = PyFrame_GetCode ? PyFrame_GetCode(frame)
                                          : PyObject_GetAttrString((PyObject *)frame, "f_code");
         struct where w = code ? enter(code) : *top();
-        if (code)
-            Py_DecRef(code);
         if (depth < STACK_MAX)
             stack[depth] = w;
+        if (code) {
+            finish_call(code, depth); /* reb_witness_finish.c: the main program's frame */
+            Py_DecRef(code);
+        }
         depth++;
-    } else if (what == 3 && depth > 0) { /* PyTrace_RETURN */
+    } else if (what == 3 && depth > 0) { /* PyTrace_RETURN: arg NULL when an exception leaves */
+        finish_return(depth - 1, arg == NULL);
         depth--;
+    } else if (what >= 4 && what <= 6) { /* PyTrace_C_CALL, C_EXCEPTION, C_RETURN */
+        finish_c_event();
     }
     return 0;
 }
@@ -302,7 +344,13 @@ static void attribution_start(const char *how) {
     if (profile_on || !profile_symbols())
         return;
     startup_modules();
-    main_is_command = !strcmp(how, "run_command");
+    if (S.main == REB_MAIN_BOOT) { /* a worker: its work is the target it was given */
+        main_command = C_LIB;
+        base.cls = base.origin = C_LIB;
+        base.file = base.by = "multiprocessing's bootstrap";
+    } else if (!strcmp(how, "run_command")) {
+        main_command = C_CHECKOUT;
+    }
     profile_on = 1;
     if (PyEval_SetProfileAllThreads)
         PyEval_SetProfileAllThreads(profile, NULL);
@@ -331,14 +379,16 @@ static void attribution_event(const char *event, PyObject *args) {
         PyObject *name;
         const char *file;
         /* depth 0: the interpreter compiling the main file itself, no Python frame */
-        if (depth <= 0 || w->cls != C_FOREIGN || !root[0] || !args || PyTuple_Size(args) < 2)
+        if (depth <= 0 || !root[0] || !args || PyTuple_Size(args) < 2)
             return;
         name = PyTuple_GetItem(args, 1); /* (source, filename) and (code, filename, ...) */
         file = name ? PyUnicode_AsUTF8(name) : NULL;
         if (!file)
             PyErr_Clear();
-        else if (under(file, root))
+        else if (under(file, root) && w->cls == C_FOREIGN)
             taint("code made under the checkout's name by foreign code", file);
+        else if (under(file, root) && w->cls == C_CHECKOUT && !strcmp(event, "code.__new__"))
+            made_on_path(PyTuple_GetItem(args, 0));
         return;
     }
 }
@@ -347,8 +397,13 @@ static void counted(void) {
     const struct where *w = top();
     int mine = w->cls == C_CHECKOUT;
     __atomic_fetch_add(&launches[mine ? 0 : 1], 1, __ATOMIC_RELAXED);
-    if (mine && !__atomic_exchange_n(&said_checkout, 1, __ATOMIC_RELAXED))
+    if (mine && !__atomic_exchange_n(&said_checkout, 1, __ATOMIC_RELAXED)) {
         record("launch", "checkout");
+        /* the host reads the first one at once: a worker that is killed (a pool terminated, a
+         * server the harness ends) never reaches an end of its own */
+        if ((stop_at_finish || stop_at_reach) && S.started && S.pid == (int32_t)getpid())
+            stop_for_host(REB_STOP_LAUNCH);
+    }
     else if (!mine && !__atomic_exchange_n(&said_foreign, 1, __ATOMIC_RELAXED)) {
         char text[PATH_MAX + 32];
         one_line(text, sizeof text, "foreign", w->file ? w->file : "?");

@@ -7,12 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from support.assets import with_url
 from support.repomodules import Stage, module
 from support.repomodules import runs as stages
 
 from pytest_reb.assets.cache import AssetCache
-
-from .conftest import with_url
 
 LINES = [f"Line number {i} of the play, spoken with feeling." for i in range(1000)]
 

@@ -7,9 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.assets import Target, write
 from support.repomodules import module
-
-from .conftest import Target, write
 
 
 @pytest.mark.parametrize("stage", ["cpu", "single_gpu", "multi_gpu"])

@@ -12,9 +12,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from support.assets import Target, on_server, write
 from support.repomodules import REPOS, module
-
-from .conftest import Target, on_server, write
 
 TEMPEST_PAIRS = [
     ("Screenshot from 2023-08-29 18-08-19.png",

@@ -8,10 +8,9 @@ import json
 from pathlib import Path
 
 import numpy as np
+from support.assets import names, run_step
 from support.repomodules import module
 from support.repomodules import runs as stages
-
-from .conftest import names, run_step
 
 
 def test_diffusion_planner_sample_is_made_by_setup(tmp_path: Path) -> None:

@@ -9,9 +9,8 @@ import os
 import wave
 from pathlib import Path
 
+from support.assets import assert_real
 from support.repomodules import Stage, module
-
-from .conftest import assert_real
 
 #: Stand-ins of datasets' ArrowWriter (json lines) and of f5_tts's pinyin conversion.
 ARROW_WRITER = '''

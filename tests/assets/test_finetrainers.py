@@ -7,9 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from support.assets import assert_real
 from support.repomodules import Stage, module, stages
-
-from .conftest import assert_real
 
 
 def test_finetrainers_dataset_config_written_by_setup(tmp_path: Path) -> None:

@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from support.assets import names
 from support.repomodules import module
 
 from pytest_reb.assets.cache import AssetCache
-
-from .conftest import names
 
 
 def test_flaggems_prompts_are_generated_at_prepare(tmp_path: Path) -> None:

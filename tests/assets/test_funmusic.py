@@ -7,9 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.assets import Target, write
 from support.repomodules import module
-
-from .conftest import Target, write
 
 MUSIC_YAML = """\
 basemodel_path: '../../pretrained_models/InspireMusic-Base/'

@@ -10,9 +10,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from support.assets import Target, on_server, write
 from support.repomodules import module
-
-from .conftest import Target, on_server, write
 
 #: A stand-in of tools/alpaca_tokenizer.py: records its argv and the sample it was given, and
 #: writes the four files of InternEvo's tokenized format.

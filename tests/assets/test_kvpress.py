@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.assets import asset, standin
 from support.repomodules import SHIMLIB, module, write_tree
 
 from pytest_reb.assets.cache import AssetCache
@@ -23,8 +24,6 @@ from pytest_reb.assets.view import needed
 from pytest_reb.pyramid.entrypoint import Places
 from pytest_reb.pyramid.shims import with_shim
 from pytest_reb.spec import Run
-
-from .conftest import asset, standin
 
 
 def stage_env(run: Run, places: Places, *extra_path: Path) -> dict[str, str]:
@@ -177,7 +176,7 @@ def test_only_the_prepared_id_and_data_dir_are_served(tmp_path: Path, args: list
         "test-00000-of-00001.parquet": "t1\nt2\n", "train-00000-of-00001.parquet": "a1\n",
         "notes.txt": "not data\n"})
     site = write_tree(tmp_path / "site", DATASETS)
-    shim = Path(module(KVPRESS).SHIM_DIR)
+    shim = Path(str(module(KVPRESS).repo.shims))
     done = subprocess.run(
         [sys.executable, "-c", LOAD, json.dumps({"args": args, "kwargs": kwargs})],
         env={**os.environ, "PYTHONPATH": f"{shim}:{SHIMLIB}:{site}",
@@ -189,7 +188,7 @@ def test_only_the_prepared_id_and_data_dir_are_served(tmp_path: Path, args: list
 
 def test_without_a_prepared_folder_the_shim_does_nothing(tmp_path: Path) -> None:
     site = write_tree(tmp_path / "site", DATASETS)
-    shim = Path(module(KVPRESS).SHIM_DIR)
+    shim = Path(str(module(KVPRESS).repo.shims))
     env = {**os.environ, "PYTHONPATH": f"{shim}:{SHIMLIB}:{site}",
            "LOAD_LOG": str(tmp_path / "log")}
     env.pop("HF_DATASETS_CACHE", None)
@@ -224,7 +223,7 @@ def test_the_shim_puts_the_prepared_nltk_data_on_nltks_path(tmp_path: Path,
     if prepared:
         (xdg / "nltk_data" / "corpora" / "wordnet").mkdir(parents=True)
     site = write_tree(tmp_path / "site", NLTK)
-    shim = Path(module(KVPRESS).SHIM_DIR)
+    shim = Path(str(module(KVPRESS).repo.shims))
     done = subprocess.run(
         [sys.executable, "-c", "import json, nltk; print(json.dumps(nltk.data.path))"],
         env={**os.environ, "PYTHONPATH": f"{shim}:{SHIMLIB}:{site}",
@@ -258,7 +257,7 @@ def test_linked_nltk_data_is_copied_to_plain_files(tmp_path: Path) -> None:
     linked.mkdir(parents=True)
     (linked / "lexnames").symlink_to(seed / "lexnames")
     site = write_tree(tmp_path / "site", NLTK)
-    shim = Path(module(KVPRESS).SHIM_DIR)
+    shim = Path(str(module(KVPRESS).repo.shims))
     done = subprocess.run(
         [sys.executable, "-c", "import json, nltk; print(json.dumps(nltk.data.path))"],
         env={**os.environ, "PYTHONPATH": f"{shim}:{SHIMLIB}:{site}",

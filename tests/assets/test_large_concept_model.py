@@ -8,10 +8,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from support.assets import names, run_step
 from support.repomodules import module, write_tree
 from support.repomodules import runs as stages
-
-from .conftest import names, run_step
 
 #: Stand-ins of pyarrow and stopes that record what is written.
 ARROW = {

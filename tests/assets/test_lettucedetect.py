@@ -8,9 +8,8 @@ import json
 import shutil
 from pathlib import Path
 
+from support.assets import assert_real, fetched
 from support.repomodules import Stage, module, stages
-
-from .conftest import assert_real, fetched
 
 #: A stand-in of the repository's sample class (the real one also imports torch).
 LETTUCE_DATASET = '''

@@ -9,9 +9,8 @@ import io
 import tarfile
 from pathlib import Path
 
+from support.assets import assert_real
 from support.repomodules import Stage, module, stages
-
-from .conftest import assert_real
 
 MDM_CAPTION = "Manager in store with TVs, computers, laptops, printers, monitors."
 

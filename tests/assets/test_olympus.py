@@ -7,12 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from support.assets import view_path
 from support.repomodules import Stage, module
 from support.repomodules import runs as stages
 
 from pytest_reb.assets.cache import AssetCache
-
-from .conftest import view_path
 
 
 def test_olympus_minimal_train(tmp_path: Path) -> None:

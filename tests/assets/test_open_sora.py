@@ -7,9 +7,8 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from support.assets import assert_real
 from support.repomodules import Stage, module, stages
-
-from .conftest import assert_real
 
 
 def test_open_sora_first_prompt_written_by_setup(tmp_path: Path) -> None:

@@ -9,9 +9,8 @@ import json
 from pathlib import Path
 
 import pytest
+from support.assets import Target, write
 from support.repomodules import module
-
-from .conftest import Target, write
 
 #: A stand-in of scene_processor/convert_scene.py: reads the scene's meshes against the JSON's
 #: folder (as generate_scene_mesh does), writes the mesh and the h5, records its call.

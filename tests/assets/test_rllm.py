@@ -9,13 +9,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from support.assets import view_path, with_url
 from support.repomodules import Stage, module
 from support.repomodules import runs as stages
 
 from pytest_reb.assets.cache import AssetCache
 from pytest_reb.assets.view import needed
-
-from .conftest import view_path, with_url
 
 
 def test_rel_f1_zips_come_from_the_servers_paths(tmp_path: Path,

@@ -7,9 +7,8 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
+from support.assets import assert_real
 from support.repomodules import Stage, module, stages
-
-from .conftest import assert_real
 
 
 def test_sapiens_toy_dataset_pruned_by_setup_from_folders(tmp_path: Path) -> None:

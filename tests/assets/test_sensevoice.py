@@ -9,14 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.assets import asset, standin
 from support.repomodules import module, write_tree
 
 from pytest_reb.assets.cache import AssetCache
 from pytest_reb.assets.fetchers import AssetError, fetch
 from pytest_reb.assets.view import needed
 from pytest_reb.pyramid.entrypoint import Places
-
-from .conftest import asset, standin
 
 SENSEVOICE = "test_FunAudioLLM__SenseVoice"
 

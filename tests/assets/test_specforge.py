@@ -8,12 +8,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from support.assets import names, run_step, view_path
 from support.repomodules import Stage, module, write_tree
 from support.repomodules import runs as stages
 
 from pytest_reb.assets.cache import AssetCache
-
-from .conftest import names, run_step, view_path
 
 #: A stand-in of scripts/prepare_data.py at the pinned commit: the same options, its
 #: --data-path branch, and its sharegpt row processing (roles mapped, others skipped).

@@ -7,10 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from support.assets import names, run_step
 from support.repomodules import module, write_tree
 from support.repomodules import runs as stages
-
-from .conftest import names, run_step
 
 #: A stand-in ``datasets``: load_dataset reads a JSON list from the raw folder and honours
 #: ``train[:N]``; save_to_disk writes the rows and features as JSON.

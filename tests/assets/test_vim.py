@@ -10,11 +10,10 @@ import shutil
 import tarfile
 from pathlib import Path
 
+from support.assets import assert_real, fetched
 from support.repomodules import Stage, module, stages
 
 from pytest_reb.assets.fetchers import _extract_all
-
-from .conftest import assert_real, fetched
 
 COCO_IMAGES = ["000000000139.jpg", "000000000285.jpg"]
 

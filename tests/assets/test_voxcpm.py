@@ -8,9 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
+from support.assets import Target, write
 from support.repomodules import module
-
-from .conftest import Target, write
 
 
 def test_voxcpm_manifest_names_the_prepared_wav(tmp_path: Path) -> None:

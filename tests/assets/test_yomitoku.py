@@ -8,13 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.assets import asset
 from support.repomodules import module
 from support.repomodules import runs as stages
 
 from pytest_reb.assets.cache import AssetCache
 from pytest_reb.assets.view import needed
-
-from .conftest import asset
 
 
 def test_yomitoku_models_are_the_hub_ids_of_its_configs(tmp_path: Path,

@@ -12,11 +12,10 @@ import time
 from typing import Any
 
 import pytest
-from hostile.images import module_text
+from support.faults import AFTER, HANG
+from support.images import module_text
 
 from pytest_reb.targets import LABEL_OWNER, owner_label
-
-from .conftest import AFTER, HANG
 
 pytestmark = pytest.mark.container
 

@@ -28,10 +28,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostile.images import module_text
 from support import hoststate
-
-from .conftest import AFTER, HANG, Spawned, logged, process_in
+from support.faults import AFTER, HANG, Spawned, logged, process_in
+from support.images import module_text
 
 pytestmark = pytest.mark.container
 

@@ -15,14 +15,13 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from hostile.conftest import demo_target, hostile, run_reb
-from hostile.images import demo_module
+from support.hostile import demo_target, run_reb
+from support.images import demo_module
 
 from pytest_reb.evidence import integrity
 from pytest_reb.targets import DockerTarget, InfraError
 
 pytestmark = pytest.mark.container
-__all__ = ["hostile"]  # the hostile-image fixture, used here
 
 REPO = "/data/project/repo"
 

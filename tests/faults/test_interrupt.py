@@ -20,11 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostile.images import demo_module, module_text
+from support.faults import HANG, Spawned, logged, process_in
+from support.images import demo_module, module_text
 
 from pytest_reb.outcome import OutcomeLog
-
-from .conftest import HANG, Spawned, logged, process_in
 
 pytestmark = pytest.mark.container
 

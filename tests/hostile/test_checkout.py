@@ -23,10 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from .checkouts import Checkout, checkout_image
-from .conftest import run_reb
-from .images import demo_module, module_text
+from support.checkouts import Checkout, checkout_image
+from support.hostile import run_reb
+from support.images import demo_module, module_text
 
 pytestmark = pytest.mark.container
 

@@ -26,11 +26,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from support.hostile import AfterTier, only_keepalive, run_reb
+from support.images import CANARY_DIR, CHEATING_TOOLS, module_text
 
 from pytest_reb.targets import archive_file
-
-from .conftest import AfterTier, only_keepalive, run_reb
-from .images import CANARY_DIR, CHEATING_TOOLS, module_text
 
 pytestmark = pytest.mark.container
 

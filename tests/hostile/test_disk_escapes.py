@@ -19,10 +19,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
-from .bounds import DATA_VOLUME
-from .conftest import run_reb
-from .images import REPO_DIR, module_text
+from support.bounds import DATA_VOLUME
+from support.hostile import run_reb
+from support.images import REPO_DIR, module_text
 
 pytestmark = pytest.mark.container
 

@@ -23,9 +23,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
-from .conftest import AfterTier, host_processes_with, only_keepalive, run_reb
-from .images import module_text
+from support.hostile import AfterTier, host_processes_with, only_keepalive, run_reb
+from support.images import module_text
 
 pytestmark = pytest.mark.container
 

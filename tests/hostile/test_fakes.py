@@ -19,9 +19,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
-from .conftest import run_reb
-from .images import SITE, demo_module, module_text
+from support.hostile import run_reb
+from support.images import SITE, demo_module, module_text
 
 pytestmark = pytest.mark.container
 

@@ -17,9 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
-from .conftest import run_reb
-from .images import SITE, demo_module
+from support.hostile import run_reb
+from support.images import SITE, demo_module
 
 pytestmark = pytest.mark.container
 

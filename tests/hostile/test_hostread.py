@@ -25,11 +25,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.hostile import demo_target
 
 from pytest_reb.evidence import integrity
 from pytest_reb.targets import DockerTarget
-
-from .conftest import demo_target
 
 pytestmark = pytest.mark.container
 

@@ -16,12 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.hostile import demo_target, run_reb
+from support.images import demo_module
 
 from pytest_reb.evidence import integrity
 from pytest_reb.targets import DockerTarget
-
-from .conftest import demo_target, run_reb
-from .images import demo_module
 
 pytestmark = pytest.mark.container
 

@@ -13,10 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-
-from .conftest import run_reb
-from .images import demo_module
-from .loaded_cases import EXPECT
+from support.hostile import run_reb
+from support.images import demo_module
+from support.loaded_cases import EXPECT
 
 pytestmark = pytest.mark.container
 

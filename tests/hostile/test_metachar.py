@@ -21,9 +21,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from .conftest import AfterTier, run_reb
-from .images import HOST_CANARY, INJECTED_PYTHON, RELATIVE_CANARY, SITE, TARGET_CANARY, module_text
+from support.hostile import AfterTier, run_reb
+from support.images import (
+    HOST_CANARY,
+    INJECTED_PYTHON,
+    RELATIVE_CANARY,
+    SITE,
+    TARGET_CANARY,
+    module_text,
+)
 
 pytestmark = pytest.mark.container
 

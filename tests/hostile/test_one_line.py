@@ -13,10 +13,9 @@ import re
 from collections.abc import Callable
 
 import pytest
-
-from .bounds import FORGED_LINE
-from .conftest import run_reb
-from .images import module_text
+from support.bounds import FORGED_LINE
+from support.hostile import run_reb
+from support.images import module_text
 
 pytestmark = pytest.mark.container
 

@@ -19,9 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-
-from .conftest import run_reb
-from .images import SITE, demo_module
+from support.hostile import run_reb
+from support.images import SITE, demo_module
 
 pytestmark = pytest.mark.container
 

@@ -16,9 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-
-from .conftest import run_reb
-from .images import demo_module, module_text
+from support.hostile import run_reb
+from support.images import demo_module, module_text
 
 pytestmark = pytest.mark.container
 

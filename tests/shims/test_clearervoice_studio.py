@@ -10,8 +10,7 @@ import sys
 from pathlib import Path
 
 from support.repomodules import module
-
-from .conftest import Tree, report, run, shim
+from support.shims import Tree, report, run, shim
 
 CV = "test_modelscope__ClearerVoice_Studio"
 

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 from support.repomodules import write_tree as write
-
-from .conftest import SHIMS
-from .conftest import run_python as run
+from support.shims import SHIMS
+from support.shims import run_python as run
 
 COMIC = SHIMS / "test_ogkalu2__comic_translate"
 

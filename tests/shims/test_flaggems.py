@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 from support.repomodules import module
-
-from .conftest import Tree, run
+from support.shims import Tree, run
 
 GEMS = "test_flagos_ai__FlagGems"
 

@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 from support.repomodules import module as repo_module
 from support.repomodules import write_tree
-
-from .conftest import SHIMS, fill, python
+from support.shims import SHIMS, fill, python
 
 
 def kvpress_fraction(tmp_path: Path, rows: int) -> tuple[subprocess.CompletedProcess[str], Path]:

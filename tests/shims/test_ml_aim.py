@@ -9,8 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from support.repomodules import REPOS
-
-from .conftest import python_code
+from support.shims import python_code
 
 
 def test_ml_aim_shim(tmp_path: Path) -> None:

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 from support.repomodules import module as repo_module
 from support.repomodules import write_tree
-
-from .conftest import SHIMS, fill, python
+from support.shims import SHIMS, fill, python
 
 #: torch as the wrapper uses it; the calls are recorded for the example to print.
 FAKE_TORCH = """

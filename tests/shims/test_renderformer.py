@@ -8,8 +8,7 @@ import sys
 from pathlib import Path
 
 from support.repomodules import module
-
-from .conftest import Tree, report, run
+from support.shims import Tree, report, run
 
 RF = "test_microsoft__renderformer"
 

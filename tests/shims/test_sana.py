@@ -12,8 +12,7 @@ import sys
 from pathlib import Path
 
 from support.repomodules import module
-
-from .conftest import Tree, run, shim
+from support.shims import Tree, run, shim
 
 SANA = "test_NVlabs__Sana"
 

@@ -19,10 +19,9 @@ from pathlib import Path
 
 import pytest
 from support.repomodules import SHIMLIB, Stage, module, write_tree
+from support.shims import python
 
 from pytest_reb.pyramid.shims import with_shim
-
-from .conftest import python
 
 SENSEVOICE = module("test_FunAudioLLM__SenseVoice").repo
 MODEL = "iic/SenseVoiceSmall"

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 from support.repomodules import write_tree as write
-
-from .conftest import FAKE_TORCH, SHIMS
-from .conftest import run_python as run
+from support.shims import FAKE_TORCH, SHIMS
+from support.shims import run_python as run
 
 SOCIALED = SHIMS / "test_RingBDStack__SocialED"
 

@@ -10,8 +10,7 @@ from pathlib import Path
 
 from support.repomodules import module as repo_module
 from support.repomodules import write_tree
-
-from .conftest import fill
+from support.shims import fill
 
 
 def test_texo_pretrained_pattern_finds_the_default_checkpoint(tmp_path: Path) -> None:

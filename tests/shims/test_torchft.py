@@ -15,10 +15,9 @@ from pathlib import Path
 import pytest
 from support.repomodules import SHIMLIB, write_tree
 from support.repomodules import module as repo_module
+from support.shims import BUDGET_VARS, SHIMS, fill, python
 
 from pytest_reb.spec import Repo
-
-from .conftest import BUDGET_VARS, SHIMS, fill, python
 
 TORCHFT = SHIMS / "test_meta_pytorch__torchft"
 

@@ -269,7 +269,7 @@ def checkout() -> tuple[tuple[tuple[str, bytes], ...], str]:
     as one of the 44 modules runs every agent's image, and the integrity verdict finds
     the checkout at its pinned commit.
     """
-    from hostile.checkouts import committed_demo
+    from support.checkouts import committed_demo
 
     def add_tools(root: Path) -> None:
         for path, text in {**SCRIPTS, "entry.py": ENTRY}.items():

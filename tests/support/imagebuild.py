@@ -1,7 +1,7 @@
 """Derived test images: built from an in-memory context, tagged by content, reused (not collected).
 
 ``tests/support/breakage.py`` (images in which a root-cause fault really happens) and
-``tests/hostile/images.py`` (images holding what a hostile agent leaves) both put
+``tests/support/images.py`` (images holding what a hostile agent leaves) both put
 a few files on top of the demo image.  Each names its image
 ``<repository>:<hash of its recipe>``; this module makes that tag exist: under a
 host-wide lock per repository (xdist workers build it once) it reuses the image

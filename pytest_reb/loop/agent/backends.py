@@ -10,7 +10,8 @@ Placeholders, all paths inside the agent's container:
 ``{tool}``        where the backend's CLI folder is mounted (read-only)
 
 A CLI is never part of the task image: it is installed once into a host folder (npm for
-Claude Code and Codex, pip ``--target`` for mini-swe-agent) that is mounted read-only at
+Claude Code and Codex, pip ``--target`` for mini-swe-agent, NexAU from its source with its
+own interpreter, ``nexau.py``) that is mounted read-only at
 ``{tool}``, so the committed environment holds only what the agent itself installed.
 Token usage is read from what the CLI reports (Claude Code's JSON ``usage``, Codex's
 ``turn.completed`` events, mini-swe-agent's trajectory); where it reports none, it is
@@ -31,42 +32,23 @@ from typing import Any
 
 from filelock import FileLock
 
+from pytest_reb.loop.agent.contract import (
+    OUT_MOUNT,
+    STATE_MOUNT,
+    TOOL_MOUNT,
+    BackendError,
+    Tokens,
+    count,
+)
 from pytest_reb.spec import OFFICIAL_REPO_DIR, OFFICIAL_REPORT_PATH, PROMPT_PATH, SCHEMA_PATH
 from pytest_reb.targets import NODE_MOUNT, tool_mounts
 
-#: Where a backend's CLI folder, and the user's ``--mount`` folders by default, appear.
-TOOL_MOUNT = "/opt/reb-agent/tool"
-#: The one host folder the agent may write to; never part of the committed image.
-OUT_MOUNT = "/opt/reb-agent/out"
-#: A tmpfs where the built-in CLIs keep their own state (config, sessions, shell snapshots,
-#: caches): a mount, so never part of the commit, and gone with the container.
-STATE_MOUNT = "/opt/reb-agent/state"
 PLACEHOLDERS = ("prompt_file", "prompt", "repo", "report_path", "schema", "out", "tool")
-USAGE_PARSERS = ("claude-json", "codex-jsonl", "mini-trajectory", "none")
+USAGE_PARSERS = ("claude-json", "codex-jsonl", "mini-trajectory", "nexau-tracer", "none")
 #: Host env names that are never secret; every other one a backend takes is treated as one.
 NOT_SECRET = frozenset({"ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "CLAUDE_MODEL", "CODEX_MODEL",
-                        "MSWEA_MODEL_NAME"})
-
-
-class BackendError(ValueError):
-    """A backend that cannot run as given: one line a person can act on."""
-
-
-@dataclass(frozen=True)
-class Tokens:
-    """Token counts the CLI reported; ``raw`` keeps its own fields for the record."""
-
-    input: int
-    output: int
-    raw: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def total(self) -> int:
-        return self.input + self.output
-
-    def record(self) -> dict[str, Any]:
-        return {"input": self.input, "output": self.output, "total": self.total,
-                "raw": dict(self.raw)}
+                        "MSWEA_MODEL_NAME", "LLM_MODEL", "LLM_BASE_URL", "LLM_API_TYPE",
+                        "LLM_TOOL_CALL_MODE"})
 
 
 @dataclass(frozen=True)
@@ -177,6 +159,20 @@ BUILTIN: dict[str, Backend] = {
         service="by-model",
         passes=("MSWEA_MODEL_NAME", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY"),
         description="mini-swe-agent's bash-only loop; tokens from the trajectory's responses"),
+    "nexau": Backend(
+        "nexau",
+        # the official runner's run_once.py, through our launcher (-I: no PYTHONPATH read or
+        # set, so the agent's shell commands see none of NexAU's packages), with no task
+        # argument, as the official runner: NexAU's own env_setup_config/task_prompt.txt
+        (f"{TOOL_MOUNT}/python/bin/python3", "-I", f"{TOOL_MOUNT}/reb_nexau.py"),
+        usage="nexau-tracer", package=("nexau", "source"), service="by-llm-type",
+        # the official runner's defaults (NexAU's DeepSeek config); LLM_* given win
+        env={"NEXAU_AGENT_CONFIG": f"{TOOL_MOUNT}/reb-nexau.yaml",
+             "LLM_API_TYPE": "anthropic_chat_completion", "LLM_TOOL_CALL_MODE": "anthropic",
+             "REB_NEXAU_USAGE": "{out}/nexau_usage.jsonl", "PYTHONDONTWRITEBYTECODE": "1"},
+        passes=("LLM_MODEL", "LLM_BASE_URL", "LLM_API_KEY", "LLM_API_TYPE",
+                "LLM_TOOL_CALL_MODE"),
+        description="NexAU's run_once.py from its source; tokens from its tracer"),
 }
 
 
@@ -232,7 +228,8 @@ def parse_mount(spec: str) -> tuple[str, str]:
 # --------------------------------------------------------------------------- install
 
 
-def install(backend: Backend, folder: Path) -> Path:
+def install(backend: Backend, folder: Path, *, source: Path | None = None,
+            python: str | None = None) -> Path:
     """Fill ``folder`` with the backend's CLI on the host (once); return it for mounting.
 
     npm's ``--prefix`` keeps the package and its ``node_modules/.bin`` in one folder;
@@ -245,7 +242,13 @@ def install(backend: Backend, folder: Path) -> Path:
     marker = folder / ".reb-installed"
     folder.mkdir(parents=True, exist_ok=True)
     with FileLock(folder.parent / f".{folder.name}.lock"):  # two runs installing at once
-        if not (marker.is_file() and marker.read_text() == package):
+        if tool == "nexau":  # from a source the user gives (``nexau.install``)
+            if source is None and marker.is_file():
+                return folder
+            from pytest_reb.loop.agent import nexau
+
+            marker.write_text(nexau.install(folder, source=source, python=python))
+        elif not (marker.is_file() and marker.read_text() == package):
             _install(tool, package, folder)
             marker.write_text(package)
     return folder
@@ -297,6 +300,10 @@ def parse_usage(kind: str, stdout: str, out_dir: Path | None) -> Tokens | None:
         return codex_usage(stdout)
     if kind == "mini-trajectory" and out_dir is not None:
         return mini_usage(out_dir / "trajectory.json")
+    if kind == "nexau-tracer" and out_dir is not None:
+        from pytest_reb.loop.agent import nexau
+
+        return nexau.usage(out_dir)
     return None
 
 
@@ -323,10 +330,6 @@ def _json_objects(text: str) -> list[dict[str, Any]]:
     return found
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
-
-
 def claude_usage(stdout: str) -> Tokens | None:
     """Claude Code ``--output-format json``: the ``result`` object's ``usage``.
 
@@ -338,12 +341,12 @@ def claude_usage(stdout: str) -> Tokens | None:
     if not results:
         return None
     usage = results[-1]["usage"]
-    read = sum(_int(usage.get(k)) for k in ("input_tokens", "cache_creation_input_tokens",
+    read = sum(count(usage.get(k)) for k in ("input_tokens", "cache_creation_input_tokens",
                                             "cache_read_input_tokens"))
     raw = {k: v for k, v in usage.items() if isinstance(v, int)}
     if "total_cost_usd" in results[-1]:
         raw["total_cost_usd"] = results[-1]["total_cost_usd"]
-    return Tokens(read, _int(usage.get("output_tokens")), raw)
+    return Tokens(read, count(usage.get("output_tokens")), raw)
 
 
 def codex_usage(stdout: str) -> Tokens | None:
@@ -359,7 +362,7 @@ def codex_usage(stdout: str) -> Tokens | None:
     raw: dict[str, int] = {}
     for usage in turns:
         for key, value in usage.items():
-            raw[key] = raw.get(key, 0) + _int(value)
+            raw[key] = raw.get(key, 0) + count(value)
     raw["turns"] = len(turns)
     return Tokens(raw.get("input_tokens", 0), raw.get("output_tokens", 0), raw)
 
@@ -377,8 +380,8 @@ def mini_usage(trajectory: Path) -> Tokens | None:
         usage = response.get("usage") if isinstance(response, dict) else None
         if isinstance(usage, dict):
             calls += 1
-            prompt += _int(usage.get("prompt_tokens"))
-            completion += _int(usage.get("completion_tokens"))
+            prompt += count(usage.get("prompt_tokens"))
+            completion += count(usage.get("completion_tokens"))
     if not calls:
         return None
     return Tokens(prompt, completion, {"responses_with_usage": calls})

@@ -44,7 +44,8 @@ def _install(args: argparse.Namespace) -> int:
     try:
         backend = backends.resolve(args.name)
         folder = backends.install(backend, Path(args.tool_dir) if args.tool_dir
-                                  else tools_root() / backend.name)
+                                  else tools_root() / backend.name,
+                                  source=args.source, python=args.python)
     except backends.BackendError as exc:
         print(f"reb agent install: {exc}", file=sys.stderr)
         return 1
@@ -147,6 +148,10 @@ def add_parser(sub: Any) -> None:
     inst.add_argument("name", choices=sorted(n for n, b in backends.BUILTIN.items()
                                              if b.package))
     inst.add_argument("--tool-dir", metavar="DIR")
+    inst.add_argument("--source", type=Path, metavar="DIR",
+                      help="nexau: a NexAU checkout, or its git directory (a mirror)")
+    inst.add_argument("--python", metavar="PATH",
+                      help="nexau: a CPython 3.12+ to copy in (NexAU needs 3.12)")
     inst.set_defaults(func=_install)
     run = agent_sub.add_parser("run", help="one run per repository: container, agent, commit")
     run.add_argument("--agent", required=True, metavar="NAME",

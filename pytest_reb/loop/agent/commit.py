@@ -24,11 +24,12 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from pytest_reb.runs.matrix import AGENT_ENV_LABEL
 from pytest_reb.targets import LABEL_RUN
 
 ENV_REPOSITORY = "reb-agent-env"
 #: Labels of a kept image (its metadata, never its files): what made it.
-ENV_LABEL = "reb.agent-env."
+ENV_LABEL = AGENT_ENV_LABEL
 #: The slowest the engine is taken to copy a layer, bytes per second, and a floor.
 COMMIT_RATE = 5e6
 COMMIT_FLOOR_S = 600.0
@@ -52,11 +53,15 @@ def commit_timeout(layer_bytes: int | None) -> float:
     return COMMIT_FLOOR_S + layer_bytes / COMMIT_RATE
 
 
-def changes(values: Mapping[str, str], container_labels: Mapping[str, str],
+def changes(values: Mapping[str, str], run_labels: Mapping[str, str],
             cmd: list[str] | None) -> list[str]:
-    """The Dockerfile changes of the commit: the image's CMD back, the run's container labels
-    emptied (a label cannot be removed by a commit), the image's own labels set."""
-    emptied = [k for k in container_labels if not k.startswith(ENV_LABEL)]
+    """The Dockerfile changes of the commit: the image's CMD back, the labels the run put on
+    its container emptied (a label cannot be removed by a commit), the image's own set.
+
+    Every other label is the task image's (``reb.task.*``, ``reb.recipe``, a custom task
+    image's ``maintainer``): the container inherited it and the commit keeps it as it is.
+    """
+    emptied = [k for k in run_labels if not k.startswith(ENV_LABEL)]
     return [f"CMD {json.dumps(cmd or ['/bin/bash'])}",
             *(f"LABEL {k}=\"\"" for k in sorted(emptied)),
             *(f"LABEL {ENV_LABEL}{k}={json.dumps(v)}" for k, v in values.items())]

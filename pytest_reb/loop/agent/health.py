@@ -65,6 +65,10 @@ SERVICES: dict[str, Service] = {
                       "https://api.openai.com/v1", "/models"),
     "openrouter": Service("openrouter", ("OPENROUTER_API_KEY",), "OPENROUTER_BASE_URL",
                           "https://openrouter.ai/api/v1", "/key"),
+    # NexAU's LLM_* service, by its LLM_API_TYPE; no default address: LLM_BASE_URL is needed
+    "llm-openai": Service("llm-openai", ("LLM_API_KEY",), "LLM_BASE_URL", "", "/models"),
+    "llm-anthropic": Service("llm-anthropic", ("LLM_API_KEY",), "LLM_BASE_URL", "",
+                             "/v1/models", auth="x-api-key"),
 }
 
 
@@ -97,7 +101,7 @@ def preflight(backend: Backend, secrets: Mapping[str, str], extra_args: Sequence
     base = (values.get(service.base_env) or service.default_base).rstrip("/")
     url = base + service.path
     headers = {"user-agent": "pytest-reb-preflight"}
-    if service.auth == "x-api-key" and key_name == "ANTHROPIC_API_KEY":
+    if service.auth == "x-api-key" and key_name in ("ANTHROPIC_API_KEY", "LLM_API_KEY"):
         headers |= {"x-api-key": secrets[key_name], "anthropic-version": "2023-06-01"}
     else:
         headers["authorization"] = f"Bearer {secrets[key_name]}"
@@ -117,6 +121,9 @@ def _service_of(backend: Backend, extra_args: Sequence[str],
                 values: Mapping[str, str]) -> str | None:
     """The service a run talks to: the backend's, or for a model-agnostic CLI (mini-swe-agent)
     the one its model name implies; ``-`` for its deterministic test model."""
+    if backend.service == "by-llm-type":  # NexAU: LLM_API_TYPE, else the backend's default
+        kind = values.get("LLM_API_TYPE") or backend.env.get("LLM_API_TYPE", "")
+        return "llm-anthropic" if kind.startswith("anthropic") else "llm-openai"
     if backend.service != "by-model":
         return backend.service
     args = list(extra_args)

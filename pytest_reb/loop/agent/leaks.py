@@ -9,6 +9,14 @@ the agent cannot answer for) and looks for every secret value in the forms it is
 written in: as is, base64 (at each of the three alignments, standard and URL-safe),
 URL-encoded, JSON-escaped and hex. The record names the paths, never the value.
 
+Everything a layer carries is read, not only file bytes: names (whiteouts and every hard
+link's name included), symbolic links' targets (``ln -s /x/$KEY`` holds the key in the
+link, not in a file), extended attributes (names and values). The committed image's config
+and history are checked after the commit (``run._keep``). What is not read: data an agent
+encodes on purpose in modes, times, sizes or the order of files (a mode holds 12 bits; no
+scan finds an encoding the writer chooses). The scan is against the accidents of CLIs, not
+an agent that smuggles a key out.
+
 Values shorter than ``MIN_SCAN`` characters are scrubbed from text but not looked for in
 the layer: four characters are found in any few megabytes of binary by chance.
 """
@@ -96,6 +104,9 @@ class Leaks:
 
     contents: list[str] = field(default_factory=list)
     names: list[str] = field(default_factory=list)
+    #: symbolic (or hard) links whose target holds one, paths with an extended attribute that does
+    targets: list[str] = field(default_factory=list)
+    xattrs: list[str] = field(default_factory=list)
     #: what was read: "upper directory" or "export"
     channel: str = ""
     #: how many forms of how many secrets were looked for
@@ -113,10 +124,10 @@ class Leaks:
 
     @property
     def paths(self) -> list[str]:
-        return sorted({*self.contents, *self.names})
+        return sorted({*self.contents, *self.names, *self.targets, *self.xattrs})
 
     def __bool__(self) -> bool:
-        return bool(self.contents or self.names)
+        return bool(self.paths)
 
 
 def upper_dir(ctr: Any) -> Path | None:
@@ -161,13 +172,34 @@ def _scan_dir(upper: Path, patterns: list[str]) -> Leaks:
     total = 0
     for root, dirs, files in os.walk(upper):
         for name in (*dirs, *files):
+            local = os.path.join(root, name)
+            path = "/" + os.path.relpath(local, upper)
             if _named(name, patterns):
-                leaks.names.append("/" + os.path.relpath(os.path.join(root, name), upper))
+                leaks.names.append(path)
+            if os.path.islink(local) and _named(os.readlink(local), patterns):
+                leaks.targets.append(path)
+            if _xattr_has(local, patterns):
+                leaks.xattrs.append(path)
         for name in files:
             with contextlib.suppress(OSError):
                 total += os.lstat(os.path.join(root, name)).st_size
     leaks.layer_bytes = total
     return leaks
+
+
+def _xattr_has(local: str, patterns: list[str]) -> bool:
+    """Whether an extended attribute of ``local`` (the link itself, not its target) holds a
+    secret in its name or value; overlay's own ``trusted.overlay.*`` are read like the rest."""
+    try:
+        names = os.listxattr(local, follow_symlinks=False)
+    except OSError:
+        return False
+    for name in names:
+        with contextlib.suppress(OSError):
+            value = os.getxattr(local, name, follow_symlinks=False)
+            if _named(name + "=" + value.decode(errors="surrogateescape"), patterns):
+                return True
+    return False
 
 
 def _scan_export(ctr: Any, patterns: list[str]) -> Leaks:
@@ -185,6 +217,10 @@ def _scan_export(ctr: Any, patterns: list[str]) -> Leaks:
                 continue
             if _named(path.rsplit("/", 1)[-1], patterns):
                 leaks.names.append(path)
+            if (member.issym() or member.islnk()) and _named(member.linkname, patterns):
+                leaks.targets.append(path)
+            if _named(" ".join(f"{k}={v}" for k, v in member.pax_headers.items()), patterns):
+                leaks.xattrs.append(path)
             if member.isfile() and _file_has(tar.extractfile(member), patterns, keep):
                 leaks.contents.append(path)
     return leaks

@@ -42,7 +42,8 @@ from typing import Any
 
 from pytest_reb.evidence.gpu_use import host_gpus
 from pytest_reb.loop.agent import DEFAULT_BUDGET, commit, health, leaks
-from pytest_reb.loop.agent.backends import OUT_MOUNT, STATE_MOUNT, Backend, parse_usage
+from pytest_reb.loop.agent.backends import Backend, parse_usage
+from pytest_reb.loop.agent.contract import OUT_MOUNT, STATE_MOUNT
 from pytest_reb.loop.task import TASK_REPOSITORY, Task
 from pytest_reb.runs.ids import new_run_id
 from pytest_reb.spec import OFFICIAL_REPO_DIR, PROMPT_PATH
@@ -148,7 +149,8 @@ def run_agent(client: Any, backend: Backend, task: Task, *, out_root: Path,
     (folder / "out").mkdir(parents=True)
     record = AgentRun(run_id, backend.name, task.repo, tag, image_id, budget_s=budget,
                       network=network_mode(network), gpus=gpu_devices(gpus),
-                      log=str(folder / "agent.log"), out=str(folder / "out"))
+                      log=str(folder / "agent.log"), out=str(folder / "out"),
+                      started=time.time())  # the agent's own start replaces it (``_exec``)
     text = image_file(client, tag, PROMPT_PATH, limit=1 << 20)
     if text is None:
         raise AgentRunError(f"{tag} has no {PROMPT_PATH}: not a task image (reb task build)")
@@ -168,10 +170,10 @@ def run_agent(client: Any, backend: Backend, task: Task, *, out_root: Path,
     config = client.images.get(tag).attrs.get("Config") or {}
     # the keep-alive is the command; an image's own entrypoint (a CUDA image's) wraps it, as
     # it will wrap whatever runs in the committed image, which gets the image's CMD back
+    run_labels = labels(run_id, **{AGENT_LABEL: backend.name})
     kwargs: dict[str, Any] = dict(
         command=["sleep", "infinity"], detach=True, init=True,
-        network_mode=record.network, shm_size="16g", mounts=mounts,
-        labels=labels(run_id, **{AGENT_LABEL: backend.name}))
+        network_mode=record.network, shm_size="16g", mounts=mounts, labels=run_labels)
     if record.gpus:
         kwargs["device_requests"] = [DeviceRequest(device_ids=record.gpus,
                                                    capabilities=[["gpu"]])]
@@ -189,8 +191,9 @@ def run_agent(client: Any, backend: Backend, task: Task, *, out_root: Path,
             ctr.kill()  # every process the agent left, daemons included
         ctr.wait(timeout=60)
         _classify(record, backend, folder)
+        _read_tokens(record, backend, folder)  # a label of the commit: the layout reads it
         if record.status in KEPT:
-            layer = _keep(client, ctr, record, task, secrets, config.get("Cmd"),
+            layer = _keep(client, ctr, record, task, secrets, (config.get("Cmd"), run_labels),
                           scrub_secrets)
     except KeyboardInterrupt:
         record.status = "interrupted"
@@ -217,8 +220,10 @@ def _classify(record: AgentRun, backend: Backend, folder: Path) -> None:
 
 
 def _keep(client: Any, ctr: Any, record: AgentRun, task: Task, secrets: Mapping[str, str],
-          cmd: list[str] | None, scrub_secrets: bool) -> int | None:
-    """Scan the container's layer for secrets; commit it when clean. The layer's size."""
+          restore: tuple[list[str] | None, Mapping[str, str]], scrub_secrets: bool) -> int | None:
+    """Scan the container's layer for secrets; commit it when clean. The layer's size.
+
+    ``restore``: the task image's CMD, and the run's labels, which the commit empties."""
     found = leaks.scan_layer(ctr, secrets)
     if found and scrub_secrets:
         record.scrubbed = leaks.revert(ctr, found)
@@ -232,23 +237,27 @@ def _keep(client: Any, ctr: Any, record: AgentRun, task: Task, secrets: Mapping[
     values = {"repo": task.repo, "agent": record.agent, "run": record.run,
               "task-image": record.task_image_id, "timed-out": str(record.timed_out).lower(),
               "exit-code": "" if record.exit_code is None else str(record.exit_code),
-              "wall-s": str(record.wall_s)}
+              "wall-s": str(record.wall_s), "started": f"{record.started:.3f}",
+              "tokens": json.dumps(record.tokens, sort_keys=True)}
     record.image_tag = commit.image_tag(task.slug, record.run)
     start = time.monotonic()
     try:
         image_id = commit.commit(client, ctr, record.image_tag, record.run,
-                                 commit.changes(values, ctr.labels, cmd),
+                                 commit.changes(values, restore[1], restore[0]),
                                  timeout=commit.commit_timeout(found.layer_bytes))
     except commit.CommitError as exc:
         record.status, record.error = "commit_failed", str(exc)
         return found.layer_bytes
     finally:
         record.commit_s = round(time.monotonic() - start, 3)
-    metadata = json.dumps(client.api.inspect_image(image_id))
+    # the config (Env, Labels, Cmd, Entrypoint) and every step of the history, the task
+    # image's included: a custom --task-image may carry a key the agent never wrote
+    metadata = json.dumps([client.api.inspect_image(image_id), client.api.history(image_id)])
     if leaks.scrub(metadata, secrets) != metadata:
         client.images.remove(image_id, force=True)
         record.status, record.image_tag = "secret_leaked", None
-        record.error = "a secret reached the committed image's metadata; image removed"
+        record.error = ("a secret is in the committed image's config or history (the task "
+                        "image's or the commit's); image removed")
         return found.layer_bytes
     record.image = record.image_tag
     return found.layer_bytes
@@ -302,10 +311,7 @@ def _finish(record: AgentRun, backend: Backend, folder: Path, secrets: Mapping[s
             out_root: Path, matrix: Path | None) -> None:
     """Scrub what came back, read the usage, append the record and (when kept) the matrix row."""
     leaks.scrub_folder(folder, secrets)
-    stdout = (folder / "stdout").read_text(errors="replace") if (folder / "stdout").is_file() \
-        else ""
-    tokens = parse_usage(backend.usage, stdout, folder / "out")
-    record.tokens = tokens.record() if tokens is not None else "unknown"
+    _read_tokens(record, backend, folder)
     record.error = None if record.error is None else leaks.scrub(record.error, secrets)
     record.leaks = [leaks.scrub(p, secrets) for p in record.leaks]
     record.scrubbed = [leaks.scrub(p, secrets) for p in record.scrubbed]
@@ -316,6 +322,14 @@ def _finish(record: AgentRun, backend: Backend, folder: Path, secrets: Mapping[s
     (folder / "run.json").write_text(json.dumps(asdict(record), indent=2) + "\n")
 
 
+def _read_tokens(record: AgentRun, backend: Backend, folder: Path) -> None:
+    """The usage the CLI reported (numbers only, so read before or after the scrub alike)."""
+    stdout = (folder / "stdout").read_text(errors="replace") if (folder / "stdout").is_file() \
+        else ""
+    tokens = parse_usage(backend.usage, stdout, folder / "out")
+    record.tokens = tokens.record() if tokens is not None else "unknown"
+
+
 def _append(path: Path, row: Mapping[str, Any]) -> None:
     """One JSON line, under a lock: runs of several agents may append to one file at once."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -324,25 +338,6 @@ def _append(path: Path, row: Mapping[str, Any]) -> None:
         fh.write(json.dumps(row, sort_keys=False) + "\n")
         fh.flush()
         os.fsync(fh.fileno())
-
-
-def agent_timed_out(image: str | None) -> bool:
-    """Whether ``image`` is the commit of an agent run that ran past its budget.
-
-    Read from the image's labels (its metadata, never its files); no image (a testinfra
-    target), or an engine that does not answer, is not.
-    """
-    if not image:
-        return False
-    try:
-        import docker
-
-        attrs = docker.from_env().api.inspect_image(image)
-    except Exception:
-        return False
-    found = ((attrs.get("Config") or {}).get("Labels") or {}).get(
-        f"{commit.ENV_LABEL}timed-out")
-    return found == "true"
 
 
 def load_runs(paths: Sequence[Path]) -> list[AgentRun]:

@@ -98,6 +98,9 @@ def _slurm(args: argparse.Namespace) -> int:
                     + [f"gpu:{t['gpus']}" for t in data["tasks"] if t["gpus"]], _nodes(args))
             script = slurm.resubmit_script(out)
         else:
+            if args.runs and not Path(args.runs).is_file():  # before the cluster is asked
+                print(f"reb slurm: no such run matrix: {args.runs}", file=sys.stderr)
+                return 2
             nodes = _nodes(args)
             _refuse(gres.requests_of(args.sbatch_arg), nodes)
             plan = _plan(args, "slurm", None if nodes is None else nodes.gpus)
@@ -147,25 +150,36 @@ def _k8s(args: argparse.Namespace) -> int:
         if missing:
             print(f"reb k8s: index(es) {', '.join(missing)} wrote no summary.json", file=sys.stderr)
         return 1 if missing else 0
-    plan = _plan(args, "k8s")
+    plan = _plan(args, "k8s", args.node_gpus)
     if plan is None:
         return 2
+    for line in plan.skipped:
+        print(f"reb k8s: {line} (--node-gpus {args.node_gpus})", file=sys.stderr)
+    opts = k8s.K8sOptions(
+        run=new_run_id(), name=args.name, harness_image=args.harness_image,
+        claim=args.claim, claim_size=args.claim_size, storage_class=args.storage_class,
+        namespace=args.namespace, python=args.python, pytest_args=tuple(args.pytest_args),
+        memory=args.memory, registry=args.registry)
     try:
-        manifest = k8s.manifest(plan, k8s.K8sOptions(
-            run=new_run_id(), name=args.name, harness_image=args.harness_image,
-            claim=args.claim, claim_size=args.claim_size, storage_class=args.storage_class,
-            namespace=args.namespace, python=args.python, pytest_args=tuple(args.pytest_args)))
+        manifest = k8s.manifest(plan, opts)
+        push = k8s.push_script(plan, opts) if args.registry else None
     except k8s.K8sError as exc:
         print(f"reb k8s: {exc}", file=sys.stderr)
         return 2
     text = json.dumps(manifest, indent=2) + "\n"
-    if args.out:
-        Path(args.out).write_text(text)
-        jobs = [i["metadata"]["name"] for i in manifest["items"] if i["kind"] == "Job"]
-        print(f"reb k8s: {len(jobs) - 1} Indexed Job(s) for {len(plan.tasks)} task(s) and "
-              f"{jobs[-1]} -> {args.out} (kubectl apply -f {args.out})")
-    else:
+    if not args.out:
         sys.stdout.write(text)
+        if push is not None:
+            print("reb k8s: push the images first:\n" + push, file=sys.stderr)
+        return 0
+    Path(args.out).write_text(text)
+    jobs = [i["metadata"]["name"] for i in manifest["items"] if i["kind"] == "Job"]
+    if push is not None:
+        script = Path(args.out).with_suffix(".push.sh")
+        script.write_text(push)
+        print(f"reb k8s: push the images first: sh {script}")
+    print(f"reb k8s: {len(jobs) - 1} Indexed Job(s) for {len(plan.tasks)} task(s) and "
+          f"{jobs[-1]} -> {args.out} (kubectl apply -f {args.out})")
     return 0
 
 
@@ -184,7 +198,8 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
                             "(repeatable)")
     slurm.add_argument("--node-gpus", type=int, metavar="N",
                        help="GPUs of one node (default: the cluster's gpu GRES, from sinfo); "
-                            "tiers that need more are skipped")
+                            "tiers that need more end insufficient_hardware, as on one such "
+                            "machine")
     slurm.add_argument("--dry-run", action="store_true",
                        help="write the scripts and print what would be submitted")
     slurm.add_argument("--wait", action="store_true",
@@ -216,4 +231,13 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     kube.add_argument("--timeout", type=float, default=3600.0, metavar="S",
                       help="with --merge: merge what there is after S seconds")
     kube.add_argument("--namespace", default="default")
+    kube.add_argument("--node-gpus", type=int, metavar="N",
+                      help="GPUs of one node (0 on a GPU-less cluster): no pod asks for more; "
+                           "tiers that need more end insufficient_hardware, as on one such "
+                           "machine (default: what the tiers need)")
+    kube.add_argument("--registry", metavar="REGISTRY",
+                      help="the cluster's registry, e.g. registry.example/team: every image is "
+                           "named there, and --out gets a .push.sh beside it")
+    kube.add_argument("--memory", default="16Gi", metavar="SIZE",
+                      help="memory each verifying pod asks for and may use (default 16Gi)")
     kube.set_defaults(func=_k8s, python=f"{HARNESS}/bin/python")

@@ -23,6 +23,12 @@ Jobs, so the merge Job starts with the others and waits on the claim for
 every index's ``summary.json`` (pytest wrote it: every verdict is in), then
 joins them with ``reb merge``'s code into ``<claim>/<run>/merged``; at its
 deadline it merges what there is and fails naming what is missing.
+A Job fails only on an infrastructure error: pytest ending 1 (a tier did not pass) is a
+verdict, recorded like any other, so the index ends ``Complete`` as a Slurm task does
+(``VERDICTS``).  Tiers are planned per node as for ``reb slurm`` (``--node-gpus``): no pod
+asks for more GPUs than a node has, and a tier that needs more ends
+``insufficient_hardware`` as on one such machine.  ``--registry`` names every image where
+the cluster pulls it from (``push_script`` writes the ``docker push`` lines).
 GPUs are ``nvidia.com/gpu`` limits from the pair's tiers, ``/dev/shm`` is a
 memory ``emptyDir`` (NCCL and data loaders need more than the 64 MiB default),
 ``activeDeadlineSeconds`` is the longest pair's time limit, and a
@@ -81,6 +87,13 @@ class K8sOptions:
     pytest_args: tuple[str, ...] = ()
     memory: str = "16Gi"
     shm: str = "8Gi"
+    #: the cluster's registry (``registry.example/team``): every image the pods run is named
+    #: there, where the cluster pulls it from (``push_script`` puts them there)
+    registry: str | None = None
+
+    def pulled(self, image: str) -> str:
+        """``image`` as the cluster pulls it: under ``registry`` when one is given."""
+        return f"{self.registry.rstrip('/')}/{image}" if self.registry else image
 
 
 def _dns_name(text: str, most: int = 52) -> str:
@@ -187,7 +200,8 @@ def _merge_job(run: str, labels: dict[str, str], opts: K8sOptions, claim: str,
             f"{OUT_MOUNT}/{run}", "--timeout", str(deadline + MERGE_SLACK // 2),
             "--wait-for", *indices]
     merge = _hardened({
-        "name": "merge", "image": opts.harness_image, "imagePullPolicy": "IfNotPresent",
+        "name": "merge", "image": opts.pulled(opts.harness_image),
+        "imagePullPolicy": "IfNotPresent",
         "command": argv, "workingDir": "/",
         "resources": {"limits": {"memory": "1Gi"}, "requests": {"cpu": "100m",
                                                                 "memory": "256Mi"}},
@@ -208,10 +222,29 @@ def _merge_job(run: str, labels: dict[str, str], opts: K8sOptions, claim: str,
     }
 
 
+def push_script(plan: Plan, opts: K8sOptions) -> str:
+    """The ``docker tag`` and ``docker push`` lines that put the run's images (every agent-built
+    image of the matrix, and the harness image) where ``registry`` names them."""
+    if not opts.registry:
+        raise K8sError("a push script needs --registry")
+    images = [*by_image(plan), opts.harness_image]
+    lines = ["#!/bin/sh", "# Made by `reb k8s --registry`: the images its Jobs pull.", "set -eu"]
+    for image in images:
+        lines += [f"docker tag {image} {opts.pulled(image)}", f"docker push {opts.pulled(image)}"]
+    return "\n".join(lines) + "\n"
+
+
+#: pytest's exit codes that mean "every verdict is in": 0 all passed, 1 some did not. A
+#: failed tier is data, so the index succeeds; any other code (interrupted, internal error,
+#: usage, nothing collected) is an infrastructure error and fails the Job.
+VERDICTS = ("import sys, pytest; rc = int(pytest.main(sys.argv[1:])); "
+            "sys.exit(0 if rc in (0, 1) else rc)")
+
+
 def _job(name: str, image: str, pairs: list[Pair], labels: dict[str, str], opts: K8sOptions,
          modules: list[str], claim: str, *, gpus: int, deadline: int, plan: Plan
          ) -> dict[str, Any]:
-    argv = [opts.python, ISOLATED, "-m", "pytest", *modules,
+    argv = [opts.python, ISOLATED, "-c", VERDICTS, *modules,
             "--reb-matrix", f"{MATRIX_MOUNT}/{name}-$(REB_INDEX).toml",
             "--reb-outdir", f"{OUT_MOUNT}/{labels['reb.run']}/{name}/$(REB_INDEX)",
             "-m", plan.marker_expression(),
@@ -219,7 +252,7 @@ def _job(name: str, image: str, pairs: list[Pair], labels: dict[str, str], opts:
             *opts.pytest_args]
     limits = {"memory": opts.memory, **({"nvidia.com/gpu": str(gpus)} if gpus else {})}
     verify = {
-        "name": "verify", "image": image, "imagePullPolicy": "IfNotPresent",
+        "name": "verify", "image": opts.pulled(image), "imagePullPolicy": "IfNotPresent",
         "command": argv, "workingDir": "/",
         "env": [{"name": "REB_INDEX", "valueFrom": {"fieldRef": {"fieldPath": INDEX_ANNOTATION}}},
                 {"name": "PYTHONDONTWRITEBYTECODE", "value": "1"},
@@ -234,7 +267,8 @@ def _job(name: str, image: str, pairs: list[Pair], labels: dict[str, str], opts:
             {"name": "dshm", "mountPath": "/dev/shm"},
             {"name": "outcomes", "mountPath": OUT_MOUNT}],
     }
-    copy = {"name": "harness", "image": opts.harness_image, "imagePullPolicy": "IfNotPresent",
+    copy = {"name": "harness", "image": opts.pulled(opts.harness_image),
+            "imagePullPolicy": "IfNotPresent",
             "command": ["cp", "-a", f"{HARNESS}/.", "/harness/"],
             "volumeMounts": [{"name": "harness", "mountPath": "/harness"}],
             "securityContext": {"allowPrivilegeEscalation": False,

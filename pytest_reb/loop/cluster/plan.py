@@ -9,7 +9,9 @@ The split is ``distribute.shard_keys`` over the keys the plugin uses
 plan gave it, and ``reb merge`` of the tasks' runs is the single machine's run.
 
 GPUs follow the tiers' own gates (C2 and C3 need one, C4 ``max(2, min_gpus)``);
-C5 reads every other tier's outcome, so it needs what they need.  Time limits
+C5 reads every other tier's outcome, so it asks for what they need, up to what a node
+has; a tier a node has too few GPUs for ends ``insufficient_hardware`` as on one such
+machine, so the merged result equals that machine's on every tier.  Time limits
 are upper bounds built from the stage timeouts the tiers enforce, so a task is
 never killed by the scheduler while a timeout of ours would still have fired.
 """
@@ -22,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_reb.outcome import TIERS
+from pytest_reb.outcome import TIERS, pair_key
 from pytest_reb.runs.matrix import MatrixError, TargetSpec, load_matrix
 from pytest_reb.runs.shards import shard_keys
 from pytest_reb.spec import Repo, Run, repo_of
@@ -48,7 +50,7 @@ class Pair:
     @property
     def key(self) -> str:
         """The plugin's pair key (``plugin.pytest_collection_modifyitems``)."""
-        return f"{self.repo.name}|{self.target.id}"
+        return pair_key(self.repo.name, self.target.id)
 
 
 @dataclass(frozen=True)
@@ -81,7 +83,8 @@ class Plan:
     tiers: tuple[str, ...]
     tasks: tuple[Task, ...]
     timeout_scale: float = 1.0
-    #: tiers a node of the cluster cannot give enough GPUs for: one line each, with why
+    #: tiers a node of the cluster has too few GPUs for, which end ``insufficient_hardware``
+    #: as on one such machine: one line each, with why
     skipped: tuple[str, ...] = ()
 
     def marker_expression(self) -> str:
@@ -198,31 +201,27 @@ def pair_needs(pair: Pair, tiers: Sequence[str]) -> tuple[int, float]:
                                      (2 if t in again else 1) for t in ran)
 
 
-def tier_need(pair: Pair, tier: str) -> int:
-    """GPUs ``tier`` needs on one pair; C5 needs what every tier it compares needs."""
-    return max(tier_gpus(pair.repo, t) for t in closure([tier]))
-
-
 def fit(pairs: Sequence[Pair], tiers: Sequence[str], node_gpus: int | None
         ) -> tuple[tuple[str, ...], dict[str, str]]:
-    """The selected tiers one task can run on nodes of ``node_gpus`` GPUs, and why not the rest.
+    """The selected tiers one task runs on nodes of ``node_gpus`` GPUs, and which of them
+    end ``insufficient_hardware`` there, with why.
 
-    A task runs on one node, so a tier that needs more GPUs than a node has
-    would only end ``insufficient_hardware`` after queueing for a request the
-    cluster rejects; it is left out of the task instead (``None``: no limit).
+    A task must run what one machine of ``node_gpus`` GPUs runs, so that the merged result
+    equals that machine's on every tier: every selected tier is planned. A tier that needs
+    more GPUs than a node has ends ``insufficient_hardware`` before it runs anything, as it
+    does on such a machine (the task asks for no more than a node has, so it never queues
+    for a request the cluster rejects). C5 needs no GPU of its own: it compares the other
+    tiers' outcomes, whatever they are, and runs on any node (``None``: no limit).
     """
     chosen = tuple(t for t in TIERS if t in tiers)
     if node_gpus is None:
         return chosen, {}
-    kept, why = [], {}
+    why = {}
     for tier in chosen:
-        need = max(tier_need(p, tier) for p in pairs)
+        need = max(tier_gpus(p.repo, tier) for p in pairs)
         if need > node_gpus:
-            what = "compares every tier, so it " if tier == "c5" else ""
-            why[tier] = f"{tier.upper()} {what}needs {need} GPU(s)"
-        else:
-            kept.append(tier)
-    return tuple(kept), why
+            why[tier] = f"{tier.upper()} needs {need} GPU(s)"
+    return chosen, why
 
 
 def make_plan(matrix: Path, modules: Sequence[Path], *, tiers: Sequence[str] = TIERS,
@@ -232,9 +231,9 @@ def make_plan(matrix: Path, modules: Sequence[Path], *, tiers: Sequence[str] = T
 
     ``agent_budget`` is the time a task spends before the verification (an
     agent run of the benchmark loop); it is added to every task's limit.
-    ``node_gpus``: the most GPUs one node of the cluster has; each task drops
-    the tiers that need more (``Plan.skipped`` says which and why), and a task
-    left with no tier is not planned at all.
+    ``node_gpus``: the most GPUs one node of the cluster has; no task asks for more, and
+    the tiers that need more end ``insufficient_hardware`` (``Plan.skipped`` says which
+    and why); a task none of whose tiers could run is not planned at all.
     """
     try:
         targets = load_matrix(matrix)
@@ -250,20 +249,23 @@ def make_plan(matrix: Path, modules: Sequence[Path], *, tiers: Sequence[str] = T
         raise PlanError(f"shards must be at least 1, not {shards}")
     count = len(pairs) if shards is None else min(shards, len(pairs))
     closure(tiers)  # unknown tiers are refused before anything is planned
-    tasks, skipped = [], {}
+    tasks, short = [], {}
     for index in range(count):
         mine = tuple(pairs[k] for k in sorted(shard_keys(set(pairs), (index + 1, count))))
         kept, why = fit(mine, tiers, node_gpus)
         for reason in why.values():
-            skipped.setdefault(reason, []).extend(p.key for p in mine)
-        if not kept:
-            continue
-        needs = [pair_needs(p, kept) for p in mine]
+            short.setdefault(reason, []).extend(p.key for p in mine)
+        if set(kept) <= set(why):
+            continue  # nothing of it would run: not a task worth a node
+        # the time of the tiers that run on this node (one short of GPUs ends at once)
+        needs = [pair_needs(p, [t for t in kept if t not in why]) for p in mine]
+        gpus = max(g for g, _ in needs)
         seconds = (TASK_OVERHEAD + sum(s for _, s in needs)) * timeout_scale + agent_budget
-        tasks.append(Task(index, count, mine, max(g for g, _ in needs),
-                          math.ceil(seconds / 60.0) * 60, kept))
-    lines = tuple(f"{reason}, a node has {node_gpus}: skipped for {', '.join(keys)}"
-                  for reason, keys in sorted(skipped.items()))
+        tasks.append(Task(index, count, mine, gpus if node_gpus is None else
+                          min(gpus, node_gpus), math.ceil(seconds / 60.0) * 60, kept))
+    lines = tuple(f"{reason}, a node has {node_gpus}: ends insufficient_hardware (as on one "
+                  f"machine of {node_gpus} GPU(s)) for {', '.join(keys)}"
+                  for reason, keys in sorted(short.items()))
     if not tasks:
         raise PlanError("no selected tier can run on this cluster: " + "; ".join(lines))
     return Plan(matrix.resolve(), used, tuple(t for t in TIERS if t in tiers),

@@ -19,11 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from support.imagebuild import ensure_image
-
 from pytest_reb.loop.demo.checkout import DEMO_GIT_ENV, make_demo_checkout
 from pytest_reb.loop.demo.images import REPO_DIR
 from pytest_reb.loop.images import CACHE_DIR
+from support.imagebuild import ensure_image
 
 LOCKS = CACHE_DIR / "locks"
 

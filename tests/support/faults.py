@@ -13,11 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from hostile.conftest import image_commit
-
 from pytest_reb.targets import LABEL_OWNER
-
-__all__ = ["image_commit"]  # the fixture, shared with the hostile-image tests
 
 HANG = 'Run(["sleep", "300"], timeout=120)'
 AFTER = 'Run(["{python}", "-c", "print(\'AFTER_OK\')"], expect_log=["AFTER_OK"], timeout=60)'

@@ -31,13 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from support.imagebuild import ensure_image
-
 from pytest_reb.loop.demo.images import ENV_DIR, ENV_PYTHON, REPO_DIR, REPORT_PATH
 from pytest_reb.loop.images import CACHE_DIR
-
-from . import bounds
-from .forgeries import (
+from support import bounds
+from support.forgeries import (
     BYTES_PATH_FORGER,
     EDIT_AT_START,
     EXIT_AT_IMPORT,
@@ -51,7 +48,8 @@ from .forgeries import (
     SHADOW_AT_START,
     VERSION_LIAR,
 )
-from .loaded_cases import OPS as LOADED_OPS
+from support.imagebuild import ensure_image
+from support.loaded_cases import OPS as LOADED_OPS
 
 SITE = f"{ENV_DIR}/lib/python3.11/site-packages"
 SYSTEM_SITECUSTOMIZE = "/etc/python3.11/sitecustomize.py"
@@ -682,3 +680,9 @@ def demo_module(commit: str) -> str:
 
     text = (Path(__file__).resolve().parents[2] / "demo" / "test_demo__tinynet.py").read_text()
     return re.sub(r'commit="[0-9a-f]{40}"', f'commit="{commit}"', text)
+
+
+# the witness's identity and finish cases (issue 48, classes 1 and 3) build on ``Case``
+from .witness_cases import CASES as _WITNESS_CASES  # noqa: E402
+
+CASES.update(_WITNESS_CASES)

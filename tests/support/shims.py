@@ -2,8 +2,7 @@
 
 Every shim test runs a shim for real on the host python against small stand-ins of the
 code it patches, drives or serves; these are the ways of running one that several
-folders' tests share.  Imported as ``from .conftest import ...`` (the package's own
-helpers, as in ``tests/hostile/``).
+folders' tests share (``from support.shims import ...``).
 """
 
 from __future__ import annotations

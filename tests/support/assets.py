@@ -4,8 +4,7 @@ per repository.
 The official prepare steps post-processed what they fetched; pytest-reb fetches the raw
 asset into the view and each stage's ``setup`` redoes the post-processing into ``{out}``.
 These are the ways of laying a stage out in temporary folders and of running its setup
-steps that several repositories' tests share.  Imported as ``from .conftest import ...``
-(the package's own helpers, as in ``tests/shims/``).
+steps that several repositories' tests share (``from support.assets import ...``).
 """
 
 from __future__ import annotations
@@ -19,13 +18,13 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from support.repomodules import Stage, stages
 
 from pytest_reb.assets.cache import AssetCache
 from pytest_reb.assets.fetchers import checkout_copy, fetch
 from pytest_reb.assets.view import needed
 from pytest_reb.spec import Asset, Repo, Run
 from pytest_reb.targets import LocalTarget
+from support.repomodules import Stage, stages
 
 
 def on_server(repo: Repo, served: tuple[str, Path], files: dict[str, bytes]) -> Repo:

@@ -1,4 +1,5 @@
-"""Fixtures of the hostile-image tests: the images, the demo's commit, a pytest-reb run."""
+"""Helpers of the hostile-image and fault tests: a bare demo target, a pytest-reb run through
+pytester and its outcomes, what containers and the host hold after a tier."""
 
 from __future__ import annotations
 
@@ -14,21 +15,6 @@ from pytest_reb.outcome import Outcome, OutcomeLog
 from pytest_reb.targets import LABEL_OWNER, DockerTarget, Limits, owner_label
 from pytest_reb.targets.ourtools import BUSYBOX
 
-from .images import ensure
-
-
-@pytest.fixture(scope="session")
-def hostile(docker_client: Any, demo_image: str) -> Callable[[str], str]:
-    """``hostile(case)``: the tag of that hostile image, built on first use."""
-    made: dict[str, str] = {}
-
-    def get(name: str) -> str:
-        if name not in made:
-            made[name] = ensure(docker_client, demo_image, name)
-        return made[name]
-
-    return get
-
 
 def demo_target(demo_image: str, run_id: str, *, memory: str = "1g") -> Iterator[DockerTarget]:
     """A bare target of the demo image for a fixture to yield (128 pids), closed after."""
@@ -37,12 +23,6 @@ def demo_target(demo_image: str, run_id: str, *, memory: str = "1g") -> Iterator
         yield t
     finally:
         t.close()
-
-
-@pytest.fixture(scope="session")
-def image_commit(docker_client: Any, demo_image: str) -> str:
-    """The commit the demo image's checkout is at (what a module must pin)."""
-    return str(docker_client.images.get(demo_image).labels["reb.demo.commit"])
 
 
 @dataclass

@@ -9,8 +9,7 @@ image's own Python).  ``EXPECT`` holds, per case, words of the file strict must 
 from __future__ import annotations
 
 from pytest_reb.loop.demo.images import ENV_DIR, REPO_DIR
-
-from .forgeries import PLANTED
+from support.forgeries import PLANTED
 
 SITE = f"{ENV_DIR}/lib/python3.11/site-packages"
 YAML_EXIT = ("\n\ndef safe_load(stream):\n    import os\n"
