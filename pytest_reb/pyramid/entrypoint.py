@@ -28,7 +28,7 @@ from pytest_reb.assets.fetchers import checkout_copy
 from pytest_reb.evidence import diagnose
 from pytest_reb.outcome import Outcome
 from pytest_reb.pyramid.context import Context
-from pytest_reb.pyramid.run_integrity import changed_during
+from pytest_reb.pyramid.run_integrity import changed_during, loaded_during, watch_loads
 from pytest_reb.pyramid.shims import shim_path, with_shim
 from pytest_reb.pyramid.witnessing import StageWitness
 from pytest_reb.rules import stage_messages
@@ -352,6 +352,7 @@ def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
     outs: list[str] = []  # the {out} folders made, removed when the stage ends
     with ctx.leases.hold(gpus_needed) as gpus:
         pycache = ctx.target.stage_bytecode(profile, gpus)
+        watch = watch_loads(ctx, profile, gpus)  # what the stage opens, told by the kernel
         try:
             command, res = _exec_run(run, ctx, tier, profile, gpus, record, seen, outs, pycache)
             if res.exit_code != 0 and not res.timed_out:
@@ -363,14 +364,19 @@ def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
         except Unrunnable as exc:
             early, command, res = exc, exc.res.argv, exc.res
         finally:
+            if watch is not None:
+                watch.close()
             kept = ctx.target.keep_bytecode(pycache, profile, gpus)
             _remove_outputs(ctx, outs, profile, gpus, pycache)
     tampered = tampered or changed_during(ctx, run)  # what the run left, read from outside
+    loads, loaded_problem = loaded_during(ctx, watch, pycache, run)
     o = ctx.outcome(tier, command=command, exit_code=res.exit_code, timed_out=res.timed_out,
                     duration=round(res.duration, 3), stdout_tail=_tail(res.stdout),
                     stderr_tail=_tail(res.stderr))
     o.evidence.update(evidence_of(res), **record)
     o.evidence["witness"] = seen.evidence()
+    if loads is not None:
+        o.evidence["loaded"] = loads
     if kept is not None:
         o.evidence["bytecode"] = kept
     if profile == "gpu":
@@ -383,7 +389,8 @@ def run_stage(ctx: Context, tier: str, run: Run, profile: Profile,
     evidence = EntrypointEvidence(
         tier=tier, profile=profile, run=ran, res=res,
         early=(early.category, early.message) if early is not None else None,
-        tampered=tampered, witness=seen.problem(),
+        tampered=tampered, loaded=(f"during the run, {loaded_problem}" if loaded_problem
+                                   else None), witness=seen.problem(),
         attribution=seen.gpu_problem() if gpu is not None else None, gpu=gpu,
         expect=seen.expect, python=ctx.python or "python", checkout=ctx.checkout,
         timeout=ctx.target.scaled(ran.timeout), setup_steps=len(record.get("setup", [])))

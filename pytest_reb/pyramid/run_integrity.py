@@ -18,16 +18,75 @@ compiled itself from the source, checked by hash (``bytecode``);
 unchecked-hash bytecode, which no honest build leaves in a checkout, is a
 finding of the check itself.
 
-What this does not see is an edit undone before the run ended; docs/threat-model.md
-says what would, and what the host can and cannot read here.
+Both reads miss what the run loaded from elsewhere, and an edit undone before the run
+ended: so the host also has the kernel report every file the stage's processes opened
+(``evidence/loaded.py``), places each (``evidence/provenance.py``) and
+``rules/loaded.py`` decides (``loaded_during``); docs/threat-model.md says on which
+channel that rests and what remains.
 """
 
 from __future__ import annotations
 
+import posixpath
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_reb.evidence import loaded, provenance
+from pytest_reb.evidence.integrity import EDITS
 from pytest_reb.pyramid.context import Context
-from pytest_reb.targets import InfraError
+from pytest_reb.rules import loaded as loaded_rule
+from pytest_reb.targets import InfraError, imagecache
+from pytest_reb.targets.bytecode import PYCACHE_ENV
+
+
+def watch_loads(ctx: Context, profile: str, gpus: Sequence[str]) -> loaded.Watch | None:
+    """Start the kernel's report of what the stage's processes open (None: no such channel
+    for this target, or a checkout the host could not verify: nothing to compare with)."""
+    if ctx.checkout_verdict.tree is None:
+        return None
+    return loaded.start(ctx.target, ctx.target.devices(profile, gpus))  # type: ignore[arg-type]
+
+
+def _named(run: Any, checkout: str) -> list[str]:
+    """Checkout-relative files the run's commands name (its ``entrypoint`` and each argument
+    that is a path under the checkout): the module's own choice of what to run."""
+    base = checkout.rstrip("/") + "/"
+    out = []
+    for r in (run, *getattr(run, "together", ())):
+        args = [a for a in (getattr(r, "entrypoint", None), *getattr(r, "argv", ()))
+                if isinstance(a, str) and a and not a.startswith(("-", "{"))]
+        args += [a[len("{repo}/"):] for a in getattr(r, "argv", ())
+                 if isinstance(a, str) and a.startswith("{repo}/")]
+        out += [posixpath.normpath(a.removeprefix(base)) for a in args
+                if not a.startswith("/") or a.startswith(base)]
+    return out
+
+
+def loaded_during(ctx: Context, watch: loaded.Watch | None, pycache: Mapping[str, str],
+                  run: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """What the outcome keeps of the stage's loaded files (how many the kernel reported, how
+    many could change what runs, the ones refused) and why strict fails on them.
+
+    The stage's own bytecode folder (``pycache``: made for this stage, seeded by the host
+    with checked-hash files, then what its interpreters compiled) is the harness's; the
+    scripts the run names as its entrypoints are the module's choice, tracked or not.
+    """
+    if watch is None:
+        return None, None
+    watch.close()
+    tree = ctx.checkout_verdict.tree or {}
+    ours = tuple(v for k, v in pycache.items() if k == PYCACHE_ENV)
+    record = provenance.facts(watch, ctx.checkout, set(tree), imagecache.image_id(ctx.target),
+                              ours=ours)
+    edits = [f["path"] for f in ctx.checkout_verdict.findings if f.get("kind") in EDITS]
+    named = _named(run, ctx.checkout)
+    kept = {"channel": record["channel"], "opened": record["opened"],
+            "checked": len(record["files"]), "incomplete": record["incomplete"],
+            "refused": loaded_rule.refusals(record, edits, named)[:20]}
+    problem = loaded_rule.problem(record, edits, named)
+    if problem is None:
+        watch.checked()  # what this stage wrote, a later stage of the container may load
+    return kept, problem
 
 
 def changed_during(ctx: Context, run: Any) -> str | None:

@@ -68,6 +68,9 @@ class EntrypointEvidence:
     early: Problem | None = None
     #: why the checkout the run read is not the pinned commit's (before or after the run)
     tampered: str | None = None
+    #: why a file the run loaded is not the checkout's, an installed distribution's or the
+    #: standard library's (``rules/loaded.py``, on the kernel's report of opened files)
+    loaded: str | None = None
     #: why the witness cannot take the run as the entrypoint's own (``StageWitness.problem``)
     witness: str | None = None
     #: why the GPU work was not launched by the entrypoint's code (``StageWitness.gpu_problem``)
@@ -95,7 +98,8 @@ def decide(ev: EntrypointEvidence, mode: Mode) -> Decision:
     if gpu is None and compat and ev.gpu is not None and ev.profile == "gpu" and witness is None \
             and ev.attribution:
         gpu = "gpu_work_not_entrypoint", ev.attribution
-    strict = compat and witness is None and gpu is None and ev.tampered is None
+    strict = (compat and witness is None and gpu is None and ev.tampered is None
+              and ev.loaded is None)
     category: str | None = None
     message = ""
     diagnosis: list[dict[str, Any]] | None = None
@@ -113,6 +117,8 @@ def decide(ev: EntrypointEvidence, mode: Mode) -> Decision:
         category, message = "entrypoint_not_run", f"exit 0, but {witness}"
     elif gpu:
         category, message = gpu
+    elif ev.loaded:
+        category, message = "integrity", ev.loaded
     if (compat if mode == "compat" else strict):
         if not message:  # passed strict: say what was checked
             message = passed(res, ev.run, python=ev.python, checkout=ev.checkout,

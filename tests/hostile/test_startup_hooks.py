@@ -4,8 +4,9 @@
   meta-path finder that acts when the entrypoint imports a module (the shape of the GPU
   fake that did its work at the entrypoint's ``import torch``). No installed distribution
   lists it: its finding has no owner, so a strict C3/C4 pass it could have produced is a
-  ``startup_hook`` failure (``tests/test_findings.py``; on the H200 in docs/gpu.md). C1's
-  pass rests on the witness, so there it is a note on the pass.
+  ``startup_hook`` failure (``tests/test_findings.py``; on the H200 in docs/gpu.md). Every
+  stage also loaded it, a file no distribution vouches for: strict C1 fails ``integrity``
+  naming it (``rules/loaded.py``).
 - ``benign-name-hook``: the same code appended to setuptools' own
   ``distutils-precedence.pth``. The name is benign, the bytes are not what setuptools'
   ``RECORD`` lists: no owner either.
@@ -28,13 +29,15 @@ pytestmark = pytest.mark.container
 @pytest.mark.parametrize(("case", "path"), [
     ("deferred-import-hook", f"{SITE}/zz_deferred.pth"),
     ("benign-name-hook", f"{SITE}/distutils-precedence.pth")])
-def test_an_unowned_startup_hook_has_no_owner_and_is_named_on_the_pass(
+def test_an_unowned_startup_hook_has_no_owner_and_fails_strict_as_loaded(
         case: str, path: str, pytester: pytest.Pytester, hostile: Callable[[str], str],
         image_commit: str) -> None:
+    """The run loaded a file no distribution vouches for (``rules/loaded.py``): strict C1
+    fails ``integrity`` naming it; the official rule passes."""
     module = {"test_demo__tinynet": demo_module(image_commit)}
     c1 = run_reb(pytester, hostile(case), module, "-m", "c1")["c1"]
-    assert (c1.status, c1.strict) == ("passed", True), c1.message
-    assert path in c1.message and "could have produced this pass" in c1.message
+    assert (c1.status, c1.strict, c1.compat) == ("failed", False, True), c1.message
+    assert c1.category == "integrity" and path in c1.message, c1.message
     [hook] = [f for f in c1.findings if f["path"] == path]
     assert (hook["kind"], hook["owner"], hook["seen_from"]) == ("startup_hook", None, "host")
 

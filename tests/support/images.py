@@ -49,6 +49,7 @@ from support.forgeries import (
     VERSION_LIAR,
 )
 from support.imagebuild import ensure_image
+from support.loaded_cases import OPS as LOADED_OPS
 
 SITE = f"{ENV_DIR}/lib/python3.11/site-packages"
 SYSTEM_SITECUSTOMIZE = "/etc/python3.11/sitecustomize.py"
@@ -416,6 +417,8 @@ def _hide_torch() -> str:
 
 
 CASES: dict[str, Case] = {c.name: c for c in (
+    # what a run loads: installed files, untracked packages, edits undone (loaded_cases.py)
+    *(Case(name, ops) for name, ops in LOADED_OPS.items()),
     # Debian's /usr/lib/python3.11/sitecustomize.py (a link to this file) shadows a venv's own
     Case("cuda-spoof", [("file", SYSTEM_SITECUSTOMIZE, CUDA_SPOOF, 0o644)],
          report={"cuda_available": True, "gpu_count": 2}),
@@ -595,6 +598,27 @@ for op in json.load(open(sys.argv[1])):
     elif kind == "append":
         with open(path, "a") as fh:
             fh.write(op[2])
+    elif kind == "copy":  # another file's bytes over path (an extension swapped)
+        import shutil
+        shutil.copyfile(op[2], path)
+    elif kind == "sourceless":  # bytecode of op[2] at path itself, the source op[3] removed
+        import importlib.util, marshal
+        with open(path, "wb") as fh:
+            code = marshal.dumps(compile(op[2], path, "exec"))
+            fh.write(importlib.util.MAGIC_NUMBER + bytes(12) + code)
+        if op[3]:
+            os.remove(op[3])
+    elif kind == "reseal":  # the file's RECORD line rewritten to its new bytes, as a forger would
+        import base64, glob, hashlib
+        data = open(path, "rb").read()
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        site = path[: -len(op[2])]
+        for record in glob.glob(site + "*.dist-info/RECORD"):
+            lines = open(record).read().splitlines()
+            new = [f"{op[2]},sha256={digest},{len(data)}" if l.split(",")[0] == op[2] else l
+                   for l in lines]
+            if new != lines:
+                open(record, "w").write("\\n".join(new) + "\\n")
     elif kind == "b64":  # a binary built on the host (``cc`` operations)
         import base64
         with open(path, "wb") as fh:
