@@ -30,7 +30,6 @@ the stage's evidence says so and the verdict rests on the checks before and afte
 from __future__ import annotations
 
 import base64
-import contextlib
 import ctypes
 import hashlib
 import os
@@ -40,7 +39,10 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the target whose container is watched
+    from pytest_reb.targets.base import Target
 
 #: fanotify's constants (linux/fanotify.h).
 _FAN_CLOEXEC, _FAN_NONBLOCK, _FAN_UNLIMITED_QUEUE = 0x1, 0x2, 0x10
@@ -125,21 +127,13 @@ class Watch:
             self._fd = -1
 
 
-def start(target: Any, devices: list[str]) -> Watch | None:
+def start(target: Target, devices: list[str]) -> Watch | None:
     """A ``Watch`` of the container that sees ``devices``, from now until ``close``; None
     where the host cannot watch this target (not a local Docker container, no fanotify)."""
-    from pytest_reb.targets import DockerTarget
-
-    if not isinstance(target, DockerTarget):
+    found = target.layers(devices)
+    if found is None:
         return None
-    ctr = target.container(devices)
-    with contextlib.suppress(Exception):
-        ctr.reload()
-    data = (ctr.attrs.get("GraphDriver") or {}).get("Data") or {}
-    pid = (ctr.attrs.get("State") or {}).get("Pid")
-    upper, lowers = data.get("UpperDir"), [d for d in (data.get("LowerDir") or "").split(":") if d]
-    if not (isinstance(pid, int) and pid > 0 and upper and os.path.isdir(upper)):
-        return None
+    pid, upper, lowers = found.pid, found.upper, list(found.lowers)
     fd = _libc.fanotify_init(_FAN_CLOEXEC | _FAN_NONBLOCK | _FAN_UNLIMITED_QUEUE,
                              os.O_RDONLY | os.O_LARGEFILE | os.O_CLOEXEC)
     if fd < 0:

@@ -94,6 +94,16 @@ def is_local(url: str) -> bool:
     return url.rstrip("/") in ("local:", "local")
 
 
+
+@dataclass(frozen=True)
+class Layers:
+    """A container's filesystem as the host sees it: the host pid of its init, its writable
+    layer (``upper``) and the image's layers below it (``lowers``, top first)."""
+
+    pid: int
+    upper: str
+    lowers: tuple[str, ...]
+
 class TargetError(Exception):
     """The target cannot be used at all (image missing, daemon down): one clear line."""
 
@@ -388,6 +398,12 @@ class Target:
     def host_view(self, devices: Sequence[str] = ()) -> hostview.HostView | None:
         """The host's view of the target's files (``hostview``), for reads that run nothing
         in the target; None where the host cannot see them (``ssh://``)."""
+        return None
+
+    def layers(self, devices: Sequence[str] = ()) -> Layers | None:
+        """The overlay of the container that sees ``devices`` as the host sees it: its init's
+        host pid, its writable layer and the image's layers (top first); None where the
+        target is no local container (``local://``, ``ssh://``)."""
         return None
 
     @contextlib.contextmanager

@@ -56,6 +56,7 @@ from pytest_reb.targets.base import (
     SEED_MOUNT,
     ExecResult,
     InfraError,
+    Layers,
     Profile,
     TailBuffer,
     Target,
@@ -357,6 +358,18 @@ class DockerTarget(Target):
         root = hostview.HostView(f"/proc/{pid}/root")
         root.has_gpu_devices = bool(devices) and hostview.gpu_nodes(root)
         return root
+
+    def layers(self, devices: Sequence[str] = ()) -> Layers | None:
+        """The overlay of the container that sees ``devices``, from the engine's metadata."""
+        ctr = self.container(devices)
+        with contextlib.suppress(Exception):
+            ctr.reload()
+        data = (ctr.attrs.get("GraphDriver") or {}).get("Data") or {}
+        pid = (ctr.attrs.get("State") or {}).get("Pid")
+        upper = data.get("UpperDir")
+        if not (isinstance(pid, int) and pid > 0 and upper and os.path.isdir(upper)):
+            return None
+        return Layers(pid, upper, tuple(d for d in (data.get("LowerDir") or "").split(":") if d))
 
     @contextlib.contextmanager
     def frozen_view(self, devices: Sequence[str] = ()) -> Iterator[hostview.HostView | None]:

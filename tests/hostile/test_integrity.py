@@ -11,6 +11,7 @@ no ``git`` in the target (the demo image has none).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -110,6 +111,10 @@ def test_target_without_a_host_view_uses_its_own_git(image_commit: str) -> None:
         def exec(self, argv: list[str], **kw: Any) -> Fake:
             calls.append(argv)
             return Fake()
+
+        @contextlib.contextmanager
+        def frozen_view(self, devices: Any = ()) -> Iterator[None]:
+            yield None  # the host cannot see its files
 
     [found] = integrity.check(Target(), REPO, image_commit)  # type: ignore[arg-type]
     assert found["kind"] == "unverifiable" and "its git could not compare" in found["detail"]
