@@ -30,6 +30,7 @@ the stage's evidence says so and the verdict rests on the checks before and afte
 from __future__ import annotations
 
 import base64
+import contextlib
 import ctypes
 import hashlib
 import os
@@ -37,9 +38,10 @@ import stat
 import struct
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:  # the target whose container is watched
     from pytest_reb.targets.base import Target
@@ -201,20 +203,31 @@ def layer_stat(root: str, path: str) -> os.stat_result | None:
         os.close(fd)
 
 
-def read_beneath(root: str, path: str, limit: int) -> bytes | None:
-    """At most ``limit`` bytes of a regular file ``path`` of one layer folder, or None."""
+@contextlib.contextmanager
+def _regular_beneath(root: str, path: str) -> Iterator[IO[bytes] | None]:
+    """A regular file ``path`` of one layer folder open for reading (never through a link),
+    or None: no such file, not a regular file, or unreadable."""
     fd = beneath(root, path)
     if fd is None:
-        return None
+        yield None
+        return
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
+            yield None
+            return
         with open(f"/proc/self/fd/{fd}", "rb") as fh:
-            return fh.read(limit)
-    except OSError:
-        return None
+            yield fh
     finally:
         os.close(fd)
+
+
+def read_beneath(root: str, path: str, limit: int) -> bytes | None:
+    """At most ``limit`` bytes of a regular file ``path`` of one layer folder, or None."""
+    try:
+        with _regular_beneath(root, path) as fh:
+            return None if fh is None else fh.read(limit)
+    except OSError:
+        return None
 
 
 def layer_of(watch: Watch, path: str) -> int | None:
@@ -240,18 +253,13 @@ def written_at(watch: Watch, path: str) -> float | None:
 def hash_beneath(root: str, path: str) -> str | None:
     """The sha256 of a regular file of one layer folder, as a ``RECORD`` writes it
     (urlsafe base64, no padding), or None."""
-    fd = beneath(root, path)
-    if fd is None:
-        return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        h = hashlib.sha256()
-        with open(f"/proc/self/fd/{fd}", "rb") as fh:
+        with _regular_beneath(root, path) as fh:
+            if fh is None:
+                return None
+            h = hashlib.sha256()
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 h.update(chunk)
-        return base64.urlsafe_b64encode(h.digest()).rstrip(b"=").decode()
+            return base64.urlsafe_b64encode(h.digest()).rstrip(b"=").decode()
     except OSError:
         return None
-    finally:
-        os.close(fd)
