@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from support.hostile import run_reb
+from support.hostile import c1_not_a_finish
 from support.images import demo_module
 
 pytestmark = pytest.mark.container
@@ -51,14 +51,7 @@ CASES = {  # case -> words of the strict message
 def test_a_record_the_target_could_write_is_not_a_finish(pytester: pytest.Pytester,
                                                         hostile: Callable[[str], str],
                                                         image_commit: str, case: str) -> None:
-    run = run_reb(pytester, hostile(case), {"test_demo__tinynet": demo_module(image_commit)},
-                  "-m", "c1")
-    c1 = run["c1"]
-    assert "TRAIN_OK steps=5" in c1.stdout_tail and "rank 0" not in c1.stdout_tail
-    assert c1.compat is True, c1.message  # exit 0 and the marker: the official pass
-    assert (c1.status, c1.category, c1.strict) == ("failed", "entrypoint_not_run", False), \
-        c1.message
-    assert CASES[case] in c1.message
+    c1 = c1_not_a_finish(pytester, hostile(case), demo_module(image_commit), CASES[case])
     hosts = [p.get("host") for p in c1.evidence["witness"]["processes"] if p.get("host")]
     # no finish the host took (it reads every end of the run: an exit from elsewhere is none)
     assert not [h for h in hosts if h["end"] in ("finish", "exit 0")], hosts

@@ -74,6 +74,20 @@ class AfterTier:
             self.check(found)
 
 
+def c1_not_a_finish(pytester: pytest.Pytester, image: str, module: str,
+                    expected: str) -> Outcome:
+    """Strict C1 of a hostile image whose demo entrypoint trained but whose end the image
+    wrote: the official pass (exit 0 and the marker), strict ``entrypoint_not_run`` with
+    ``expected`` in its message; the outcome, for what a case checks beyond that."""
+    c1 = run_reb(pytester, image, {"test_demo__tinynet": module}, "-m", "c1")["c1"]
+    assert "TRAIN_OK steps=5" in c1.stdout_tail and "rank 0" not in c1.stdout_tail
+    assert c1.compat is True, c1.message
+    assert (c1.status, c1.category, c1.strict) == ("failed", "entrypoint_not_run", False), \
+        c1.message
+    assert expected in c1.message
+    return c1
+
+
 def host_processes_with(token: str) -> list[int]:
     """Host pids whose command line holds ``token`` (this process excepted)."""
     pids = []
