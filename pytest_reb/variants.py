@@ -55,7 +55,9 @@ class CompatVariant:
     invalid_report_path: int = 0  # ... for a report that is not a JSON object
     non_object_crash: bool = False  # a JSON array, string or number stops the validator
     non_object_empty: bool = False  # ... or it is read as ``{}`` (so python_path is missing)
+    non_object_dict: bool = False  # ``dict(report)``: ``[]`` and ``""`` are ``{}`` (others stop it)
     empty_report_missing: bool = False  # ``{}`` is taken for no report (``if not report``)
+    empty_report_unchecked: bool = False  # ``{}`` is judged on nothing: no item, it passes
     # the interpreter
     strip_path: bool = False
     path_text: bool = False  # ``str()`` of any python_path value: ``3`` is the path "3"

@@ -42,8 +42,9 @@ repo = Repo(
         timeout="timeout:none", crashed="runtime:none", failed="runtime:none",
         silent="success:none", garbage="success:none"),
     # an unreadable report is read as {} (python_path missing: one item); dict() of a JSON
-    # array, string or number dies
+    # array, string or number dies, but of ``[]`` or ``""`` it is {} (one item)
     c5_compat=CompatVariant(missing_report_path=1, invalid_report_path=1, non_object_crash=True,
+        non_object_dict=True,
         directory_crash=True,
         torch_needs_version=False, version_claim="truthy", torch_claim="truthy",
         torch_import="always", cuda_from="observed_bool", gpu_observed_coerce=True,

@@ -87,6 +87,8 @@ repo = Repo(
         missing="runtime", not_executable="runtime", directory="runtime", timeout="runtime",
         crashed="runtime", failed="runtime", silent="runtime", garbage="invalid_json"),
     c5_compat=CompatVariant(missing_report_path=1, invalid_report_path=1, non_object_crash=True,
+        # ``if reported:`` guards the python_path check, so ``{}`` has no item and passes
+        empty_report_unchecked=True,
         torch_import="always", silent_python_ok=False, ddp_without_count=True),
     imports_total=31,  # the C0 denominator
     domain="neural rendering (transformer renderer for triangle-mesh scenes)",

@@ -94,7 +94,10 @@ repo = Repo(
     c2_compat=C2Variant(no_device="fails", failed_exit="unavailable",
         no_python="missing_report", missing="deps", not_executable="deps", directory="deps",
         timeout="deps", crashed="deps", failed="deps", silent="deps", garbage="deps"),
-    c5_compat=CompatVariant(strip_path=True, silent_python_ok=False, version_claim="truthy",
+    # ``dict(report)``: {} of ``[]`` or ``""`` (python_path missing), any other JSON array,
+    # string or number stops the validator
+    c5_compat=CompatVariant(non_object_crash=True, non_object_dict=True,
+        strip_path=True, silent_python_ok=False, version_claim="truthy",
         version_strip=True, torch_claim="truthy", torch_strip=True, torch_import="always",
         gpu_count_coerce=True, gpu_from="probe"),
     imports_total=89,  # the C0 denominator

@@ -83,3 +83,18 @@ def test_the_cuda_stage_is_written_with_its_observed_block() -> None:
     passed = Outcome(repo="a/b", target="t", tier="c2", status="passed",
                      evidence={"observed": seen})
     assert stage_results(passed, "compat")["observed"] == seen
+
+
+def test_an_empty_report_is_a_missing_python_path_save_in_two_bundles() -> None:
+    """``{}`` as the report: 42 validators count one missing ``python_path``; SenseVoice takes
+    it for no report (``empty_report_missing``: nothing counted, failed); renderformer checks
+    ``python_path`` only under ``if reported:`` (``empty_report_unchecked``: nothing counted,
+    and it passes, whatever the stages say)."""
+    empty = [c for c in CASES if str(c["id"]).startswith("empty-{}")]
+    assert len({c["bundle"] for c in empty}) == 44
+    odd = {c["bundle"]: c["official"] for c in empty if c["official"]["path"] != 1}
+    assert set(odd) == {"FunAudioLLM@SenseVoice", "microsoft@renderformer"}
+    assert all(c["official"]["passed"] == (c["bundle"] == "microsoft@renderformer")
+               for c in empty)
+    for case in empty:
+        assert judge(case) == case["official"], case["bundle"]

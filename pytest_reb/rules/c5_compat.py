@@ -90,8 +90,14 @@ class Compat(Rules):
         if v.non_object_empty and self.load.parsed and data is not None \
                 and not isinstance(data, dict):
             data = {}  # ``report if isinstance(report, dict) else {}``
+        if v.non_object_dict and self.load.parsed and isinstance(data, (list, str)) and not data:
+            data = {}  # ``dict(report)`` of an empty array or string
         if not isinstance(data, dict) or (v.empty_report_missing and not data):
             self.no_report()
+            return self.result
+        if v.empty_report_unchecked and not data:
+            self.unsure("python_path", "python_path_missing", "an empty report: this "
+                        "repository's validator checks python_path only under ``if reported:``")
             return self.result
         observed = self.path(data)
         if self.result.report_category or (
