@@ -86,3 +86,20 @@ def alive(pid: int) -> bool:
     if not fields or fields[0] in ("Z", "X"):
         return False
     return not (len(fields) > 6 and fields[6].isdigit() and int(fields[6]) & PF_EXITING)
+
+
+#: ``CAP_SYS_PTRACE``'s bit in ``/proc/<pid>/status``'s capability masks.
+CAP_SYS_PTRACE = 19
+
+
+def may_trace() -> bool:
+    """Whether this process holds ``CAP_SYS_PTRACE`` in its effective set: only then may it
+    read a process that made itself undumpable. Root in a container that dropped the
+    capability (a Kubernetes pod running ``local://``) may not."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("CapEff:"):
+                return bool(int(line.split()[1], 16) >> CAP_SYS_PTRACE & 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return False

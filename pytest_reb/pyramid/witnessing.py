@@ -16,7 +16,6 @@ is a static executable (no preload reaches it).  docs/threat-model.md says what 
 
 from __future__ import annotations
 
-import os
 import secrets
 import struct
 from collections.abc import Mapping, Sequence
@@ -24,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_reb import witness
+from pytest_reb.pids import may_trace
 from pytest_reb.spec import Run
 from pytest_reb.targets import Target, hostview
 from pytest_reb.witness import observe
@@ -74,7 +74,7 @@ class StageWitness:
         return {**env, **witness.env_vars(self.library, record, self.expect.entries,
                                           env.get("LD_PRELOAD") or own, self.checkout,
                                           witness.stops_for(self.expect),
-                                          private=self.tier == "c1" and os.geteuid() == 0)}, \
+                                          private=self.tier == "c1" and may_trace())}, \
             record
 
     def collect(self, record: str | None, devices: Sequence[str]) -> None:

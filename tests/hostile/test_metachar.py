@@ -55,7 +55,9 @@ def test_no_string_of_the_image_or_report_reaches_a_shell(
     run = run_reb(pytester, image, {"test_metachar": module_text(
         "reb/metachar", image_commit, cpu=C1)}, "-m", "c1 or c2 or c5", plugins=(after,))
     c1, c2, c5 = run["c1"], run["c2"], run["c5"]
-    assert c1.status == "passed", c1.message
+    # the run ran (the official pass); strict names the image's unowned .pth files verbatim
+    assert (c1.compat, c1.status, c1.category) == (True, "failed", "integrity"), c1.message
+    assert f"{SITE}/$(touch {RELATIVE_CANARY}).pth" in c1.message
     assert c1.command is not None and c1.command[0] == INJECTED_PYTHON
     assert (c2.status, c2.category) == ("failed", "cuda_unavailable"), c2.message
     assert (c5.status, c5.category) == ("failed", "version_hallucination"), c5.message
