@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from support.hostile import run_reb
+from support.hostile import yaml_missing_in_strict_only
 from support.images import demo_module
 
 pytestmark = pytest.mark.container
@@ -25,11 +25,4 @@ pytestmark = pytest.mark.container
 def test_a_module_file_python_cannot_run_leaves_its_name_missing(
         pytester: pytest.Pytester, hostile: Callable[[str], str], image_commit: str,
         case: str) -> None:
-    image = hostile(case)
-    strict = run_reb(pytester, image, {"test_demo": demo_module(image_commit)}, "-m", "c0")
-    c0 = strict["c0"]
-    assert (c0.status, c0.category, c0.strict) == ("failed", "deps", False), c0.message
-    assert c0.evidence["missing"] == ["yaml"] and c0.evidence["missing_official"] == []
-    compat = run_reb(pytester, image, {"test_demo": demo_module(image_commit)}, "-m", "c0",
-                     "--reb-compat")
-    assert (compat["c0"].status, compat["c0"].evidence["missing_count"]) == ("passed", 0)
+    yaml_missing_in_strict_only(pytester, hostile(case), demo_module(image_commit))

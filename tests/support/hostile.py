@@ -88,6 +88,16 @@ def c1_not_a_finish(pytester: pytest.Pytester, image: str, module: str,
     return c1
 
 
+def yaml_missing_in_strict_only(pytester: pytest.Pytester, image: str, module: str) -> None:
+    """C0 of a demo image whose ``yaml`` Python would not load: strict fails ``deps`` with
+    ``yaml`` missing, which the official count (and so compat) does not see."""
+    c0 = run_reb(pytester, image, {"test_demo": module}, "-m", "c0")["c0"]
+    assert (c0.status, c0.category, c0.strict) == ("failed", "deps", False), c0.message
+    assert c0.evidence["missing"] == ["yaml"] and c0.evidence["missing_official"] == []
+    compat = run_reb(pytester, image, {"test_demo": module}, "-m", "c0", "--reb-compat")["c0"]
+    assert (compat.status, compat.evidence["missing_count"]) == ("passed", 0)
+
+
 def host_processes_with(token: str) -> list[int]:
     """Host pids whose command line holds ``token`` (this process excepted)."""
     pids = []
