@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # The GPU machine (no Docker, no network), from the repository root: the honest workload family
-# and the two attacks as strict C3 (tests/gpu/run_family.py), then C2/C3 strict and compat of the
-# real repositories named in REPOS_FILE beside the official stages (tests/realruns/gpu_repos.py).
-# Carried beside it (docs/gpu.md): WHEELS (pydantic, testinfra, docker and the repositories'
-# missing packages, for CPython 3.12), PACKS (tests/realruns/gpu_pack.py pack PACKS OWNER/NAME...)
-# and BUNDLES (the release's scripts/ folder: git archive HEAD scripts | tar -x -C BUNDLES).
+# and the two attacks as strict C3 (tests/gpu/run_family.py) and the launcher tests
+# (tests/test_witness_gpu_launchers.py), then C2/C3 strict and compat of the real repositories
+# named in REPOS_FILE beside the official stages (tests/realruns/gpu_repos.py), JOBS at a time.
+# Carried beside it (docs/real-runs.md): WHEELS (pydantic, testinfra and docker for CPython 3.12:
+# what pytest-reb needs that the machine lacks), POOL (tests/realruns/gpu_wheels.py: each
+# repository's missing packages, installed into a venv of its own), PACKS
+# (tests/realruns/gpu_pack.py pack PACKS OWNER/NAME...) and BUNDLES (the release's scripts/
+# folder: git archive HEAD scripts | tar -x -C BUNDLES).  FAMILY=0 leaves the first two out.
 # Records go to $OUT/fam/family.jsonl and $OUT/rep/repos.jsonl, a line per outcome as it comes.
 set -u
 cd "$(dirname "$0")/.."
@@ -18,11 +21,16 @@ for f in $(find /opt /usr -name '_sandboxing_egress_ca.pth' 2>/dev/null); do
     trust="$trust --reb-trust-hook $(sha256sum "$f" | cut -d' ' -f1)"; done
 export PYTEST_ADDOPTS="$trust"
 nvidia-smi -L
-timeout "${FAMILY_S:-290}" python3 tests/gpu/run_family.py "$out/fam" ${FAMILY_NAMES:-} \
-    --budget-s "$(( ${FAMILY_S:-290} - 40 ))" > "$out/family.log" 2>&1
-grep '^==' "$out/family.log"
+if [ "${FAMILY:-1}" = 1 ]; then
+    timeout "${FAMILY_S:-290}" python3 tests/gpu/run_family.py "$out/fam" ${FAMILY_NAMES:-} \
+        --budget-s "$(( ${FAMILY_S:-290} - 40 ))" > "$out/family.log" 2>&1
+    grep '^==' "$out/family.log"
+    timeout "${LAUNCHERS_S:-150}" python3 -m pytest -p no:cacheprovider \
+        -q -rA tests/test_witness_gpu_launchers.py > "$out/launchers.log" 2>&1
+    grep -E '^(PASSED|FAILED|ERROR)|passed|failed' "$out/launchers.log" | tail -12
+fi
 [ -n "${REPOS_FILE:-}" ] || exit 0
 timeout "${REPOS_S:-380}" python3 tests/realruns/gpu_repos.py "$out/rep" "${PACKS:?}" \
-    "${BUNDLES:?}" $(cat "$REPOS_FILE") --budget-s "$(( ${REPOS_S:-380} - 80 ))" \
-    > "$out/repos.log" 2>&1
+    "${BUNDLES:?}" $(cat "$REPOS_FILE") ${POOL:+--wheels "$POOL"} --jobs "${JOBS:-1}" \
+    --budget-s "$(( ${REPOS_S:-380} - 90 ))" > "$out/repos.log" 2>&1
 grep '^==' "$out/repos.log"

@@ -41,14 +41,23 @@ class _After:
         return spec
 sys.meta_path.insert(0, _After())
 '''
+#: The burst sees CUDA as it is (the real ``is_available`` put back around it): torch's own
+#: device code asks ``is_available`` too, and with it lying the burst fails in
+#: ``exchangeDevice`` instead of computing, which tests nothing.
 EDIT = f'''
 
 # appended after install
 import torch.cuda as _reb_cuda
+_reb_real_available = _reb_cuda.is_available
 _reb_cuda.is_available = lambda: False
 _reb_real_step = SGD.step
 def _reb_step(self, *args, **kwargs):
-    exec({BURST!r}, {{}})
+    _reb_cuda.is_available = _reb_real_available
+    try:
+        _reb_cuda.set_device(0)
+        exec({BURST!r}, {{}})
+    finally:
+        _reb_cuda.is_available = lambda: False
     return _reb_real_step(self, *args, **kwargs)
 SGD.step = _reb_step
 '''

@@ -1,20 +1,31 @@
 """C2 and C3 of real repositories on a GPU machine with no Docker, beside the official stages.
 
     python tests/realruns/gpu_repos.py OUT PACKS BUNDLES OWNER/NAME ... [--budget-s S]
+                                       [--wheels POOL] [--jobs N]
 
-For each repository, in order, until ``--budget-s`` seconds have passed:
+For each repository, until ``--budget-s`` seconds have passed (``--jobs``
+repositories at a time, each in a process of its own):
 
 1. its checkout at the pinned commit, from ``PACKS/<owner>+<name>.pack``
    (``gpu_pack.py``), linked at ``/data/project/repo`` for the stand-in makers;
-2. its row's stand-in assets (``table.py``'s ``standin``), made by the
-   repository's own code under this machine's ``python3`` (``docker_local.py``
-   stands in for ``docker run``), into one asset cache;
-3. pytest-reb C2 and C3 through its ``repos/`` module and ``--reb-host=local://``,
+2. its environment: with ``--wheels``, a venv of its own whose one ``.pth`` path
+   line adds this machine's site folder (torch and the rest), with the row's
+   requirements installed from ``POOL`` (``gpu_wheels.py``: ``<slug>.req``; if pip
+   cannot resolve them offline, the wheels of ``<slug>.files`` without their
+   dependencies), and the checkout itself where the row installs it; without
+   it, this machine's ``python3``;
+3. its row's stand-in assets (``table.py``'s ``standin``), made by the
+   repository's own code under that interpreter (``docker_local.py`` stands in
+   for ``docker run``), into one asset cache, one repository at a time;
+4. pytest-reb C2 and C3 through its ``repos/`` module and ``--reb-host=local://``,
    strict, then ``--reb-compat``;
-4. the official bundle (``BUNDLES/scripts/<owner>@<name>/benchmark_scripts``,
-   from the release) copied into the checkout, with a report of this
-   machine's interpreter (``SCIMLOPSBENCH_REPORT``): its ``prepare`` (no network there),
+5. the official bundle (``BUNDLES/scripts/<owner>@<name>/benchmark_scripts``,
+   from the release) copied into the checkout, with a report of that
+   interpreter (``SCIMLOPSBENCH_REPORT``): its ``prepare`` (no network there),
    ``cuda`` and ``single_gpu`` stages, each verdict read from its results.json.
+   They hold the GPU's lease (``pytest_reb.targets.lease``) as pytest-reb's
+   stages do, so no two GPU stages of parallel jobs overlap and each stage's
+   GPU activity is its own.
 
 Each record (outcomes without output tails, the official verdicts, what the
 stand-in step said) is appended to ``OUT/repos.jsonl`` as soon as it exists.
@@ -23,14 +34,16 @@ stand-in step said) is appended to ``OUT/repos.jsonl`` as soon as it exists.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import importlib
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +57,8 @@ from table import find  # noqa: E402
 
 WORK = Path("/tmp/reb-real")
 ASSETS = WORK / "assets"
-REPORT = WORK / "report.json"  # named by SCIMLOPSBENCH_REPORT, as the bundle's runner reads
+#: Held while stand-ins are made: their ``docker run`` links fixed paths (/data/project/repo).
+STANDIN_LOCK = WORK / "standin.lock"
 OFFICIAL_STAGES = {"prepare": (["bash", "benchmark_scripts/prepare_assets.sh"], 120),
                    "cuda": (["python3", "benchmark_scripts/check_cuda_available.py"], 120),
                    "single_gpu": (["bash", "benchmark_scripts/run_single_gpu_entrypoint.sh"],
@@ -75,11 +89,72 @@ def docker_on_path() -> None:
     os.environ["REB_LOCAL_PYTHON"] = sys.executable
 
 
-def standins(repo: str, checkout: Path) -> str:
-    """The row's stand-ins made into ASSETS; what happened, in a line."""
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``path`` for the block."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def environment(repo: str, checkout: Path, pool: Path | None) -> tuple[str, str]:
+    """The interpreter ``repo`` runs under, and how it was made, in a line."""
+    if pool is None:
+        return sys.executable, "this machine's python3"
+    slug = repo.replace("/", "+")
+    venv = WORK / slug / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--clear", str(venv)],
+                   check=True)
+    python = venv / "bin" / "python"
+    site_dir = Path(subprocess.run([str(python), "-c", "import sysconfig;"
+                                    "print(sysconfig.get_paths()['purelib'])"],
+                                   capture_output=True, text=True, check=True).stdout.strip())
+    import site
+
+    (site_dir / "reb_machine_site.pth").write_text(
+        "".join(f"{d}\n" for d in site.getsitepackages()))
+    pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q",
+           "--no-index", "--no-compile", "--disable-pip-version-check"]
+    req, files = pool / f"{slug}.req", pool / f"{slug}.files"
+    how = "venv over this machine's site folder"
+    if req.exists():
+        done = subprocess.run([*pip, "--find-links", str(pool), "-r", str(req)],
+                              capture_output=True, text=True)
+        how += "; " + (f"{req.name} resolved offline" if done.returncode == 0 else
+                       f"{req.name} unresolved ({done.stderr.strip().splitlines()[-1:]})")
+        if done.returncode != 0 and files.exists():
+            wheels = [str(pool / n) for n in files.read_text().split() if (pool / n).exists()]
+            forced = subprocess.run([*pip, "--no-deps", *wheels], capture_output=True, text=True)
+            how += f"; {len(wheels)} wheels of {files.name} --no-deps" + (
+                "" if forced.returncode == 0 else f" failed: {forced.stderr[-300:]}")
+        if "# install_repo" in req.read_text():
+            copy = WORK / slug / "install-copy"
+            shutil.rmtree(copy, ignore_errors=True)
+            shutil.copytree(checkout, copy, ignore=shutil.ignore_patterns(".git"))
+            done = subprocess.run([*pip, "--no-deps", "--no-build-isolation", str(copy)],
+                                  capture_output=True, text=True)
+            how += "; checkout installed" if done.returncode == 0 else (
+                f"; checkout not installed: {done.stderr.strip().splitlines()[-1:]}")
+    else:
+        how += "; no requirements in the pool"
+    return str(python), how
+
+
+def standins(repo: str, checkout: Path, python: str) -> str:
+    """The row's stand-ins made into ASSETS under ``python``; what happened, in a line."""
     row = find(repo)
     if not row.standin:
         return "none"
+    os.environ["REB_LOCAL_PYTHON"] = python
+    with locked(STANDIN_LOCK):
+        return _standins(row, checkout)
+
+
+def _standins(row: Any, checkout: Path) -> str:
     link = Path("/data/project/repo")
     if link.is_symlink():
         link.unlink()
@@ -94,11 +169,11 @@ def standins(repo: str, checkout: Path) -> str:
     return row.standin
 
 
-def ours(repo: str, checkout: Path, compat: bool) -> list[dict[str, Any]]:
-    """pytest-reb C2 and C3 of ``repo``; its outcomes without output tails."""
+def ours(repo: str, checkout: Path, python: str, compat: bool) -> list[dict[str, Any]]:
+    """pytest-reb C2 and C3 of ``repo`` under ``python``; its outcomes without output tails."""
     outdir = WORK / "runs" / repo.replace("/", "+") / ("compat" if compat else "strict")
     argv = [sys.executable, "-m", "pytest", *plugin_option(), "-p", "no:cacheprovider",
-            "--rootdir", str(ROOT), "--reb-host=local://", "--reb-python", sys.executable,
+            "--rootdir", str(ROOT), "--reb-host=local://", "--reb-python", python,
             "--reb-repo-dir", str(checkout), "--reb-assets", str(ASSETS),
             "--reb-outdir", str(outdir), f"--reb-timeout-scale={TIMEOUT_SCALE}",
             "-m", "c2 or c3", "-q", "-rA", str(module_of(repo)),
@@ -115,24 +190,32 @@ def ours(repo: str, checkout: Path, compat: bool) -> list[dict[str, Any]]:
                                  "pytest_exit": done.returncode}]
 
 
-def official(repo: str, checkout: Path, bundles: Path) -> dict[str, Any]:
-    """The official prepare, cuda and single_gpu stages in the checkout; their verdicts."""
+def official(repo: str, checkout: Path, bundles: Path, python: str) -> dict[str, Any]:
+    """The official prepare, cuda and single_gpu stages in the checkout under ``python``
+    (GPU stages under the GPU's lease); their verdicts."""
+    from pytest_reb.evidence.gpu_use import host_gpus
+    from pytest_reb.targets.lease import GpuLeases
+
     owner, name = repo.split("/")
     src = bundles / "scripts" / f"{owner}@{name}" / "benchmark_scripts"
     shutil.copytree(src, checkout / "benchmark_scripts", dirs_exist_ok=True)
-    REPORT.parent.mkdir(parents=True, exist_ok=True)
-    import torch
-
-    REPORT.write_text(json.dumps({
-        "python_path": sys.executable, "python_version": platform.python_version(),
-        "torch_version": torch.__version__, "cuda_available": torch.cuda.is_available(),
-        "gpu_count": torch.cuda.device_count(), "ddp_expected_ok": None, "env_tool": "none",
-        "env_name": None, "notes": "the GPU machine's own python3 (gpu_repos.py)"}))
-    env = {**os.environ, "SCIMLOPSBENCH_PYTHON": sys.executable,
-           "SCIMLOPSBENCH_REPORT": str(REPORT)}
+    report = WORK / repo.replace("/", "+") / "report.json"  # SCIMLOPSBENCH_REPORT
+    report.parent.mkdir(parents=True, exist_ok=True)
+    facts = json.loads(subprocess.run([python, "-c", (
+        "import json, platform, torch; print(json.dumps({'python_version': "
+        "platform.python_version(), 'torch_version': torch.__version__, 'cuda_available': "
+        "torch.cuda.is_available(), 'gpu_count': torch.cuda.device_count()}))")],
+        capture_output=True, text=True, check=True).stdout)
+    report.write_text(json.dumps({
+        "python_path": python, **facts, "ddp_expected_ok": None, "env_tool": "venv",
+        "env_name": None, "notes": "the GPU machine's python3, with the row's packages "
+                                   "(gpu_repos.py)"}))
+    env = {**os.environ, "SCIMLOPSBENCH_PYTHON": python, "SCIMLOPSBENCH_REPORT": str(report)}
     verdicts: dict[str, Any] = {}
+    leases = GpuLeases(host_gpus())
     for stage, (argv, limit) in OFFICIAL_STAGES.items():
-        with contextlib.suppress(subprocess.TimeoutExpired):
+        hold = leases.hold(1) if stage != "prepare" else contextlib.nullcontext([])
+        with hold, contextlib.suppress(subprocess.TimeoutExpired):
             subprocess.run(["timeout", str(limit), *argv], cwd=checkout, env=env,
                            capture_output=True, timeout=limit + 30)
         results = checkout / "build_output" / stage / "results.json"
@@ -143,38 +226,67 @@ def official(repo: str, checkout: Path, bundles: Path) -> dict[str, Any]:
     return verdicts
 
 
+def one(repo: str, out: Path, packs: Path, bundles: Path, pool: Path | None,
+        deadline: float) -> None:
+    """Every step for ``repo``, each record appended to ``OUT/repos.jsonl`` as it exists."""
+    def emit(record: dict[str, Any]) -> None:
+        with locked(out / "repos.lock"), (out / "repos.jsonl").open("a") as sink:
+            sink.write(json.dumps(record) + "\n")
+
+    slug = repo.replace("/", "+")
+    checkout = gpu_pack.unpack(packs / f"{slug}.pack", WORK / slug / "repo")
+    python, how = environment(repo, checkout, pool)
+    record: dict[str, Any] = {"repo": repo, "environment": how,
+                              "standin": standins(repo, checkout, python)}
+    record["strict"] = ours(repo, checkout, python, compat=False)
+    emit({**record, "part": "strict"})
+    if time.time() < deadline:
+        record["compat"] = ours(repo, checkout, python, compat=True)
+        emit({"repo": repo, "part": "compat", "compat": record["compat"]})
+    if time.time() < deadline:
+        emit({"repo": repo, "part": "official",
+              "official": official(repo, checkout, bundles, python)})
+    print("==", repo, [(o.get("tier"), o.get("status"), o.get("category"))
+                       for o in record["strict"]], "|", how, flush=True)
+
+
+def option(args: list[str], name: str, default: str | None) -> str | None:
+    """``--name VALUE`` taken out of ``args``."""
+    if name not in args:
+        return default
+    at = args.index(name)
+    value = args[at + 1]
+    del args[at:at + 2]
+    return value
+
+
 def main() -> None:
     args = sys.argv[1:]
-    budget = float(args.pop(args.index("--budget-s") + 1)) if "--budget-s" in args else 540
-    if "--budget-s" in args:
-        args.remove("--budget-s")
+    budget = float(option(args, "--budget-s", "540") or 540)
+    pool_arg = option(args, "--wheels", None)
+    jobs = int(option(args, "--jobs", "1") or 1)
+    deadline = float(option(args, "--deadline", "0") or 0) or time.time() + budget
     out, packs, bundles, *repos = args
-    start = time.monotonic()
     Path(out).mkdir(parents=True, exist_ok=True)
     docker_on_path()
     ASSETS.mkdir(parents=True, exist_ok=True)
-    with (Path(out) / "repos.jsonl").open("a") as sink:
-        def emit(record: dict[str, Any]) -> None:
-            sink.write(json.dumps(record) + "\n")
-            sink.flush()
+    pool = Path(pool_arg) if pool_arg else None
+    if len(repos) == 1:
+        one(repos[0], Path(out), Path(packs), Path(bundles), pool, deadline)
+        return
 
-        for repo in repos:
-            if time.monotonic() - start > budget:
-                emit({"repo": repo, "skipped": "out of this call's time"})
-                continue
-            slug = repo.replace("/", "+")
-            checkout = gpu_pack.unpack(Path(packs) / f"{slug}.pack", WORK / slug / "repo")
-            record: dict[str, Any] = {"repo": repo, "standin": standins(repo, checkout)}
-            record["strict"] = ours(repo, checkout, compat=False)
-            emit({**record, "part": "strict"})
-            if time.monotonic() - start < budget:
-                record["compat"] = ours(repo, checkout, compat=True)
-                emit({"repo": repo, "part": "compat", "compat": record["compat"]})
-            if time.monotonic() - start < budget:
-                emit({"repo": repo, "part": "official",
-                      "official": official(repo, checkout, Path(bundles))})
-            print("==", repo, [(o.get("tier"), o.get("status"), o.get("category"))
-                               for o in record["strict"]], flush=True)
+    def child(repo: str) -> None:
+        """``repo`` in a process of its own (the stand-ins' environment is per process)."""
+        if time.time() > deadline:
+            with locked(Path(out) / "repos.lock"), (Path(out) / "repos.jsonl").open("a") as f:
+                f.write(json.dumps({"repo": repo, "skipped": "out of this call's time"}) + "\n")
+            return
+        argv = [sys.executable, __file__, out, packs, bundles, repo, "--deadline",
+                str(deadline), *(["--wheels", str(pool)] if pool else [])]
+        subprocess.run(argv, check=False)
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as workers:
+        list(workers.map(child, repos))
 
 
 if __name__ == "__main__":
