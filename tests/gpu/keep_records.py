@@ -58,8 +58,9 @@ def repos(lines: list[dict[str, Any]]) -> dict[str, Any]:
         part = line.get("part")
         if part in ("strict", "compat"):
             row[part] = [trim({**o, "device": line["device"]}) for o in line[part]]
-            if "standin" in line:
-                row["standin"] = line["standin"]
+            for key in ("standin", "environment"):  # what the stand-ins and the venv said
+                if key in line:
+                    row[key] = line[key]
         elif part == "official":
             row["official"] = {s: v for s, v in line["official"].items()}
         elif "skipped" in line and "strict" not in row:
