@@ -8,13 +8,15 @@ x86_64, torch 2.11.0+cu130 and about 180 packages installed), in one
 POOL -r POOL/<owner>+<name>.req``; where that resolution fails, with ``pip install --no-deps``
 of the files in ``POOL/<owner>+<name>.files``.  The rows were written for CPU images, so the
 torch family is dropped from them (the machine's own build is the one under test), and the
-row's closure is downloaded for the machine's interpreter against stand-in wheels of its torch,
-torchvision, torchaudio and triton (no CUDA wheel of several GB is fetched).  A wheel whose
-project the machine has is left out when the machine's version satisfies the row (versions
-known for a few; an unknown one counts as satisfying unless the row bounds it from above or
-pins it).  A row whose download fails gets its failing pin relaxed once (``<slug>.notes``);
+row's closure is downloaded for the machine's interpreter against empty stand-in wheels of its
+torch, torchvision, torchaudio and triton (no CUDA wheel of several GB is fetched).  A wheel
+whose project the machine has is left out where the machine's version meets the row and the
+closure's requirements on it (the versions its pip list gave; for the others the newest
+version downloaded for any row stands in, its image being recent).  A row whose download fails
+gets its failing pin relaxed (``--relax``, once by default; said in ``<owner>+<name>.notes``);
 a repository's own wheels are held under ``--cap-mib`` by leaving its biggest ones out (also
-noted), so that the pool can travel with the run.
+noted), and the pool under ``--max-mib`` by splitting the repositories, in order, into
+``POOL/1``, ``POOL/2``, ..., so that each pool can travel with a run.
 """
 
 from __future__ import annotations
@@ -75,8 +77,8 @@ MARKERS = {**default_environment(), "python_version": "3.12", "python_full_versi
            "implementation_name": "cpython", "platform_python_implementation": "CPython"}
 
 
-def pip(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["nice", "-n", "19", sys.executable, "-m", "pip", *args,
+def pip(*args: str, python: str = sys.executable) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["nice", "-n", "19", python, "-m", "pip", *args,
                            "-q", "--disable-pip-version-check"], capture_output=True, text=True)
 
 
@@ -96,12 +98,13 @@ def stand_ins(folder: Path) -> Path:
     return folder
 
 
-def download(row: RealEnv, reqs: list[str], dest: Path, stubs: Path) -> str:
-    """The closure of ``reqs`` (and the row's sdists, built first) into ``dest``; pip's error."""
+def download(row: RealEnv, reqs: list[str], dest: Path, stubs: Path, build: str) -> str:
+    """The closure of ``reqs`` (and the row's sdists, built first by the CPython 3.12 ``build``:
+    some have compiled code) into ``dest``; pip's error."""
     shutil.rmtree(dest, ignore_errors=True)
     dest.mkdir(parents=True)
     if row.sdists:
-        built = pip("wheel", "--no-deps", "-w", str(dest), *row.sdists)
+        built = pip("wheel", "--no-deps", "-w", str(dest), *row.sdists, python=build)
         if built.returncode:
             return built.stderr
     done = pip("download", *PLATFORM, "-d", str(dest), "--find-links", str(dest),
@@ -112,8 +115,8 @@ def download(row: RealEnv, reqs: list[str], dest: Path, stubs: Path) -> str:
 def failing(error: str, reqs: list[str]) -> str | None:
     """The pinned requirement of ``reqs`` that pip's ``error`` names first, if any."""
     pinned = {canonicalize_name(Requirement(r).name): r for r in reqs if Requirement(r).specifier}
-    for m in re.finditer(r"(?:satisfies the requirement|distribution found for|user requested) "
-                         r"([A-Za-z0-9_.\-]+)", error):
+    for m in re.finditer(r"(?:satisfies the requirement|distribution found for|user requested"
+                         r"|Cannot install) ([A-Za-z0-9_.\-]+)", error):
         if (name := canonicalize_name(m.group(1))) in pinned:
             return pinned[name]
     return None
@@ -148,9 +151,11 @@ def closure_requirements(wheels: list[Path], extras: set[str]) -> list[Requireme
     return out
 
 
-def fetch(row: RealEnv, scratch: Path, stubs: Path) -> tuple[list[str], list[str]] | None:
+def fetch(row: RealEnv, scratch: Path, stubs: Path, build: str,
+          relax: int) -> tuple[list[str], list[str]] | None:
     """The row's closure in ``scratch/<slug>`` (kept from an earlier call); its requirement
-    lines (a failing pin relaxed once) and notes, or None where the download failed."""
+    lines (up to ``relax`` failing pins relaxed, one a retry) and notes, or None where the
+    download failed."""
     dest = scratch / row.repo.replace("/", "+")
     if (dest / ".done").exists():
         reqs, _, old = (dest / ".done").read_text().partition("\n\n")
@@ -158,24 +163,26 @@ def fetch(row: RealEnv, scratch: Path, stubs: Path) -> tuple[list[str], list[str
     notes: list[str] = []
     reqs = [p for p in row.packages if not p.startswith("-")
             and canonicalize_name(Requirement(p).name) not in MACHINE_BUILDS]
-    error = download(row, reqs, dest, stubs)
-    if error and (pin := failing(error, reqs)):
+    error = download(row, reqs, dest, stubs, build)
+    for _ in range(relax):
+        if not error or not (pin := failing(error, reqs)):
+            break
         bare = re.sub(r"(\[[^\]]*\])?\s*[<>=!~].*$", r"\1", pin)
         notes.append(f"relaxed {pin} to {bare}: {error.strip().splitlines()[-1][:200]}")
         reqs = [bare if r == pin else r for r in reqs]
-        error = download(row, reqs, dest, stubs)
+        error = download(row, reqs, dest, stubs, build)
     if error:
-        tail = " | ".join(error.strip().splitlines()[-6:])
+        said = [line.strip() for line in error.splitlines() if not line.startswith("WARNING")]
+        tail = " | ".join(said[-8:])
         (dest / ".failed").write_text("\n".join([*notes, f"download failed: {tail}"]) + "\n")
         return None
     (dest / ".done").write_text("\n".join([*reqs, "", *notes]))
     return reqs, notes
 
 
-def assemble(row: RealEnv, reqs: list[str], notes: list[str], dest: Path, pool: Path,
-             versions: dict[str, Version], cap: float) -> list[str]:
-    """Copy the wheels the machine lacks into ``pool``; write the row's .req, .files, .notes."""
-    slug = row.repo.replace("/", "+")
+def select(reqs: list[str], notes: list[str], dest: Path, versions: dict[str, Version],
+           cap: float) -> list[Path]:
+    """The row's wheels the machine lacks, its biggest left out (and noted) over ``cap`` MiB."""
     wheels = sorted(dest.glob("*.whl"))
     parsed = [Requirement(r) for r in reqs]
     wanted = parsed + closure_requirements(wheels, {e for r in parsed for e in r.extras})
@@ -191,14 +198,32 @@ def assemble(row: RealEnv, reqs: list[str], notes: list[str], dest: Path, pool: 
         big = kept.pop()
         notes.append(f"left out (over {cap:g} MiB): {big.name} "
                      f"({big.stat().st_size / MIB:.1f} MiB)")
+    return sorted(kept)
+
+
+def split(chosen: dict[str, list[Path]], limit: float) -> list[list[str]]:
+    """The repositories, in order, in as few pools as keep each pool's wheels under ``limit``."""
+    pools: list[list[str]] = [[]]
+    sizes: dict[str, int] = {}
+    for repo, kept in chosen.items():
+        more = {w.name: w.stat().st_size for w in kept}
+        if pools[-1] and sum({**sizes, **more}.values()) > limit * MIB:
+            pools.append([])
+            sizes = {}
+        pools[-1].append(repo)
+        sizes |= more
+    return pools
+
+
+def write(row: RealEnv, reqs: list[str], notes: list[str], kept: list[Path], pool: Path) -> None:
+    slug = row.repo.replace("/", "+")
     for wheel in kept:
         if not (pool / wheel.name).exists():
             shutil.copy2(wheel, pool / wheel.name)
     (pool / f"{slug}.req").write_text(
         "\n".join([*reqs, *(["# install_repo"] if row.install_repo else [])]) + "\n")
-    (pool / f"{slug}.files").write_text("".join(f"{w.name}\n" for w in sorted(kept)))
+    (pool / f"{slug}.files").write_text("".join(f"{w.name}\n" for w in kept))
     (pool / f"{slug}.notes").write_text("".join(f"{n}\n" for n in notes))
-    return [w.name for w in kept]
 
 
 def main() -> None:
@@ -206,11 +231,16 @@ def main() -> None:
     parser.add_argument("repos", nargs="+")
     parser.add_argument("--pool", type=Path, required=True)
     parser.add_argument("--scratch", type=Path, default=Path("/tmp/reb-gpu-wheels"))
-    parser.add_argument("--cap-mib", type=float, default=12.0)
+    parser.add_argument("--build-python", default=sys.executable,
+                        help="a CPython 3.12 that builds the rows' sdists (some compile code)")
+    parser.add_argument("--relax", type=int, default=1,
+                        help="how many failing pins of a row may be relaxed, one retry each")
+    parser.add_argument("--cap-mib", type=float, default=12.0,
+                        help="the most MiB of one repository's own wheels")
+    parser.add_argument("--max-mib", type=float, default=40.0,
+                        help="the most MiB of one pool; past it, POOL/1, POOL/2, ... in order")
     parser.add_argument("--download-only", action="store_true",
                         help="fill --scratch only (several calls may share it)")
-    parser.add_argument("--keep-others", action="store_true",
-                        help="leave wheels in POOL that no named repository needs")
     args = parser.parse_args()
     args.pool.mkdir(parents=True, exist_ok=True)
     stubs = stand_ins(args.scratch / "_machine")
@@ -223,7 +253,8 @@ def main() -> None:
         if repo not in rows:
             (args.pool / f"{slug}.notes").write_text("no row in table.py\n")
             print(f"{repo}: no row in table.py", flush=True)
-        elif (got := fetch(rows[repo], args.scratch, stubs)) is None:
+        elif (got := fetch(rows[repo], args.scratch, stubs, args.build_python,
+                                args.relax)) is None:
             shutil.copy2(args.scratch / slug / ".failed", args.pool / f"{slug}.notes")
             print(f"{repo}: FAILED (see {slug}.notes)", flush=True)
         else:
@@ -231,19 +262,24 @@ def main() -> None:
     if args.download_only:
         return
     versions = {**newest(args.scratch), **{n: Version(v) for n, v in KNOWN.items()}}
-    used: set[str] = set()
-    for repo, (reqs, notes) in fetched.items():
-        names = assemble(rows[repo], reqs, notes, args.scratch / repo.replace("/", "+"),
-                         args.pool, versions, args.cap_mib)
-        used |= set(names)
-        size = sum((args.pool / n).stat().st_size for n in names) / MIB
-        print(f"{repo}: {len(names)} wheels, {size:.1f} MiB", flush=True)
-    if not args.keep_others:
-        for stale in args.pool.glob("*.whl"):
+    chosen = {repo: select(reqs, notes, args.scratch / repo.replace("/", "+"), versions,
+                           args.cap_mib) for repo, (reqs, notes) in fetched.items()}
+    groups = split(chosen, args.max_mib)
+    for number, group in enumerate(groups, 1):
+        pool = args.pool if len(groups) == 1 else args.pool / str(number)
+        if pool != args.pool:
+            shutil.rmtree(pool, ignore_errors=True)
+            pool.mkdir()
+        for repo in group:
+            write(rows[repo], *fetched[repo], chosen[repo], pool)
+            size = sum(w.stat().st_size for w in chosen[repo]) / MIB
+            print(f"{repo}: {pool.name}, {len(chosen[repo])} wheels, {size:.1f} MiB", flush=True)
+        used = {w.name for repo in group for w in chosen[repo]}
+        for stale in pool.glob("*.whl"):
             if stale.name not in used:
                 stale.unlink()
-    total = sum(w.stat().st_size for w in args.pool.glob("*.whl")) / MIB
-    print(f"POOL {args.pool}: {total:.1f} MiB" + ("  (over 40 MiB)" if total > 40 else ""))
+        total = sum(w.stat().st_size for w in pool.glob("*.whl")) / MIB
+        print(f"POOL {pool}: {total:.1f} MiB, {' '.join(group)}", flush=True)
 
 
 if __name__ == "__main__":
