@@ -153,10 +153,12 @@ def closure_requirements(wheels: list[Path], extras: set[str]) -> list[Requireme
 
 def fetch(row: RealEnv, scratch: Path, stubs: Path, build: str,
           relax: int) -> tuple[list[str], list[str]] | None:
-    """The row's closure in ``scratch/<slug>`` (kept from an earlier call); its requirement
-    lines (up to ``relax`` failing pins relaxed, one a retry) and notes, or None where the
-    download failed."""
+    """The row's closure in ``scratch/<slug>`` (kept from an earlier call, failed or not, until
+    that folder is removed); its requirement lines (up to ``relax`` failing pins relaxed, one
+    retry each) and notes, or None where the download failed."""
     dest = scratch / row.repo.replace("/", "+")
+    if (dest / ".failed").exists():
+        return None
     if (dest / ".done").exists():
         reqs, _, old = (dest / ".done").read_text().partition("\n\n")
         return reqs.splitlines(), [n for n in old.splitlines() if n]
@@ -246,6 +248,7 @@ def main() -> None:
     stubs = stand_ins(args.scratch / "_machine")
     rows = {row.repo: row for row in ENVIRONMENTS}
     fetched = {}
+    where = dict.fromkeys(args.repos, "failed")
     for repo in args.repos:
         slug = repo.replace("/", "+")
         for old in (".req", ".files", ".notes"):
@@ -271,6 +274,7 @@ def main() -> None:
             shutil.rmtree(pool, ignore_errors=True)
             pool.mkdir()
         for repo in group:
+            where[repo] = str(pool.relative_to(args.pool))
             write(rows[repo], *fetched[repo], chosen[repo], pool)
             size = sum(w.stat().st_size for w in chosen[repo]) / MIB
             print(f"{repo}: {pool.name}, {len(chosen[repo])} wheels, {size:.1f} MiB", flush=True)
@@ -280,6 +284,8 @@ def main() -> None:
                 stale.unlink()
         total = sum(w.stat().st_size for w in pool.glob("*.whl")) / MIB
         print(f"POOL {pool}: {total:.1f} MiB, {' '.join(group)}", flush=True)
+    # which pool holds each repository's wheels and lists ('.': POOL itself), or 'failed'
+    (args.pool / "pools.txt").write_text("".join(f"{r} {w}\n" for r, w in where.items()))
 
 
 if __name__ == "__main__":
