@@ -174,6 +174,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                "package nano-vllm installed from the checkout",
         left_out={"flash-attn": "a CUDA build compiled against the installed torch (no CPU "
                                 "build; nanovllm/layers/attention.py imports it)"},
+        standin="standin_J:nano_vllm_qwen3",
     ),
     RealEnv(
         repo="HaozheLiu-ST/T-GATE",

@@ -1,0 +1,157 @@
+"""Stand-ins for the hub and URL assets of C3 (``single_gpu``) stages on the GPU machine.
+
+``gpu_repos.py`` runs C2 and C3 on a GPU machine with no network and no Docker,
+so a ``hf`` or ``url`` asset exists there only when a stand-in makes it.  Each
+function here makes one repository's C3 assets the way the batch modules do
+(``standin_A.py``): the repository's own code, or the class its library
+loads, under the image's interpreter (``docker run``; on the GPU machine
+``docker_local.py``, the machine's python, the checkout linked at
+``/data/project/repo``), random weights at a small size where the code reads
+its sizes from a config, and files in the layout the code reads; then
+``AssetCache.ingest(..., origin="stand-in: ...")``, so every outcome that uses
+one says what it is.  A C3 that passes on a stand-in shows the environment
+runs the repository's pipeline on the GPU, not that any number is right.
+``table.py`` names each as ``standin_J:function``.  Nothing here is collected
+by pytest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import standin
+from standin_A import run_script
+
+from pytest_reb.assets.cache import AssetCache
+
+
+def _scratch() -> tempfile.TemporaryDirectory[str]:
+    """A scratch folder the container's user may write (mounted at /out)."""
+    scratch = tempfile.TemporaryDirectory()
+    os.chmod(scratch.name, 0o777)
+    return scratch
+
+
+def _repo(name: str) -> Any:
+    return standin.load_repo(standin.ROOT / "repos" / f"test_{name}.py")
+
+
+# --------------------------------------------------------------------------- nano-vllm
+
+#: Qwen/Qwen3-0.6B's config.json in the hub's own form (transformers 4.51's keys), the sizes
+#: shrunk: 2 layers of width 128, 4 query heads and 2 key/value heads of 128 dimensions (the
+#: real head size, so the flash-attn kernels see the shape they see there; both head counts
+#: divide by C4's tensor-parallel 2), and a 512-token vocabulary (the stand-in tokenizer's
+#: ids, padded to an even count as VocabParallelEmbedding needs).  nano-vllm reads it with
+#: AutoConfig and takes hidden_size, heads, head_dim, intermediate_size, rms_norm_eps,
+#: rope_theta, rope_scaling (must be None), attention_bias, tie_word_embeddings,
+#: max_position_embeddings and torch_dtype from it.
+QWEN3_SIZES = {"hidden_size": 128, "intermediate_size": 256, "num_hidden_layers": 2,
+               "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 128,
+               "max_window_layers": 2, "vocab_size": 512}
+
+#: The tokenizer: byte-level BPE as Qwen2's tokenizer.json has it (NFC, the Qwen2 split
+#: regex, byte-level bytes with no prefix space), trained here with ``tokenizers`` on a few
+#: sentences from the 256 byte symbols, then Qwen's three special tokens; the weights:
+#: transformers' Qwen3ForCausalLM at QWEN3_SIZES (its parameter names are the hub file's),
+#: random, bfloat16, the tied lm_head left out as in the hub's model.safetensors.
+NANO_VLLM_MODEL = """
+import json, os, sys, torch
+from safetensors.torch import save_file
+from tokenizers import (AddedToken, Regex, Tokenizer, decoders, models, normalizers,
+                        pre_tokenizers, trainers)
+from transformers import Qwen3Config, Qwen3ForCausalLM
+out, sizes = sys.argv[1], json.loads(sys.argv[2])
+os.makedirs(out)
+split = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\\\r\\\\n\\\\p{L}\\\\p{N}]?\\\\p{L}+|\\\\p{N}| ?"
+         "[^\\\\s\\\\p{L}\\\\p{N}]+[\\\\r\\\\n]*|\\\\s*[\\\\r\\\\n]+|\\\\s+(?!\\\\S)|\\\\s+")
+level = dict(add_prefix_space=False, trim_offsets=False, use_regex=False)
+tok = Tokenizer(models.BPE(unk_token=None, byte_fallback=False))
+tok.normalizer = normalizers.NFC()
+tok.pre_tokenizer = pre_tokenizers.Sequence([
+    pre_tokenizers.Split(Regex(split), behavior="isolated", invert=False),
+    pre_tokenizers.ByteLevel(**level)])
+tok.decoder = decoders.ByteLevel(**level)
+special = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+texts = ["introduce yourself", "Hello, my name is Qwen. I am a large language model.",
+         "List all prime numbers within 100.", "The quick brown fox jumps over the lazy dog."]
+tok.train_from_iterator(texts * 4, trainers.BpeTrainer(
+    vocab_size=sizes["vocab_size"] - len(special), show_progress=False,
+    initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+tok.add_special_tokens([AddedToken(s, special=True, normalized=False) for s in special])
+tok.save(os.path.join(out, "tokenizer.json"))
+ids = {s: tok.token_to_id(s) for s in special}
+assert max(ids.values()) < sizes["vocab_size"], ids
+config = {"architectures": ["Qwen3ForCausalLM"], "attention_bias": False,
+          "attention_dropout": 0.0, "bos_token_id": ids["<|endoftext|>"],
+          "eos_token_id": ids["<|im_end|>"], "hidden_act": "silu", "initializer_range": 0.02,
+          "max_position_embeddings": 40960, "model_type": "qwen3", "rms_norm_eps": 1e-06,
+          "rope_scaling": None, "rope_theta": 1000000, "sliding_window": None,
+          "tie_word_embeddings": True, "torch_dtype": "bfloat16",
+          "transformers_version": "4.51.0", "use_cache": True, "use_sliding_window": False,
+          **sizes}
+with open(os.path.join(out, "config.json"), "w") as f:
+    json.dump(config, f, indent=2)
+torch.manual_seed(0)
+hf = {k: v for k, v in config.items()
+      if k not in ("architectures", "model_type", "transformers_version", "torch_dtype")}
+model = Qwen3ForCausalLM(Qwen3Config(**hf))
+state = {k: v.detach().to(torch.bfloat16).contiguous() for k, v in model.state_dict().items()
+         if k != "lm_head.weight"}
+save_file(state, os.path.join(out, "model.safetensors"), metadata={"format": "pt"})
+print("stand-in Qwen3-0.6B", sum(v.numel() for v in state.values()), "parameters", ids)
+"""
+
+#: Qwen3's chat template, shortened to its message turns (the stage encodes its prompt
+#: without it; example.py applies it).
+QWEN_CHAT_TEMPLATE = (
+    "{%- for message in messages %}{{- '<|im_start|>' + message.role + '\\n' + message.content"
+    " + '<|im_end|>' + '\\n' }}{%- endfor %}{%- if add_generation_prompt %}"
+    "{{- '<|im_start|>assistant\\n' }}{%- endif %}")
+NANO_VLLM_ORIGIN = (
+    "stand-in: a tiny random Qwen3 (transformers' Qwen3ForCausalLM, 2 layers of width 128, "
+    "4 query and 2 key/value heads of 128, a 512-token vocabulary; bfloat16 model.safetensors, "
+    "tied lm_head left out) with Qwen/Qwen3-0.6B's config.json keys, and a byte-level BPE "
+    "tokenizer in Qwen2's form trained from scratch with tokenizers (<|endoftext|>, "
+    "<|im_start|>, <|im_end|> the eos); the hub is not reachable there")
+
+
+def qwen_tokenizer_files(folder: Path) -> None:
+    """tokenizer_config.json, special_tokens_map.json and generation_config.json of Qwen3,
+    the ids those of ``folder/tokenizer.json`` (made in the image)."""
+    tokenizer = json.loads((folder / "tokenizer.json").read_text())
+    ids = {t["content"]: t["id"] for t in tokenizer["added_tokens"]}
+    eot, eos = "<|endoftext|>", "<|im_end|>"
+    decoder = {str(i): {"content": s, "lstrip": False, "normalized": False, "rstrip": False,
+                        "single_word": False, "special": True} for s, i in ids.items()}
+    files = {
+        "tokenizer_config.json": {
+            "add_bos_token": False, "add_prefix_space": False, "added_tokens_decoder": decoder,
+            "additional_special_tokens": ["<|im_start|>", "<|im_end|>"], "bos_token": None,
+            "chat_template": QWEN_CHAT_TEMPLATE, "clean_up_tokenization_spaces": False,
+            "eos_token": eos, "errors": "replace", "model_max_length": 131072,
+            "pad_token": eot, "split_special_tokens": False,
+            "tokenizer_class": "Qwen2Tokenizer", "unk_token": None},
+        "special_tokens_map.json": {"additional_special_tokens": ["<|im_start|>", "<|im_end|>"],
+                                    "eos_token": eos, "pad_token": eot},
+        "generation_config.json": {"bos_token_id": ids[eot], "do_sample": True,
+                                   "eos_token_id": [ids[eos], ids[eot]],
+                                   "pad_token_id": ids[eot], "temperature": 0.6, "top_k": 20,
+                                   "top_p": 0.95}}
+    for name, content in files.items():
+        (folder / name).write_text(json.dumps(content, indent=2, ensure_ascii=False) + "\n")
+
+
+def nano_vllm_qwen3(image: str, cache: Path) -> None:
+    """nano-vllm's ``Qwen3-0.6B`` folder (config.json, model.safetensors, the tokenizer files),
+    a tiny random Qwen3 instead of the 1.2 GB hub model, which the GPU machine cannot fetch."""
+    with _scratch() as scratch:
+        run_script(image, NANO_VLLM_MODEL, scratch, "/out/model", json.dumps(QWEN3_SIZES))
+        model = Path(scratch) / "model"
+        qwen_tokenizer_files(model)
+        AssetCache(cache).ingest(_repo("GeeeekExplorer__nano_vllm"), "Qwen3-0.6B", model,
+                                 origin=NANO_VLLM_ORIGIN)
