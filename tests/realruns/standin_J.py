@@ -155,3 +155,88 @@ def nano_vllm_qwen3(image: str, cache: Path) -> None:
         qwen_tokenizer_files(model)
         AssetCache(cache).ingest(_repo("GeeeekExplorer__nano_vllm"), "Qwen3-0.6B", model,
                                  origin=NANO_VLLM_ORIGIN)
+
+
+# --------------------------------------------------------------------------- FlagGems
+
+#: examples/model_bert_test.py builds ``BertModel(BertConfig())`` (random weights, BERT-base's
+#: default sizes: nothing is downloaded for it) and tokenizes its prompt with
+#: ``AutoTokenizer.from_pretrained("google-bert/bert-base-uncased")`` by hub id, offline, from
+#: the stage's ``HF_HOME``.  The stand-in vocabulary keeps bert-base-uncased's special ids
+#: ([PAD] 0, [unused0-98], [UNK] 100, [CLS] 101, [SEP] 102, [MASK] 103), then the printable
+#: ASCII characters, their ``##`` continuations and the words of the test's prompts; every id is
+#: below BertConfig's 30522, as the model's embedding needs.
+BERT_PROMPTS = ("How are you today?", "What is your name?", "Who are you?",
+                "Where are you from?")
+#: tokenizer.json from vocab.txt with the ``tokenizers`` library (BERT's normalizer, pre-
+#: tokenizer, [CLS] $A [SEP] template and WordPiece decoder), as the hub's file is.
+BERT_TOKENIZER_JSON = """
+import sys
+from tokenizers import BertWordPieceTokenizer
+tok = BertWordPieceTokenizer(sys.argv[1], lowercase=True, clean_text=True,
+                             handle_chinese_chars=True, strip_accents=None)
+tok.save(sys.argv[2])
+print("stand-in bert-base-uncased tokenizer", tok.get_vocab_size(), "tokens")
+"""
+BERT_ORIGIN = (
+    "stand-in: a bert-base-uncased WordPiece tokenizer (vocab.txt with the real special tokens "
+    "at their ids 0 and 100-103, ASCII characters, ## continuations and the test prompts' "
+    "words; tokenizer.json made from it with tokenizers' BertWordPieceTokenizer; "
+    "tokenizer_config.json and config.json as the hub's), the hub is not reachable there")
+#: The revision the stand-in's hub-cache snapshot is filed under (``refs/main`` names it).
+STANDIN_REVISION = "0" * 40
+
+
+def bert_vocab() -> list[str]:
+    """bert-base-uncased's special tokens at their ids, then characters and prompt words."""
+    chars = [chr(c) for c in range(33, 127) if not chr(c).isupper()]
+    words = sorted({w.strip("?").lower() for p in BERT_PROMPTS for w in p.split()})
+    return ["[PAD]", *(f"[unused{i}]" for i in range(99)), "[UNK]", "[CLS]", "[SEP]", "[MASK]",
+            *chars, *(f"##{c}" for c in chars if c.isalnum()), *words]
+
+
+def bert_tokenizer_folder(image: str, scratch: str) -> Path:
+    """The stand-in tokenizer files in ``scratch``/bert (tokenizer.json made in the image)."""
+    folder = Path(scratch) / "bert"
+    folder.mkdir()
+    os.chmod(folder, 0o777)
+    (folder / "vocab.txt").write_text("".join(t + "\n" for t in bert_vocab()))
+    run_script(image, BERT_TOKENIZER_JSON, scratch, "/out/bert/vocab.txt",
+               "/out/bert/tokenizer.json")
+    (folder / "tokenizer_config.json").write_text(json.dumps(
+        {"do_lower_case": True, "model_max_length": 512}) + "\n")
+    (folder / "config.json").write_text(json.dumps(
+        {"architectures": ["BertForMaskedLM"], "attention_probs_dropout_prob": 0.1,
+         "gradient_checkpointing": False, "hidden_act": "gelu", "hidden_dropout_prob": 0.1,
+         "hidden_size": 768, "initializer_range": 0.02, "intermediate_size": 3072,
+         "layer_norm_eps": 1e-12, "max_position_embeddings": 512, "model_type": "bert",
+         "num_attention_heads": 12, "num_hidden_layers": 12, "pad_token_id": 0,
+         "position_embedding_type": "absolute", "transformers_version": "4.6.0.dev0",
+         "type_vocab_size": 2, "use_cache": True, "vocab_size": 30522}, indent=2) + "\n")
+    return folder
+
+
+def hub_cache_layout(folder: Path, repo_id: str, root: Path) -> Path:
+    """``folder``'s files as a hub cache holds them under ``root``: models--org--name with
+    ``refs/main`` naming a snapshot of them (what the hub client reads with the network off)."""
+    import shutil
+
+    entry = root / ("models--" + repo_id.replace("/", "--"))
+    shutil.copytree(folder, entry / "snapshots" / STANDIN_REVISION)
+    (entry / "refs").mkdir(parents=True)
+    (entry / "refs" / "main").write_text(STANDIN_REVISION)
+    return root
+
+
+def flaggems_bert_tokenizer(image: str, cache: Path) -> None:
+    """FlagGems' ``bert-base-uncased-tokenizer``: a WordPiece tokenizer in bert-base-uncased's
+    form instead of the hub's (the GPU machine cannot fetch it).  Laid out as the asset
+    declares: a hub cache when it is ``hf_cache`` (the test loads it by hub id), else the
+    snapshot's files at its ``dest``."""
+    repo = _repo("flagos_ai__FlagGems")
+    asset = next(a for a in repo.assets if a.name == "bert-base-uncased-tokenizer")
+    with _scratch() as scratch:
+        folder = bert_tokenizer_folder(image, scratch)
+        if asset.hf_cache:
+            folder = hub_cache_layout(folder, str(asset.id), Path(scratch) / "hub")
+        AssetCache(cache).ingest(repo, asset.name, folder, origin=BERT_ORIGIN)

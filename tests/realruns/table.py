@@ -474,6 +474,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "a private index; the docs say native Triton may be used instead",
                   "the checkout as a package": "pip install . needs scikit-build-core, CMake "
                   "and a C++ toolchain; the stages put {repo}/src on PYTHONPATH instead"},
+        standin="standin_J:flaggems_bert_tokenizer",
     ),
     RealEnv(
         repo="kotaro-kinoshita/yomitoku",
