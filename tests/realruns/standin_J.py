@@ -240,3 +240,67 @@ def flaggems_bert_tokenizer(image: str, cache: Path) -> None:
         if asset.hf_cache:
             folder = hub_cache_layout(folder, str(asset.id), Path(scratch) / "hub")
         AssetCache(cache).ingest(repo, asset.name, folder, origin=BERT_ORIGIN)
+
+
+# --------------------------------------------------------------------------- ml-aim
+
+#: main_attnprobe.py builds ``aim_600M(probe_layers=6)`` (``--probe-layers last``) and loads
+#: ``torch.load(backbone) | torch.load(head)`` strictly.  The stand-in state dicts are the
+#: repository's own model's, built on the meta device (no 2.7 GB initialisation): every key
+#: and shape of ``aim.v1.torch.models.aim_600M``; the ``head.`` keys go to head.pth, the rest
+#: to backbone.pth.  Norm scales and BatchNorm variances are 1, biases and means 0, the other
+#: weights normal(0, 0.02) values cut from one 64M-value random pool at random offsets (a
+#: memory copy each, not 687M fresh draws), float32 as the released files are.
+AIM_MODEL = """
+import os, sys, torch
+sys.path.insert(0, "/data/project/repo/aim-v1")
+from aim.v1.torch.models import aim_600M
+out = sys.argv[1]
+with torch.device("meta"):
+    model = aim_600M(probe_layers=6)
+gen = torch.Generator().manual_seed(0)
+pool = torch.randn(1 << 26, generator=gen) * 0.02
+backbone, head = {}, {}
+for name, meta in model.state_dict().items():
+    leaf = name.rsplit(".", 1)[-1]
+    if meta.dtype == torch.int64:
+        value = torch.zeros(meta.shape, dtype=torch.int64)
+    elif leaf in ("bias", "running_mean"):
+        value = torch.zeros(meta.shape)
+    elif leaf == "running_var" or (leaf == "weight" and meta.dim() == 1):
+        value = torch.ones(meta.shape)
+    else:
+        n = meta.numel()
+        start = int(torch.randint(0, pool.numel() - n + 1, (1,), generator=gen))
+        value = pool[start:start + n].view(meta.shape).clone()
+    (head if name.startswith("head.") else backbone)[name] = value
+os.makedirs(out)
+torch.save(backbone, os.path.join(out, "backbone.pth"))
+torch.save(head, os.path.join(out, "head.pth"))
+print("stand-in aim-600M", sum(v.numel() for v in backbone.values()), "backbone and",
+      sum(v.numel() for v in head.values()), "head values")
+"""
+AIM_ORIGIN = (
+    "stand-in: random backbone.pth and head.pth state dicts of ml-aim's own aim_600M "
+    "(probe_layers=6, --probe-layers last), every key and shape of the repository's model "
+    "built on the meta device, float32, normal(0, 0.02) weights, unit norms and zero biases; "
+    "the hub is not reachable there")
+AIM_IMAGE_ORIGIN = ("stand-in: a synthetic 256x256 RGB JPEG (gradients and two shapes) for the "
+                    "one-image ImageFolder; the URL is not reachable there")
+
+
+def ml_aim_assets(image: str, cache: Path) -> None:
+    """ml-aim's C3 assets: the aim-600M attentive-probe checkpoints (random, the repository's
+    shapes, about 2.7 GB made where the stage runs) and the one-image ImageFolder's JPEG, in
+    place of the hub files and the URL image the GPU machine cannot fetch."""
+    from standin_D import synthetic_jpeg
+
+    repo = _repo("apple__ml_aim")
+    store = AssetCache(cache)
+    with _scratch() as scratch:
+        jpeg = Path(scratch) / "dog.jpg"
+        synthetic_jpeg(jpeg, side=256)
+        store.ingest(repo, "imagefolder_1img", jpeg, origin=AIM_IMAGE_ORIGIN)
+        run_script(image, AIM_MODEL, scratch, "/out/aim-600M-last")
+        store.ingest(repo, "aim-600M_attnprobe", Path(scratch) / "aim-600M-last",
+                     origin=AIM_ORIGIN)

@@ -261,6 +261,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "mlx": "the MLX backend, for Apple silicon only",
                   "loralib": "imported lazily by LoraAttention only, named by no install file",
                   "pytest, transformers, numpy": "the [test] extras"},
+        standin="standin_J:ml_aim_assets",
     ),
     RealEnv(
         repo="emidan19/deep-tempest",
