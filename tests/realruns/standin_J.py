@@ -304,3 +304,48 @@ def ml_aim_assets(image: str, cache: Path) -> None:
         run_script(image, AIM_MODEL, scratch, "/out/aim-600M-last")
         store.ingest(repo, "aim-600M_attnprobe", Path(scratch) / "aim-600M-last",
                      origin=AIM_ORIGIN)
+
+
+# --------------------------------------------------------------------------- MultiModalMamba
+
+#: hf-internal-testing/tiny-random-vit's sizes (ViTModelTester's: width 32, 5 layers, 4 heads,
+#: MLP 37, 30x30 images in 2x2 patches) as transformers' ViTModel, random, saved as the hub
+#: holds it: config.json and a torch.save'd pytorch_model.bin.
+TINY_VIT = """
+import os, sys, torch
+from transformers import ViTConfig, ViTModel
+out = sys.argv[1]
+config = ViTConfig(hidden_size=32, num_hidden_layers=5, num_attention_heads=4,
+                   intermediate_size=37, hidden_act="gelu", hidden_dropout_prob=0.1,
+                   attention_probs_dropout_prob=0.1, image_size=30, patch_size=2,
+                   num_channels=3, qkv_bias=True, encoder_stride=2,
+                   architectures=["ViTModel"])
+torch.manual_seed(0)
+model = ViTModel(config)
+config.save_pretrained(out)
+torch.save(model.state_dict(), os.path.join(out, "pytorch_model.bin"))
+print("stand-in tiny-random-vit", sum(p.numel() for p in model.parameters()), "parameters")
+"""
+TINY_VIT_ORIGIN = (
+    "stand-in: transformers' ViTModel at hf-internal-testing/tiny-random-vit's sizes (width 32, "
+    "5 layers, 4 heads, 30x30 images, 2x2 patches), random, config.json and pytorch_model.bin; "
+    "the hub is not reachable there (example.py does not read it)")
+LENA_ORIGIN = ("stand-in: a synthetic 512x512 RGB JPEG (gradients and two shapes); the URL is "
+               "not reachable there (example.py does not read it)")
+
+
+def multimodal_mamba_assets(image: str, cache: Path) -> None:
+    """MultiModalMamba's two recorded assets, which example.py never reads: a synthetic JPEG
+    for ``lena`` and a random ViT at tiny-random-vit's sizes, in place of the URL image and
+    the hub model the GPU machine cannot fetch."""
+    from standin_D import synthetic_jpeg
+
+    repo = _repo("kyegomez__MultiModalMamba")
+    store = AssetCache(cache)
+    with _scratch() as scratch:
+        jpeg = Path(scratch) / "lena.jpg"
+        synthetic_jpeg(jpeg, side=512)
+        store.ingest(repo, "lena", jpeg, origin=LENA_ORIGIN)
+        run_script(image, TINY_VIT, scratch, "/out/tiny-random-vit")
+        store.ingest(repo, "tiny-random-vit", Path(scratch) / "tiny-random-vit",
+                     origin=TINY_VIT_ORIGIN)

@@ -589,6 +589,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         left_out={"swarms==4.1.1": "only scripts/auto_tests_docs (LLM doc writers) import it; "
                   "an agents framework with its own large pinned tree",
                   "python-dotenv, toml": "scripts/ only"},
+        standin="standin_J:multimodal_mamba_assets",
     ),
     RealEnv(
         repo="kyegomez/VisionMamba",
