@@ -786,7 +786,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "sentence-transformers": "not in requirements.txt, imported by "
                   "rllm/datasets/relbench/utils.py; 2.2.2, the last release that accepts "
                   "transformers<=4.30.0, is an sdist only (no wheel)"},
-        standin="standin_J:rllm_rel_f1",
+        standin="standin_K:rllm_rel_f1",
     ),
     RealEnv(
         repo="sgl-project/SpecForge",

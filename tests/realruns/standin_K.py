@@ -1,0 +1,206 @@
+"""Stand-ins for the C3 (``single_gpu``) assets of the GPU machine, continued from ``standin_J``.
+
+As there: the GPU machine has no network, so each function makes a repository's data or
+model in the layout its code reads, under the image's interpreter (``docker run``;
+``docker_local.py`` there), and puts it in the asset cache with ``AssetCache.ingest(...,
+origin="stand-in: ...")``.  ``table.py`` names each as ``standin_K:function``.  Nothing here
+is collected by pytest.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from standin_A import run_script
+from standin_J import _repo, _scratch, hub_cache_layout
+
+from pytest_reb.assets.cache import AssetCache
+
+# --------------------------------------------------------------------------- rllm
+
+#: RelBench's rel-f1 as rllm's RelF1Dataset reads it, small and synthetic: db.zip holding
+#: db/<table>.parquet for the nine tables and one zip per task holding <task>/{train,val,test}
+#: .parquet, each parquet file with RelBench's schema metadata (fkey_col_to_pkey_table,
+#: pkey_col, time_col as JSON).  The columns and keys are those RelBench's F1Dataset.make_db
+#: keeps of the Ergast files; 3 circuits, 3 constructors, 6 drivers, two races a year from 1996
+#: to 2013 (so the 2005 and 2010 cut-offs leave rows in every split), every driver in every
+#: race; task rows every 60 days (driver-position, the mean finishing position in the window)
+#: or 30 days (driver-dnf, driver-top3), as RelBench's tasks define them, with their targets.
+#: Keys are RelBench's re-indexed ones: each primary key 0..n-1 in row order (rllm's
+#: validate_dataset requires it), each foreign key a row number of its table.
+REL_F1 = """
+import io, json, os, random, sys, zipfile
+import numpy as np, pandas as pd, pyarrow as pa, pyarrow.parquet as pq
+out = sys.argv[1]
+os.makedirs(out)
+rng = random.Random(0)
+
+def parquet(df, fkeys, pkey, time_col):
+    for col in df.select_dtypes("datetime").columns:  # RelBench's files: timestamp[ns]
+        df[col] = df[col].astype("datetime64[ns]")
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    meta = {**(table.schema.metadata or {}),
+            b"fkey_col_to_pkey_table": json.dumps(fkeys).encode(),
+            b"pkey_col": json.dumps(pkey).encode(), b"time_col": json.dumps(time_col).encode()}
+    buf = io.BytesIO()
+    pq.write_table(table.replace_schema_metadata(meta), buf)
+    return buf.getvalue()
+
+places = [("albert_park", "Albert Park Grand Prix Circuit", "Melbourne", "Australia",
+           -37.8497, 144.968, 10),
+          ("monza", "Autodromo Nazionale di Monza", "Monza", "Italy", 45.6156, 9.28111, 162),
+          ("silverstone", "Silverstone Circuit", "Silverstone", "UK", 52.0786, -1.01694, 153)]
+circuits = pd.DataFrame([dict(circuitId=i, circuitRef=r, name=n, location=l, country=c,
+                              lat=la, lng=lo, alt=a)
+                         for i, (r, n, l, c, la, lo, a) in enumerate(places)])
+nations = ["British", "German", "Italian", "French", "Brazilian", "Finnish"]
+drivers = pd.DataFrame({"driverId": range(6),
+                        "dob": pd.to_datetime([f"19{70 + i}-0{i + 1}-1{i}" for i in range(6)]),
+                        "nationality": nations})
+constructors = pd.DataFrame({"constructorId": [0, 1, 2],
+                             "name": ["McLaren", "Ferrari", "Williams"],
+                             "nationality": ["British", "Italian", "British"]})
+races, results, standings, cresults, cstandings, quali = [], [], [], [], [], []
+points = {d: 0.0 for d in range(6)}
+cpoints = {c: 0.0 for c in range(3)}
+for year in range(1996, 2014):
+    for rnd, month in ((1, 3), (2, 9)):
+        race = len(races)
+        circuit = race % 3
+        date = pd.Timestamp(year=year, month=month, day=10, hour=14)
+        races.append(dict(raceId=race, year=year, round=rnd, circuitId=circuit,
+                          name=places[circuit][2] + " Grand Prix", date=date,
+                          time="14:00:00"))
+        order = rng.sample(range(6), 6)
+        for pos, driver in enumerate(order, 1):
+            team = driver // 2
+            dnf = rng.random() < 0.2
+            pts = float(max(0, 10 - 2 * pos)) if not dnf else 0.0
+            points[driver] += pts
+            cpoints[team] += pts
+            results.append(dict(resultId=len(results), raceId=race, driverId=driver,
+                                constructorId=team, number=float(driver + 1),
+                                grid=rng.randint(1, 6),
+                                position=np.nan if dnf else float(pos), positionOrder=pos,
+                                points=pts, laps=40 if dnf else 58,
+                                milliseconds=np.nan if dnf else 5.4e6 + 1e4 * pos,
+                                fastestLap=float(rng.randint(30, 58)),
+                                rank=float(rng.randint(1, 6)), statusId=11 if dnf else 1,
+                                date=date))
+            standings.append(dict(driverStandingsId=len(standings), raceId=race,
+                                  driverId=driver, points=points[driver], position=pos,
+                                  wins=int(pos == 1), date=date))
+            quali.append(dict(qualifyId=len(quali), raceId=race, driverId=driver,
+                              constructorId=team, number=driver + 1, position=rng.randint(1, 6),
+                              date=date - pd.Timedelta(days=1)))
+        for team in range(3):
+            cresults.append(dict(constructorResultsId=len(cresults), raceId=race,
+                                 constructorId=team, points=cpoints[team], date=date))
+            cstandings.append(dict(constructorStandingsId=len(cstandings), raceId=race,
+                                   constructorId=team, points=cpoints[team], position=team + 1,
+                                   wins=0, date=date))
+tables = {
+    "circuits": (circuits, {}, "circuitId", None),
+    "constructor_results": (pd.DataFrame(cresults), {"raceId": "races",
+                            "constructorId": "constructors"}, "constructorResultsId", "date"),
+    "constructors": (constructors, {}, "constructorId", None),
+    "constructor_standings": (pd.DataFrame(cstandings), {"raceId": "races",
+                              "constructorId": "constructors"}, "constructorStandingsId", "date"),
+    "drivers": (drivers, {}, "driverId", None),
+    "qualifying": (pd.DataFrame(quali), {"raceId": "races", "driverId": "drivers",
+                   "constructorId": "constructors"}, "qualifyId", "date"),
+    "races": (pd.DataFrame(races), {"circuitId": "circuits"}, "raceId", "date"),
+    "results": (pd.DataFrame(results), {"raceId": "races", "driverId": "drivers",
+                "constructorId": "constructors"}, "resultId", "date"),
+    "standings": (pd.DataFrame(standings), {"raceId": "races", "driverId": "drivers"},
+                  "driverStandingsId", "date"),
+}
+with zipfile.ZipFile(os.path.join(out, "db.zip"), "w") as z:
+    for name, (df, fkeys, pkey, time_col) in tables.items():
+        z.writestr(f"db/{name}.parquet", parquet(df, fkeys, pkey, time_col))
+res = pd.DataFrame(results)
+qual = pd.DataFrame(quali)
+tasks = {"driver-position": (60, lambda w, q: w["position"].mean(), "position"),
+         "driver-dnf": (30, lambda w, q: int(w["position"].isna().any()), "did_not_finish"),
+         "driver-top3": (30, lambda w, q: int((q["position"] <= 3).any()), "qualifying")}
+splits = {"train": (1996, 2005), "val": (2005, 2010), "test": (2010, 2014)}
+for task, (days, target, col) in tasks.items():
+    with zipfile.ZipFile(os.path.join(out, f"tasks_{task}.zip"), "w") as z:
+        for split, (first, last) in splits.items():
+            rows = []
+            for ts in pd.date_range(f"{first}-01-01", f"{last}-01-01", freq=f"{days}D")[:-1]:
+                end = ts + pd.Timedelta(days=days)
+                for driver in range(6):
+                    w = res[(res.driverId == driver) & (res.date > ts) & (res.date <= end)]
+                    q = qual[(qual.driverId == driver) & (qual.date > ts) & (qual.date <= end)]
+                    if len(w):
+                        value = target(w, q)
+                        if value == value:  # a window whose every race was a DNF has no mean
+                            rows.append({"date": ts, "driverId": driver, col: value})
+            df = pd.DataFrame(rows)
+            z.writestr(f"{task}/{split}.parquet",
+                       parquet(df, {"driverId": "drivers"}, None, "date"))
+            print(task, split, len(df), "rows")
+"""
+REL_F1_ORIGIN = (
+    "stand-in: a synthetic rel-f1 in RelBench's download layout (db.zip: the nine tables as "
+    "parquet with RelBench's key and time metadata and the columns F1Dataset.make_db keeps; "
+    "one zip per task with train/val/test parquet and their targets), 3 circuits, 3 "
+    "constructors, 6 drivers, 36 races 1996-2013; the RelBench server is not reachable there")
+
+#: sentence-transformers' average_word_embeddings_glove.6B.300d in its hub repository's
+#: layout (modules.json, 0_WordEmbeddings with the whitespace tokenizer's vocabulary and the
+#: embedding matrix, 1_Pooling with mean pooling), the vocabulary the stand-in tables' words,
+#: lower-cased as GloVe 6B's are, the 300-dimensional vectors random (row 0, PADDING_TOKEN, zero).
+GLOVE = """
+import json, os, re, sys, torch
+out, words = sys.argv[1], sorted(set(sys.argv[2].lower().split()))
+emb = os.path.join(out, "0_WordEmbeddings")
+pool = os.path.join(out, "1_Pooling")
+os.makedirs(emb)
+os.makedirs(pool)
+dump = lambda path, obj: json.dump(obj, open(path, "w"), indent=2)
+dump(os.path.join(out, "modules.json"), [
+    {"idx": 0, "name": "0", "path": "0_WordEmbeddings",
+     "type": "sentence_transformers.models.WordEmbeddings"},
+    {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}])
+dump(os.path.join(out, "config_sentence_transformers.json"), {"__version__": {}})
+dump(os.path.join(emb, "wordembedding_config.json"), {
+    "tokenizer_class":
+        "sentence_transformers.models.tokenizer.WhitespaceTokenizer.WhitespaceTokenizer",
+    "update_embeddings": False, "max_seq_length": 1000000})
+dump(os.path.join(emb, "whitespacetokenizer_config.json"),
+     {"vocab": ["PADDING_TOKEN", *words], "stop_words": [], "do_lower_case": False})
+torch.manual_seed(0)
+weights = torch.randn(len(words) + 1, 300) * 0.1
+weights[0] = 0
+torch.save({"emb_layer.weight": weights}, os.path.join(emb, "pytorch_model.bin"))
+dump(os.path.join(pool, "config.json"), {
+    "word_embedding_dimension": 300, "pooling_mode_cls_token": False,
+    "pooling_mode_mean_tokens": True, "pooling_mode_max_tokens": False,
+    "pooling_mode_mean_sqrt_len_tokens": False})
+print("stand-in glove.6B.300d", len(words), "words")
+"""
+GLOVE_WORDS = ("Albert Park Grand Prix Circuit Melbourne Australia Autodromo Nazionale di Monza "
+               "Italy Silverstone UK British German Italian French Brazilian Finnish McLaren "
+               "Ferrari Williams albert_park monza silverstone")
+GLOVE_ORIGIN = (
+    "stand-in: sentence-transformers/average_word_embeddings_glove.6B.300d's layout (modules.json, "
+    "0_WordEmbeddings: whitespace tokenizer and embedding matrix, 1_Pooling: mean) in a hub "
+    "cache, the vocabulary the stand-in rel-f1's words, random 300-dimensional vectors; the hub "
+    "is not reachable there")
+
+
+def rllm_rel_f1(image: str, cache: Path) -> None:
+    """rllm's rel-f1 zips (synthetic, RelBench's layout and schema) and the GloVe embedding
+    model's files (random vectors) in a hub cache, in place of the RelBench server's download
+    and the hub model the GPU machine cannot fetch."""
+    repo = _repo("rllm_team__rllm")
+    glove = next(a for a in repo.assets if a.name == "glove-6B-300d")
+    store = AssetCache(cache)
+    with _scratch() as scratch:
+        run_script(image, REL_F1, scratch, "/out/rel-f1")
+        store.ingest(repo, "rel-f1", Path(scratch) / "rel-f1", origin=REL_F1_ORIGIN)
+        run_script(image, GLOVE, scratch, "/out/glove", GLOVE_WORDS)
+        hub = hub_cache_layout(Path(scratch) / "glove", str(glove.id), Path(scratch) / "hub")
+        store.ingest(repo, glove.name, hub, origin=GLOVE_ORIGIN)
