@@ -54,18 +54,31 @@ QWEN3_SIZES = {"hidden_size": 128, "intermediate_size": 256, "num_hidden_layers"
                "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 128,
                "max_window_layers": 2, "vocab_size": 512}
 
-#: The tokenizer: byte-level BPE as Qwen2's tokenizer.json has it (NFC, the Qwen2 split
-#: regex, byte-level bytes with no prefix space), trained here with ``tokenizers`` on a few
-#: sentences from the 256 byte symbols, then Qwen's three special tokens; the weights:
-#: transformers' Qwen3ForCausalLM at QWEN3_SIZES (its parameter names are the hub file's),
-#: random, bfloat16, the tied lm_head left out as in the hub's model.safetensors.
-NANO_VLLM_MODEL = """
+#: Qwen3-0.6B's config.json (the hub's keys and values but the sizes); the token ids are
+#: filled in from the stand-in tokenizer (bos <|endoftext|>, eos <|im_end|>).
+QWEN3_CONFIG = {"architectures": ["Qwen3ForCausalLM"], "attention_bias": False,
+                "attention_dropout": 0.0, "hidden_act": "silu", "initializer_range": 0.02,
+                "max_position_embeddings": 40960, "model_type": "qwen3", "rms_norm_eps": 1e-06,
+                "rope_scaling": None, "rope_theta": 1000000, "sliding_window": None,
+                "tie_word_embeddings": True, "torch_dtype": "bfloat16",
+                "transformers_version": "4.51.0", "use_cache": True, "use_sliding_window": False,
+                **QWEN3_SIZES}
+
+#: A Qwen model folder (argv: OUT, the config.json without token ids, the transformers model
+#: and config classes).  The tokenizer: byte-level BPE as Qwen2's tokenizer.json has it (NFC,
+#: the Qwen2 split regex, byte-level bytes with no prefix space), trained here with
+#: ``tokenizers`` on a few sentences from the 256 byte symbols (at most 512 ids), then Qwen's
+#: three special tokens; the weights: the transformers class at the config's sizes (its
+#: parameter names are the hub file's), random, bfloat16, the tied lm_head left out as in the
+#: hub's model.safetensors.
+QWEN_MODEL = """
 import json, os, sys, torch
 from safetensors.torch import save_file
 from tokenizers import (AddedToken, Regex, Tokenizer, decoders, models, normalizers,
                         pre_tokenizers, trainers)
-from transformers import Qwen3Config, Qwen3ForCausalLM
-out, sizes = sys.argv[1], json.loads(sys.argv[2])
+import transformers
+out, config = sys.argv[1], json.loads(sys.argv[2])
+model_class, config_class = getattr(transformers, sys.argv[3]), getattr(transformers, sys.argv[4])
 os.makedirs(out)
 split = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\\\r\\\\n\\\\p{L}\\\\p{N}]?\\\\p{L}+|\\\\p{N}| ?"
          "[^\\\\s\\\\p{L}\\\\p{N}]+[\\\\r\\\\n]*|\\\\s*[\\\\r\\\\n]+|\\\\s+(?!\\\\S)|\\\\s+")
@@ -80,30 +93,24 @@ special = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 texts = ["introduce yourself", "Hello, my name is Qwen. I am a large language model.",
          "List all prime numbers within 100.", "The quick brown fox jumps over the lazy dog."]
 tok.train_from_iterator(texts * 4, trainers.BpeTrainer(
-    vocab_size=sizes["vocab_size"] - len(special), show_progress=False,
+    vocab_size=min(config["vocab_size"], 512) - len(special), show_progress=False,
     initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
 tok.add_special_tokens([AddedToken(s, special=True, normalized=False) for s in special])
 tok.save(os.path.join(out, "tokenizer.json"))
 ids = {s: tok.token_to_id(s) for s in special}
-assert max(ids.values()) < sizes["vocab_size"], ids
-config = {"architectures": ["Qwen3ForCausalLM"], "attention_bias": False,
-          "attention_dropout": 0.0, "bos_token_id": ids["<|endoftext|>"],
-          "eos_token_id": ids["<|im_end|>"], "hidden_act": "silu", "initializer_range": 0.02,
-          "max_position_embeddings": 40960, "model_type": "qwen3", "rms_norm_eps": 1e-06,
-          "rope_scaling": None, "rope_theta": 1000000, "sliding_window": None,
-          "tie_word_embeddings": True, "torch_dtype": "bfloat16",
-          "transformers_version": "4.51.0", "use_cache": True, "use_sliding_window": False,
-          **sizes}
+assert max(ids.values()) < config["vocab_size"], ids
+config.update(bos_token_id=ids["<|endoftext|>"], eos_token_id=ids["<|im_end|>"])
+config = dict(sorted(config.items()))
 with open(os.path.join(out, "config.json"), "w") as f:
     json.dump(config, f, indent=2)
 torch.manual_seed(0)
 hf = {k: v for k, v in config.items()
       if k not in ("architectures", "model_type", "transformers_version", "torch_dtype")}
-model = Qwen3ForCausalLM(Qwen3Config(**hf))
+model = model_class(config_class(**hf))
 state = {k: v.detach().to(torch.bfloat16).contiguous() for k, v in model.state_dict().items()
          if k != "lm_head.weight"}
 save_file(state, os.path.join(out, "model.safetensors"), metadata={"format": "pt"})
-print("stand-in Qwen3-0.6B", sum(v.numel() for v in state.values()), "parameters", ids)
+print("stand-in", sys.argv[3], sum(v.numel() for v in state.values()), "parameters", ids)
 """
 
 #: Qwen3's chat template, shortened to its message turns (the stage encodes its prompt
@@ -150,7 +157,8 @@ def nano_vllm_qwen3(image: str, cache: Path) -> None:
     """nano-vllm's ``Qwen3-0.6B`` folder (config.json, model.safetensors, the tokenizer files),
     a tiny random Qwen3 instead of the 1.2 GB hub model, which the GPU machine cannot fetch."""
     with _scratch() as scratch:
-        run_script(image, NANO_VLLM_MODEL, scratch, "/out/model", json.dumps(QWEN3_SIZES))
+        run_script(image, QWEN_MODEL, scratch, "/out/model", json.dumps(QWEN3_CONFIG),
+                   "Qwen3ForCausalLM", "Qwen3Config")
         model = Path(scratch) / "model"
         qwen_tokenizer_files(model)
         AssetCache(cache).ingest(_repo("GeeeekExplorer__nano_vllm"), "Qwen3-0.6B", model,
