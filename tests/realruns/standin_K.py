@@ -9,10 +9,11 @@ is collected by pytest.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from standin_A import run_script
-from standin_J import _repo, _scratch, hub_cache_layout
+from standin_J import QWEN_MODEL, _repo, _scratch, hub_cache_layout, qwen_tokenizer_files
 
 from pytest_reb.assets.cache import AssetCache
 
@@ -204,3 +205,69 @@ def rllm_rel_f1(image: str, cache: Path) -> None:
         run_script(image, GLOVE, scratch, "/out/glove", GLOVE_WORDS)
         hub = hub_cache_layout(Path(scratch) / "glove", str(glove.id), Path(scratch) / "hub")
         store.ingest(repo, glove.name, hub, origin=GLOVE_ORIGIN)
+
+
+# --------------------------------------------------------------------------- SpecForge
+
+#: Qwen/Qwen2.5-0.5B-Instruct's config.json (the hub's keys and values but the sizes), shrunk:
+#: width 64, 8 layers (train_eagle3's default auxiliary layers are 1, n/2 - 1 and n - 4, so
+#: at least 5), 4 query and 2 key/value heads, and a 16384-entry embedding: the draft config
+#: the setup derives keeps configs/qwen2.5-7b-eagle3.json's draft_vocab_size 16000, and the
+#: vocabulary mapping fills the draft vocabulary with target ids below it.  The stand-in
+#: tokenizer's ids are the first 353 of them.
+QWEN25_CONFIG = {"architectures": ["Qwen2ForCausalLM"], "attention_dropout": 0.0,
+                 "hidden_act": "silu", "hidden_size": 64, "initializer_range": 0.02,
+                 "intermediate_size": 128, "max_position_embeddings": 32768,
+                 "max_window_layers": 8, "model_type": "qwen2", "num_attention_heads": 4,
+                 "num_hidden_layers": 8, "num_key_value_heads": 2, "rms_norm_eps": 1e-06,
+                 "rope_theta": 1000000.0, "sliding_window": 32768, "tie_word_embeddings": True,
+                 "torch_dtype": "bfloat16", "transformers_version": "4.43.1", "use_cache": True,
+                 "use_sliding_window": False, "vocab_size": 16384}
+SPECFORGE_MODEL_ORIGIN = (
+    "stand-in: a tiny random Qwen2 (transformers' Qwen2ForCausalLM, 8 layers of width 64, 4 "
+    "query and 2 key/value heads, a 16384-entry embedding; bfloat16 model.safetensors, tied "
+    "lm_head left out) with Qwen/Qwen2.5-0.5B-Instruct's config.json keys, and a byte-level "
+    "BPE tokenizer in Qwen2's form with a Qwen chat template, trained from scratch with "
+    "tokenizers; the hub is not reachable there")
+#: Eight ShareGPT conversations in the hub dataset's raw JSON form (a list of {id,
+#: conversations: [{from, value}]}, human and gpt turns), which the setup's prepare_data.py
+#: reads as its --data-path.
+SHAREGPT_TURNS = [
+    ("What is the capital of France?", "The capital of France is Paris."),
+    ("Write a haiku about the sea.", "Grey waves fold and break / salt wind over the harbour "
+     "/ gulls call the tide home."),
+    ("How do I reverse a list in Python?", "Use my_list.reverse() in place, or my_list[::-1] "
+     "for a reversed copy."),
+    ("Explain photosynthesis in one sentence.", "Plants turn light, water and carbon dioxide "
+     "into sugar and oxygen."),
+    ("List three prime numbers.", "2, 3 and 5."),
+    ("Translate 'good morning' into Spanish.", "Buenos dias."),
+    ("Who wrote Hamlet?", "William Shakespeare wrote Hamlet."),
+    ("Give me a tip for better sleep.", "Keep a regular bedtime and avoid screens for an hour "
+     "before it."),
+]
+SHAREGPT_ORIGIN = (
+    "stand-in: eight two-turn conversations in ShareGPT_Vicuna_unfiltered's raw JSON form "
+    "(id, conversations of human/gpt turns), written here; the hub is not reachable there")
+
+
+def specforge_assets(image: str, cache: Path) -> None:
+    """SpecForge's target model (a tiny random Qwen2 in Qwen2.5-0.5B-Instruct's form, with a
+    Qwen tokenizer) and eight ShareGPT conversations, in place of the hub model and data set
+    the GPU machine cannot fetch; the setup steps derive the draft config and the training
+    file from them as they would from the real ones."""
+    repo = _repo("sgl_project__SpecForge")
+    store = AssetCache(cache)
+    with _scratch() as scratch:
+        raw = Path(scratch) / "sharegpt"
+        raw.mkdir()
+        rows = [{"id": f"stand-in-{i}", "conversations": [{"from": "human", "value": q},
+                                                          {"from": "gpt", "value": a}]}
+                for i, (q, a) in enumerate(SHAREGPT_TURNS)]
+        (raw / "ShareGPT_V4.3_unfiltered_cleaned_split.json").write_text(json.dumps(rows))
+        store.ingest(repo, "sharegpt_train", raw, origin=SHAREGPT_ORIGIN)
+        run_script(image, QWEN_MODEL, scratch, "/out/model", json.dumps(QWEN25_CONFIG),
+                   "Qwen2ForCausalLM", "Qwen2Config")
+        model = Path(scratch) / "model"
+        qwen_tokenizer_files(model)
+        store.ingest(repo, "target_model", model, origin=SPECFORGE_MODEL_ORIGIN)

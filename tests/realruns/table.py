@@ -805,6 +805,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "torch==2.9.1, torchvision==0.24.1, torchaudio==2.9.1": "the shared 2.14.1 "
                   "builds instead (one torch per machine)",
                   "pre-commit": "a development tool"},
+        standin="standin_K:specforge_assets",
     ),
     RealEnv(
         repo="yuanze-lin/Olympus",
