@@ -271,3 +271,84 @@ def specforge_assets(image: str, cache: Path) -> None:
         model = Path(scratch) / "model"
         qwen_tokenizer_files(model)
         store.ingest(repo, "target_model", model, origin=SPECFORGE_MODEL_ORIGIN)
+
+
+# --------------------------------------------------------------------------- VoxCPM
+
+#: openbmb/VoxCPM-0.5B's folder as VoxCPMModel.from_local reads it: config.json (VoxCPMConfig:
+#: the MiniCPM-4 language model's config with its LongRoPE factors, the local encoder's and
+#: DiT's sizes, the CFM settings), the tokenizer files LlamaTokenizerFast loads, audiovae.pth
+#: ({"state_dict": ...}) and the model's weights without the VAE.  The model is the
+#: repository's own VoxCPMModel built from a shrunk config (width 64, 2 layers, 2 heads of
+#: 32, a 512-token vocabulary, the residual LM, encoder and DiT of 1 layer each); the AudioVAE
+#: is the repository's default one (its architecture is fixed in the code when the config
+#: names none, as the 0.5B's does: 75M parameters).  The tokenizer is a byte-level BPE made
+#: with ``tokenizers`` (<unk>, <s>, </s> first; the model's audio start and end tokens, ids
+#: 101 and 102, are inside the vocabulary).  All weights random.
+VOXCPM_MODEL = """
+import json, os, sys, torch
+sys.path.insert(0, "/data/project/repo/src")
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from transformers import LlamaTokenizerFast
+from voxcpm.model.voxcpm import VoxCPMConfig, VoxCPMModel
+from voxcpm.modules.audiovae import AudioVAE
+out = sys.argv[1]
+device = "cuda" if torch.cuda.is_available() else "cpu"  # the KV caches made at init
+os.makedirs(out)
+special = ["<unk>", "<s>", "</s>"]
+tok = Tokenizer(models.BPE(unk_token="<unk>"))
+tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+tok.decoder = decoders.ByteLevel()
+texts = ["Hello, this is a short sentence for the speech model.", "The weather is nice today."]
+tok.train_from_iterator(texts * 4, trainers.BpeTrainer(
+    vocab_size=400, special_tokens=special, show_progress=False,
+    initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+fast = LlamaTokenizerFast(tokenizer_object=tok, unk_token="<unk>", bos_token="<s>",
+                          eos_token="</s>", add_bos_token=True, add_eos_token=False)
+fast.save_pretrained(out)
+head = 32
+lm = {"bos_token_id": 1, "eos_token_id": 2, "hidden_size": 64, "intermediate_size": 128,
+      "max_position_embeddings": 32768, "num_attention_heads": 2, "num_hidden_layers": 2,
+      "num_key_value_heads": 2, "rms_norm_eps": 1e-05,
+      "rope_scaling": {"type": "longrope", "long_factor": [1.0] * (head // 2),
+                       "short_factor": [1.0] * (head // 2),
+                       "original_max_position_embeddings": 32768},
+      "vocab_size": 512, "use_mup": False, "scale_emb": 12, "dim_model_base": 256,
+      "scale_depth": 1.4, "rope_theta": 10000}
+small = {"hidden_dim": 64, "ffn_dim": 128, "num_heads": 2, "num_layers": 1}
+config = {"lm_config": lm, "patch_size": 2, "feat_dim": 64, "residual_lm_num_layers": 1,
+          "scalar_quantization_latent_dim": 64, "scalar_quantization_scale": 9,
+          "encoder_config": small,
+          "dit_config": {**small, "cfm_config": {"sigma_min": 1e-06, "solver": "euler",
+                                                 "t_scheduler": "log-norm",
+                                                 "inference_cfg_rate": 2.0}},
+          "max_length": 4096, "device": "cuda", "dtype": "bfloat16"}
+with open(os.path.join(out, "config.json"), "w") as f:
+    json.dump(config, f, indent=2)
+torch.manual_seed(0)
+vae = AudioVAE()
+torch.save({"state_dict": vae.state_dict()}, os.path.join(out, "audiovae.pth"))
+built = VoxCPMConfig.model_validate({**config, "device": device})
+model = VoxCPMModel(built, fast, vae)
+state = {k: v.detach().to(torch.bfloat16).clone() for k, v in model.state_dict().items()
+         if not k.startswith("audio_vae.")}
+torch.save({"state_dict": state}, os.path.join(out, "pytorch_model.bin"))
+print("stand-in VoxCPM-0.5B", sum(v.numel() for v in state.values()), "model and",
+      sum(v.numel() for v in vae.state_dict().values()), "VAE values")
+"""
+VOXCPM_ORIGIN = (
+    "stand-in: VoxCPM's own VoxCPMModel from a shrunk config (MiniCPM-4 LM of width 64, 2 "
+    "layers, 512 tokens; 1-layer residual LM, encoder and DiT), random, bfloat16 "
+    "pytorch_model.bin; the repository's default AudioVAE, random, in audiovae.pth; a "
+    "byte-level BPE tokenizer for LlamaTokenizerFast made with tokenizers; the hub is not "
+    "reachable there")
+
+
+def voxcpm_model(image: str, cache: Path) -> None:
+    """VoxCPM's ``VoxCPM-0.5B`` folder (config.json, tokenizer, audiovae.pth, the weights),
+    random and small but the VAE, in place of the hub model the GPU machine cannot fetch."""
+    repo = _repo("OpenBMB__VoxCPM")
+    with _scratch() as scratch:
+        run_script(image, VOXCPM_MODEL, scratch, "/out/model")
+        AssetCache(cache).ingest(repo, "VoxCPM-0.5B", Path(scratch) / "model",
+                                 origin=VOXCPM_ORIGIN)

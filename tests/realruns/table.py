@@ -457,6 +457,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "FFmpeg shared libraries": "torchcodec loads them at run time; a Debian "
                   "package, not installed in a venv (the image is built with its network off)"},
         sdists=("argbind", "antlr4-python3-runtime==4.9.3", "jieba", "oss2", "crcmod"),
+        standin="standin_K:voxcpm_model",
     ),
 
     # ---------------------------------------------------------------------------------------
