@@ -65,11 +65,15 @@ repo = Repo(
                 "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt",
                 "added_tokens.json", "merges.txt", "config.json",
             ],
-            dest="model/google-bert__bert-base-uncased__tokenizer",
+            dest="cache/hf_home/hub",
+            hf_cache=True,
             note=(
                 "allow-pattern snapshot into the HF cache {assets}/cache/hf_home, linked at "
                 "{assets}/model/google-bert__bert-base-uncased__tokenizer; prepare pip-installs "
-                "huggingface_hub/transformers into the report python if they are missing"
+                "huggingface_hub/transformers into the report python if they are missing. Ours: "
+                "the hub cache under HF_HOME only, which is where the test's "
+                "AutoTokenizer.from_pretrained('google-bert/bert-base-uncased') looks (offline, "
+                "by hub id); no stage reads the linked folder"
             ),
         ),
     ],

@@ -174,6 +174,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                "package nano-vllm installed from the checkout",
         left_out={"flash-attn": "a CUDA build compiled against the installed torch (no CPU "
                                 "build; nanovllm/layers/attention.py imports it)"},
+        standin="standin_J:nano_vllm_qwen3",
     ),
     RealEnv(
         repo="HaozheLiu-ST/T-GATE",
@@ -260,6 +261,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "mlx": "the MLX backend, for Apple silicon only",
                   "loralib": "imported lazily by LoraAttention only, named by no install file",
                   "pytest, transformers, numpy": "the [test] extras"},
+        standin="standin_J:ml_aim_assets",
     ),
     RealEnv(
         repo="emidan19/deep-tempest",
@@ -455,6 +457,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "FFmpeg shared libraries": "torchcodec loads them at run time; a Debian "
                   "package, not installed in a venv (the image is built with its network off)"},
         sdists=("argbind", "antlr4-python3-runtime==4.9.3", "jieba", "oss2", "crcmod"),
+        standin="standin_K:voxcpm_model",
     ),
 
     # ---------------------------------------------------------------------------------------
@@ -473,6 +476,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "a private index; the docs say native Triton may be used instead",
                   "the checkout as a package": "pip install . needs scikit-build-core, CMake "
                   "and a C++ toolchain; the stages put {repo}/src on PYTHONPATH instead"},
+        standin="standin_J:flaggems_bert_tokenizer",
     ),
     RealEnv(
         repo="kotaro-kinoshita/yomitoku",
@@ -586,6 +590,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         left_out={"swarms==4.1.1": "only scripts/auto_tests_docs (LLM doc writers) import it; "
                   "an agents framework with its own large pinned tree",
                   "python-dotenv, toml": "scripts/ only"},
+        standin="standin_J:multimodal_mamba_assets",
     ),
     RealEnv(
         repo="kyegomez/VisionMamba",
@@ -782,6 +787,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "sentence-transformers": "not in requirements.txt, imported by "
                   "rllm/datasets/relbench/utils.py; 2.2.2, the last release that accepts "
                   "transformers<=4.30.0, is an sdist only (no wheel)"},
+        standin="standin_K:rllm_rel_f1",
     ),
     RealEnv(
         repo="sgl-project/SpecForge",
@@ -800,6 +806,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                   "torch==2.9.1, torchvision==0.24.1, torchaudio==2.9.1": "the shared 2.14.1 "
                   "builds instead (one torch per machine)",
                   "pre-commit": "a development tool"},
+        standin="standin_K:specforge_assets",
     ),
     RealEnv(
         repo="yuanze-lin/Olympus",
