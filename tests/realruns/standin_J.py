@@ -40,6 +40,28 @@ def _repo(name: str) -> Any:
     return standin.load_repo(standin.ROOT / "repos" / f"test_{name}.py")
 
 
+#: ``standin_D.synthetic_jpeg``'s picture (gradients, a rectangle, an ellipse) at SIDE pixels,
+#: drawn with the environment's Pillow (argv: OUT, SIDE): the python that runs gpu_repos.py
+#: need not have Pillow, the repository's environment (torchvision's) does.
+JPEG = """
+import sys
+from PIL import Image, ImageDraw
+out, side = sys.argv[1], int(sys.argv[2])
+image = Image.new("RGB", (side, side))
+image.putdata([(x * 2 % 256, y * 2 % 256, (x + y) % 256) for y in range(side) for x in range(side)])
+draw = ImageDraw.Draw(image)
+draw.rectangle((10, 10, 60, 40), fill=(255, 255, 255))
+draw.ellipse((70, 70, 120, 110), fill=(240, 240, 240))
+image.save(out, "JPEG", quality=90)
+"""
+
+
+def _jpeg(image: str, scratch: str, name: str, side: int) -> Path:
+    """A synthetic JPEG ``name`` in ``scratch``, drawn in the image."""
+    run_script(image, JPEG, scratch, f"/out/{name}", str(side))
+    return Path(scratch) / name
+
+
 # --------------------------------------------------------------------------- nano-vllm
 
 #: Qwen/Qwen3-0.6B's config.json in the hub's own form (transformers 4.51's keys), the sizes
@@ -301,13 +323,10 @@ def ml_aim_assets(image: str, cache: Path) -> None:
     """ml-aim's C3 assets: the aim-600M attentive-probe checkpoints (random, the repository's
     shapes, about 2.7 GB made where the stage runs) and the one-image ImageFolder's JPEG, in
     place of the hub files and the URL image the GPU machine cannot fetch."""
-    from standin_D import synthetic_jpeg
-
     repo = _repo("apple__ml_aim")
     store = AssetCache(cache)
     with _scratch() as scratch:
-        jpeg = Path(scratch) / "dog.jpg"
-        synthetic_jpeg(jpeg, side=256)
+        jpeg = _jpeg(image, scratch, "dog.jpg", 256)
         store.ingest(repo, "imagefolder_1img", jpeg, origin=AIM_IMAGE_ORIGIN)
         run_script(image, AIM_MODEL, scratch, "/out/aim-600M-last")
         store.ingest(repo, "aim-600M_attnprobe", Path(scratch) / "aim-600M-last",
@@ -346,13 +365,10 @@ def multimodal_mamba_assets(image: str, cache: Path) -> None:
     """MultiModalMamba's two recorded assets, which example.py never reads: a synthetic JPEG
     for ``lena`` and a random ViT at tiny-random-vit's sizes, in place of the URL image and
     the hub model the GPU machine cannot fetch."""
-    from standin_D import synthetic_jpeg
-
     repo = _repo("kyegomez__MultiModalMamba")
     store = AssetCache(cache)
     with _scratch() as scratch:
-        jpeg = Path(scratch) / "lena.jpg"
-        synthetic_jpeg(jpeg, side=512)
+        jpeg = _jpeg(image, scratch, "lena.jpg", 512)
         store.ingest(repo, "lena", jpeg, origin=LENA_ORIGIN)
         run_script(image, TINY_VIT, scratch, "/out/tiny-random-vit")
         store.ingest(repo, "tiny-random-vit", Path(scratch) / "tiny-random-vit",

@@ -352,3 +352,78 @@ def voxcpm_model(image: str, cache: Path) -> None:
         run_script(image, VOXCPM_MODEL, scratch, "/out/model")
         AssetCache(cache).ingest(repo, "VoxCPM-0.5B", Path(scratch) / "model",
                                  origin=VOXCPM_ORIGIN)
+
+
+# --------------------------------------------------------------------------- T-GATE
+
+#: PixArt-alpha/PixArt-XL-2-1024-MS as main.py loads it (PixArtAlphaPipeline.from_pretrained by
+#: hub id, from the HF_HOME hub cache): the pipeline's five parts at a tiny size, random, saved
+#: with the pipeline's own save_pretrained (model_index.json and one folder a part).  Kept as
+#: the 1024px model has them: the transformer's sample_size 128 (which picks the 1024 aspect-
+#: ratio bins and the resolution/aspect-ratio conditioning), 4 latent channels in and 8 out
+#: (learned sigma), 2x2 patches, ada_norm_single and an inner width 3 divides (the timestep,
+#: resolution and aspect-ratio embeddings share it, as 1152 = 3 x 384); a VAE of four blocks
+#: (scale factor 8); a T5 encoder whose width is the transformer's caption_channels; a T5
+#: tokenizer on a sentencepiece unigram model trained here (T5's 100 extra ids); DPM-Solver++.
+PIXART = """
+import os, sys, torch
+import sentencepiece as spm
+from diffusers import (AutoencoderKL, DPMSolverMultistepScheduler, PixArtAlphaPipeline,
+                       PixArtTransformer2DModel)
+from transformers import T5Config, T5EncoderModel, T5Tokenizer
+out, scratch = sys.argv[1], os.path.dirname(sys.argv[1])
+texts = ["Astronaut in a jungle, cold color palette, muted colors, detailed, 8k",
+         "A small cactus with a happy face in the Sahara desert.",
+         "An astronaut riding a green horse", "A photo of a cat sitting on a wooden table."]
+spm.SentencePieceTrainer.train(sentence_iterator=iter(texts * 8),
+                               model_prefix=os.path.join(scratch, "spiece"), vocab_size=64,
+                               model_type="unigram", pad_id=0, eos_id=1, unk_id=2, bos_id=-1,
+                               character_coverage=1.0, hard_vocab_limit=False)
+spm_dir = os.path.join(scratch, "spm")
+os.makedirs(spm_dir)
+os.replace(os.path.join(scratch, "spiece.model"), os.path.join(spm_dir, "spiece.model"))
+with open(os.path.join(spm_dir, "tokenizer_config.json"), "w") as f:
+    f.write('{"extra_ids": 100, "model_max_length": 512}')
+tokenizer = T5Tokenizer.from_pretrained(spm_dir)  # the one spelling transformers 4 and 5 share
+torch.manual_seed(0)
+width = 32
+text_encoder = T5EncoderModel(T5Config(vocab_size=len(tokenizer), d_model=width, d_kv=8,
+                                       d_ff=64, num_layers=1, num_heads=4,
+                                       relative_attention_num_buckets=32,
+                                       feed_forward_proj="gated-gelu", is_encoder_decoder=False))
+transformer = PixArtTransformer2DModel(num_attention_heads=3, attention_head_dim=16,
+                                       in_channels=4, out_channels=8, num_layers=2,
+                                       sample_size=128, patch_size=2, norm_type="ada_norm_single",
+                                       caption_channels=width, cross_attention_dim=48,
+                                       use_additional_conditions=True)
+vae = AutoencoderKL(in_channels=3, out_channels=3, latent_channels=4,
+                    down_block_types=("DownEncoderBlock2D",) * 4,
+                    up_block_types=("UpDecoderBlock2D",) * 4,
+                    block_out_channels=(8, 8, 8, 8), layers_per_block=1, norm_num_groups=4,
+                    sample_size=1024, scaling_factor=0.18215)
+scheduler = DPMSolverMultistepScheduler(beta_start=0.0001, beta_end=0.02,
+                                        beta_schedule="linear", num_train_timesteps=1000)
+pipe = PixArtAlphaPipeline(tokenizer=tokenizer, text_encoder=text_encoder, vae=vae,
+                           transformer=transformer, scheduler=scheduler)
+pipe.save_pretrained(out)
+print("stand-in PixArt-XL-2-1024-MS", sum(p.numel() for m in (text_encoder, transformer, vae)
+                                          for p in m.parameters()), "parameters")
+"""
+PIXART_ORIGIN = (
+    "stand-in: a tiny random PixArtAlphaPipeline (PixArtTransformer2DModel of 2 layers, 3 "
+    "heads of 16, sample_size 128; a 4-block AutoencoderKL of 8 channels; a 1-layer T5 "
+    "encoder of width 32; a T5 tokenizer on a sentencepiece model trained here; "
+    "DPM-Solver++) saved with the pipeline's save_pretrained in a hub cache; the hub is not "
+    "reachable there")
+
+
+def tgate_pixart(image: str, cache: Path) -> None:
+    """T-GATE's ``pixart_alpha`` (PixArt-alpha/PixArt-XL-2-1024-MS) as a hub cache: the
+    pipeline's parts at a tiny size, random, in place of the multi-GB hub model the GPU
+    machine cannot fetch (needs diffusers and sentencepiece in the environment)."""
+    repo = _repo("HaozheLiu_ST__T_GATE")
+    asset = next(a for a in repo.assets if a.name == "pixart_alpha")
+    with _scratch() as scratch:
+        run_script(image, PIXART, scratch, "/out/pixart")
+        hub = hub_cache_layout(Path(scratch) / "pixart", str(asset.id), Path(scratch) / "hub")
+        AssetCache(cache).ingest(repo, asset.name, hub, origin=PIXART_ORIGIN)

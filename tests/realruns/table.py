@@ -186,6 +186,7 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
                "diffusers>=0.29.0, DeepCache==0.1.1, transformers, accelerate; sentencepiece, "
                "which PixArt's T5 tokenizer loads with",
         left_out={"torch_xla": "TPU only, imported under diffusers' is_torch_xla_available"},
+        standin="standin_K:tgate_pixart",
     ),
     RealEnv(
         repo="FunAudioLLM/SenseVoice",
