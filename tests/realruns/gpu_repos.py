@@ -1,7 +1,7 @@
 """C2 and C3 of real repositories on a GPU machine with no Docker, beside the official stages.
 
     python tests/realruns/gpu_repos.py OUT PACKS BUNDLES OWNER/NAME ... [--budget-s S]
-                                       [--wheels POOL] [--jobs N]
+                                       [--wheels POOL] [--jobs N] [--no-compat-run]
 
 For each repository, until ``--budget-s`` seconds have passed (``--jobs``
 repositories at a time, each in a process of its own):
@@ -17,8 +17,9 @@ repositories at a time, each in a process of its own):
 3. its row's stand-in assets (``table.py``'s ``standin``), made by the
    repository's own code under that interpreter (``docker_local.py`` stands in
    for ``docker run``), into one asset cache, one repository at a time;
-4. pytest-reb C2 and C3 through its ``repos/`` module and ``--reb-host=local://``,
-   strict, then ``--reb-compat``;
+4. pytest-reb C2 and C3 through its ``repos/`` module and ``--reb-host=local://``
+   (each outcome holds both verdicts of its observation); after the official
+   stages, unless ``--no-compat-run``, the whole run again with ``--reb-compat``;
 5. the official bundle (``BUNDLES/scripts/<owner>@<name>/benchmark_scripts``,
    from the release) copied into the checkout, with a report of that
    interpreter (``SCIMLOPSBENCH_REPORT``): its ``prepare`` (no network there),
@@ -227,7 +228,7 @@ def official(repo: str, checkout: Path, bundles: Path, python: str) -> dict[str,
 
 
 def one(repo: str, out: Path, packs: Path, bundles: Path, pool: Path | None,
-        deadline: float) -> None:
+        deadline: float, compat_run: bool = True) -> None:
     """Every step for ``repo``, each record appended to ``OUT/repos.jsonl`` as it exists."""
     def emit(record: dict[str, Any]) -> None:
         with locked(out / "repos.lock"), (out / "repos.jsonl").open("a") as sink:
@@ -241,11 +242,13 @@ def one(repo: str, out: Path, packs: Path, bundles: Path, pool: Path | None,
     record["strict"] = ours(repo, checkout, python, compat=False)
     emit({**record, "part": "strict"})
     if time.time() < deadline:
-        record["compat"] = ours(repo, checkout, python, compat=True)
-        emit({"repo": repo, "part": "compat", "compat": record["compat"]})
-    if time.time() < deadline:
         emit({"repo": repo, "part": "official",
               "official": official(repo, checkout, bundles, python)})
+    # Each outcome of the strict run holds the compat verdict of the same observation
+    # (``Outcome.compat``); the ``--reb-compat`` run is the whole compat mode, when time allows.
+    if compat_run and time.time() < deadline:
+        record["compat"] = ours(repo, checkout, python, compat=True)
+        emit({"repo": repo, "part": "compat", "compat": record["compat"]})
     print("==", repo, [(o.get("tier"), o.get("status"), o.get("category"))
                        for o in record["strict"]], "|", how, flush=True)
 
@@ -265,6 +268,9 @@ def main() -> None:
     budget = float(option(args, "--budget-s", "540") or 540)
     pool_arg = option(args, "--wheels", None)
     jobs = int(option(args, "--jobs", "1") or 1)
+    compat_run = "--no-compat-run" not in args
+    if not compat_run:
+        args.remove("--no-compat-run")
     deadline = float(option(args, "--deadline", "0") or 0) or time.time() + budget
     out, packs, bundles, *repos = args
     Path(out).mkdir(parents=True, exist_ok=True)
@@ -272,7 +278,7 @@ def main() -> None:
     ASSETS.mkdir(parents=True, exist_ok=True)
     pool = Path(pool_arg) if pool_arg else None
     if len(repos) == 1:
-        one(repos[0], Path(out), Path(packs), Path(bundles), pool, deadline)
+        one(repos[0], Path(out), Path(packs), Path(bundles), pool, deadline, compat_run)
         return
 
     def child(repo: str) -> None:
@@ -282,7 +288,8 @@ def main() -> None:
                 f.write(json.dumps({"repo": repo, "skipped": "out of this call's time"}) + "\n")
             return
         argv = [sys.executable, __file__, out, packs, bundles, repo, "--deadline",
-                str(deadline), *(["--wheels", str(pool)] if pool else [])]
+                str(deadline), *(["--wheels", str(pool)] if pool else []),
+                *([] if compat_run else ["--no-compat-run"])]
         subprocess.run(argv, check=False)
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as workers:
