@@ -38,6 +38,28 @@ def verdict(row: dict[str, Any], mode: str, tier: str) -> tuple[str, str | None]
     return o["status"], o["category"]
 
 
+def passed(row: dict[str, Any], mode: str, tier: str) -> bool:
+    """The ``mode`` verdict of ``tier``: from the ``--reb-compat`` run where one was made, else
+    the compat verdict the strict run's outcome holds for the same observation."""
+    if mode in row:
+        return verdict(row, mode, tier)[0] == "passed"
+    o = next(o for o in row["strict"] if o.get("tier") == tier)
+    return bool(o[mode])
+
+
+def reached(row: dict[str, Any]) -> str | None:
+    """The checkout file the witness saw a process of the strict C3 run reach (the host's
+    reading, not the run's word): the repository's own code ran on the GPU machine."""
+    for o in row.get("strict", []):
+        if o.get("tier") != "c3":
+            continue
+        for proc in (o.get("evidence", {}).get("witness") or {}).get("processes", []):
+            where = (proc.get("host") or {}).get("reached")
+            if where:
+                return where
+    return None
+
+
 def test_at_least_ten_repositories_ran_c2_and_c3() -> None:
     assert len(RAN) >= 10, RAN
 
@@ -46,7 +68,7 @@ def test_at_least_ten_repositories_ran_c2_and_c3() -> None:
 def test_c2_passed_strict_and_compat(repo: str) -> None:
     row = ROWS[repo]
     assert verdict(row, "strict", "c2") == ("passed", None)
-    assert verdict(row, "compat", "c2") == ("passed", None)
+    assert passed(row, "compat", "c2")
 
 
 @pytest.mark.parametrize("repo", RAN)
@@ -74,8 +96,13 @@ def test_a_c3_pass_replays_through_the_gpu_rule(repo: str) -> None:
 def test_strict_and_compat_c3_agree_on_a_run_that_failed(repo: str) -> None:
     """Every C3 failure here is the run's own (exit 1, a missing asset or package), so
     the official rule fails it too; a strict-only failure would be a GPU-evidence one."""
-    strict, compat = verdict(ROWS[repo], "strict", "c3"), verdict(ROWS[repo], "compat", "c3")
-    assert strict == compat
+    row = ROWS[repo]
+    if verdict(row, "strict", "c3")[0] == "passed":
+        assert passed(row, "compat", "c3")
+    else:
+        assert not passed(row, "compat", "c3")
+    if "compat" in row:
+        assert verdict(row, "strict", "c3") == verdict(row, "compat", "c3")
 
 
 @pytest.mark.parametrize("repo", RAN)
