@@ -167,3 +167,44 @@ def test_the_checkouts_own_code_keeps_its_identity(libs: Path, tmp_path: Path,
     seen = stage(libs, repo, argv, entrypoint="pkg/__main__.py" if how == "-m" else None)
     assert seen.res.returncode == 0, seen.res.stderr
     assert seen.finish is None and seen.attribution is None, (seen.finish, seen.attribution)
+
+
+@pytest.mark.parametrize("source", ["bytes", "text"])
+def test_a_wrapper_outside_the_checkout_that_runs_the_entrypoint_with_runpy_keeps_it(
+        libs: Path, tmp_path: Path, source: str) -> None:
+    """A driver script outside the checkout (a benchmark's shim, a job wrapper) runs the
+    checkout's ``example.py`` with ``runpy.run_path``, which compiles the file's own bytes
+    under its name: that is the checkout's code, not code made under its name."""
+    repo = repo_with(tmp_path, "")
+    (repo / "example.py").write_text(BURST + "print('EXAMPLE_OK', flush=True)\n")
+    wrapper = tmp_path / "driver.py"
+    example = str(repo / "example.py")
+    run = ("import runpy, sys\nsys.path.insert(0, '.')\n"
+           f"runpy.run_path({example!r}, run_name='__main__')\n" if source == "bytes" else
+           "import sys\nsys.path.insert(0, '.')\n"
+           f"text = open({example!r}).read()\n"
+           f"exec(compile(text, {example!r}, 'exec'), {{'__name__': '__main__'}})\n")
+    wrapper.write_text(run)
+    seen = stage(libs, repo, [PY, str(wrapper)], entrypoint="example.py")
+    assert seen.res.returncode == 0 and "EXAMPLE_OK" in seen.res.stdout, seen.res.stderr
+    taints = [t for p in seen.procs.values() for t in p.taints]
+    assert not taints, taints
+    assert seen.finish is None and seen.attribution is None, (seen.finish, seen.attribution)
+
+
+def test_a_wrapper_that_compiles_other_source_under_the_entrypoints_name_is_tainted(
+        libs: Path, tmp_path: Path) -> None:
+    """The same wrapper compiling a burst of its own as ``example.py``: bytes that are not the
+    file's are code made under the checkout's name."""
+    repo = repo_with(tmp_path, "")
+    (repo / "example.py").write_text("print('EXAMPLE_OK', flush=True)\n")
+    wrapper = tmp_path / "driver.py"
+    example = str(repo / "example.py")
+    wrapper.write_text("import sys\nsys.path.insert(0, '.')\n"
+                       f"exec(compile({BURST!r} + open({example!r}).read(), {example!r}, "
+                       "'exec'), {'__name__': '__main__'})\n")
+    seen = stage(libs, repo, [PY, str(wrapper)], entrypoint="example.py")
+    assert seen.res.returncode == 0, seen.res.stderr
+    taints = [t for p in seen.procs.values() for t in p.taints]
+    assert any("code made under the checkout's name by foreign code" in t for t in taints)
+    assert seen.attribution is not None

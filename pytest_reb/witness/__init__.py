@@ -236,6 +236,10 @@ class Expect:
     workers: int = 1  # processes that must reach the entrypoint
     needs_finish: bool = True  # False for servers and stopped runs: the harness ends them
     command: str | None = None  # the host's own ``-c`` command, when the run is one
+    #: the script the run's argv names as its program when the module's entrypoint is another
+    #: file (its shim, a driver that runs the entrypoint with runpy): a process whose main
+    #: program is that file is the run's, as the entrypoint's own would be
+    driver: str | None = None
 
 
 def entries_of(path: str, checkout: str, cwd: str) -> tuple[str, ...]:
@@ -302,7 +306,11 @@ def expect(argv: Sequence[str], *, python: str, entrypoint: str | None, checkout
     needs_finish = not (server or stopped)
     if path is None:
         return Expect((), kind, workers, needs_finish, command)
-    return Expect(entries_of(path, checkout, cwd), kind, workers, needs_finish, command)
+    driver = None
+    if entrypoint and script and not kind.startswith("shell") and \
+            entries_of(script, checkout, cwd)[0] not in entries_of(entrypoint, checkout, cwd):
+        driver = entries_of(script, checkout, cwd)[0]
+    return Expect(entries_of(path, checkout, cwd), kind, workers, needs_finish, command, driver)
 
 
 def _script_after(args: Sequence[str]) -> str | None:
@@ -465,14 +473,20 @@ def runs_the_checkout(exp: Expect, state: observe.State,
     The entrypoint's descendants are its own however they were started (a subprocess, a
     shell, a launcher, a server's workers): what counts is that the process's main program
     is the checkout's code (a checkout file or module), or the host's own ``-c`` command, or
-    multiprocessing's bootstrap started by such a process (a spawn or forkserver worker),
-    or a fork of any of these (it carries its original's state).  A command of the target's
+    the script the run's argv names as its program where the module names another file as
+    the entrypoint (``Expect.driver``: its shim), or multiprocessing's bootstrap started by
+    such a process (a spawn or forkserver worker), or a fork of any of these (it carries its
+    original's state).  A command of the target's
     own, a launcher or a tool runs nobody's code but its own.
     """
     if state.how == observe.HOW_PROGRAM:
         return True  # a program's launches are the checkout's only if it is the checkout's
     if state.main == observe.MAIN_CHECKOUT:
         return True
+    if state.main == observe.MAIN_OTHER and exp.driver is not None:
+        how, _, rest = state.start.partition("\t")
+        if how == "file" and rest.split("\t", 1)[0] == exp.driver:
+            return True  # the run's own named program (the module's shim) runs the entrypoint
     if state.main == observe.MAIN_COMMAND:
         # the interpreter runs the command with a newline added, and the state holds 2047 bytes
         mine = "command\t" + (exp.command or "").replace("\n", " ").replace("\r", " ") + " "

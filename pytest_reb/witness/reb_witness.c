@@ -79,6 +79,8 @@ extern void PyErr_Clear(void) __attribute__((weak));
 extern PyObject *PyObject_GetAttrString(PyObject *, const char *) __attribute__((weak));
 extern void Py_DecRef(PyObject *) __attribute__((weak));
 extern char *PyBytes_AsString(PyObject *) __attribute__((weak));
+extern ssize_t PyBytes_Size(PyObject *) __attribute__((weak));
+extern const char *PyUnicode_AsUTF8AndSize(PyObject *, ssize_t *) __attribute__((weak));
 extern int PyGILState_Check(void) __attribute__((weak));
 extern void *PyLong_AsVoidPtr(PyObject *) __attribute__((weak));
 extern void PyErr_SetString(PyObject *, const char *) __attribute__((weak));

@@ -359,7 +359,8 @@ static void attribution_start(const char *how) {
 }
 
 /* An audit event the attribution reads: a module executed while foreign code ran becomes
- * foreign itself; code made under the checkout's name by foreign code is a taint. */
+ * foreign itself; code made under the checkout's name by foreign code is a taint, unless it is
+ * the file's own bytes compiled (runpy.run_path from a driver outside the checkout). */
 static void attribution_event(const char *event, PyObject *args) {
     const struct where *w;
     if (!profile_on)
@@ -385,7 +386,8 @@ static void attribution_event(const char *event, PyObject *args) {
         file = name ? PyUnicode_AsUTF8(name) : NULL;
         if (!file)
             PyErr_Clear();
-        else if (under(file, root) && w->cls == C_FOREIGN)
+        else if (under(file, root) && w->cls == C_FOREIGN &&
+                 !(!strcmp(event, "compile") && source_is_file(PyTuple_GetItem(args, 0), file)))
             taint("code made under the checkout's name by foreign code", file);
         else if (under(file, root) && w->cls == C_CHECKOUT && !strcmp(event, "code.__new__"))
             made_on_path(PyTuple_GetItem(args, 0));

@@ -108,6 +108,44 @@ static int checkout_file(const char *file, char *out) {
     return snprintf(out, PATH_MAX, "%s/src/%s", root, rel) < PATH_MAX && access(out, F_OK) == 0;
 }
 
+/* Whether ``src``, the source a ``compile()`` was given (bytes or text), is exactly the bytes
+ * of the checkout file ``file`` names: runpy or a driver compiling the file itself, whose code
+ * the comparison at its ``exec`` then admits.  Other source under that name (a burst, an AST)
+ * is not the file's. */
+static int source_is_file(PyObject *src, const char *file) {
+    char path[PATH_MAX], *buf;
+    const char *data = NULL;
+    ssize_t len = -1, got = 0, n;
+    off_t size;
+    int fd, same;
+    if (!src || !checkout_file(file, path))
+        return 0;
+    if (PyBytes_Size && PyBytes_AsString && (len = PyBytes_Size(src)) >= 0)
+        data = PyBytes_AsString(src);
+    else if (PyUnicode_AsUTF8AndSize) {
+        PyErr_Clear();
+        data = PyUnicode_AsUTF8AndSize(src, &len);
+    }
+    if (!data || len < 0 || len > SOURCE_MAX) {
+        PyErr_Clear();
+        return 0;
+    }
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    size = lseek(fd, 0, SEEK_END);
+    if (size != (off_t)len || lseek(fd, 0, SEEK_SET) != 0 || !(buf = malloc((size_t)len + 1))) {
+        close(fd);
+        return 0;
+    }
+    while (got < len && (n = read(fd, buf + got, (size_t)(len - got))) > 0)
+        got += n;
+    close(fd);
+    same = got == len && memcmp(buf, data, (size_t)len) == 0;
+    free(buf);
+    return same;
+}
+
 /* Whether ``code`` (named ``name``) equals what ``path``'s bytes compile to. */
 static int compiles_to(const char *path, const char *name, PyObject *code) {
     PyObject *made, *t, *v, *tb;
