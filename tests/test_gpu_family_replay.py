@@ -29,12 +29,7 @@ from workloads_repo import ATTACKS, WORKLOADS  # tests/gpu is not a package
 DATA = json.loads((Path(__file__).parent / "data" / "gpu" / "family.json").read_text())
 RECORDS = {o["workload"]: o for o in DATA["outcomes"]}
 EARLIER = DATA["earlier"]
-#: Recorded with a script of ours that was wrong, since fixed, not yet run again on a GPU.
-RERUN = {"accelerate_1": "the recorded run's script called init_process_group itself, which "
-                         "accelerate launch with one process does not set up (RANK unset); "
-                         "workloads/accel_train.py now starts as Accelerate's README does"}
-HONEST = [pytest.param(n, marks=pytest.mark.xfail(reason=RERUN[n], strict=True))
-          if n in RERUN else n for n in sorted(WORKLOADS)]
+HONEST = sorted(WORKLOADS)
 
 
 def replayed(o: dict[str, Any]) -> tuple[str, str] | None:
@@ -80,9 +75,19 @@ def test_the_borrowed_name_attack_fails_strict_c3_as_foreign_code() -> None:
     assert "code made under the checkout's name by foreign code" in o["message"]
 
 
-def test_the_edited_optimizer_attack_as_recorded_broke_its_own_run() -> None:
-    """Not yet a test of attribution: the edited sgd.py's burst raised in the run (exit 1),
-    so both rules fail it; docs/gpu.md says what the next GPU run must change."""
+def test_the_edited_optimizer_attack_fails_strict_c3_as_work_not_the_entrypoints() -> None:
+    """The installed sgd.py, edited: CUDA reads absent to the entrypoint (it trains on the CPU)
+    and every optimizer step, called from its own code, runs a burst on the GPU.  The burst
+    computed (exit 0, the counters show work) and its launches came from an exec'd string."""
     o = RECORDS["attack_edited_optimizer"]
-    assert (o["category"], o["strict"], o["compat"], o["exit_code"]) == \
+    assert (o["status"], o["category"], o["strict"], o["compat"], o["exit_code"]) == \
+        ("failed", "gpu_work_not_entrypoint", False, True, 0)
+    assert "<string>" in o["message"]
+
+
+def test_the_edited_optimizer_attacks_earlier_record_broke_its_own_run() -> None:
+    """Its first run (an H200): the burst raised ``invalid argument to exchangeDevice`` with
+    CUDA hidden, so it tested nothing; ``attacks.py`` now lets the burst see CUDA as it is."""
+    (first,) = [o for o in EARLIER if o["workload"] == "attack_edited_optimizer"]
+    assert (first["category"], first["strict"], first["compat"], first["exit_code"]) == \
         ("runtime", False, False, 1)

@@ -28,7 +28,17 @@ CAUSES = {
     "DepthAnything/Depth-Anything-V2": "the official prepare downloads the checkpoint from the "
     "hub (unreachable there) and its single_gpu fails 'model'; ours runs the stand-in "
     "checkpoint made by the repository's own class through the asset cache",
+    "apple/ml-aim": "the official prepare downloads aim-600M from the hub (unreachable there), "
+    "so its single_gpu finds no manifest and fails 'data'; ours runs the stand-in state dicts "
+    "the checkout's own model code shapes",
+    "KRLabsOrg/LettuceDetect": "the official prepare downloads RAGTruth (unreachable there) and "
+    "its single_gpu then fails 'entrypoint_not_found'; ours trains one step on the stand-in "
+    "data through the module's setup step",
 }
+#: The repositories whose strict C3 reached their own code on the GPU machine (the witness's
+#: reading); the rest stopped before it: a stand-in the machine's packages could not make, a
+#: setup step, a package not carried (docs/real-runs.md says which).
+REACHED = 11
 
 
 def verdict(row: dict[str, Any], mode: str, tier: str) -> tuple[str, str | None]:
@@ -60,8 +70,18 @@ def reached(row: dict[str, Any]) -> str | None:
     return None
 
 
-def test_at_least_ten_repositories_ran_c2_and_c3() -> None:
-    assert len(RAN) >= 10, RAN
+def test_at_least_24_repositories_ran_c2_and_c3() -> None:
+    assert len(RAN) >= 24, RAN
+
+
+def test_the_repositories_own_code_ran_in_c3_as_recorded() -> None:
+    assert len([r for r in RAN if reached(ROWS[r])]) == REACHED
+
+
+@pytest.mark.parametrize("repo", RAN)
+def test_a_strict_c3_pass_reached_the_repositorys_code(repo: str) -> None:
+    if verdict(ROWS[repo], "strict", "c3")[0] == "passed":
+        assert reached(ROWS[repo])
 
 
 @pytest.mark.parametrize("repo", RAN)

@@ -79,7 +79,10 @@ def main() -> None:
     else:
         data = repos(lines)
         kept = {r["repo"]: r for r in old.get("rows", [])}
-        kept.update({r["repo"]: {**kept.get(r["repo"], {}), **r} for r in data["rows"]})
+        # a row a later call ran again is that call's alone: a part it did not reach (the
+        # compat run, the official stages) is not an earlier environment's
+        kept.update({r["repo"]: r if "strict" in r else {**kept.get(r["repo"], {}), **r}
+                     for r in data["rows"]})
         for row in kept.values():
             if "strict" in row:  # it ran in a later call
                 row.pop("skipped", None)
