@@ -283,6 +283,7 @@ class Context:
                                            strict=False, compat=None,
                                            findings=list(self.checkout_verdict.findings))
                 else:
+                    self._prepare_bytecode()
                     outcome = probe(self)
                     outcome.started = started  # made after the probe ran; it began here
                     if blocked is not None:  # compat judged it; strict would not have
@@ -304,6 +305,23 @@ class Context:
         if "checkout_verdict" in self.__dict__:
             outcome.integrity = self.checkout_verdict.to_json()
         return outcome
+
+    def _prepare_bytecode(self) -> None:
+        """Have the host begin compiling what the tiers' interpreters will import, before the
+        first of them starts (``Target.prepare_bytecode``; the stages wait for it): the
+        entry scripts the runs name and ``torch``.  An optimisation only: a report that
+        cannot be read is the probe's to tell."""
+        try:
+            python = self.python
+        except TargetError:
+            return
+        if python is None:
+            return
+        runs = (self.repo.cpu, self.repo.single_gpu, self.repo.multi_gpu)
+        scripts = dict.fromkeys(str(PurePosixPath(self.checkout) / run.entrypoint)
+                                for run in runs if run is not None and run.entrypoint
+                                and run.entrypoint.endswith(".py"))
+        self.target.prepare_bytecode(python, list(scripts))
 
     def _infra(self, tier: str, started: float, exc: Exception) -> Outcome:
         outcome = self.outcome(tier, category="infra", strict=False, compat=False,

@@ -354,6 +354,12 @@ class Target:
         outlives a Ctrl-C must not start a container after the run's clean-up)."""
         self.close()
 
+    def prepare_bytecode(self, python: str, scripts: Sequence[str]) -> None:
+        """Begin compiling, on the host, what ``python``'s stages will import (the entry
+        ``scripts``' imports and ``torch``'s), so the first of them reads it instead of
+        compiling it (``precompile``); the stages wait for it.  Nothing where no bytecode
+        is kept per image."""
+
     def stage_bytecode(self, profile: Profile, gpus: Sequence[str]) -> dict[str, str]:
         """The env a stage's commands get for Python's bytecode: a folder the image cannot
         know (``bytecode.PYCACHE_DIR``), so no ``__pycache__`` of the checkout is read, and,
