@@ -340,8 +340,9 @@ class DockerTarget(Target):
         found = bytecode.keep(self, self.bytecode, env, self.devices(profile, gpus),
                               self._not_kept())
         before = precompile.wait(self.bytecode, 0)
-        if found is not None and before is not None:
+        if found is not None and before is not None:  # what the host compiled before it
             found["compiled_before"] = int(before.get("compiled", 0))
+            found["compiled_before_s"] = float(before.get("seconds", 0.0))
         return found
 
     def _not_kept(self) -> list[str]:

@@ -38,6 +38,7 @@ import posixpath
 import subprocess
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future
@@ -367,6 +368,7 @@ def start(target: Any, kept: Path, python: str, scripts: Sequence[str],
 def _prepare(made: Future[dict[str, Any]], target: Any, kept: Path, python: str,
              scripts: Sequence[str], skip: Sequence[str]) -> None:
     result: dict[str, Any] = {}
+    began = time.monotonic()
     try:
         pristine = target.sibling()
         if pristine is not None:
@@ -381,7 +383,7 @@ def _prepare(made: Future[dict[str, Any]], target: Any, kept: Path, python: str,
                 pristine.retire()
     except Exception as exc:  # an optimisation only: the stages compile for themselves
         result = {"error": f"{type(exc).__name__}: {str(exc)[:200]}"}
-    made.set_result(result)
+    made.set_result({**result, "seconds": round(time.monotonic() - began, 3)})
 
 
 def wait(kept: Path | None, timeout: float = WAIT) -> dict[str, Any] | None:
