@@ -178,6 +178,26 @@ def test_the_same_sources_in_another_image_are_linked_not_compiled(tmp_path: Pat
     assert {p: p.stat().st_mtime_ns for p in stamps} == stamps  # none written again
 
 
+@pytest.mark.parametrize(("max_files", "budget", "compiled"), [(3, 60.0, 3), (10_000, 0.0, 0)])
+def test_the_compile_stops_at_its_bounds(tmp_path: Path, max_files: int, budget: float,
+                                         compiled: int) -> None:
+    """A closure that would not end soon (a hostile image's imports) is cut at ``MAX_FILES``
+    or ``BUDGET``: the stages compile the rest for themselves."""
+    view, scripts = _env(tmp_path)
+    kept = tmp_path / "cache" / "image"
+    kept.mkdir(parents=True)
+    closure = precompile.Closure(
+        precompile.Finder(view, precompile.search_path(view, "/usr/bin/python3", scripts)),
+        [], max_files=max_files, budget=budget)
+    closure.add("torch")
+    worker = precompile._Worker(view.root, kept)
+    try:
+        closure.run(worker)
+    finally:
+        worker.close()
+    assert closure.compiled == compiled == len(_kept(kept))
+
+
 def test_nothing_is_compiled_for_another_python_version(tmp_path: Path) -> None:
     other = "3.9" if PY != "3.9" else "3.10"
     view = _tree(tmp_path, {f"usr/lib/python{other}/os.py": "", f"usr/bin/python{other}": ""})

@@ -60,8 +60,10 @@ STARTUP = ("encodings", "encodings.aliases", "encodings.utf_8", "sitecustomize",
 MAX_WORKERS = 4
 #: How long a stage waits for the compile before it starts compiling for itself.
 WAIT = 120.0
-#: Bounds on what one image makes the host read and compile, and on a module's dotted name.
-MAX_FILES = bytecode.MAX_FILES
+#: Bounds on what one image makes the host compile, and for how long (a stage compiles the
+#: rest for itself), and on a module's dotted name.  The demo's closure: 1,048 files, 4 s.
+MAX_FILES = 10_000
+BUDGET = 60.0
 MAX_DEPTH = 32
 EXTENSIONS = tuple(importlib.machinery.EXTENSION_SUFFIXES)
 
@@ -252,8 +254,10 @@ class _Worker:
 class Closure:
     """The module-level import closure of some roots, each file compiled as it is reached."""
 
-    def __init__(self, finder: Finder, skip: Sequence[str], max_files: int = MAX_FILES) -> None:
+    def __init__(self, finder: Finder, skip: Sequence[str], max_files: int = MAX_FILES,
+                 budget: float = BUDGET) -> None:
         self.finder, self.max_files = finder, max_files
+        self.deadline = time.monotonic() + budget
         self.skip = tuple(s.rstrip("/") + "/" for s in skip)
         self._cond = threading.Condition()
         #: (file, module name, is a package, store it) still to be compiled
@@ -292,7 +296,7 @@ class Closure:
             with self._cond:
                 while not self._todo and self._busy:
                     self._cond.wait()
-                if not self._todo:
+                if not self._todo or time.monotonic() > self.deadline:
                     self._cond.notify_all()
                     return
                 file, name, package, keep = self._todo.popleft()
