@@ -3,8 +3,11 @@ interpreters do not compile the whole environment again at every start.
 
 A stage never reads bytecode the image carries (``pyramid/run_integrity``: Python runs a
 ``__pycache__`` file whose header matches its source without reading the source), so
-until now every stage compiled everything it imported, every time: MultiModalMamba's
+without this every stage compiles everything it imports, every time: MultiModalMamba's
 ``example.py`` took 22.9 s that way and 7.8 s with its bytecode at hand, in one container.
+Two ways fill the image's folder: before its first stage, the module-level imports of
+``torch`` and of the entry scripts (``precompile``); after each stage, what it still had
+to compile for itself (``keep``).
 
 What a stage finds instead, and why it is no more than a faster read of the source:
 
