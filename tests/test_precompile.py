@@ -230,7 +230,7 @@ def test_on_the_demo_image_a_first_stage_compiles_next_to_nothing_of_torch(
         aliases = f"/usr/lib/python{PY}/encodings/aliases.py"
         edited = target.exec(["/bin/sh", "-c", f"echo 'FORGED = 1' >> {aliases}"], timeout=60)
         assert edited.exit_code == 0, edited.output
-        target.prepare_bytecode(ENV_PYTHON, [f"{REPO_DIR}/train.py"])
+        target.prepare_bytecode(lambda _fresh: ENV_PYTHON, [f"{REPO_DIR}/train.py"])
         env = target.stage_bytecode("cpu", [])  # waits for the compile
         done = precompile.wait(target.bytecode, 0)
         assert done is not None and done["compiled"] > 900, done

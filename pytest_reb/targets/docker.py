@@ -39,7 +39,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -318,7 +318,8 @@ class DockerTarget(Target):
     def _bytecode_mount(self) -> dict[str, str]:
         return {} if self.bytecode is None else {bytecode.MOUNT: str(self.bytecode)}
 
-    def prepare_bytecode(self, python: str, scripts: Sequence[str]) -> None:
+    def prepare_bytecode(self, python: Callable[[Target], str | None],
+                         scripts: Sequence[str]) -> None:
         if self.bytecode is not None:
             precompile.start(self, self.bytecode, python, scripts, self._not_kept())
 

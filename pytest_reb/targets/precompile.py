@@ -22,7 +22,7 @@ the stage that calls it, and to ``bytecode.keep`` after it.
   beside C0, which leaves most of a core free; each reads, compiles and stores one file at
   a time and answers what it imports, and this process follows those names.
 - **A stage waits for it** (``wait``: at most ``WAIT``) before its first command, only where
-  it was started; whatever fails here leaves a stage to compile for itself, as before.
+  it was started; whatever fails here leaves a stage to compile what it imports itself.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -355,11 +355,13 @@ def _drive(closure: Closure, worker: _Worker) -> None:
         closure.run(worker)
 
 
-def start(target: Any, kept: Path, python: str, scripts: Sequence[str],
-          skip: Sequence[str]) -> None:
-    """Begin compiling, in the background, what ``python``'s stages will import (``ROOTS``,
-    ``STARTUP`` and the ``scripts``' imports) into ``kept``, once per image and process, and
-    only where nothing is kept for the image yet."""
+def start(target: Any, kept: Path, python: Callable[[Any], str | None],
+          scripts: Sequence[str], skip: Sequence[str]) -> None:
+    """Begin compiling, in the background, what the stages' interpreter will import
+    (``ROOTS``, ``STARTUP`` and the ``scripts``' imports) into ``kept``, once per image and
+    process, and only where nothing is kept for the image yet.  ``python(pristine)`` names
+    that interpreter, given the fresh container of the image the sources are read in (where
+    the report can be read too, before anything of the image ran)."""
     with _lock:
         if kept in _runs or bytecode.kept_any(kept):
             return
@@ -369,17 +371,19 @@ def start(target: Any, kept: Path, python: str, scripts: Sequence[str],
                      name="reb-precompile", daemon=True).start()
 
 
-def _prepare(made: Future[dict[str, Any]], target: Any, kept: Path, python: str,
-             scripts: Sequence[str], skip: Sequence[str]) -> None:
+def _prepare(made: Future[dict[str, Any]], target: Any, kept: Path,
+             python: Callable[[Any], str | None], scripts: Sequence[str],
+             skip: Sequence[str]) -> None:
     result: dict[str, Any] = {}
     began = time.monotonic()
     try:
         pristine = target.sibling()
         if pristine is not None:
             try:
-                view = pristine.host_view()
-                path = [] if view is None else search_path(
-                    view, python, scripts, target.own_env("PYTHONPATH") or "")
+                interpreter = python(pristine)
+                view = pristine.host_view() if interpreter else None
+                path = [] if view is None or interpreter is None else search_path(
+                    view, interpreter, scripts, target.own_env("PYTHONPATH") or "")
                 if view is not None and path:
                     result = compile_closure(view, kept, path, [*STARTUP, *ROOTS], scripts,
                                              skip)
