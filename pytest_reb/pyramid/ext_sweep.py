@@ -182,9 +182,8 @@ def run(ctx: Context, *, capabilities: Sequence[str] = (), framework_cuda: str |
     spec = {"checkout": ctx.checkout, "per_module": ctx.target.scaled(PER_MODULE),
             "deadline": ctx.target.scaled(DEADLINE), "jobs": JOBS,
             "loaded": _bounded(loaded or {})}
-    # the kept bytecode (read-only) spares each package's import compiling it
     res = ctx.target.exec([ctx.python, ctx.target.tool(PROBE), json.dumps(spec)],
-                          timeout=TIMEOUT, env=ctx.target.kept_bytecode(), profile="gpu")
+                          timeout=TIMEOUT, profile="gpu")
     obs = parse(res.stdout)
     out = summarise(obs, capabilities=capabilities, framework_cuda=framework_cuda)
     if not out["ran"]:
