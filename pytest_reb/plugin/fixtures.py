@@ -18,7 +18,7 @@ from pytest_reb.plugin.collect import selected
 from pytest_reb.plugin.session import RebSession
 from pytest_reb.plugin.stash import SESSION_KEY
 from pytest_reb.pyramid import lanes
-from pytest_reb.pyramid.context import Context, mount_for
+from pytest_reb.pyramid.context import Context, entry_scripts, interpreter, mount_for
 from pytest_reb.runs.matrix import TargetSpec
 from pytest_reb.spec import Repo, repo_of
 from pytest_reb.targets import Target, TargetError
@@ -140,6 +140,11 @@ def prestart(config: pytest.Config, session: RebSession, items: Sequence[pytest.
         target.prestart(plain=1, background=1 + twin)
     else:
         target.prestart(plain=1 + twin, background=0)
+    # the host's bytecode for the image, begun now rather than at the first tier: its report
+    # is read in the fresh container the sources are read in
+    target.prepare_bytecode(
+        lambda fresh: interpreter(session.options, lambda: session.report(spec, lambda: fresh)),
+        entry_scripts(repo, session.options.repo_dir or repo.repo_dir))
 
 
 def _target_id(item: pytest.Item) -> str | None:

@@ -59,6 +59,25 @@ def mount_for(target: Target, repo: Repo, cache: AssetCache | None, checkout: st
     return attach(target, repo, cache, checkout)
 
 
+def interpreter(options: RebOptions, report: Callable[[], ReportLoad]) -> str | None:
+    """The interpreter every tier runs: ``--reb-python``, else the report's (read only then).
+
+    Compat runs whatever ``python_path`` the report names even when the
+    report fails validation, as the official harness did.
+    """
+    if options.python:
+        return options.python
+    return report().claimed_python if options.compat else report().python
+
+
+def entry_scripts(repo: Repo, checkout: str) -> list[str]:
+    """The Python files the repository's runs name as their entrypoints, in the target."""
+    runs = (repo.cpu, repo.single_gpu, repo.multi_gpu)
+    return list(dict.fromkeys(str(PurePosixPath(checkout) / run.entrypoint) for run in runs
+                              if run is not None and run.entrypoint
+                              and run.entrypoint.endswith(".py")))
+
+
 def tier_probe(tier: str) -> Callable[[Context], Outcome]:
     """The ``probe`` function of a tier, imported on first use."""
     return importlib.import_module(TIER_TESTS[tier][1]).probe  # type: ignore[no-any-return]
@@ -169,14 +188,8 @@ class Context:
 
     @property
     def python(self) -> str | None:
-        """The interpreter every tier runs: ``--reb-python``, else the report's.
-
-        Compat runs whatever ``python_path`` the report names even when the
-        report fails validation, as the official harness did.
-        """
-        if self.options.python:
-            return self.options.python
-        return self.report.claimed_python if self.compat else self.report.python
+        """The interpreter every tier runs (``interpreter``)."""
+        return interpreter(self.options, lambda: self.report)
 
     @property
     def compat(self) -> bool:
@@ -283,6 +296,7 @@ class Context:
                                            strict=False, compat=None,
                                            findings=list(self.checkout_verdict.findings))
                 else:
+                    self._prepare_bytecode()
                     outcome = probe(self)
                     outcome.started = started  # made after the probe ran; it began here
                     if blocked is not None:  # compat judged it; strict would not have
@@ -304,6 +318,13 @@ class Context:
         if "checkout_verdict" in self.__dict__:
             outcome.integrity = self.checkout_verdict.to_json()
         return outcome
+
+    def _prepare_bytecode(self) -> None:
+        """Have the host begin compiling what the tiers' interpreters will import, before the
+        first of them starts (``Target.prepare_bytecode``; the stages wait for it), where the
+        run's start did not already (``fixtures.prestart``)."""
+        self.target.prepare_bytecode(lambda _fresh: self.python,
+                                     entry_scripts(self.repo, self.checkout))
 
     def _infra(self, tier: str, started: float, exc: Exception) -> Outcome:
         outcome = self.outcome(tier, category="infra", strict=False, compat=False,

@@ -354,6 +354,14 @@ class Target:
         outlives a Ctrl-C must not start a container after the run's clean-up)."""
         self.close()
 
+    def prepare_bytecode(self, python: Callable[[Target], str | None],
+                         scripts: Sequence[str]) -> None:
+        """Begin compiling, on the host, what the stages' interpreter will import (the entry
+        ``scripts``' imports and ``torch``'s), so the first of them reads it instead of
+        compiling it (``precompile``); the stages wait for it.  ``python(fresh)`` names the
+        interpreter, given a fresh target of the same image (the report may be read there).
+        Nothing where no bytecode is kept per image."""
+
     def stage_bytecode(self, profile: Profile, gpus: Sequence[str]) -> dict[str, str]:
         """The env a stage's commands get for Python's bytecode: a folder the image cannot
         know (``bytecode.PYCACHE_DIR``), so no ``__pycache__`` of the checkout is read, and,

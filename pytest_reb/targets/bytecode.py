@@ -3,8 +3,11 @@ interpreters do not compile the whole environment again at every start.
 
 A stage never reads bytecode the image carries (``pyramid/run_integrity``: Python runs a
 ``__pycache__`` file whose header matches its source without reading the source), so
-until now every stage compiled everything it imported, every time: MultiModalMamba's
+without this every stage compiles everything it imports, every time: MultiModalMamba's
 ``example.py`` took 22.9 s that way and 7.8 s with its bytecode at hand, in one container.
+Two ways fill the image's folder: before its first stage, the module-level imports of
+``torch`` and of the entry scripts (``precompile``); after each stage, what it still had
+to compile for itself (``keep``).
 
 What a stage finds instead, and why it is no more than a faster read of the source:
 
@@ -45,6 +48,7 @@ import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from types import CodeType
 from typing import Any
 
 from pytest_reb.targets import hostview, imagecache
@@ -127,10 +131,21 @@ def _parse(name: str) -> tuple[str, int] | None:
 
 def pyc(source: bytes, path: str, optimize: int) -> bytes | None:
     """Checked-hash bytecode of ``source`` (PEP 552), or None when it does not compile."""
+    code = compiled(source, path, optimize)
+    return None if code is None else pyc_of(source, code)
+
+
+def compiled(source: bytes, path: str, optimize: int) -> CodeType | None:
+    """``source`` compiled by this Python as an import would (``path`` its file name), or
+    None when it does not compile."""
     try:
-        code = compile(source, path, "exec", dont_inherit=True, optimize=optimize)
+        return compile(source, path, "exec", dont_inherit=True, optimize=optimize)
     except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError):
         return None
+
+
+def pyc_of(source: bytes, code: CodeType) -> bytes:
+    """The checked-hash file (PEP 552) of ``code``, compiled from ``source``."""
     return (MAGIC + CHECKED_HASH.to_bytes(4, "little") + importlib.util.source_hash(source)
             + marshal.dumps(code))
 
@@ -196,33 +211,56 @@ def store(kept: Path, items: Sequence[tuple[str, int, bytes]]) -> int:
     64-bit SipHash with a public key, is never what picks a file across images).  Each
     file is written whole (a reader never sees half).
     """
-    objects = kept.parent / "objects" / str(TAG)
     done = 0
     for source, optimize, text in items:
-        parts = source.split("/")[1:]
-        if not source.startswith("/") or any(p in ("", ".", "..") or "\0" in p for p in parts):
+        if not plain_path(source):
             continue
-        digest = hashlib.sha256(text).hexdigest()
-        obj = objects / digest[:2] / f"{digest}{f'.opt-{optimize}' if optimize else ''}.pyc"
+        obj = object_of(kept, hashlib.sha256(text).hexdigest(), optimize)
         try:
             if not obj.exists():
                 data = pyc(text, source, optimize)
                 if data is None:
                     continue
-                _folders(kept.parent, obj.parent)
-                _whole(obj, lambda tmp, data=data: tmp.write_bytes(data))
-            dest = kept / pyc_name(source, optimize)
-            _folders(kept, dest.parent)
-            _whole(dest, lambda tmp, obj=obj: _link(obj, tmp))
+                write_object(kept, obj, data)
+            link(kept, source, optimize, obj)
             done += 1
         except OSError:
             continue
     return done
 
 
+def plain_path(source: str) -> bool:
+    """Whether ``source`` is an absolute path with no empty, ``.`` or ``..`` part: one that
+    names a kept file inside the image's folder and nowhere else."""
+    return source.startswith("/") and not any(
+        p in ("", ".", "..") or "\0" in p for p in source.split("/")[1:])
+
+
+def object_of(kept: Path, digest: str, optimize: int) -> Path:
+    """Where the compile of the source whose SHA-256 is ``digest`` is stored, for every
+    image (``kept``: one image's folder, beside which the objects lie)."""
+    opt = f".opt-{optimize}" if optimize else ""
+    return kept.parent / "objects" / str(TAG) / digest[:2] / f"{digest}{opt}.pyc"
+
+
+def write_object(kept: Path, obj: Path, data: bytes) -> None:
+    """``obj`` (``object_of``) written whole, its folders made readable."""
+    _folders(kept.parent, obj.parent)
+    _whole(obj, lambda tmp: tmp.write_bytes(data))
+
+
+def link(kept: Path, source: str, optimize: int, obj: Path) -> None:
+    """The kept file of ``source`` in the image's folder ``kept``: a link to ``obj``."""
+    dest = kept / pyc_name(source, optimize)
+    _folders(kept, dest.parent)
+    _whole(dest, lambda tmp: _link(obj, tmp))
+
+
 def _folders(base: Path, folder: Path) -> None:
     """``folder`` and its parents up to ``base`` made, readable by the container's root
     (whatever the umask); those already there are left as they are."""
+    if folder.is_dir():  # most often: one look, not one per level
+        return
     rel = folder.relative_to(base)
     for part in [*reversed(rel.parents[:-1]), rel]:
         made = base / part

@@ -39,7 +39,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -48,7 +48,7 @@ from pytest_reb import witness
 from pytest_reb.evidence.gpu_use import GpuWatch, host_gpus
 from pytest_reb.pids import alive
 from pytest_reb.sizes import size_bytes
-from pytest_reb.targets import bytecode, counters, diskuse, hostview, ourtools
+from pytest_reb.targets import bytecode, counters, diskuse, hostview, ourtools, precompile
 from pytest_reb.targets.archive import archive_file
 from pytest_reb.targets.base import (
     HOST_SLACK,
@@ -318,11 +318,18 @@ class DockerTarget(Target):
     def _bytecode_mount(self) -> dict[str, str]:
         return {} if self.bytecode is None else {bytecode.MOUNT: str(self.bytecode)}
 
+    def prepare_bytecode(self, python: Callable[[Target], str | None],
+                         scripts: Sequence[str]) -> None:
+        if self.bytecode is not None:
+            precompile.start(self, self.bytecode, python, scripts, self._not_kept())
+
     def stage_bytecode(self, profile: Profile, gpus: Sequence[str]) -> dict[str, str]:
+        precompile.wait(self.bytecode)
         made = bytecode.seed(self, profile, gpus) if self.bytecode is not None else None
         return made or super().stage_bytecode(profile, gpus)
 
     def kept_bytecode(self) -> dict[str, str]:
+        precompile.wait(self.bytecode)
         if self.bytecode is None or not bytecode.kept_any(self.bytecode):
             return {}
         return {bytecode.PYCACHE_ENV: bytecode.MOUNT}
@@ -331,9 +338,18 @@ class DockerTarget(Target):
                       gpus: Sequence[str]) -> dict[str, int] | None:
         if self.bytecode is None:
             return None
-        skip = [ourtools.TOOLS_MOUNT, "/opt/reb", *self.mounted(), *self.tmpfs,
+        found = bytecode.keep(self, self.bytecode, env, self.devices(profile, gpus),
+                              self._not_kept())
+        before = precompile.wait(self.bytecode, 0)
+        if found is not None and before is not None:  # what the host compiled before it
+            found["compiled_before"] = int(before.get("compiled", 0))
+            found["compiled_before_s"] = float(before.get("seconds", 0.0))
+        return found
+
+    def _not_kept(self) -> list[str]:
+        """Where no source is compiled and kept: our mounts and the container's own."""
+        return [ourtools.TOOLS_MOUNT, "/opt/reb", *self.mounted(), *self.tmpfs,
                 bytecode.PYCACHE_DIR, "/proc", "/sys", "/dev"]
-        return bytecode.keep(self, self.bytecode, env, self.devices(profile, gpus), skip)
 
     def own_env(self, name: str) -> str | None:
         return self._image_env.get(name)
