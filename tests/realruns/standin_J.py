@@ -323,14 +323,23 @@ def ml_aim_assets(image: str, cache: Path) -> None:
     """ml-aim's C3 assets: the aim-600M attentive-probe checkpoints (random, the repository's
     shapes, about 2.7 GB made where the stage runs) and the one-image ImageFolder's JPEG, in
     place of the hub files and the URL image the GPU machine cannot fetch."""
-    repo = _repo("apple__ml_aim")
+    _image_and_model(image, cache, "apple__ml_aim",
+                     ("imagefolder_1img", "dog.jpg", 256, AIM_IMAGE_ORIGIN),
+                     ("aim-600M_attnprobe", AIM_MODEL, "aim-600M-last", AIM_ORIGIN))
+
+
+def _image_and_model(image: str, cache: Path, slug: str, jpeg: tuple[str, str, int, str],
+                     model: tuple[str, str, str, str]) -> None:
+    """A synthetic JPEG asset (asset, file name, side, origin) and a folder a script of the
+    environment makes (asset, script, folder, origin), both ingested for ``slug``'s module."""
+    repo = _repo(slug)
     store = AssetCache(cache)
     with _scratch() as scratch:
-        jpeg = _jpeg(image, scratch, "dog.jpg", 256)
-        store.ingest(repo, "imagefolder_1img", jpeg, origin=AIM_IMAGE_ORIGIN)
-        run_script(image, AIM_MODEL, scratch, "/out/aim-600M-last")
-        store.ingest(repo, "aim-600M_attnprobe", Path(scratch) / "aim-600M-last",
-                     origin=AIM_ORIGIN)
+        asset, name, side, origin = jpeg
+        store.ingest(repo, asset, _jpeg(image, scratch, name, side), origin=origin)
+        asset, script, folder, origin = model
+        run_script(image, script, scratch, f"/out/{folder}")
+        store.ingest(repo, asset, Path(scratch) / folder, origin=origin)
 
 
 # --------------------------------------------------------------------------- MultiModalMamba
@@ -365,12 +374,7 @@ def multimodal_mamba_assets(image: str, cache: Path) -> None:
     """MultiModalMamba's two recorded assets, which example.py never reads: a synthetic JPEG
     for ``lena`` and a random ViT at tiny-random-vit's sizes, in place of the URL image and
     the hub model the GPU machine cannot fetch."""
-    repo = _repo("kyegomez__MultiModalMamba")
-    store = AssetCache(cache)
-    with _scratch() as scratch:
-        jpeg = _jpeg(image, scratch, "lena.jpg", 512)
-        store.ingest(repo, "lena", jpeg, origin=LENA_ORIGIN)
-        run_script(image, TINY_VIT, scratch, "/out/tiny-random-vit")
-        store.ingest(repo, "tiny-random-vit", Path(scratch) / "tiny-random-vit",
-                     origin=TINY_VIT_ORIGIN)
+    _image_and_model(image, cache, "kyegomez__MultiModalMamba",
+                     ("lena", "lena.jpg", 512, LENA_ORIGIN),
+                     ("tiny-random-vit", TINY_VIT, "tiny-random-vit", TINY_VIT_ORIGIN))
 
