@@ -112,9 +112,11 @@ def stage(tmp_path: Path, launch: str, hooks: str | None = None,
     seen = StageWitness.for_target(target, str(repo), "c3")
     argv = [sys.executable, "launch.py"]
     env, record = seen.env(Run(argv=argv), argv, sys.executable, str(repo), env)
-    res = target.exec(argv, timeout=300, env=env, cwd=str(repo))
+    # the GPU profile and its lease, as a C3 stage runs: the default (CPU) profile hides
+    # every GPU from the command, and then nothing launches
+    res = target.exec(argv, timeout=300, env=env, cwd=str(repo), profile="gpu", gpus=["0"])
     assert res.exit_code == 0, res.stderr
-    seen.collect(record, [])
+    seen.collect(record, ["0"])
     return seen
 
 
