@@ -166,7 +166,12 @@ def _standins(row: Any, checkout: Path) -> str:
     try:
         getattr(module, function)("local", ASSETS)
     except Exception as exc:  # a stand-in the machine cannot make: the stage says what lacks
-        return f"{row.standin}: {type(exc).__name__}: {str(exc)[:300]}"
+        said = getattr(exc, "stderr", None) or getattr(exc, "output", None) or ""
+        if isinstance(said, bytes):
+            said = said.decode("utf-8", "replace")
+        tail = " | ".join(line for line in str(said).strip().splitlines()[-3:])
+        return f"{row.standin}: {type(exc).__name__}: {str(exc)[:200]}" + (
+            f" ... {tail[-400:]}" if tail else "")
     return row.standin
 
 
