@@ -251,9 +251,20 @@ def self_launching(argv: Sequence[str], *, launcher: Launcher = "lightning", npr
     return Run(list(argv), launcher=launcher, nproc=nproc, min_gpus=nproc, **kw)
 
 
+#: The host's own ``-c`` command that runs a pytest node in the interpreter it starts.  The
+#: witness takes a host command as the run's own program (``python -m pytest`` is pytest's),
+#: its normal end as the finish (pytest's ``__main__`` ends with ``SystemExit``, code not the
+#: checkout's), and ``--assert=plain`` keeps the test module the import system's own load of
+#: its file (assertion rewriting compiles a changed AST under the file's name: not its code).
+PYTEST_NODE = ("import sys, pytest\ncode = pytest.main(sys.argv[1:])\n"
+               "if code:\n    raise SystemExit(int(code))\n")
+
+
 def pytest_node(node: str, *args: str, **kw: Any) -> Run:
-    """A pytest node of the repository that must pass (exit 0; 5 = nothing collected fails)."""
-    return Run(["{python}", "-m", "pytest", "-q", node, *args], launcher="pytest", **kw)
+    """A pytest node of the repository that must pass (exit 0; 5 = nothing collected fails),
+    run as pytest's own command line would, without writing a cache into the checkout."""
+    return Run(["{python}", "-c", PYTEST_NODE, "-q", "-p", "no:cacheprovider",
+                "--assert=plain", node, *args], launcher="pytest", **kw)
 
 
 # --------------------------------------------------------------------------- assets

@@ -58,6 +58,9 @@ repo = Repo(
                 "SCIMLOPSBENCH_DATASET_PATH"
             ),
         ),
+        # Ours: the hub cache under HF_HOME only, which is where the test's
+        # AutoTokenizer.from_pretrained('google-bert/bert-base-uncased') looks (offline, by hub
+        # id); no stage reads the folder the official prepare also linked.
         hf_asset(
             "bert-base-uncased-tokenizer", "google-bert/bert-base-uncased",
             kind="tokenizer",
@@ -70,10 +73,7 @@ repo = Repo(
             note=(
                 "allow-pattern snapshot into the HF cache {assets}/cache/hf_home, linked at "
                 "{assets}/model/google-bert__bert-base-uncased__tokenizer; prepare pip-installs "
-                "huggingface_hub/transformers into the report python if they are missing. Ours: "
-                "the hub cache under HF_HOME only, which is where the test's "
-                "AutoTokenizer.from_pretrained('google-bert/bert-base-uncased') looks (offline, "
-                "by hub id); no stage reads the linked folder"
+                "huggingface_hub/transformers into the report python if they are missing"
             ),
         ),
     ],
@@ -111,7 +111,9 @@ repo = Repo(
             "Collection failure or no matching node gives exit 16. Triton JIT-compiles kernels on "
             "first run. Ours: the setup step shims/first_bert_node.py does the collection (exit 16 "
             "fails the stage before its run) and writes the node id to {out}/bert_node; the run is "
-            "'{python} -m pytest -q <that node>'. The official pytest pip-install pre-flight is "
+            "that node through pytest.main in the host's own '-c' command (spec.pytest_node: "
+            "-q, no cache in the checkout, plain asserts, so the witness reads the test module "
+            "as the checkout's code). The official pytest pip-install pre-flight is "
             "not reproduced: we never change the environment under test, so a missing pytest "
             "fails the stage."
         ),

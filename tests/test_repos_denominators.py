@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from pytest_reb.spec import Repo, Run
+from pytest_reb.spec import PYTEST_NODE, Repo, Run
 
 ROOT = Path(__file__).resolve().parents[1]
 REPOS_DIR = ROOT / "repos"
@@ -155,7 +155,12 @@ def test_stage_command(fact: dict[str, Any], stage: str) -> None:
     run = getattr(repo_of(fact), stage)
     assert isinstance(run, Run)
     tokens = tokens_of(fact)
-    assert list(run.argv) == spelled(want["argv"], tokens)
+    official = spelled(want["argv"], tokens)
+    if run.launcher == "pytest":  # spec.pytest_node: the same node through the host's -c command
+        assert official[1:4] == ["-m", "pytest", "-q"]
+        official = [official[0], "-c", PYTEST_NODE, "-q", "-p", "no:cacheprovider",
+                    "--assert=plain", *official[4:]]
+    assert list(run.argv) == official
     assert run.cwd == want["cwd"]
     assert dict(run.env) == expected_env(want, tokens)
     assert run.timeout == want["timeout_s"]
@@ -207,7 +212,7 @@ def test_success_rule(fact: dict[str, Any], stage: str) -> None:
     elif rule == "pytest node passes":
         assert special == plain
         assert run.launcher == "pytest"
-        assert list(run.argv[:3]) == ["{python}", "-m", "pytest"]
+        assert list(run.argv[:3]) == ["{python}", "-c", PYTEST_NODE]
     elif rule == "all procs exit0":
         assert special == {**plain, "together": 1}
         other = run.together[0]

@@ -208,3 +208,19 @@ def test_a_wrapper_that_compiles_other_source_under_the_entrypoints_name_is_tain
     taints = [t for p in seen.procs.values() for t in p.taints]
     assert any("code made under the checkout's name by foreign code" in t for t in taints)
     assert seen.attribution is not None
+
+
+def test_a_pytest_node_of_the_checkout_keeps_its_identity(libs: Path, tmp_path: Path) -> None:
+    """``spec.pytest_node``'s command: the test module is the checkout's code, the command is
+    the host's own, and pytest's clean end is the run's finish."""
+    from pytest_reb.spec import pytest_node
+
+    repo = repo_with(tmp_path, "")
+    (repo / "test_gpu.py").write_text("import standin_gpu\n\n\ndef test_launch():\n"
+                                      "    for _ in range(20):\n        standin_gpu.launch()\n")
+    argv = [PY if a == "{python}" else a for a in pytest_node("test_gpu.py::test_launch").argv]
+    seen = stage(libs, repo, argv, entrypoint="test_gpu.py")
+    assert seen.res.returncode == 0, seen.res.stdout + seen.res.stderr
+    assert not [t for p in seen.procs.values() for t in p.taints]
+    assert seen.finish is None and seen.attribution is None, (seen.finish, seen.attribution)
+    assert not (repo / ".pytest_cache").exists()

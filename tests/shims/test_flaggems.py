@@ -11,6 +11,8 @@ import pytest
 from support.repomodules import module
 from support.shims import Tree, run
 
+from pytest_reb.spec import PYTEST_NODE
+
 GEMS = "test_flagos_ai__FlagGems"
 
 
@@ -50,7 +52,8 @@ def test_flaggems_first_node_then_only_that_node(tmp_path: Path) -> None:
     assert node == "examples/model_bert_test.py::test_accuracy_bert[float16-How are you today?]"
 
     argv = tree.argv(stage.argv)
-    assert argv == [sys.executable, "-m", "pytest", "-q", node]
+    assert argv == [sys.executable, "-c", PYTEST_NODE, "-q", "-p", "no:cacheprovider",
+                    "--assert=plain", node]
     res = run([*argv, "-s"], tree["repo"], **QUIET_PYTEST)
     assert res.returncode == 0, res.stdout
     assert res.stdout.count("RAN ") == 1 and "RAN How are you today? float16" in res.stdout
