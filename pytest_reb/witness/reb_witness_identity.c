@@ -108,6 +108,33 @@ static int checkout_file(const char *file, char *out) {
     return snprintf(out, PATH_MAX, "%s/src/%s", root, rel) < PATH_MAX && access(out, F_OK) == 0;
 }
 
+/* ``path``'s whole contents (at most SOURCE_MAX bytes), NUL-terminated, its length in
+ * ``len``; NULL when it cannot be read whole.  The caller frees it. */
+static char *read_whole(const char *path, ssize_t *len) {
+    char *buf;
+    ssize_t got = 0, n;
+    off_t size;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    size = lseek(fd, 0, SEEK_END);
+    if (size < 0 || size > SOURCE_MAX || lseek(fd, 0, SEEK_SET) != 0 ||
+        !(buf = malloc((size_t)size + 1))) {
+        close(fd);
+        return NULL;
+    }
+    while (got < size && (n = read(fd, buf + got, (size_t)(size - got))) > 0)
+        got += n;
+    close(fd);
+    if (got != size) {
+        free(buf);
+        return NULL;
+    }
+    buf[got] = 0;
+    *len = got;
+    return buf;
+}
+
 /* Whether ``src``, the source a ``compile()`` was given (bytes or text), is exactly the bytes
  * of the checkout file ``file`` names: runpy or a driver compiling the file itself, whose code
  * the comparison at its ``exec`` then admits.  Other source under that name (a burst, an AST)
@@ -115,9 +142,8 @@ static int checkout_file(const char *file, char *out) {
 static int source_is_file(PyObject *src, const char *file) {
     char path[PATH_MAX], *buf;
     const char *data = NULL;
-    ssize_t len = -1, got = 0, n;
-    off_t size;
-    int fd, same;
+    ssize_t len = -1, got = 0;
+    int same;
     if (!src || !checkout_file(file, path))
         return 0;
     if (PyBytes_Size && PyBytes_AsString && (len = PyBytes_Size(src)) >= 0)
@@ -126,21 +152,12 @@ static int source_is_file(PyObject *src, const char *file) {
         PyErr_Clear();
         data = PyUnicode_AsUTF8AndSize(src, &len);
     }
-    if (!data || len < 0 || len > SOURCE_MAX) {
+    if (!data || len < 0) {
         PyErr_Clear();
         return 0;
     }
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (!(buf = read_whole(path, &got)))
         return 0;
-    size = lseek(fd, 0, SEEK_END);
-    if (size != (off_t)len || lseek(fd, 0, SEEK_SET) != 0 || !(buf = malloc((size_t)len + 1))) {
-        close(fd);
-        return 0;
-    }
-    while (got < len && (n = read(fd, buf + got, (size_t)(len - got))) > 0)
-        got += n;
-    close(fd);
     same = got == len && memcmp(buf, data, (size_t)len) == 0;
     free(buf);
     return same;
@@ -149,23 +166,12 @@ static int source_is_file(PyObject *src, const char *file) {
 /* Whether ``code`` (named ``name``) equals what ``path``'s bytes compile to. */
 static int compiles_to(const char *path, const char *name, PyObject *code) {
     PyObject *made, *t, *v, *tb;
-    char *buf;
-    ssize_t got = 0, n;
-    off_t size;
-    int fd = open(path, O_RDONLY | O_CLOEXEC), same = 0;
-    if (fd < 0)
+    ssize_t got = 0;
+    char *buf = read_whole(path, &got);
+    int same = 0;
+    if (!buf)
         return 0;
-    size = lseek(fd, 0, SEEK_END);
-    if (size < 0 || size > SOURCE_MAX || lseek(fd, 0, SEEK_SET) != 0 ||
-        !(buf = malloc((size_t)size + 1))) {
-        close(fd);
-        return 0;
-    }
-    while (got < size && (n = read(fd, buf + got, (size_t)(size - got))) > 0)
-        got += n;
-    close(fd);
-    buf[got] = 0;
-    if (got != size || memchr(buf, 0, (size_t)got)) {
+    if (memchr(buf, 0, (size_t)got)) {
         free(buf);
         return 0;
     }

@@ -99,11 +99,13 @@ def expect(argv: Sequence[str], *, python: str, entrypoint: str | None, checkout
     needs_finish = not (server or stopped)
     if path is None:
         return Expect((), kind, workers, needs_finish, command)
-    driver = None
-    if entrypoint and script and not kind.startswith("shell") and \
-            entries_of(script, checkout, cwd)[0] not in entries_of(entrypoint, checkout, cwd):
+    entries = entries_of(path, checkout, cwd)
+    driver = None  # the script the argv runs, when the module names another file as entrypoint
+    if entrypoint and script and not kind.startswith("shell"):
         driver = entries_of(script, checkout, cwd)[0]
-    return Expect(entries_of(path, checkout, cwd), kind, workers, needs_finish, command, driver)
+        if driver in entries:
+            driver = None
+    return Expect(entries, kind, workers, needs_finish, command, driver)
 
 
 def _script_after(args: Sequence[str]) -> str | None:
