@@ -35,23 +35,25 @@ stand-in step said) is appended to ``OUT/repos.jsonl`` as soon as it exists.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import importlib
 import json
 import os
 import shutil
+import site
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+
+from filelock import FileLock
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
+import docker_local  # noqa: E402
 import gpu_pack  # noqa: E402
 from official import stage_verdict  # noqa: E402
 from table import find  # noqa: E402
@@ -90,16 +92,10 @@ def docker_on_path() -> None:
     os.environ["REB_LOCAL_PYTHON"] = sys.executable
 
 
-@contextlib.contextmanager
-def locked(path: Path) -> Iterator[None]:
-    """An exclusive ``flock`` on ``path`` for the block."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+def append(out: Path, record: dict[str, Any]) -> None:
+    """``record`` as one line of ``OUT/repos.jsonl``, under a lock: jobs write it side by side."""
+    with FileLock(str(out / "repos.lock")), (out / "repos.jsonl").open("a") as sink:
+        sink.write(json.dumps(record) + "\n")
 
 
 def environment(repo: str, checkout: Path, pool: Path | None) -> tuple[str, str]:
@@ -114,8 +110,6 @@ def environment(repo: str, checkout: Path, pool: Path | None) -> tuple[str, str]
     site_dir = Path(subprocess.run([str(python), "-c", "import sysconfig;"
                                     "print(sysconfig.get_paths()['purelib'])"],
                                    capture_output=True, text=True, check=True).stdout.strip())
-    import site
-
     (site_dir / "reb_machine_site.pth").write_text(
         "".join(f"{d}\n" for d in site.getsitepackages()))
     pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q",
@@ -151,16 +145,12 @@ def standins(repo: str, checkout: Path, python: str) -> str:
     if not row.standin:
         return "none"
     os.environ["REB_LOCAL_PYTHON"] = python
-    with locked(STANDIN_LOCK):
+    with FileLock(str(STANDIN_LOCK)):
         return _standins(row, checkout)
 
 
 def _standins(row: Any, checkout: Path) -> str:
-    link = Path("/data/project/repo")
-    if link.is_symlink():
-        link.unlink()
-    link.parent.mkdir(parents=True, exist_ok=True)
-    link.symlink_to(checkout)
+    docker_local.link(str(checkout), "/data/project/repo")
     module_name, _, function = row.standin.rpartition(":")
     module = importlib.import_module(module_name or "standin")
     try:
@@ -236,8 +226,7 @@ def one(repo: str, out: Path, packs: Path, bundles: Path, pool: Path | None,
         deadline: float, compat_run: bool = True) -> None:
     """Every step for ``repo``, each record appended to ``OUT/repos.jsonl`` as it exists."""
     def emit(record: dict[str, Any]) -> None:
-        with locked(out / "repos.lock"), (out / "repos.jsonl").open("a") as sink:
-            sink.write(json.dumps(record) + "\n")
+        append(out, record)
 
     slug = repo.replace("/", "+")
     checkout = gpu_pack.unpack(packs / f"{slug}.pack", WORK / slug / "repo")
@@ -289,8 +278,7 @@ def main() -> None:
     def child(repo: str) -> None:
         """``repo`` in a process of its own (the stand-ins' environment is per process)."""
         if time.time() > deadline:
-            with locked(Path(out) / "repos.lock"), (Path(out) / "repos.jsonl").open("a") as f:
-                f.write(json.dumps({"repo": repo, "skipped": "out of this call's time"}) + "\n")
+            append(Path(out), {"repo": repo, "skipped": "out of this call's time"})
             return
         argv = [sys.executable, __file__, out, packs, bundles, repo, "--deadline",
                 str(deadline), *(["--wheels", str(pool)] if pool else []),
