@@ -20,7 +20,9 @@ export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISA
 trust=""
 for f in $(find /opt /usr -name '_sandboxing_egress_ca.pth' 2>/dev/null); do
     trust="$trust --reb-trust-hook $(sha256sum "$f" | cut -d' ' -f1)"; done
-export PYTEST_ADDOPTS="$trust"
+# pytest-reb's runs get it as options of their own (gpu_repos.py: REB_GPU_PYTEST_ARGS), not as
+# PYTEST_ADDOPTS, which a repository's own pytest (a stage's test node) would also read.
+export REB_GPU_PYTEST_ARGS="$trust"
 nvidia-smi -L
 # The honest family, the launcher tests and the repositories run side by side: every GPU
 # stage (pytest-reb's, the official bundle's, the launcher tests' under the same lock
@@ -31,7 +33,8 @@ mkdir -p "$(dirname "$lease")"
 if [ "${FAMILY:-1}" = 1 ]; then
     honest=$(python3 -c 'import sys; sys.path.insert(0, "tests/gpu")
 from workloads_repo import WORKLOADS; print(" ".join(WORKLOADS))')
-    ( timeout "${FAMILY_S:-290}" python3 tests/gpu/run_family.py "$out/fam" ${FAMILY_NAMES:-$honest} \
+    ( export PYTEST_ADDOPTS="$trust"
+      timeout "${FAMILY_S:-290}" python3 tests/gpu/run_family.py "$out/fam" ${FAMILY_NAMES:-$honest} \
         --budget-s "$(( ${FAMILY_S:-290} - 40 ))" > "$out/family.log" 2>&1
       timeout "${LAUNCHERS_S:-150}" python3 -c 'import filelock, subprocess, sys
 with filelock.FileLock(sys.argv[1]): sys.exit(subprocess.call(sys.argv[2:]))' \
@@ -39,7 +42,8 @@ with filelock.FileLock(sys.argv[1]): sys.exit(subprocess.call(sys.argv[2:]))' \
         tests/test_witness_gpu_launchers.py > "$out/launchers.log" 2>&1 ) &
 fi
 if [ -n "${REPOS_FILE:-}" ]; then
-    timeout "${REPOS_S:-380}" python3 tests/realruns/gpu_repos.py "$out/rep" "${PACKS:?}" \
+    # No network here: the hub libraries read their caches (the stand-ins') without asking.
+    HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 timeout "${REPOS_S:-380}" python3 tests/realruns/gpu_repos.py "$out/rep" "${PACKS:?}" \
         "${BUNDLES:?}" $(cat "$REPOS_FILE") ${POOL:+--wheels "$POOL"} --jobs "${JOBS:-1}" \
         $([ "${COMPAT_RUN:-1}" = 1 ] || echo --no-compat-run) \
         --budget-s "$(( ${REPOS_S:-380} - 90 ))" > "$out/repos.log" 2>&1
@@ -47,7 +51,7 @@ if [ -n "${REPOS_FILE:-}" ]; then
 fi
 wait
 [ "${FAMILY:-1}" = 1 ] || exit 0
-[ -n "${FAMILY_NAMES:-}" ] || timeout "${ATTACKS_S:-90}" python3 tests/gpu/run_family.py \
+[ -n "${FAMILY_NAMES:-}" ] || PYTEST_ADDOPTS="$trust" timeout "${ATTACKS_S:-90}" python3 tests/gpu/run_family.py \
     "$out/fam" attack_borrowed_name attack_edited_optimizer >> "$out/family.log" 2>&1
 grep '^==' "$out/family.log"
 grep -E '^(PASSED|FAILED|ERROR)|passed|failed' "$out/launchers.log" | tail -12

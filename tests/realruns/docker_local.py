@@ -8,7 +8,8 @@ repository's own code under the image's interpreter, through ``docker run``.
 On the GPU machine the environment under test *is* the machine's ``python3``,
 so this runs the same command there: each mount becomes a symbolic link at its
 target path (``/out``, the scratch folder; ``/data/project/repo``, the
-checkout, linked by ``gpu_repos.py``), the image's venv interpreter is
+checkout, linked by ``gpu_repos.py``, and the working folder unless ``-w`` names one, as
+the images' WORKDIR), the image's venv interpreter is
 ``REB_LOCAL_PYTHON``, and ``--network`` and ``--user`` are moot (no network
 there; one user).  Installed as ``docker`` on ``PATH`` by ``gpu_repos.py``.
 """
@@ -21,6 +22,8 @@ from pathlib import Path
 
 #: The venv interpreter the real-run images have (``standin.PYTHON``).
 IMAGE_PYTHON = "/opt/envs/research/bin/python"
+#: The real-run images' WORKDIR (``build.py``), where a command without ``-w`` starts.
+IMAGE_WORKDIR = "/data/project/repo"
 WITH_VALUE = {"--network", "--user", "-v", "-e", "-w", "--entrypoint", "--name"}
 
 
@@ -39,7 +42,7 @@ def main(args: list[str]) -> None:
     if not args or args[0] != "run":
         raise SystemExit(__doc__)
     args = args[1:]
-    env, cwd, program = dict(os.environ), None, None
+    env, cwd, program = dict(os.environ), IMAGE_WORKDIR, None
     while args and args[0].startswith("-"):
         flag = args.pop(0)
         value = args.pop(0) if flag in WITH_VALUE else None
@@ -58,7 +61,7 @@ def main(args: list[str]) -> None:
         argv = [program, *argv]
     python = os.environ.get("REB_LOCAL_PYTHON", sys.executable)
     argv = [python if a == IMAGE_PYTHON else a for a in argv]
-    if cwd:
+    if Path(cwd).is_dir():
         os.chdir(cwd)
     os.execvpe(argv[0], argv, env)
 

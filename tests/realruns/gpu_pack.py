@@ -1,6 +1,8 @@
 """The pinned trees of the real repositories, carried to the GPU machine as git packs.
 
-    python tests/realruns/gpu_pack.py pack DEST OWNER/NAME ...   (here: from the fetch mirror)
+    python tests/realruns/gpu_pack.py pack DEST OWNER/NAME ... [--max-blob BYTES] [--keep PATH]
+                                                                (here: from the fetch mirror)
+    python tests/realruns/gpu_pack.py pack-at DEST OWNER/NAME COMMIT  (a stand-in's sources)
     python tests/realruns/gpu_pack.py unpack PACK DEST          (there: a checkout at the pin)
 
 A pack holds the pinned commit and every tree and blob of it, not its history,
@@ -83,11 +85,24 @@ if __name__ == "__main__":
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         from standin import ROOT, load_repo
 
+        # --max-blob and --keep: a folder of many big blobs of which the stage reads one
+        # (Kokoro-FastAPI's voices: --max-blob 131072 --keep api/src/voices/v1_0/af_heart.pt)
+        limit, extra = 1 << 19, []
+        while "--max-blob" in rest or "--keep" in rest:
+            flag = next(f for f in ("--max-blob", "--keep") if f in rest)
+            at = rest.index(flag)
+            if flag == "--max-blob":
+                limit = int(rest[at + 1])
+            else:
+                extra.append(rest[at + 1])
+            del rest[at:at + 2]
         for repo in rest[1:]:
             mod = next(ROOT.glob(f"repos/test_{repo.replace('/', '__').replace('-', '_')}.py"))
             spec = load_repo(mod)
             keep = tuple(a.path for a in spec.assets or () if a.source == "repo" and a.path)
-            print(pack(Path(rest[0]), repo, spec.commit, keep))
+            print(pack(Path(rest[0]), repo, spec.commit, (*keep, *extra), limit))
+    elif what == "pack-at":
+        print(pack(Path(rest[0]), rest[1], rest[2]))
     elif what == "unpack":
         print(unpack(Path(rest[0]), Path(rest[1])))
     else:

@@ -16,7 +16,9 @@ repositories at a time, each in a process of its own):
    it, this machine's ``python3``;
 3. its row's stand-in assets (``table.py``'s ``standin``), made by the
    repository's own code under that interpreter (``docker_local.py`` stands in
-   for ``docker run``), into one asset cache, one repository at a time;
+   for ``docker run``; files a stand-in reads from another repository at a
+   commit come from the packs of ``PACKS/mirror``), into one asset cache, one
+   repository at a time;
 4. pytest-reb C2 and C3 through its ``repos/`` module and ``--reb-host=local://``
    (each outcome holds both verdicts of its observation); after the official
    stages, unless ``--no-compat-run``, the whole run again with ``--reb-compat``;
@@ -28,8 +30,8 @@ repositories at a time, each in a process of its own):
    stages do, so no two GPU stages of parallel jobs overlap and each stage's
    GPU activity is its own.
 
-Each record (outcomes without output tails, the official verdicts, what the
-stand-in step said) is appended to ``OUT/repos.jsonl`` as soon as it exists.
+Each record (outcomes, a failure's with the last of its output tails, the official
+verdicts, what the stand-in step said) is appended to ``OUT/repos.jsonl`` as soon as it exists.
 """
 
 from __future__ import annotations
@@ -68,6 +70,12 @@ OFFICIAL_STAGES = {"prepare": (["bash", "benchmark_scripts/prepare_assets.sh"], 
                                   300)}
 #: The stage time limits scaled down so one hang costs at most this share of a call.
 TIMEOUT_SCALE = "0.3"
+#: How much of a failed outcome's output tails the record keeps.
+TAIL_CHARS = 1500
+#: pytest-reb's own options for every run here (``--reb-trust-hook`` for the machine's hooks):
+#: not ``PYTEST_ADDOPTS``, which every pytest the stages start (a repository's own test
+#: nodes, an official stage's) would read as unknown options.
+PYTEST_ARGS = "REB_GPU_PYTEST_ARGS"
 
 
 def module_of(repo: str) -> Path:
@@ -90,6 +98,17 @@ def docker_on_path() -> None:
     shim.chmod(0o755)
     os.environ["PATH"] = f"{bindir}:{os.environ['PATH']}"
     os.environ["REB_LOCAL_PYTHON"] = sys.executable
+
+
+def mirrors(folder: Path) -> None:
+    """The packs of ``folder`` (``gpu_pack.py pack``, repositories a stand-in reads files of
+    at a commit) unpacked under ``WORK/mirror``, the stand-ins' ``REB_MIRROR``."""
+    home = WORK / "mirror"
+    for pack_file in sorted(folder.glob("*.pack")):
+        dest = home / pack_file.stem / "repo"
+        if not (dest / ".git").is_dir():
+            gpu_pack.unpack(pack_file, dest)
+    os.environ["REB_MIRROR"] = str(home)
 
 
 def append(out: Path, record: dict[str, Any]) -> None:
@@ -172,7 +191,8 @@ def ours(repo: str, checkout: Path, python: str, compat: bool) -> list[dict[str,
             "--rootdir", str(ROOT), "--reb-host=local://", "--reb-python", python,
             "--reb-repo-dir", str(checkout), "--reb-assets", str(ASSETS),
             "--reb-outdir", str(outdir), f"--reb-timeout-scale={TIMEOUT_SCALE}",
-            "-m", "c2 or c3", "-q", "-rA", str(module_of(repo)),
+            "-m", "c2 or c3", "-q", "-rA", *os.environ.get(PYTEST_ARGS, "").split(),
+            str(module_of(repo)),
             *(["--reb-compat"] if compat else [])]
     try:
         done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=420)
@@ -181,9 +201,19 @@ def ours(repo: str, checkout: Path, python: str, compat: bool) -> list[dict[str,
         return [{"repo": repo, "tier": "c3", "status": "driver_timeout"}]
     found = [json.loads(line) for p in outdir.glob("*/outcomes.jsonl")
              for line in p.read_text().splitlines() if line]
-    return [{k: v for k, v in o.items() if k not in ("stdout_tail", "stderr_tail")}
-            for o in found] or [{"repo": repo, "status": "no_outcome",
-                                 "pytest_exit": done.returncode}]
+    return [slim(o) for o in found] or [{"repo": repo, "status": "no_outcome",
+                                         "pytest_exit": done.returncode}]
+
+
+def slim(outcome: dict[str, Any]) -> dict[str, Any]:
+    """``outcome`` for the record: a pass without its output tails, anything else with their
+    last lines (what a stand-in or an environment lacked is read there)."""
+    kept = {k: v for k, v in outcome.items() if k not in ("stdout_tail", "stderr_tail")}
+    if outcome.get("status") != "passed":
+        for key in ("stdout_tail", "stderr_tail"):
+            if outcome.get(key):
+                kept[key] = str(outcome[key])[-TAIL_CHARS:]
+    return kept
 
 
 def official(repo: str, checkout: Path, bundles: Path, python: str) -> dict[str, Any]:
@@ -194,6 +224,9 @@ def official(repo: str, checkout: Path, bundles: Path, python: str) -> dict[str,
 
     owner, name = repo.split("/")
     src = bundles / "scripts" / f"{owner}@{name}" / "benchmark_scripts"
+    if not src.is_dir():
+        return {stage: {"status": "absent", "why": f"no bundle at {src}"}
+                for stage in OFFICIAL_STAGES}
     shutil.copytree(src, checkout / "benchmark_scripts", dirs_exist_ok=True)
     report = WORK / repo.replace("/", "+") / "report.json"  # SCIMLOPSBENCH_REPORT
     report.parent.mkdir(parents=True, exist_ok=True)
@@ -270,6 +303,7 @@ def main() -> None:
     Path(out).mkdir(parents=True, exist_ok=True)
     docker_on_path()
     ASSETS.mkdir(parents=True, exist_ok=True)
+    mirrors(Path(packs) / "mirror")
     pool = Path(pool_arg) if pool_arg else None
     if len(repos) == 1:
         one(repos[0], Path(out), Path(packs), Path(bundles), pool, deadline, compat_run)

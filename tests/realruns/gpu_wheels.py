@@ -100,16 +100,41 @@ def stand_ins(folder: Path) -> Path:
 
 def download(row: RealEnv, reqs: list[str], dest: Path, stubs: Path, build: str) -> str:
     """The closure of ``reqs`` (and the row's sdists, built first by the CPython 3.12 ``build``:
-    some have compiled code) into ``dest``; pip's error."""
-    shutil.rmtree(dest, ignore_errors=True)
-    dest.mkdir(parents=True)
-    if row.sdists:
-        built = pip("wheel", "--no-deps", "-w", str(dest), *row.sdists, python=build)
-        if built.returncode:
-            return built.stderr
-    done = pip("download", *PLATFORM, "-d", str(dest), "--find-links", str(dest),
-               "--find-links", str(stubs), "-c", str(stubs / "constraints.txt"), *reqs)
-    return done.stderr if done.returncode else ""
+    some have compiled code) into ``dest``; pip's error.  A dependency of the closure that
+    has no wheel at all (an sdist only, crcmod under oss2) is built by ``build`` too, into
+    ``stubs/../_built``, once for every row, and the download tried again."""
+    built_dir = stubs.parent / "_built"
+    built_dir.mkdir(parents=True, exist_ok=True)
+    tried: set[str] = set()
+    while True:
+        shutil.rmtree(dest, ignore_errors=True)
+        dest.mkdir(parents=True)
+        if row.sdists:
+            built = pip("wheel", "--no-deps", "-w", str(dest), *row.sdists, python=build)
+            if built.returncode:
+                return built.stderr
+        done = pip("download", *PLATFORM, "-d", str(dest), "--find-links", str(dest),
+                   "--find-links", str(built_dir), "--find-links", str(stubs),
+                   "-c", str(stubs / "constraints.txt"), *reqs)
+        if not done.returncode:
+            return ""
+        sdist_only = sdist_dependency(done.stderr, reqs)
+        if sdist_only is None or sdist_only in tried:
+            return done.stderr
+        tried.add(sdist_only)
+        if pip("wheel", "--no-deps", "-w", str(built_dir), sdist_only, python=build).returncode:
+            return done.stderr
+
+
+def sdist_dependency(error: str, reqs: list[str]) -> str | None:
+    """The requirement pip's ``error`` found no wheel of ("from versions: none"), where it is
+    a dependency of the closure rather than one of the row's own ``reqs``."""
+    own = {canonicalize_name(Requirement(r).name) for r in reqs}
+    found = re.search(r"satisfies the requirement (\S+) \(from [^)]*\) \(from versions: none\)",
+                      error)
+    if not found or canonicalize_name(Requirement(found.group(1)).name) in own:
+        return None
+    return found.group(1)
 
 
 def failing(error: str, reqs: list[str]) -> str | None:
@@ -222,8 +247,11 @@ def write(row: RealEnv, reqs: list[str], notes: list[str], kept: list[Path], poo
     for wheel in kept:
         if not (pool / wheel.name).exists():
             shutil.copy2(wheel, pool / wheel.name)
+    # The row's sdists are built into its closure; their pins resolve from the pool too
+    # (a git URL builds a wheel no pin names, so it stays out of the lines).
+    built = [s for s in row.sdists if "://" not in s]
     (pool / f"{slug}.req").write_text(
-        "\n".join([*reqs, *(["# install_repo"] if row.install_repo else [])]) + "\n")
+        "\n".join([*reqs, *built, *(["# install_repo"] if row.install_repo else [])]) + "\n")
     (pool / f"{slug}.files").write_text("".join(f"{w.name}\n" for w in kept))
     (pool / f"{slug}.notes").write_text("".join(f"{n}\n" for n in notes))
 

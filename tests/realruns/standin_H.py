@@ -13,6 +13,7 @@ uses it says what it is.  ``build.py`` calls each function as
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from pathlib import Path
 
@@ -262,7 +263,8 @@ def kvpress_assets(image: str, cache: Path) -> None:
 # --------------------------------------------------------------------------- Texo
 
 #: Where the session's ``fetch`` tool puts GitHub repositories.
-MIRROR = Path("/work/.mirror")
+#: The fetch mirror (``REB_MIRROR`` on the GPU machine: the packs ``gpu_repos.py`` unpacks).
+MIRROR = Path(os.environ.get("REB_MIRROR", "/work/.mirror"))
 #: The real files of pytest-reb's two additions to Texo (not stand-ins): the evaluate
 #: repository's metrics/bleu, which the hub's evaluate-metric/bleu space holds, and
 #: tensorflow/nmt's nmt/scripts/bleu.py, which bleu.py imports as nmt_bleu; (mirror, commit,

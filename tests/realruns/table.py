@@ -777,12 +777,13 @@ ENVIRONMENTS: tuple[RealEnv, ...] = (
         commit="0c0e4ec9b158318d72a09d810c060e0c9529c074",
         env="rllm",
         packages=(TORCH_CPU, "langchain==1.0.2", "langchain_community==0.4.1",
-                  "langchain_core==1.0.1", "networkx==3.0", "numpy", "pandas", "scikit_learn",
+                  "langchain_core==1.0.1", "networkx==3.0", "numpy", "pandas<3", "scikit_learn",
                   "scipy", "tqdm", "transformers<=4.30.0", "pyarrow"),
         install_repo=True,
         source="requirements.txt (torch>=2.1.0,<=2.3.0 as the shared CPU build 2.13.0: the "
-               "code uses no API removed since 2.3); the package rllm installed from the "
-               "checkout",
+               "code uses no API removed since 2.3; pandas as pandas<3: its dataset code "
+               "writes into the arrays that pandas 3's copy-on-write hands out read-only); "
+               "the package rllm installed from the checkout",
         left_out={"torch<=2.3.0": "the shared CPU build 2.13.0 instead (one torch per "
                   "machine)",
                   "sentence-transformers": "not in requirements.txt, imported by "

@@ -1,0 +1,109 @@
+"""The GPU machine's tools for the real repositories (``tests/realruns/gpu_repos.py``,
+``gpu_wheels.py``, ``gpu_pack.py``, ``docker_local.py``): the parts that decide what a record
+holds and how a stand-in maker runs there, checked here without a GPU."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import docker_local
+import gpu_pack
+import gpu_repos
+import gpu_wheels
+from table import ENVIRONMENTS
+
+HERE = Path(__file__).resolve().parent / "realruns"
+
+
+def test_a_pass_loses_its_tails_and_a_failure_keeps_their_end() -> None:
+    passed = {"tier": "c3", "status": "passed", "stdout_tail": "x" * 10, "stderr_tail": "y"}
+    failed = {"tier": "c3", "status": "failed", "stdout_tail": "a" * 5000 + "END",
+              "stderr_tail": ""}
+    assert gpu_repos.slim(passed) == {"tier": "c3", "status": "passed"}
+    kept = gpu_repos.slim(failed)
+    assert kept["stdout_tail"].endswith("END")
+    assert len(kept["stdout_tail"]) == gpu_repos.TAIL_CHARS
+    assert "stderr_tail" not in kept
+
+
+def test_a_row_without_a_bundle_gets_absent_stages_not_a_crash(tmp_path: Path) -> None:
+    verdicts = gpu_repos.official("owner/none", tmp_path, tmp_path / "bundles", sys.executable)
+    assert set(verdicts) == set(gpu_repos.OFFICIAL_STAGES)
+    assert {v["status"] for v in verdicts.values()} == {"absent"}
+    assert "no bundle" in verdicts["cuda"]["why"]
+
+
+def test_a_rows_built_sdists_are_pinned_in_its_requirements(tmp_path: Path) -> None:
+    row = next(r for r in ENVIRONMENTS if r.sdists and all("://" not in s for s in r.sdists))
+    gpu_wheels.write(row, ["einops"], [], [], tmp_path)
+    lines = (tmp_path / f"{row.repo.replace('/', '+')}.req").read_text().splitlines()
+    assert lines[0] == "einops"
+    assert set(row.sdists) <= set(lines)
+    url_rows = [r for r in ENVIRONMENTS if any("://" in s for s in r.sdists)]
+    for url_row in url_rows:
+        gpu_wheels.write(url_row, [], [], [], tmp_path)
+        text = (tmp_path / f"{url_row.repo.replace('/', '+')}.req").read_text()
+        assert "://" not in text
+
+
+def test_mirror_packs_unpack_where_the_stand_ins_read_them(tmp_path: Path,
+                                                           monkeypatch) -> None:
+    source = tmp_path / "src"
+    source.mkdir()
+    subprocess.run(["git", "init", "-q", str(source)], check=True)
+    (source / "metrics").mkdir()
+    (source / "metrics" / "bleu.py").write_text("BLEU = 1\n")
+    subprocess.run(["git", "-C", str(source), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(source), "-c", "user.name=t", "-c", "user.email=t@t",
+                    "commit", "-qm", "m"], check=True)
+    commit = subprocess.run(["git", "-C", str(source), "rev-parse", "HEAD"], check=True,
+                            capture_output=True, text=True).stdout.strip()
+    monkeypatch.setattr(gpu_pack, "MIRROR", tmp_path / "mirror")
+    (tmp_path / "mirror" / "owner+metrics").mkdir(parents=True)
+    (tmp_path / "mirror" / "owner+metrics" / "repo").symlink_to(source)
+    packs = tmp_path / "packs" / "mirror"
+    gpu_pack.pack(packs, "owner/metrics", commit)
+    monkeypatch.setattr(gpu_repos, "WORK", tmp_path / "work")
+    monkeypatch.delenv("REB_MIRROR", raising=False)
+    gpu_repos.mirrors(packs)
+    home = Path(gpu_repos.os.environ["REB_MIRROR"])
+    shown = subprocess.run(["git", "-C", str(home / "owner+metrics" / "repo"), "show",
+                            f"{commit}:metrics/bleu.py"], capture_output=True, text=True,
+                           check=True).stdout
+    assert shown == "BLEU = 1\n"
+
+
+def run_local(*args: str, cwd: Path) -> str:
+    return subprocess.run([sys.executable, str(HERE / "docker_local.py"), "run", "--rm",
+                           "--network", "none", *args], cwd=cwd, capture_output=True,
+                          text=True, check=True).stdout
+
+
+def test_docker_local_runs_in_the_working_folder_it_is_given(tmp_path: Path) -> None:
+    work = tmp_path / "w"
+    work.mkdir()
+    said = run_local("-w", str(work), "-e", "REB_X=1", "--entrypoint", sys.executable,
+                     "local", "-c", "import os; print(os.getcwd(), os.environ['REB_X'])",
+                     cwd=tmp_path)
+    assert said.split() == [str(work), "1"]
+
+
+def test_docker_local_starts_in_the_images_workdir_when_no_folder_is_named(
+        tmp_path: Path) -> None:
+    expected = docker_local.IMAGE_WORKDIR if Path(docker_local.IMAGE_WORKDIR).is_dir() else str(
+        tmp_path)
+    said = run_local("--entrypoint", sys.executable, "local", "-c",
+                     "import os; print(os.getcwd())", cwd=tmp_path)
+    assert said.strip() == str(Path(expected).resolve())
+
+
+def test_a_dependency_with_no_wheel_is_named_for_building_but_a_rows_own_pin_is_not() -> None:
+    said = ("ERROR: Could not find a version that satisfies the requirement crcmod>=1.7 "
+            "(from oss2) (from versions: none)\nERROR: No matching distribution found for "
+            "crcmod>=1.7")
+    assert gpu_wheels.sdist_dependency(said, ["funasr>=1.1.3"]) == "crcmod>=1.7"
+    assert gpu_wheels.sdist_dependency(said, ["crcmod"]) is None
+    assert gpu_wheels.sdist_dependency("ERROR: No matching distribution found for x==1",
+                                       ["y"]) is None
