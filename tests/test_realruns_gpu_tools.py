@@ -107,3 +107,33 @@ def test_a_dependency_with_no_wheel_is_named_for_building_but_a_rows_own_pin_is_
     assert gpu_wheels.sdist_dependency(said, ["crcmod"]) is None
     assert gpu_wheels.sdist_dependency("ERROR: No matching distribution found for x==1",
                                        ["y"]) is None
+
+
+def fake_wheel(folder: Path, name: str, size: int, requires: tuple[str, ...] = ()) -> Path:
+    """A wheel of ``size`` bytes of payload whose METADATA requires ``requires``."""
+    import zipfile
+
+    path = folder / f"{name}-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as whl:
+        whl.writestr(f"{name}-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: "
+                     f"{name}\nVersion: 1.0\n" + "".join(f"Requires-Dist: {r}\n"
+                                                        for r in requires))
+        whl.writestr(f"{name}/blob.bin", bytes(size))
+    return path
+
+
+def test_a_wheel_left_out_over_the_cap_takes_its_dependents_and_dev_tools_go_first(
+        tmp_path: Path) -> None:
+    mib = 1 << 20
+    fake_wheel(tmp_path, "zzbotocore", 3 * mib)
+    fake_wheel(tmp_path, "zzboto", 10, ("zzbotocore",))
+    fake_wheel(tmp_path, "zzsmall", 10)
+    fake_wheel(tmp_path, "ruff", 1 * mib)
+    notes: list[str] = []
+    kept = gpu_wheels.select(["zzboto", "zzsmall", "ruff"], notes, tmp_path, {}, cap=2.5)
+    assert [gpu_wheels.project(w) for w in kept] == ["zzsmall"]
+    assert notes[0].startswith("left out (over 2.5 MiB): ruff-")
+    assert any("zzboto-1.0" in n for n in notes)
+    notes = []
+    kept = gpu_wheels.select(["zzboto", "zzsmall", "ruff"], notes, tmp_path, {}, cap=3.5)
+    assert [gpu_wheels.project(w) for w in kept] == ["zzboto", "zzbotocore", "zzsmall"]

@@ -207,24 +207,44 @@ def fetch(row: RealEnv, scratch: Path, stubs: Path, build: str,
     return reqs, notes
 
 
+#: Projects no stage imports (linters, notebooks, demo UIs): left out first when over the cap.
+NOT_RUN = re.compile(r"^(ruff|black|isort|flake8|mypy|pre-commit|pylint|gradio(-client)?|"
+                     r"jupyter.*|ipython|ipykernel|notebook|jupyterlab.*)$")
+
+
+def project(wheel: Path) -> str:
+    return canonicalize_name(parse_wheel_filename(wheel.name)[0])
+
+
 def select(reqs: list[str], notes: list[str], dest: Path, versions: dict[str, Version],
            cap: float) -> list[Path]:
-    """The row's wheels the machine lacks, its biggest left out (and noted) over ``cap`` MiB."""
+    """The row's wheels the machine lacks, the others left out (and noted) over ``cap`` MiB:
+    first what no stage imports, then the biggest; a wheel left out takes along those of
+    the kept wheels that require it where the machine lacks it too (a ``boto3`` without its
+    ``botocore`` breaks every library that imports ``boto3`` when it is importable)."""
     wheels = sorted(dest.glob("*.whl"))
     parsed = [Requirement(r) for r in reqs]
     wanted = parsed + closure_requirements(wheels, {e for r in parsed for e in r.extras})
     kept = []
     for wheel in wheels:
-        name = canonicalize_name(parse_wheel_filename(wheel.name)[0])
+        name = project(wheel)
         machine = versions.get(name)
         if NEVER.match(name) or (name in PRESENT and machine_satisfies(machine, name, wanted)):
             continue
         kept.append(wheel)
-    kept.sort(key=lambda w: w.stat().st_size)
+    kept.sort(key=lambda w: (not NOT_RUN.match(project(w)), -w.stat().st_size))
+    needs = {w: {canonicalize_name(r.name) for r in closure_requirements([w], set())}
+             for w in kept}
     while kept and sum(w.stat().st_size for w in kept) > cap * MIB:
-        big = kept.pop()
-        notes.append(f"left out (over {cap:g} MiB): {big.name} "
-                     f"({big.stat().st_size / MIB:.1f} MiB)")
+        gone = [kept.pop(0)]
+        while gone:
+            big = gone.pop()
+            notes.append(f"left out (over {cap:g} MiB): {big.name} "
+                         f"({big.stat().st_size / MIB:.1f} MiB)")
+            if project(big) not in PRESENT:
+                needing = [w for w in kept if project(big) in needs[w]]
+                kept = [w for w in kept if w not in needing]
+                gone.extend(needing)
     return sorted(kept)
 
 
