@@ -46,8 +46,12 @@ PLATFORM = ["--only-binary=:all:", "--python-version", "3.12", "--implementation
 MACHINE_BUILDS = {"torch": "2.11.0+cu130", "torchvision": "0.26.0+cu130",
                   "torchaudio": "2.11.0+cu130", "triton": "3.6.0"}
 NEVER = re.compile(r"^(torch|torchvision|torchaudio|triton|nvidia-.*|cuda-.*|jax.*|cupy.*)$")
-#: Versions the machine reported (its pip list); the other present packages are of unknown version.
+#: Versions the machine reported (its pip list), and those docs/gpu_family_run.sh installs
+#: into it first (its WHEELS: what pytest-reb needs); the other present packages are of
+#: unknown version.
 KNOWN = dict(pair.split("=") for pair in str.split(
+    "pydantic=2.14.4 pydantic-core=2.50.5 annotated-types=0.8.0 typing-inspection=0.4.5 "
+    "docker=7.2.0 pytest-testinfra=10.2.2 "
     "accelerate=1.15.0 huggingface-hub=1.33.0 numpy=2.5.2 onnx=1.23.1 onnx-ir=1.0.0 "
     "onnxruntime=1.30.0 onnxscript=0.7.2 pytorch-lightning=2.6.6 safetensors=0.8.0 "
     "sentence-transformers=6.0.1 sentencepiece=0.2.2 tiktoken=0.14.0 tokenizers=0.23.2 "
@@ -219,7 +223,8 @@ def project(wheel: Path) -> str:
 def select(reqs: list[str], notes: list[str], dest: Path, versions: dict[str, Version],
            cap: float) -> list[Path]:
     """The row's wheels the machine lacks, the others left out (and noted) over ``cap`` MiB:
-    first what no stage imports, then the biggest; a wheel left out takes along those of
+    first what no stage imports, then the biggest of the closure, then the biggest of the
+    row's own requirements (its pins are why it has a pool); a wheel left out takes along those of
     the kept wheels that require it where the machine lacks it too (a ``boto3`` without its
     ``botocore`` breaks every library that imports ``boto3`` when it is importable)."""
     wheels = sorted(dest.glob("*.whl"))
@@ -232,7 +237,9 @@ def select(reqs: list[str], notes: list[str], dest: Path, versions: dict[str, Ve
         if NEVER.match(name) or (name in PRESENT and machine_satisfies(machine, name, wanted)):
             continue
         kept.append(wheel)
-    kept.sort(key=lambda w: (not NOT_RUN.match(project(w)), -w.stat().st_size))
+    own = {canonicalize_name(r.name) for r in parsed}
+    kept.sort(key=lambda w: (not NOT_RUN.match(project(w)), project(w) in own,
+                             -w.stat().st_size))
     needs = {w: {canonicalize_name(r.name) for r in closure_requirements([w], set())}
              for w in kept}
     while kept and sum(w.stat().st_size for w in kept) > cap * MIB:
