@@ -26,15 +26,9 @@ import sys
 
 from common import DEMO_MODULE, ROOT, machine, measure, median, table
 
+from pytest_reb.plugin import load_args
+
 QUIET = ["-p", "no:hypothesispytest", "-p", "no:cacheprovider", "-q"]
-
-
-def plugin_option() -> list[str]:
-    """``-p pytest_reb.plugin.hooks`` where the package is not installed (no entry point)."""
-    from importlib.metadata import entry_points
-
-    installed = any(e.name == "reb" for e in entry_points(group="pytest11"))
-    return [] if installed else ["-p", "pytest_reb.plugin.hooks"]
 
 
 def commands() -> dict[str, list[str]]:
@@ -44,7 +38,7 @@ def commands() -> dict[str, list[str]]:
         "python -c pass": [sys.executable, "-c", "pass"],
         'python -c "import pytest"': [sys.executable, "-c", "import pytest"],
         "pytest --collect-only demo, -p no:reb": [*pytest, "-p", "no:reb"],
-        "  the same with pytest-reb (--reb-host=local://)": [*pytest, *plugin_option(),
+        "  the same with pytest-reb (--reb-host=local://)": [*pytest, *load_args(),
                                                              "--reb-host=local://"],
     }
 

@@ -13,7 +13,6 @@ counts capability hallucinations.
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import platform
 import sys
@@ -23,6 +22,7 @@ from typing import Any
 import pytest
 
 from pytest_reb.outcome import Outcome, OutcomeLog
+from pytest_reb.plugin import load_args
 
 torch = pytest.importorskip("torch")
 if not torch.cuda.is_available():
@@ -48,12 +48,6 @@ def honest() -> dict[str, Any]:
             "env_tool": "pip", "env_name": None, "notes": "this machine"}
 
 
-def _plugin_args() -> list[str]:
-    installed = any(ep.value == "pytest_reb.plugin.hooks"
-                    for ep in importlib.metadata.entry_points(group="pytest11"))
-    return [] if installed else ["-p", "pytest_reb.plugin.hooks"]
-
-
 @pytest.fixture(scope="module")
 def demo_checkout(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The demo at its pinned commit (the integrity verdict judges a real checkout):
@@ -76,7 +70,7 @@ def run_c5(pytester: pytest.Pytester, checkout: str, report: dict[str, Any], *ar
     out = pytester.path / f"reports-{len(list(pytester.path.glob('reports-*')))}"
     path = pytester.path / f"{out.name}.json"
     path.write_text(json.dumps(report))
-    result = pytester.runpytest(*_plugin_args(), "--rootdir", str(pytester.path),
+    result = pytester.runpytest(*load_args(), "--rootdir", str(pytester.path),
                                 "--reb-host", "local://", "--agent-report", str(path),
                                 "--reb-repo-dir", checkout, "-m", "c5",
                                 "--reb-outdir", str(out),

@@ -14,7 +14,6 @@ kernel image" error and must be diagnosed ``gpu_arch``.
 
 from __future__ import annotations
 
-import importlib.metadata
 import shutil
 import subprocess
 import sys
@@ -25,6 +24,7 @@ import pytest
 from support.minirepo import commit_all
 
 from pytest_reb.outcome import Outcome, OutcomeLog
+from pytest_reb.plugin import load_args
 
 torch = pytest.importorskip("torch")
 if not torch.cuda.is_available():
@@ -85,12 +85,6 @@ print("kernel ran")
 """
 
 
-def _plugin_args() -> list[str]:
-    installed = any(ep.value == "pytest_reb.plugin.hooks"
-                    for ep in importlib.metadata.entry_points(group="pytest11"))
-    return [] if installed else ["-p", "pytest_reb.plugin.hooks"]
-
-
 def build(checkout: Path, package: str, arch: str) -> None:
     (checkout / package).mkdir()
     (checkout / package / "__init__.py").write_text("")
@@ -118,7 +112,7 @@ def outcomes(pytester: pytest.Pytester, tmp_path: Path) -> dict[str, Outcome]:
         f"repo = Repo('reb/archcheck', commit='{commit}', imports_total=3,\n"
         "            single_gpu=Run(['{python}', 'main.py'], timeout=300,\n"
         "                           env={'CUDA_VISIBLE_DEVICES': '0'}))\n"))
-    result = pytester.runpytest(*_plugin_args(), "--rootdir", str(pytester.path),
+    result = pytester.runpytest(*load_args(), "--rootdir", str(pytester.path),
                                 "--reb-host", "local://", "--reb-python", sys.executable,
                                 "--reb-repo-dir", str(checkout), "--reb-repo", "reb/archcheck",
                                 "--reb-outdir", str(pytester.path / "reports"),

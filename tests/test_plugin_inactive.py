@@ -18,10 +18,11 @@ import socket
 import tempfile
 import threading
 from collections.abc import Iterator
-from importlib import metadata
 from pathlib import Path
 
 import pytest
+
+from pytest_reb.plugin import load_args
 
 #: The modules of ours an inactive plugin may load: the entry point, its hookspecs, the
 #: options' types (with the sizes they read) and the stash key (each stdlib only).
@@ -41,13 +42,6 @@ def test_something_of_its_own(request):
                    "modules": sorted(sys.modules), "frozen": gc.get_freeze_count()}}, fh)
     assert 1 + 1 == 2
 """
-
-
-def plugin_args() -> list[str]:
-    """``-p pytest_reb.plugin.hooks`` where pytest-reb is not installed (a plain checkout)."""
-    installed = any(ep.value == "pytest_reb.plugin.hooks"
-                    for ep in metadata.entry_points(group="pytest11"))
-    return [] if installed else ["-p", "pytest_reb.plugin.hooks"]
 
 
 class DockerListener:
@@ -104,7 +98,7 @@ def run(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict[s
     """The unrelated project's run, and what its own test saw."""
     facts = pytester.path / "facts.json"
     facts.unlink(missing_ok=True)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *plugin_args(), *args)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *load_args(), *args)
     return result, json.loads(facts.read_text())
 
 

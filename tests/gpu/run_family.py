@@ -28,15 +28,9 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 from workloads_repo import ATTACKS, WORKLOADS  # noqa: E402
 
+from pytest_reb.plugin import load_args  # noqa: E402
+
 LIMIT_S = 150
-
-
-def plugin_option() -> list[str]:
-    """``-p pytest_reb.plugin.hooks`` where the package is not installed (its entry point)."""
-    from importlib.metadata import entry_points
-
-    installed = any(e.name == "reb" for e in entry_points(group="pytest11"))
-    return [] if installed else ["-p", "pytest_reb.plugin.hooks"]
 
 
 def checkout(dest: Path) -> Path:
@@ -52,7 +46,7 @@ def checkout(dest: Path) -> Path:
 def run_one(name: str, repo_dir: Path, runs: Path) -> list[dict]:
     """One workload's C3 run; its outcomes, tails dropped."""
     outdir = runs / name
-    argv = [sys.executable, "-m", "pytest", *plugin_option(), "-p", "no:cacheprovider",
+    argv = [sys.executable, "-m", "pytest", *load_args(), "-p", "no:cacheprovider",
             "--noconftest", "--rootdir", str(ROOT), "--reb-host=local://",
             "--reb-python", sys.executable, "--reb-repo-dir", str(repo_dir),
             "--reb-outdir", str(outdir), "--reb-allow-commit-mismatch", "-m", "c3", "-q",

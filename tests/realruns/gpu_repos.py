@@ -60,6 +60,8 @@ import gpu_pack  # noqa: E402
 from official import stage_verdict  # noqa: E402
 from table import find  # noqa: E402
 
+from pytest_reb.plugin import load_args  # noqa: E402
+
 WORK = Path("/tmp/reb-real")
 ASSETS = WORK / "assets"
 #: Held while stand-ins are made: their ``docker run`` links fixed paths (/data/project/repo).
@@ -80,13 +82,6 @@ PYTEST_ARGS = "REB_GPU_PYTEST_ARGS"
 
 def module_of(repo: str) -> Path:
     return next(ROOT.glob(f"repos/test_{repo.replace('/', '__').replace('-', '_')}.py"))
-
-
-def plugin_option() -> list[str]:
-    from importlib.metadata import entry_points
-
-    installed = any(e.name == "reb" for e in entry_points(group="pytest11"))
-    return [] if installed else ["-p", "pytest_reb.plugin.hooks"]
 
 
 def docker_on_path() -> None:
@@ -185,9 +180,9 @@ def _standins(row: Any, checkout: Path) -> str:
 
 
 def ours(repo: str, checkout: Path, python: str, compat: bool) -> list[dict[str, Any]]:
-    """pytest-reb C2 and C3 of ``repo`` under ``python``; its outcomes without output tails."""
+    """pytest-reb C2 and C3 of ``repo`` under ``python``; its outcomes as ``slim`` keeps them."""
     outdir = WORK / "runs" / repo.replace("/", "+") / ("compat" if compat else "strict")
-    argv = [sys.executable, "-m", "pytest", *plugin_option(), "-p", "no:cacheprovider",
+    argv = [sys.executable, "-m", "pytest", *load_args(), "-p", "no:cacheprovider",
             "--rootdir", str(ROOT), "--reb-host=local://", "--reb-python", python,
             "--reb-repo-dir", str(checkout), "--reb-assets", str(ASSETS),
             "--reb-outdir", str(outdir), f"--reb-timeout-scale={TIMEOUT_SCALE}",
