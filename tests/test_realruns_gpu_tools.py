@@ -4,6 +4,7 @@ holds and how a stand-in maker runs there, checked here without a GPU."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ import docker_local
 import gpu_pack
 import gpu_repos
 import gpu_wheels
+from support import breakage
 from table import ENVIRONMENTS
 
 HERE = Path(__file__).resolve().parent / "realruns"
@@ -68,7 +70,7 @@ def test_mirror_packs_unpack_where_the_stand_ins_read_them(tmp_path: Path,
     monkeypatch.setattr(gpu_repos, "WORK", tmp_path / "work")
     monkeypatch.delenv("REB_MIRROR", raising=False)
     gpu_repos.mirrors(packs)
-    home = Path(gpu_repos.os.environ["REB_MIRROR"])
+    home = Path(os.environ["REB_MIRROR"])
     shown = subprocess.run(["git", "-C", str(home / "owner+metrics" / "repo"), "show",
                             f"{commit}:metrics/bleu.py"], capture_output=True, text=True,
                            check=True).stdout
@@ -109,17 +111,12 @@ def test_a_dependency_with_no_wheel_is_named_for_building_but_a_rows_own_pin_is_
                                        ["y"]) is None
 
 
-def fake_wheel(folder: Path, name: str, size: int, requires: tuple[str, ...] = ()) -> Path:
-    """A wheel of ``size`` bytes of payload whose METADATA requires ``requires``."""
-    import zipfile
-
-    path = folder / f"{name}-1.0-py3-none-any.whl"
-    with zipfile.ZipFile(path, "w") as whl:
-        whl.writestr(f"{name}-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: "
-                     f"{name}\nVersion: 1.0\n" + "".join(f"Requires-Dist: {r}\n"
-                                                        for r in requires))
-        whl.writestr(f"{name}/blob.bin", bytes(size))
-    return path
+def fake_wheel(folder: Path, name: str, size: int, requires: tuple[str, ...] = ()) -> None:
+    """A wheel of about ``size`` bytes (random, so compression keeps it) requiring
+    ``requires``, written into ``folder``."""
+    file_name, data = breakage.wheel(name, "1.0", {f"{name}/blob.bin": os.urandom(size)},
+                                     requires=requires)
+    (folder / file_name).write_bytes(data)
 
 
 def test_a_wheel_left_out_over_the_cap_takes_its_dependents_and_dev_tools_go_first(
@@ -137,3 +134,11 @@ def test_a_wheel_left_out_over_the_cap_takes_its_dependents_and_dev_tools_go_fir
     notes = []
     kept = gpu_wheels.select(["zzboto", "zzsmall", "ruff"], notes, tmp_path, {}, cap=3.5)
     assert [gpu_wheels.project(w) for w in kept] == ["zzboto", "zzbotocore", "zzsmall"]
+
+
+def test_docker_local_refuses_a_named_working_folder_that_does_not_exist(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, str(HERE / "docker_local.py"), "run", "-w",
+                           str(tmp_path / "absent"), "--entrypoint", sys.executable, "local",
+                           "-c", "print('ran')"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode != 0
+    assert "ran" not in done.stdout

@@ -42,7 +42,7 @@ def main(args: list[str]) -> None:
     if not args or args[0] != "run":
         raise SystemExit(__doc__)
     args = args[1:]
-    env, cwd, program = dict(os.environ), IMAGE_WORKDIR, None
+    env, cwd, program = dict(os.environ), None, None
     while args and args[0].startswith("-"):
         flag = args.pop(0)
         value = args.pop(0) if flag in WITH_VALUE else None
@@ -61,8 +61,10 @@ def main(args: list[str]) -> None:
         argv = [program, *argv]
     python = os.environ.get("REB_LOCAL_PYTHON", sys.executable)
     argv = [python if a == IMAGE_PYTHON else a for a in argv]
-    if Path(cwd).is_dir():
+    if cwd:
         os.chdir(cwd)
+    elif Path(IMAGE_WORKDIR).is_dir():
+        os.chdir(IMAGE_WORKDIR)
     os.execvpe(argv[0], argv, env)
 
 

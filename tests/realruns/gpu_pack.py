@@ -22,6 +22,9 @@ import sys
 from pathlib import Path
 
 MIRROR = Path("/work/.mirror")
+#: The largest blob of any kind that travels (512 KiB); code and kept paths travel whatever
+#: their size.
+MAX_BLOB = 1 << 19
 #: Files that always travel, whatever their size: what a stage runs.
 CODE = (".py", ".so", ".pth", ".sh", ".json", ".yaml", ".yml", ".toml", ".txt", ".cfg")
 
@@ -32,7 +35,7 @@ def git(*args: str, cwd: Path | None = None, data: bytes | None = None) -> bytes
 
 
 def pack(dest: Path, repo: str, commit: str, keep: tuple[str, ...] = (),
-         max_blob: int = 1 << 19) -> Path:
+         max_blob: int = MAX_BLOB) -> Path:
     """``DEST/<owner>+<name>.pack`` (and ``.commit``, ``.missing``) from the mirror; blobs
     under a path of ``keep`` (the module's repository assets) travel whatever their size."""
     mirror = MIRROR / repo.replace("/", "+") / "repo"
@@ -62,6 +65,16 @@ def pack(dest: Path, repo: str, commit: str, keep: tuple[str, ...] = (),
     return dest / f"{slug}.pack"
 
 
+def option(args: list[str], name: str, default: str | None) -> str | None:
+    """``--name VALUE`` taken out of ``args`` (``default`` where it is not there)."""
+    if name not in args:
+        return default
+    at = args.index(name)
+    value = args[at + 1]
+    del args[at:at + 2]
+    return value
+
+
 def unpack(pack_file: Path, dest: Path) -> Path:
     """A checkout at the pack's commit in ``dest``, leaving out the paths it lacks."""
     commit = pack_file.with_suffix(".commit").read_text().strip()
@@ -87,15 +100,10 @@ if __name__ == "__main__":
 
         # --max-blob and --keep: a folder of many big blobs of which the stage reads one
         # (Kokoro-FastAPI's voices: --max-blob 131072 --keep api/src/voices/v1_0/af_heart.pt)
-        limit, extra = 1 << 19, []
-        while "--max-blob" in rest or "--keep" in rest:
-            flag = next(f for f in ("--max-blob", "--keep") if f in rest)
-            at = rest.index(flag)
-            if flag == "--max-blob":
-                limit = int(rest[at + 1])
-            else:
-                extra.append(rest[at + 1])
-            del rest[at:at + 2]
+        limit = int(option(rest, "--max-blob", None) or MAX_BLOB)
+        extra = []
+        while (path := option(rest, "--keep", None)) is not None:
+            extra.append(path)
         for repo in rest[1:]:
             mod = next(ROOT.glob(f"repos/test_{repo.replace('/', '__').replace('-', '_')}.py"))
             spec = load_repo(mod)

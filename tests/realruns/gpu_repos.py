@@ -253,47 +253,34 @@ def official(repo: str, checkout: Path, bundles: Path, python: str) -> dict[str,
 def one(repo: str, out: Path, packs: Path, bundles: Path, pool: Path | None,
         deadline: float, compat_run: bool = True) -> None:
     """Every step for ``repo``, each record appended to ``OUT/repos.jsonl`` as it exists."""
-    def emit(record: dict[str, Any]) -> None:
-        append(out, record)
-
     slug = repo.replace("/", "+")
     checkout = gpu_pack.unpack(packs / f"{slug}.pack", WORK / slug / "repo")
     python, how = environment(repo, checkout, pool)
     record: dict[str, Any] = {"repo": repo, "environment": how,
                               "standin": standins(repo, checkout, python)}
     record["strict"] = ours(repo, checkout, python, compat=False)
-    emit({**record, "part": "strict"})
+    append(out, {**record, "part": "strict"})
     if time.time() < deadline:
-        emit({"repo": repo, "part": "official",
+        append(out, {"repo": repo, "part": "official",
               "official": official(repo, checkout, bundles, python)})
     # Each outcome of the strict run holds the compat verdict of the same observation
     # (``Outcome.compat``); the ``--reb-compat`` run is the whole compat mode, when time allows.
     if compat_run and time.time() < deadline:
         record["compat"] = ours(repo, checkout, python, compat=True)
-        emit({"repo": repo, "part": "compat", "compat": record["compat"]})
+        append(out, {"repo": repo, "part": "compat", "compat": record["compat"]})
     print("==", repo, [(o.get("tier"), o.get("status"), o.get("category"))
                        for o in record["strict"]], "|", how, flush=True)
 
 
-def option(args: list[str], name: str, default: str | None) -> str | None:
-    """``--name VALUE`` taken out of ``args``."""
-    if name not in args:
-        return default
-    at = args.index(name)
-    value = args[at + 1]
-    del args[at:at + 2]
-    return value
-
-
 def main() -> None:
     args = sys.argv[1:]
-    budget = float(option(args, "--budget-s", "540") or 540)
-    pool_arg = option(args, "--wheels", None)
-    jobs = int(option(args, "--jobs", "1") or 1)
+    budget = float(gpu_pack.option(args, "--budget-s", "540") or 540)
+    pool_arg = gpu_pack.option(args, "--wheels", None)
+    jobs = int(gpu_pack.option(args, "--jobs", "1") or 1)
     compat_run = "--no-compat-run" not in args
     if not compat_run:
         args.remove("--no-compat-run")
-    deadline = float(option(args, "--deadline", "0") or 0) or time.time() + budget
+    deadline = float(gpu_pack.option(args, "--deadline", "0") or 0) or time.time() + budget
     out, packs, bundles, *repos = args
     Path(out).mkdir(parents=True, exist_ok=True)
     docker_on_path()
