@@ -19,8 +19,11 @@ neither ``git`` nor any program of the target is trusted or even needed:
    (``sha1("blob <size>\\0" + content)``) and compared with the tree; a Git LFS
    pointer is compared by its sha256;
 5. the checkout is walked (bounded) for untracked files that change what a
-   probe does: a config pyright or pytest reads, a ``.pth``, a
-   ``conftest.py``, a top-level module that shadows an import.
+   probe does: a config pyright or pytest reads, a ``conftest.py``, a
+   top-level module that shadows an import.  A ``.pth`` in a checkout is
+   data (research code's PyTorch weights): Python's ``site`` reads ``.pth``
+   files only in site directories, and a checkout becomes one only through
+   a startup hook, which the host flags on its own (``fakescan``).
 
 A container that vanished under the check is ``InfraError`` (the tier's
 ``infra``), never "every file deleted".  Where the host cannot see the
@@ -276,7 +279,7 @@ class _Check:
                         f"{'100755' if st.st_mode & 0o100 else '100644'}")))
 
     def _untracked(self, root: str, tree: dict[str, tuple[str, str]]) -> None:
-        """Untracked files that change what a probe does (``PROBE_FILES``, ``*.pth``), what
+        """Untracked files that change what a probe does (``PROBE_FILES``), what
         the entrypoint imports (``_shadowing``), and top-level modules or packages that shadow
         an import from the checkout's root."""
         base = self.view.host_path(root)
@@ -312,7 +315,7 @@ class _Check:
                     if package:
                         self._shadowing(base, rel, name, "package", tree)
                     pending.append(rel)
-                elif rel not in tree and (name in PROBE_FILES or name.endswith(".pth")):
+                elif rel not in tree and name in PROBE_FILES:
                     self.found.append(finding("untracked", rel, (
                         "untracked, and read by a probe (pyright, pytest or Python's site)")))
                 elif rel not in tree and name.endswith(MODULE_SUFFIXES):

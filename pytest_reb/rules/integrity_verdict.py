@@ -16,8 +16,8 @@ mode, whether a tier may judge the target at all:
   ``integrity_unverifiable``: strict fails closed;
 - ``edited`` (tracked files modified, deleted or type-changed; untracked files
   that change what a probe does): the tiers those files reach fail
-  ``integrity``: a run's entrypoint or an untracked ``conftest.py``,
-  ``sitecustomize.py``, ``.pth`` or config for C1/C3/C4; a tracked Python file,
+  ``integrity``: a run's entrypoint, tracked code or an untracked ``conftest.py``,
+  ``sitecustomize.py`` or config for C1/C3/C4; a tracked Python file,
   an untracked config or a top-level module shadowing an import for C0;
 - ``intact``.
 
@@ -32,8 +32,10 @@ from typing import Any
 
 from pytest_reb.evidence.integrity import EDITS, Examined, entrypoint_edit
 
-#: Tracked files whose edit changes what a stage runs, wherever it is in the checkout.
-CODE_SUFFIXES = (".py", ".so", ".pth")
+#: Tracked files whose edit changes what a stage runs, wherever it is in the checkout.  Not
+#: ``.pth``: in a checkout it is weights (``site`` reads ``.pth`` files only in site
+#: directories); a weights file the run reads edited fails it as loaded (``rules/loaded``).
+CODE_SUFFIXES = (".py", ".so")
 #: Tiers whose probes read the checkout's files; C2 and C5 read only the environment.
 STAGE_TIERS = frozenset({"c1", "c3", "c4"})
 

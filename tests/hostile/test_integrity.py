@@ -64,14 +64,16 @@ def test_intact_checkout_has_no_finding_and_git_is_not_needed(target: DockerTarg
 def test_each_kind_of_edit(target: DockerTarget, image_commit: str) -> None:
     script = (f"cd {REPO} && printf 'x\\n' >> tinynet/model.py && rm README.md "
               "&& chmod 755 configs/tiny.yaml && ln -sf /etc/passwd requirements.txt "
-              "&& rm -r tinynet/__pycache__ 2>/dev/null; touch untracked.py")
+              "&& rm -r tinynet/__pycache__ 2>/dev/null; touch untracked.py "
+              "&& mkdir -p checkpoints && head -c 4096 /dev/urandom > checkpoints/vits.pth")
     assert target.exec(["sh", "-c", script], timeout=15).exit_code == 0
     try:
         got = {f["path"]: f for f in integrity.check(target, REPO, image_commit)}
         assert {p: f["kind"] for p, f in got.items()} == {
             "README.md": "deleted", "configs/tiny.yaml": "mode_changed",
             "requirements.txt": "type_changed", "tinynet/model.py": "modified",
-            "untracked.py": "untracked"}  # a top-level module shadows `import untracked`
+            "untracked.py": "untracked"}  # a top-level module shadows `import untracked`;
+        # the weights an agent downloads into the checkout are data: no finding
         assert got["tinynet/model.py"]["diff"].endswith("+x")
         assert "now a symlink" in got["requirements.txt"]["detail"]
     finally:
