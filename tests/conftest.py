@@ -17,6 +17,8 @@ import functools
 import http.server
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import threading
 import uuid
@@ -101,6 +103,14 @@ def tinynet_task(docker_client: Any) -> str:
     from pytest_reb.loop.task import ensure_task_image, select
 
     return ensure_task_image(docker_client, select(["reb/tinynet"])[0])
+
+
+@pytest.fixture(scope="session")
+def bare_python(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A venv with nothing installed: the environment under test for local runs."""
+    venv = tmp_path_factory.mktemp("bare") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    return str(venv / "bin" / "python")
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,7 @@
-"""The pure parts of ``bench/vs_official.py``: where run_all.sh's stages start and end in its
-stamped output, the pyright stage's split, a sampled CPU counter's value between samples, and
-the recorder's lines read back per tier.  Nothing here is timed."""
+"""The pure parts of ``bench/vs_official.py`` and the ``vs_official_sides.py`` it imports: where
+run_all.sh's stages start and end in its stamped output, the pyright stage's split, a sampled CPU
+counter's value between samples, the recorder's lines read back per tier, and the stages each
+subject compares.  Nothing here is timed."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import vs_official as bench  # bench/ is on the suite's pythonpath
+import vs_official_sides as sides
 
 
 def test_stages_start_at_their_headers_in_each_bundles_spelling() -> None:
@@ -18,7 +20,7 @@ def test_stages_start_at_their_headers_in_each_bundles_spelling() -> None:
               (4.1, 2.0, "===== stage: prepare ====="),
               (6.0, 3.0, "[run_all] Running stage: cpu"),
               (9.0, 7.0, "===== [single_gpu] =====")]
-    spans = bench.stage_spans(events, (10.0, 7.5))
+    spans = sides.stage_spans(events, (10.0, 7.5))
     assert spans == {"pyright": (0.0, 4.1, 0.0, 2.0), "prepare": (4.1, 6.0, 2.0, 3.0),
                      "cpu": (6.0, 9.0, 3.0, 7.0), "single_gpu": (9.0, 10.0, 7.0, 7.5)}
 
@@ -29,27 +31,27 @@ def test_a_stage_named_again_or_outside_a_header_starts_nothing() -> None:
               (2.0, 1.0, "===== [cpu] ===== (again)"),
               (3.0, 2.0, "================================"),
               (4.0, 3.0, "===== [cuda] =====")]
-    spans = bench.stage_spans(events, (5.0, 3.5))
+    spans = sides.stage_spans(events, (5.0, 3.5))
     assert list(spans) == ["cpu", "cuda"]
     assert spans["cpu"] == (0.0, 4.0, 0.0, 3.0)
 
 
 def test_single_gpu_is_not_read_as_cpu_nor_multi_gpu_as_a_gpu_stage() -> None:
-    spans = bench.stage_spans([(0.0, 0.0, "===== [multi_gpu] =====")], (1.0, 1.0))
+    spans = sides.stage_spans([(0.0, 0.0, "===== [multi_gpu] =====")], (1.0, 1.0))
     assert list(spans) == ["multi_gpu"]
 
 
 def test_the_pyright_stages_processes_are_told_apart_by_their_command_lines() -> None:
-    assert bench.classify(["/opt/b/bin/python", "-m", "pip", "install", "-q", "pyright"]) \
+    assert sides.classify(["/opt/b/bin/python", "-m", "pip", "install", "-q", "pyright"]) \
         == "pip install"
-    assert bench.classify(["/venv/bin/pip", "install", "pyright[nodejs]"]) == "pip install"
-    assert bench.classify(["/usr/bin/node", "/usr/local/bin/npm", "install", "pyright@1.1"]) \
+    assert sides.classify(["/venv/bin/pip", "install", "pyright[nodejs]"]) == "pip install"
+    assert sides.classify(["/usr/bin/node", "/usr/local/bin/npm", "install", "pyright@1.1"]) \
         == "npm (pyright's JS package)"
-    assert bench.classify(["/usr/bin/node", "/root/.cache/pyright-python/1.1/node_modules/"
+    assert sides.classify(["/usr/bin/node", "/root/.cache/pyright-python/1.1/node_modules/"
                            "pyright/index.js", "--outputjson"]) == "pyright analysis"
-    assert bench.classify(["python", "-m", "pyright", "src"]) == "pyright analysis"
-    assert bench.classify(["bash", "benchmark_scripts/run_cpu_entrypoint.sh"]) is None
-    assert bench.classify(["/venv/bin/pip", "list"]) is None
+    assert sides.classify(["python", "-m", "pyright", "src"]) == "pyright analysis"
+    assert sides.classify(["bash", "benchmark_scripts/run_cpu_entrypoint.sh"]) is None
+    assert sides.classify(["/venv/bin/pip", "list"]) is None
 
 
 def test_the_pyright_stage_splits_by_what_ran_between_samples() -> None:
@@ -58,7 +60,7 @@ def test_the_pyright_stage_splits_by_what_ran_between_samples() -> None:
                (10.0, 1.0, frozenset()), (11.0, 1.5, pip), (12.0, 2.5, pip),
                (13.0, 3.0, frozenset({"pip install", "pyright analysis"})),
                (14.0, 4.0, node), (15.0, 5.0, frozenset())]
-    split = bench.pyright_split(samples, (10.0, 16.0, 1.0, 5.5))
+    split = sides.pyright_split(samples, (10.0, 16.0, 1.0, 5.5))
     assert split == {"pip install": (3.0, 2.0), "npm (pyright's JS package)": (0.0, 0.0),
                      "pyright analysis": (1.0, 1.0), "the rest": (2.0, 1.5)}
     # the parts add up to the stage
@@ -67,12 +69,12 @@ def test_the_pyright_stage_splits_by_what_ran_between_samples() -> None:
 
 def test_a_sampled_counter_is_interpolated_and_zero_before_its_container() -> None:
     series = [(10.0, 1.0), (11.0, 3.0), (12.0, 3.5)]
-    assert bench.value_at(series, 9.0) == 0.0
-    assert bench.value_at(series, 10.0) == 1.0
-    assert bench.value_at(series, 10.5) == pytest.approx(2.0)
-    assert bench.value_at(series, 12.0) == 3.5
-    assert bench.value_at(series, 99.0) == 3.5
-    assert bench.value_at([], 1.0) == 0.0
+    assert sides.value_at(series, 9.0) == 0.0
+    assert sides.value_at(series, 10.0) == 1.0
+    assert sides.value_at(series, 10.5) == pytest.approx(2.0)
+    assert sides.value_at(series, 12.0) == 3.5
+    assert sides.value_at(series, 99.0) == 3.5
+    assert sides.value_at([], 1.0) == 0.0
 
 
 def test_the_recorders_lines_are_read_back_per_tier() -> None:
@@ -89,7 +91,7 @@ def test_the_recorders_lines_are_read_back_per_tier() -> None:
               "argv": ["/reb/sh", "/reb/env_size_probe.py"], "duration": 0.3},
              {"item": node.format("c5_audit"), "start": 5.0, "end": 7.0, "cpu": 0.5},
              {"session": "end", "t": 8.0, "cpu": 2.5}]
-    got = bench.read_record(json.dumps(x) for x in lines)
+    got = sides.read_record(json.dumps(x) for x in lines)
     assert got["session"] == {"start": (1.0, 0.5), "end": (8.0, 2.5)}
     c0 = got["tiers"]["c0"]
     assert (c0["wall"], c0["cpu"], c0["spans"]) == (3.0, 1.0, [(2.0, 5.0)])
@@ -110,14 +112,14 @@ def test_commands_are_also_read_back_by_the_thread_that_sent_them() -> None:
               "cpu": 5.0, "thread": "reb-lane-c1"},
              {"test": node, "argv": ["/reb/node", "y"], "duration": 1.0, "cpu": None,
               "thread": "reb-lane-c0-c2"}]
-    got = bench.read_record(json.dumps(x) for x in lines)
+    got = sides.read_record(json.dumps(x) for x in lines)
     assert got["by_thread"] == {"reb-lane-c0-c2": {"pyright": [3.0, 1.5]},
                                 "reb-lane-c1": {"the tier's own command": [6.0, 5.0]}}
     assert got["commands"]["c0"] == {"pyright": 3.0, "the tier's own command": 6.0}
 
 def test_the_demo_leaves_the_cpu_stage_out_of_the_comparison() -> None:
-    demo = bench.Subject("reb-demo:good", "o/n", Path("m.py"), cpu_own=False)
-    own = bench.Subject("reb-real:x", "o/n", Path("m.py"), cpu_own=True)
+    demo = sides.Subject("reb-demo:good", "o/n", Path("m.py"), cpu_own=False)
+    own = sides.Subject("reb-real:x", "o/n", Path("m.py"), cpu_own=True)
     assert "cpu" not in bench.compared(demo)
     assert bench.compared(own) == ["pyright", "cpu", "cuda", "env_size", "hallucination"]
     off = {"stages": {"pyright": (10.0, 5.0), "cpu": (30.0, 20.0), "cuda": (2.0, 1.0),

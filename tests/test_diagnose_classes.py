@@ -18,7 +18,6 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from test_c0 import bare_python  # noqa: F401  (the fixture: a venv with nothing installed)
 
 from pytest_reb.evidence import diagnose
 from pytest_reb.pyramid.ext_sweep import summarise
@@ -122,11 +121,11 @@ def test_a_plain_library_in_a_package_is_loaded_and_its_breakage_seen(tmp_path: 
 
 
 def test_c0_names_the_distribution_and_the_repositorys_file(tmp_path: Path,
-                                                            bare_python: str) -> None:  # noqa: F811
+                                                            bare_python: str) -> None:
     """Real pyright on a VisionMamba-shaped tree: the hint says zetascale for ``import zeta``,
     and the missing einops is the repository's (our shim folder is never C0's to count)."""
+    from support.c0 import local_ctx
     from support.repomodules import write_tree
-    from test_c0 import local_ctx
 
     from pytest_reb.pyramid.c0_imports import imports_total, probe
 

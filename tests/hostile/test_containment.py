@@ -27,7 +27,8 @@ from typing import Any
 
 import pytest
 from support.hostile import AfterTier, only_keepalive, run_reb
-from support.images import CANARY_DIR, CHEATING_TOOLS, module_text
+from support.images import module_text
+from support.payloads import CANARY_DIR, CHEATING_TOOLS
 
 from pytest_reb.targets import archive_file
 

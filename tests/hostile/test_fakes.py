@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 from support.hostile import run_reb
-from support.images import SITE, demo_module, module_text
+from support.imagecase import SITE
+from support.images import demo_module, module_text
 
 pytestmark = pytest.mark.container
 

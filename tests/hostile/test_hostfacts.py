@@ -24,7 +24,8 @@ from typing import Any
 
 import pytest
 from support.hostile import run_reb
-from support.images import SITE, demo_module
+from support.imagecase import SITE
+from support.images import demo_module
 
 pytestmark = pytest.mark.container
 

@@ -22,14 +22,9 @@ from typing import Any
 
 import pytest
 from support.hostile import AfterTier, run_reb
-from support.images import (
-    HOST_CANARY,
-    INJECTED_PYTHON,
-    RELATIVE_CANARY,
-    SITE,
-    TARGET_CANARY,
-    module_text,
-)
+from support.imagecase import SITE
+from support.images import module_text
+from support.payloads import HOST_CANARY, INJECTED_PYTHON, RELATIVE_CANARY, TARGET_CANARY
 
 pytestmark = pytest.mark.container
 

@@ -38,7 +38,8 @@ import docker
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import official
 import standin
-from table import RealEnv, find
+from realenv import RealEnv
+from table import find
 
 from pytest_reb.loop.images import LABEL_PYTHON, ensure_base_image
 from pytest_reb.outcome import Outcome

@@ -36,7 +36,8 @@ from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import Version
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from table import ENVIRONMENTS, RealEnv
+from realenv import RealEnv
+from table import ENVIRONMENTS
 
 MIB = 1 << 20
 PLATFORM = ["--only-binary=:all:", "--python-version", "3.12", "--implementation", "cp",

@@ -2,7 +2,7 @@
 where a stage loads it from the checkout, and liars to the C5 probe (``images.CASES``).
 
 Kept apart from ``images`` (the recipes and the builder) only for size; every text here is
-laid down by ``images.SETUP`` or compiled by ``images._compiled``.
+laid down by ``imagecase.SETUP`` or compiled by ``images._compiled``.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 swapped or made sourceless, ``RECORD`` rewritten to match, untracked packages in every
 form, edited tracked files of any kind, edits undone within the run.
 
-Each is a ``Case`` of ``images.py`` (the demo image plus operations laid down by the
+Each is a ``Case`` of ``imagecase.py`` (the demo image plus operations laid down by the
 image's own Python).  ``EXPECT`` holds, per case, words of the file strict must name.
 """
 
@@ -25,7 +25,7 @@ CONFIG_LR_ZERO = ("seed: 0\ndata: {samples: 64, features: 16, classes: 4, noise:
 PLANTED_TRAIN = "print('PLANTED TRAIN_OK steps=5', flush=True)\n"
 DYNLOAD = "/usr/lib/python3.11/lib-dynload/_json.cpython-311-x86_64-linux-gnu.so"
 
-#: case -> operations (``images.SETUP``)
+#: case -> operations (``imagecase.SETUP``)
 OPS: dict[str, list[tuple[object, ...]]] = {
     # class 2: installed distributions as they are on disk
     "yaml-exit-edited": [("append", f"{SITE}/yaml/__init__.py", YAML_EXIT)],

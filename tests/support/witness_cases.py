@@ -14,7 +14,7 @@ import marshal
 
 from pytest_reb.loop.demo.images import ENV_PYTHON, REPO_DIR
 
-from .images import SITE, Case
+from .imagecase import SITE, Case
 
 TRAIN = f"{REPO_DIR}/train.py"
 CONFIG = f"{REPO_DIR}/tinynet/config.py"
