@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from pytest_reb.evidence import gpu_compute
 from pytest_reb.rules.entrypoint_stage import GpuNeed, gpu_problem
 from pytest_reb.targets import ExecResult
 
@@ -57,13 +58,28 @@ def test_honest_workloads_counters_replay_to_a_pass(name: str) -> None:
     assert replayed(RECORDS[name]) is None
 
 
-def test_a_served_request_can_read_as_no_gpu_compute() -> None:
-    """The server's first run: one request to a 16-64-1 MLP, 0 ms SM-active over 4.6 s, so
-    strict C3 failed it ``no_gpu_compute``; its second run passed.  The floor's sampling
-    misses a workload that small (docs/gpu.md); the replay gives the recorded verdict."""
-    (first,) = [o for o in EARLIER if o["workload"] == "http_server"]
-    assert (first["category"], first["compat"]) == ("no_gpu_compute", True)
-    assert (replayed(first) or ("", ""))[0] == "no_gpu_compute"
+def test_a_served_request_read_zero_until_the_meter_waited_for_gpm() -> None:
+    """The server answers one request to a 16-64-1 MLP and is stopped.  Twice its end GPM
+    sample followed the command at once and read 0 ms SM-active, so strict C3 failed it
+    ``no_gpu_compute``; with the meter's wait (``GPM_SETTLE_S``) it passes."""
+    first = [o for o in EARLIER if o["workload"] == "http_server" and o["status"] == "failed"]
+    assert len(first) == 2
+    for o in first:
+        assert (o["category"], o["compat"]) == ("no_gpu_compute", True)
+        assert o["evidence"]["gpu_compute"]["0"]["gpm"]["sm_active_ms"] == 0
+        assert (replayed(o) or ("", ""))[0] == "no_gpu_compute"
+    assert RECORDS["http_server"]["status"] == "passed"
+
+
+def test_the_meter_waits_past_the_lag_gpm_showed() -> None:
+    """``tests/gpu/gpm_lag.py`` on the H200: every round read 0 until the end sample came
+    0.2 s after the work; the meter waits at least twice the shortest delay that read it."""
+    table = (Path(__file__).parent / "data" / "gpu" / "gpm_lag.txt").read_text()
+    rows = [line.split() for line in table.splitlines()
+            if line.strip() and line.split()[0][0].isdigit()]
+    seen = min(float(delay) for delay, _median, _min, zero in rows if zero == "0")
+    assert all(float(m) == 0 for delay, m, _min, _zero in rows if float(delay) < seen)
+    assert 2 * seen <= gpu_compute.GPM_SETTLE_S
 
 
 def test_the_borrowed_name_attack_fails_strict_c3_as_foreign_code() -> None:

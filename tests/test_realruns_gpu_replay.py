@@ -17,7 +17,10 @@ from typing import Any
 
 import pytest
 
+from pytest_reb import Run
+from pytest_reb.evidence.integrity import Examined
 from pytest_reb.rules.entrypoint_stage import GpuNeed, gpu_problem
+from pytest_reb.rules.integrity_verdict import Verdict
 from pytest_reb.targets import ExecResult
 
 ROWS = {r["repo"]: r for r in json.loads(
@@ -34,11 +37,26 @@ CAUSES = {
     "KRLabsOrg/LettuceDetect": "the official prepare downloads RAGTruth (unreachable there) and "
     "its single_gpu then fails 'entrypoint_not_found'; ours trains one step on the stand-in "
     "data through the module's setup step",
+    "LiheYoung/Depth-Anything": "the official prepare downloads depth_anything_vits14 from the "
+    "hub (unreachable there) and its single_gpu fails 'runtime' without it; ours runs run.py "
+    "on the stand-in checkpoint",
+    "alephpi/Texo": "the official prepare downloads UniMER and FormulaNet from the hub "
+    "(unreachable there) and its single_gpu fails 'runtime'; ours trains one step on the "
+    "stand-in shard and state dict the repository's own model class makes",
+    "kotaro-kinoshita/yomitoku": "the official prepare downloads the DBNet, PARSeq and "
+    "RT-DETRv2 weights from the hub (unreachable there) and fails 'model'; ours reads the "
+    "page through the CLI on stand-in models of yomitoku's own catalogs",
+    "lightly-ai/lightly-train": "the official prepare downloads coco128 and DINOv3 weights "
+    "(unreachable there); ours pretrains one step on the stand-in images",
 }
+#: repository -> the checkout file whose recorded integrity finding failed strict C3 under a
+#: rule since changed: the run itself computed and reached the repository's code.
+BLOCKED_BEFORE = {"modelscope/ClearerVoice-Studio":
+                  "clearvoice/clearvoice/models/av_mossformer2_tse/faceDetector/s3fd/sfd_face.pth"}
 #: The repositories whose strict C3 reached their own code on the GPU machine (the witness's
 #: reading); the rest stopped before it: a stand-in the machine's packages could not make, a
 #: setup step, a package not carried (docs/real-runs.md says which).
-REACHED = 11
+REACHED = 18
 
 
 def verdict(row: dict[str, Any], mode: str, tier: str) -> tuple[str, str | None]:
@@ -117,7 +135,7 @@ def test_strict_and_compat_c3_agree_on_a_run_that_failed(repo: str) -> None:
     """Every C3 failure here is the run's own (exit 1, a missing asset or package), so
     the official rule fails it too; a strict-only failure would be a GPU-evidence one."""
     row = ROWS[repo]
-    if verdict(row, "strict", "c3")[0] == "passed":
+    if verdict(row, "strict", "c3")[0] == "passed" or repo in BLOCKED_BEFORE:
         assert passed(row, "compat", "c3")
     else:
         assert not passed(row, "compat", "c3")
@@ -134,3 +152,24 @@ def test_a_disagreement_with_the_official_stage_has_a_cause(repo: str) -> None:
     ours = verdict(row, "strict", "c3")[0] == "passed"
     theirs = official["status"] == "success"
     assert ours == theirs or repo in CAUSES, (repo, official)
+
+
+@pytest.mark.parametrize("repo", sorted(BLOCKED_BEFORE))
+def test_a_run_blocked_by_a_checkouts_weights_file_passes_today(repo: str) -> None:
+    """ClearerVoice-Studio's C3 ran, reached train.py and computed, and strict failed it
+    ``integrity`` for the deleted ``sfd_face.pth`` (weights the snapshot lacked) while a
+    checkout's ``.pth`` counted as code.  Its counters replay to a pass, and the finding
+    blocks no stage under today's verdict."""
+    o = next(o for o in ROWS[repo]["strict"] if o.get("tier") == "c3")
+    assert (o["category"], o["compat"]) == ("integrity", True)
+    assert BLOCKED_BEFORE[repo] in o["message"] and reached(ROWS[repo])
+    ev = o["evidence"]
+    holders = {int(p): g for p, g in ev["gpu_holders"].items()}
+    compute = {k: v for k, v in ev["gpu_compute"].items() if k != "sm_active_min_ms"}
+    assert gpu_problem(GpuNeed(1), ExecResult(["x"], 0, "", "", 1.0, gpu_holders=holders,
+                                  gpu_compute=compute,
+                                  gpu_evidence_channel=ev["gpu_evidence_channel"])) is None
+    head = "0" * 40
+    today = Verdict(head, Examined(head, [{"kind": "deleted", "path": BLOCKED_BEFORE[repo],
+                                           "detail": "missing"}], head=head))
+    assert today.stage_problem(Run(["{python}", "train.py"], entrypoint="train.py")) is None

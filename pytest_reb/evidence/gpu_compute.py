@@ -33,6 +33,11 @@ from typing import Any
 GPM_METRICS = ((2, "sm_util_pct"), (3, "sm_occupancy_pct"), (5, "tensor_util_pct"),
                (10, "dram_bw_util_pct"), (12, "fp32_util_pct"), (13, "fp16_util_pct"),
                (20, "pcie_tx_mib_s"), (21, "pcie_rx_mib_s"))
+#: Seconds between the command's end and the end GPM sample.  GPM's counters lag the work:
+#: a model server that answered its one request and was stopped read 0 SM-active ms where
+#: the same run read 0.00037 ms another time (tests/gpu/gpm_lag.py measures the lag).
+#: The GPU stays the run's alone until the sample (per-process samples cover the wait).
+GPM_SETTLE_S = 0.5
 
 
 def _nvml() -> Any:
@@ -115,6 +120,8 @@ class ComputeMeter:
                 g.last_ts = max(g.last_ts, *(int(s.timeStamp) for s in samples))
 
     def stop(self) -> None:
+        if any(g.gpm is not None for g in self._gpus):
+            time.sleep(GPM_SETTLE_S)
         self.sample()
         for g in self._gpus:
             self.result[str(g.index)] = self._finish(g)
