@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import checkout_imports
 import docker_local
 import gpu_pack
 import gpu_repos
@@ -128,12 +129,54 @@ def test_a_wheel_left_out_over_the_cap_takes_its_dependents_and_dev_tools_go_fir
     fake_wheel(tmp_path, "ruff", 1 * mib)
     notes: list[str] = []
     kept = gpu_wheels.select(["zzboto", "zzsmall", "ruff"], notes, tmp_path, {}, cap=2.5)
-    assert [gpu_wheels.project(w) for w in kept] == ["zzsmall"]
-    assert notes[0].startswith("left out (over 2.5 MiB): ruff-")
-    assert any("zzboto-1.0" in n for n in notes)
+    assert [gpu_wheels.project(w) for w in kept] == ["ruff", "zzsmall"]
+    assert notes[0].startswith("left out (over 2.5 MiB): zzbotocore-")  # alone over the cap
+    assert "zzboto-1.0" in notes[1]
     notes = []
     kept = gpu_wheels.select(["zzboto", "zzsmall", "ruff"], notes, tmp_path, {}, cap=3.5)
     assert [gpu_wheels.project(w) for w in kept] == ["zzboto", "zzbotocore", "zzsmall"]
+    assert notes[0].startswith("left out (over 3.5 MiB): ruff-")
+
+
+def test_what_the_checkout_imports_is_left_out_last_and_a_wheel_over_the_cap_first(
+        tmp_path: Path) -> None:
+    """F5-TTS's trainer module imports ``wandb`` (20 MiB), SenseVoice's maker ``funasr``
+    (which requires ``jieba``): the cap left them out before smaller wheels nothing imports,
+    and those rows stopped before their own code."""
+    mib = 1 << 20
+    fake_wheel(tmp_path, "zzwandb", 2 * mib)
+    fake_wheel(tmp_path, "zzfunasr", 10, ("zzjieba",))
+    fake_wheel(tmp_path, "zzjieba", 1 * mib)
+    fake_wheel(tmp_path, "zzunused", 1 * mib)
+    fake_wheel(tmp_path, "zzhuge", 5 * mib)
+    reqs = ["zzwandb", "zzfunasr", "zzunused", "zzhuge"]
+    notes: list[str] = []
+    kept = gpu_wheels.select(reqs, notes, tmp_path, {}, cap=3.5,
+                             imports=frozenset({"zzwandb", "zzfunasr", "zzhuge"}))
+    assert [gpu_wheels.project(w) for w in kept] == ["zzfunasr", "zzjieba", "zzwandb"]
+    assert notes[0].startswith("left out (over 3.5 MiB): zzhuge-")  # never fits: first
+    assert "zzunused" in notes[1]
+
+
+def test_the_imports_of_a_checkout_and_the_names_a_wheel_provides(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "train.py").write_text("import wandb.sdk\nfrom .local import x\n"
+                                   "def f():\n    from funasr import AutoModel\n")
+    (repo / "broken.py").write_text("def (:\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "."], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t",
+                    "commit", "-qm", "x"], check=True)
+    head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], check=True,
+                          capture_output=True, text=True).stdout.strip()
+    maker = tmp_path / "standin_Z.py"
+    maker.write_text("import mlx.data\n")
+    assert checkout_imports.imported(repo, head, [maker]) == {"wandb", "funasr", "mlx"}
+    assert checkout_imports.imported(tmp_path / "nowhere", head) == set()
+    fake_wheel(tmp_path, "zzpkg", 10)
+    [whl] = tmp_path.glob("zzpkg-*.whl")
+    assert checkout_imports.provides(whl) == {"zzpkg"}
 
 
 def test_docker_local_refuses_a_named_working_folder_that_does_not_exist(tmp_path: Path) -> None:

@@ -36,6 +36,8 @@ from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import Version
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from checkout_imports import imported, provides
+from gpu_pack import MIRROR
 from realenv import RealEnv
 from table import ENVIRONMENTS
 
@@ -222,12 +224,14 @@ def project(wheel: Path) -> str:
 
 
 def select(reqs: list[str], notes: list[str], dest: Path, versions: dict[str, Version],
-           cap: float) -> list[Path]:
+           cap: float, imports: frozenset[str] = frozenset()) -> list[Path]:
     """The row's wheels the machine lacks, the others left out (and noted) over ``cap`` MiB:
-    first what no stage imports, then the biggest of the closure, then the biggest of the
-    row's own requirements (its pins are why it has a pool); a wheel left out takes along those of
-    the kept wheels that require it where the machine lacks it too (a ``boto3`` without its
-    ``botocore`` breaks every library that imports ``boto3`` when it is importable)."""
+    first a wheel bigger than the cap alone, then the tools no stage runs, then the biggest of
+    the closure, then the biggest of the row's own requirements (its pins are why it has a
+    pool), and last what the checkout ``imports`` (``checkout_imports``) with everything those
+    wheels require; a wheel left out takes along those of the kept wheels that require it where
+    the machine lacks it too (a ``boto3`` without its ``botocore`` breaks every library that
+    imports ``boto3``)."""
     wheels = sorted(dest.glob("*.whl"))
     parsed = [Requirement(r) for r in reqs]
     wanted = parsed + closure_requirements(wheels, {e for r in parsed for e in r.extras})
@@ -239,10 +243,16 @@ def select(reqs: list[str], notes: list[str], dest: Path, versions: dict[str, Ve
             continue
         kept.append(wheel)
     own = {canonicalize_name(r.name) for r in parsed}
-    kept.sort(key=lambda w: (not NOT_RUN.match(project(w)), project(w) in own,
-                             -w.stat().st_size))
     needs = {w: {canonicalize_name(r.name) for r in closure_requirements([w], set())}
              for w in kept}
+    used = {w for w in kept if provides(w) & imports}
+    grown = True
+    while grown:
+        more = {w for w in kept if any(project(w) in needs[u] for u in used)} - used
+        used |= more
+        grown = bool(more)
+    kept.sort(key=lambda w: (w.stat().st_size <= cap * MIB, not NOT_RUN.match(project(w)),
+                             w in used, project(w) in own, -w.stat().st_size))
     while kept and sum(w.stat().st_size for w in kept) > cap * MIB:
         gone = [kept.pop(0)]
         while gone:
@@ -254,6 +264,14 @@ def select(reqs: list[str], notes: list[str], dest: Path, versions: dict[str, Ve
                 kept = [w for w in kept if w not in needing]
                 gone.extend(needing)
     return sorted(kept)
+
+
+def row_imports(row: RealEnv) -> set[str]:
+    """What the row's checkout (from the fetch mirror) and its stand-in maker import."""
+    maker = (row.standin or "").split(":")[0] if ":" in (row.standin or "") else "standin"
+    here = Path(__file__).resolve().parent
+    also = [here / f"{maker}.py"] if row.standin and (here / f"{maker}.py").exists() else []
+    return imported(MIRROR / row.repo.replace("/", "+") / "repo", row.commit, also)
 
 
 def split(chosen: dict[str, list[Path]], limit: float) -> list[list[str]]:
@@ -322,7 +340,8 @@ def main() -> None:
         return
     versions = {**newest(args.scratch), **{n: Version(v) for n, v in KNOWN.items()}}
     chosen = {repo: select(reqs, notes, args.scratch / repo.replace("/", "+"), versions,
-                           args.cap_mib) for repo, (reqs, notes) in fetched.items()}
+                           args.cap_mib, frozenset(row_imports(rows[repo])))
+              for repo, (reqs, notes) in fetched.items()}
     groups = split(chosen, args.max_mib)
     for number, group in enumerate(groups, 1):
         pool = args.pool if len(groups) == 1 else args.pool / str(number)
