@@ -27,7 +27,9 @@ from typing import Any
 import pytest
 from support.bounds import DATA_VOLUME
 from support.hostile import run_reb
-from support.images import REPO_DIR, module_text
+from support.images import module_text
+
+from pytest_reb.loop.demo.images import REPO_DIR
 
 pytestmark = pytest.mark.container
 

@@ -8,10 +8,10 @@ image's own Python).  ``EXPECT`` holds, per case, words of the file strict must 
 
 from __future__ import annotations
 
-from pytest_reb.loop.demo.images import ENV_DIR, REPO_DIR
+from pytest_reb.loop.demo.images import REPO_DIR
 from support.forgeries import PLANTED
+from support.imagecase import SITE
 
-SITE = f"{ENV_DIR}/lib/python3.11/site-packages"
 YAML_EXIT = ("\n\ndef safe_load(stream):\n    import os\n"
              "    print('PLANTED TRAIN_OK steps=5', flush=True)\n    os._exit(0)\n")
 #: Edits ``path`` as the entrypoint's interpreter starts and puts it back at exit.
