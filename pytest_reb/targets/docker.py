@@ -53,20 +53,17 @@ from pytest_reb.targets.archive import archive_file
 from pytest_reb.targets.base import (
     HOST_SLACK,
     KILL_GRACE,
-    SEED_MOUNT,
-    ExecResult,
     InfraError,
     Layers,
     Profile,
-    TailBuffer,
     Target,
     TargetError,
-    finish,
     labels,
-    tool_mounts,
 )
 from pytest_reb.targets.cgroup import Cgroup, CgroupError
+from pytest_reb.targets.mounts import SEED_MOUNT, harness_mounts
 from pytest_reb.targets.prestart import Prestarted
+from pytest_reb.targets.result import ExecResult, TailBuffer, finish
 from pytest_reb.witness import observe
 
 #: Who runs what: our keep-alive as nobody, commands as root (no capabilities either way).
@@ -102,13 +99,6 @@ class Limits:
         except ValueError as exc:
             raise ValueError(f"--reb-disk: {exc}") from None
 
-
-
-def harness_mounts() -> dict[str, str]:
-    """Container path -> host path of what of ours every container of a target gets,
-    read-only: our static busybox and the probes' tools (``tool_mounts``).  ``ToolError``
-    without a static busybox on the host."""
-    return {ourtools.TOOLS_MOUNT: str(ourtools.tools_dir()), **tool_mounts()}
 
 
 def image_labels(image: str) -> dict[str, str]:
