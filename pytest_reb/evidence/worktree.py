@@ -107,7 +107,7 @@ def diff(objects: Objects, sha: str, path: str, rel: str) -> str:
         return ""
     if b"\0" in before[:8192] or b"\0" in after[:8192]:
         return "(binary)"
-    lines = difflib.unifieddiff(before.decode("utf-8", "replace").splitlines(),
+    lines = difflib.unified_diff(before.decode("utf-8", "replace").splitlines(),
                                  after.decode("utf-8", "replace").splitlines(),
                                  f"a/{rel}", f"b/{rel}", lineterm="", n=1)
     text = "\n".join(lines)
