@@ -25,10 +25,8 @@ from pytest_reb.targets.base import (
     LABEL_OWNER,
     LABEL_RUN,
     ImageRef,
-    InfraError,
     Profile,
     Target,
-    TargetError,
     cuda_visible,
     is_local,
     labels,
@@ -36,7 +34,9 @@ from pytest_reb.targets.base import (
     owner_label,
     wrap_timeout,
 )
-from pytest_reb.targets.docker import DockerTarget, Limits
+from pytest_reb.targets.container import Limits
+from pytest_reb.targets.docker import DockerTarget
+from pytest_reb.targets.errors import InfraError, TargetError
 from pytest_reb.targets.git import checkout_commit, read_git_commit
 from pytest_reb.targets.local import LocalTarget
 from pytest_reb.targets.mounts import (

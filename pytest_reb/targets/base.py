@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from pytest_reb.targets import bytecode, hostview
+from pytest_reb.targets.errors import TargetError
+from pytest_reb.targets.hostview import Layers
 from pytest_reb.targets.result import ExecResult
 from pytest_reb.witness import observe
 
@@ -81,25 +83,7 @@ def is_local(url: str) -> bool:
 
 
 
-@dataclass(frozen=True)
-class Layers:
-    """A container's filesystem as the host sees it: the host pid of its init, its writable
-    layer (``upper``) and the image's layers below it (``lowers``, top first)."""
 
-    pid: int
-    upper: str
-    lowers: tuple[str, ...]
-
-class TargetError(Exception):
-    """The target cannot be used at all (image missing, daemon down): one clear line."""
-
-
-class InfraError(TargetError):
-    """The machinery under the target failed mid-tier (daemon gone, container killed).
-
-    Not the environment's fault: the tier gets the category ``infra`` and the
-    run goes on with the next one.
-    """
 
 
 def cuda_visible(env: Mapping[str, str], devices: Sequence[str]) -> str:
