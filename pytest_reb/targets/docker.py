@@ -39,6 +39,7 @@ from pytest_reb.targets import (
     diskwatch,
     dockerexec,
     hostview,
+    housekeeping,
     ourtools,
     precompile,
 )
@@ -57,19 +58,6 @@ from pytest_reb.witness import observe
 BACKGROUND_SHARES = 256
 
 
-def image_labels(image: str) -> dict[str, str]:
-    """The labels of ``image`` on this host's engine: metadata, never the image's files;
-    none when there is no such image or no engine answers (a GPU machine verifying itself
-    through ``local://`` need not have the Docker SDK)."""
-    try:
-        import docker
-
-        attrs = docker.from_env().api.inspect_image(image)
-    except Exception:
-        return {}
-    return dict((attrs.get("Config") or {}).get("Labels") or {})
-
-
 class DockerTarget(Target):
     """Hardened containers from one image, one per device profile, made lazily.
 
@@ -84,7 +72,7 @@ class DockerTarget(Target):
     def __init__(self, image: str, *, run_id: str, gpus: Sequence[str] | None = None,
                  limits: Limits | None = None, client: Any = None) -> None:
         import docker
-        from docker.errors import DockerException, ImageNotFound
+        from docker.errors import DockerException
         from requests.exceptions import RequestException
 
         self.image = image
@@ -96,18 +84,8 @@ class DockerTarget(Target):
             self.client.ping()
         except (DockerException, RequestException) as exc:  # a socket gone: requests' own
             raise TargetError(f"the Docker daemon does not answer: {exc}") from None
-        try:
-            got = self.client.images.get(image)
-            self.image_id = got.id
-            #: the image's own ``ENV``: what a command's env setting the same name would hide
-            env = (got.attrs.get("Config") or {}).get("Env") or ()
-            self._image_env: dict[str, str] = dict(e.split("=", 1) for e in env if "=" in e)
-        except ImageNotFound:
-            raise TargetError(
-                f"image {image!r} is not on this Docker engine (pytest-reb never pulls; "
-                "build or load it first)") from None
-        except (DockerException, RequestException) as exc:  # gone between the two
-            raise TargetError(f"the Docker daemon does not answer: {exc}") from None
+        #: the image's own ``ENV``: what a command's env setting the same name would hide
+        self.image_id, self._image_env = housekeeping.image_of(self.client, image)
         self.gpus = list(gpus) if gpus is not None else host_gpus()
         self._containers: dict[str, Any] = {}
         self._keep: dict[str, set[int]] = {}
