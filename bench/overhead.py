@@ -55,7 +55,7 @@ from common import (
 )
 
 from pytest_reb.targets import Limits, bytecode
-from pytest_reb.targets.docker import harness_mounts
+from pytest_reb.targets.mounts import harness_mounts
 
 RECORDER = '''
 import json, os, time

@@ -212,7 +212,7 @@ def test_disk_sizes_read_as_the_engine_reads_them(size: str) -> None:
     """``--reb-disk`` is parsed without the SDK, to the same bytes the SDK's parser gives."""
     from docker.utils import parse_bytes
 
-    from pytest_reb.targets.docker import Limits
+    from pytest_reb.targets.container import Limits
 
     assert Limits(disk=size).disk_bytes() == parse_bytes(size)
 

@@ -272,7 +272,7 @@ def test_a_local_run_needs_no_docker_sdk() -> None:
             "import pytest_reb.plugin.session\n"
             "from pytest_reb.pyramid.context import TIER_TESTS, tier_probe\n"
             "[tier_probe(t) for t in TIER_TESTS]\n"
-            "from pytest_reb.targets.docker import Limits\n"
+            "from pytest_reb.targets.container import Limits\n"
             "assert Limits(disk='20g').disk_bytes() == 20 << 30\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -16,8 +16,8 @@ neither ``git`` nor any program of the target is trusted or even needed:
    and each is re-hashed here: object ids are content hashes, so an object
    store that yields them *is* the pinned commit, whatever else the image did;
 4. each tracked file of the working tree is hashed as git hashes a blob
-   (``sha1("blob <size>\\0" + content)``) and compared with the tree; a Git LFS
-   pointer is compared by its sha256;
+   (``sha1("blob <size>\\0" + content)``, ``worktree.py``) and compared with the
+   tree; a Git LFS pointer is compared by its sha256;
 5. the checkout is walked (bounded) for untracked files that change what a
    probe does: a config pyright or pytest reads, a ``conftest.py``, a
    top-level module that shadows an import.  A ``.pth`` in a checkout is
@@ -40,11 +40,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import difflib
-import hashlib
 import os
 import posixpath
-import re
 import shutil
 import stat
 import subprocess
@@ -55,22 +52,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_reb.evidence import gitstore
-from pytest_reb.evidence.gitstore import (
-    HEX40,
-    MAX_BLOB_BYTES,
-    Objects,
-    Unverifiable,
-    copy_objects,
-)
+from pytest_reb.evidence import gitstore, worktree
+from pytest_reb.evidence.gitstore import HEX40, Objects, Unverifiable, copy_objects
 from pytest_reb.targets import Target, hostview, imagecache, read_git_commit
 
 #: The kinds that mean "this file is not what the pinned commit holds".
 EDITS = frozenset({"modified", "deleted", "type_changed"})
 DEADLINE = 300.0
-#: Edited files whose diff is kept in the finding, and how much of it.
+#: Edited files whose diff is kept in the finding (``worktree.diff``).
 MAX_DIFFS = 20
-DIFF_CHARS = 1500
 MAX_FINDINGS = 500
 #: Entries of the checkout walked for untracked files; directories never walked.
 MAX_WALK = 50_000
@@ -82,8 +72,6 @@ PROBE_FILES = frozenset({"conftest.py", "sitecustomize.py", "usercustomize.py",
                          "tox.ini"})
 #: Files Python imports as a module (``.pyi`` only for pyright: C0).
 MODULE_SUFFIXES = (".py", ".pyi", ".pyc", ".so")
-LFS_POINTER = re.compile(rb"version https://git-lfs\.github\.com/spec/v1\n"
-                         rb"oid sha256:([0-9a-f]{64})\nsize (\d+)\n?")
 
 
 def finding(kind: str, path: str, detail: str, **extra: Any) -> dict[str, Any]:
@@ -114,8 +102,8 @@ class Examined:
 
 
 #: The code that makes an examination: part of the key of one kept per image (``imagecache``).
-CODE_DIGEST = imagecache.code_digest(Path(__file__), Path(hostview.__file__),
-                                     Path(gitstore.__file__))
+CODE_DIGEST = imagecache.code_digest(Path(__file__), Path(worktree.__file__),
+                                     Path(hostview.__file__), Path(gitstore.__file__))
 
 
 def before_any_run(target: Target, checkout: str, commit: str, *,
@@ -246,7 +234,7 @@ class _Check:
                 return
             if mode == "160000":  # a submodule: its own checkout, not a file of this one
                 continue
-            parent = _parent_problem(base, rel, dirs)
+            parent = worktree.parent_problem(base, rel, dirs)
             if parent is not None:
                 self.found.append(finding("deleted", rel, parent))
                 continue
@@ -260,16 +248,16 @@ class _Check:
                 self._symlink(base, rel, st, sha, objects)
             elif not stat.S_ISREG(st.st_mode):
                 self.found.append(finding("type_changed", rel, (
-                    f"a regular file at the pinned commit, now {_kind(st.st_mode)}")))
+                    f"a regular file at the pinned commit, now {worktree.kind_of(st.st_mode)}")))
             else:
-                got = _blob_sha(f"{base}/{rel}")
+                got = worktree.blob_sha(f"{base}/{rel}")
                 if got is None:
                     self.found.append(finding("unverifiable", rel, "could not be read"))
-                elif got != sha and not _lfs_match(objects, sha, f"{base}/{rel}"):
+                elif got != sha and not worktree.lfs_match(objects, sha, f"{base}/{rel}"):
                     extra = {}
                     if diffs < MAX_DIFFS:
                         diffs += 1
-                        extra["diff"] = _diff(objects, sha, f"{base}/{rel}", rel)
+                        extra["diff"] = worktree.diff(objects, sha, f"{base}/{rel}", rel)
                     self.found.append(finding("modified", rel, (
                         f"content differs from the pinned commit (blob {sha[:12]}, working tree "
                         f"{got[:12]}, {st.st_size} bytes)"), **extra))
@@ -376,7 +364,7 @@ class _Check:
         want = objects.blob(sha, 4096).decode("utf-8", "surrogateescape")
         if not stat.S_ISLNK(st.st_mode):
             self.found.append(finding("type_changed", rel, (
-                f"a symlink to {want!r} at the pinned commit, now {_kind(st.st_mode)}")))
+                f"a symlink to {want!r} at the pinned commit, now {worktree.kind_of(st.st_mode)}")))
             return
         got = os.readlink(f"{base}/{rel}")
         if got != want:
@@ -388,92 +376,6 @@ def _module_name(name: str) -> str:
     """The module a file name imports as: ``x.py``, ``x.cpython-311-x86_64-linux-gnu.so``."""
     return name.split(".", 1)[0]
 
-
-def _parent_problem(base: str, rel: str, dirs: dict[str, str | None]) -> str | None:
-    """Why a tracked file's directory is not a real directory of the checkout, or None.
-
-    Each directory is checked once, without following symlinks, so no path
-    handed to the kernel later can leave the target's root.
-    """
-    parts = rel.split("/")[:-1]
-    for i in range(1, len(parts) + 1):
-        d = "/".join(parts[:i])
-        if d not in dirs:
-            try:
-                st = os.lstat(f"{base}/{d}")
-            except OSError:
-                dirs[d] = f"its directory {d}/ is missing from the working tree"
-            else:
-                dirs[d] = None if stat.S_ISDIR(st.st_mode) else (
-                    f"its directory {d}/ is now {_kind(st.st_mode)}")
-        if dirs[d] is not None:
-            return dirs[d]
-    return None
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISLNK(mode):
-        return "a symlink"
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISREG(mode):
-        return "a regular file"
-    return "a special file"
-
-
-def _blob_sha(path: str) -> str | None:
-    """Git's blob hash of a file: sha1 over ``blob <size>\\0`` and the content."""
-    try:
-        with hostview.open_regular(path) as fh:
-            size = os.fstat(fh.fileno()).st_size
-            h = hashlib.sha1(f"blob {size}\0".encode())
-            read = 0
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
-                read += len(chunk)
-            return h.hexdigest() if read == size else None  # None: it changed while read
-    except OSError:
-        return None
-
-
-def _lfs_match(objects: Objects, sha: str, path: str) -> bool:
-    """Whether the tracked blob is a Git LFS pointer to exactly this file's content."""
-    if objects.size(sha) > 512:
-        return False
-    m = LFS_POINTER.fullmatch(objects.blob(sha, 512))
-    if m is None:
-        return False
-    try:
-        with hostview.open_regular(path) as fh:
-            h, size = hashlib.sha256(), 0
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
-                size += len(chunk)
-    except OSError:
-        return False
-    return size == int(m.group(2)) and h.hexdigest() == m.group(1).decode()
-
-
-def _diff(objects: Objects, sha: str, path: str, rel: str) -> str:
-    """The start of a unified diff, for a person reading the finding (text files only).
-
-    A blob over ``MAX_BLOB_BYTES`` is not inflated for it: its size is the image's to declare.
-    """
-    if objects.size(sha) > MAX_BLOB_BYTES:
-        return f"(not shown: the pinned blob is {objects.size(sha)} bytes)"
-    before = objects.blob(sha)
-    try:
-        with hostview.open_regular(path) as fh:
-            after = fh.read(1 << 20)
-    except OSError:
-        return ""
-    if b"\0" in before[:8192] or b"\0" in after[:8192]:
-        return "(binary)"
-    lines = difflib.unified_diff(before.decode("utf-8", "replace").splitlines(),
-                                 after.decode("utf-8", "replace").splitlines(),
-                                 f"a/{rel}", f"b/{rel}", lineterm="", n=1)
-    text = "\n".join(lines)
-    return text if len(text) <= DIFF_CHARS else text[:DIFF_CHARS] + "\n[...]"
 
 
 # --------------------------------------------------------------------------- the target's git

@@ -26,7 +26,7 @@ from pytest_reb.selfreport import MAX_PATH_CHARS, clip
 
 if TYPE_CHECKING:
     from pytest_reb.targets import Target
-    from pytest_reb.targets.base import ExecResult
+    from pytest_reb.targets.result import ExecResult
 
 #: Printed before each JSON line of the interpreter probe.
 PYTHON_MARKER = "REB_PYTHON_PROBE"

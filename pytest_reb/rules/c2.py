@@ -25,7 +25,7 @@ from pytest_reb.rules.stage_messages import categorise
 from pytest_reb.variants import C2_MAJORITY, C2Variant, Situation
 
 if TYPE_CHECKING:  # the host's record of the probe's command
-    from pytest_reb.targets.base import ExecResult
+    from pytest_reb.targets.result import ExecResult
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,8 @@ from pytest_reb.rules.stage_messages import COMMAND_MAX, categorise, clip, diagn
 from pytest_reb.spec import Run
 
 if TYPE_CHECKING:  # records the stage hands over; rules never reach a target
-    from pytest_reb.targets.base import ExecResult, Profile
+    from pytest_reb.targets.base import Profile
+    from pytest_reb.targets.result import ExecResult
     from pytest_reb.witness import Expect
 
 #: SM-active time (ms, averaged over all SMs) a run's GPU must show: a floor against a GPU

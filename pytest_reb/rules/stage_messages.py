@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_reb.evidence import diagnose
 
 if TYPE_CHECKING:  # the host's record of a command; rules read records, never a target
-    from pytest_reb.targets.base import ExecResult
+    from pytest_reb.targets.result import ExecResult
 
 #: (category, pattern) in order: the first match names a failed run's category.
 FAILURE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(

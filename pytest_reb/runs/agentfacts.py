@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from pytest_reb.runs.matrix import AGENT_ENV_LABEL
-from pytest_reb.targets.docker import image_labels
+from pytest_reb.targets.housekeeping import image_labels
 
 
 def agent_facts(image: str | None) -> dict[str, Any] | None:

@@ -19,7 +19,7 @@ from typing import Any
 from pytest_reb.runs.matrix import AGENT_TIMED_OUT_LABEL, TargetSpec, load_matrix
 from pytest_reb.runs.shards import parse_shard
 from pytest_reb.targets import ImageRef
-from pytest_reb.targets.docker import image_labels
+from pytest_reb.targets.housekeeping import image_labels
 
 
 @dataclass

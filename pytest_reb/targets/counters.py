@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
+from typing import Any
 
 ROOT = Path("/sys/fs/cgroup")
 
@@ -117,3 +118,39 @@ def memory_limit_hits(cid: str, *, begin: bool = False) -> int | None:
                        for c in counters))
     except (OSError, ValueError):
         return None
+
+
+class Window:
+    """A container's counters over one command, each read where its figure settles: all
+    as the command begins, the CPU wait before a kill ends its tasks (``stalled``: plain v1
+    counts only the living ones), the CPU time once it ended (``ended``), the kills, hits
+    and refusals after the sweep (``close``)."""
+
+    def __init__(self, cid: str) -> None:
+        self.cid = cid
+        self.oom = oom_kills(cid)
+        self.pids = pids_refusals(cid)
+        self.cpu = cpu_seconds(cid)
+        self.wait = cpu_wait_seconds(cid)
+        self.hits = memory_limit_hits(cid, begin=True)
+        self.wait_end: float | None = None
+        self.cpu_end: float | None = None
+
+    def stalled(self) -> None:
+        self.wait_end = cpu_wait_seconds(self.cid)
+
+    def ended(self) -> None:
+        self.cpu_end = cpu_seconds(self.cid)
+
+    def close(self) -> dict[str, Any]:
+        """What the command's ``ExecResult`` says of the counters (its field -> value)."""
+        oom_after = oom_kills(self.cid)
+        hits_after = memory_limit_hits(self.cid)
+        pids_after = pids_refusals(self.cid)
+        return {"oom_killed": grew(self.oom, oom_after) is True,
+                "pids_limited": grew(self.pids, pids_after) is True,
+                "cpu_seconds": (None if self.cpu is None or self.cpu_end is None
+                                else round(self.cpu_end - self.cpu, 3)),
+                "cpu_wait_seconds": (None if self.wait is None or self.wait_end is None
+                                     else round(max(0.0, self.wait_end - self.wait), 3)),
+                "memory_limit_hit": grew(self.hits, hits_after)}

@@ -29,7 +29,10 @@ import time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager as ContextManager
+from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
+
+from pytest_reb.targets.errors import InfraError
 
 if TYPE_CHECKING:  # the targets give their views; this module imports none of them
     from pytest_reb.targets.base import Target
@@ -39,6 +42,15 @@ MAX_HOPS = 40
 #: Attempts at pausing a container before its read is given up as infra.
 FREEZE_TRIES = 8
 
+
+@dataclass(frozen=True)
+class Layers:
+    """A container's filesystem as the host sees it: the host pid of its init, its writable
+    layer (``upper``) and the image's layers below it (``lowers``, top first)."""
+
+    pid: int
+    upper: str
+    lowers: tuple[str, ...]
 
 
 @contextlib.contextmanager
@@ -168,6 +180,69 @@ def frozen(target: Target, devices: Sequence[str] = ()) -> ContextManager[HostVi
     the block (``Target.frozen_view``: a container is paused, and one lost under the read
     is ``InfraError``, so a lost container is never taken for an edited one)."""
     return target.frozen_view(devices)
+
+
+def of_container(ctr: Any, devices: Sequence[str]) -> HostView | None:
+    """The root of the running container ``ctr`` (which sees ``devices``) through
+    ``/proc/<pid of its init>/root``, once that pid is checked to be this engine's container
+    on this host; None where it is not (a remote engine: that pid is someone else)."""
+    with contextlib.suppress(Exception):
+        ctr.reload()
+    pid = (ctr.attrs.get("State") or {}).get("Pid")
+    if not isinstance(pid, int) or pid <= 0:
+        return None
+    try:
+        with open(f"/proc/{pid}/cgroup", encoding="utf-8") as fh:
+            if ctr.id not in fh.read():
+                return None  # the engine is not local: that pid is someone else
+        os.listdir(f"/proc/{pid}/root/")
+    except OSError:
+        return None
+    root = HostView(f"/proc/{pid}/root")
+    root.has_gpu_devices = bool(devices) and gpu_nodes(root)
+    return root
+
+
+def layers_of(ctr: Any) -> Layers | None:
+    """The overlay of the running container ``ctr``, from the engine's metadata; None where
+    its storage driver has no upper directory on this host."""
+    with contextlib.suppress(Exception):
+        ctr.reload()
+    data = (ctr.attrs.get("GraphDriver") or {}).get("Data") or {}
+    pid = (ctr.attrs.get("State") or {}).get("Pid")
+    upper = data.get("UpperDir")
+    if not (isinstance(pid, int) and pid > 0 and upper and os.path.isdir(upper)):
+        return None
+    return Layers(pid, upper, tuple(d for d in (data.get("LowerDir") or "").split(":") if d))
+
+
+@contextlib.contextmanager
+def paused(ctr: Any, found: HostView) -> Iterator[HostView]:
+    """``found`` (``ctr``'s root, ``of_container``) with ``ctr`` paused (the cgroup freezer)
+    for the block, so a process of the image cannot swap a checked folder for a link between
+    the host's check and its open; a container gone afterwards, or whose init is no longer
+    the one read through, was lost under the read: ``InfraError``, whatever the read made of
+    its vanishing files."""
+    pid = int(found.root.split("/")[2])
+    for attempt in range(FREEZE_TRIES):  # a busy cgroup's freezer times out
+        try:
+            ctr.pause()
+            break
+        except Exception as exc:
+            if attempt == FREEZE_TRIES - 1:
+                raise InfraError(f"cannot freeze container {ctr.name} for the host-side "
+                                 f"read: {str(exc)[:200]}") from None
+            time.sleep(0.2 * (attempt + 1))
+    try:
+        yield found
+    except BaseException:
+        lost = _thaw(ctr, pid)
+        if lost:
+            raise InfraError(lost) from None
+        raise
+    lost = _thaw(ctr, pid)
+    if lost:
+        raise InfraError(lost)
 
 
 def _thaw(ctr: Any, pid: int) -> str | None:

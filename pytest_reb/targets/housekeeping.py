@@ -1,7 +1,8 @@
 """The Docker engine around a run: is it there, are the images there, remove our containers.
 
-Used by a run (its pre-flight and its end, ``session.py``) and by ``reb gc`` (``cli.py``).
-Nothing here makes a container; it only asks the engine and removes what our labels
+Used by a run (its pre-flight and its end, ``session.py``), by ``reb gc`` (``cli.py``) and
+by a Docker target as it is made (``image_of``).  Nothing here makes a container; it only
+asks the engine (an image's metadata, never its files) and removes what our labels
 (``reb.run``, ``reb.owner``: ``targets/base.py``) mark as ours.
 """
 
@@ -13,7 +14,8 @@ import socket
 import time
 from typing import Any
 
-from pytest_reb.targets import LABEL_OWNER, LABEL_RUN
+from pytest_reb.targets.base import LABEL_OWNER, LABEL_RUN
+from pytest_reb.targets.errors import TargetError
 
 #: How long ``sweep`` waits for the engine to finish removals it started.
 SWEEP_WAIT = 60.0
@@ -113,3 +115,34 @@ def missing_images(images: list[str], client: Any = None) -> list[str]:
         except ImageNotFound:
             missing.append(image)
     return missing
+
+
+def image_of(client: Any, image: str) -> tuple[str, dict[str, str]]:
+    """``image``'s id on the engine of ``client`` and its own ``ENV`` (name -> value), asked
+    without pulling; ``TargetError`` when it is not there or the engine stops answering."""
+    from docker.errors import DockerException, ImageNotFound
+    from requests.exceptions import RequestException
+
+    try:
+        got = client.images.get(image)
+        env = (got.attrs.get("Config") or {}).get("Env") or ()
+        return got.id, dict(e.split("=", 1) for e in env if "=" in e)
+    except ImageNotFound:
+        raise TargetError(
+            f"image {image!r} is not on this Docker engine (pytest-reb never pulls; "
+            "build or load it first)") from None
+    except (DockerException, RequestException) as exc:  # gone between the two
+        raise TargetError(f"the Docker daemon does not answer: {exc}") from None
+
+
+def image_labels(image: str) -> dict[str, str]:
+    """The labels of ``image`` on this host's engine: metadata, never the image's files;
+    none when there is no such image or no engine answers (a GPU machine verifying itself
+    through ``local://`` need not have the Docker SDK)."""
+    try:
+        import docker
+
+        attrs = docker.from_env().api.inspect_image(image)
+    except Exception:
+        return {}
+    return dict((attrs.get("Config") or {}).get("Labels") or {})

@@ -26,14 +26,12 @@ from pytest_reb.targets.base import (
     EXEC_TAG,
     HOST_SLACK,
     KILL_GRACE,
-    ExecResult,
-    TailBuffer,
     Target,
     cuda_visible,
-    finish,
-    tool_mounts,
     wrap_timeout,
 )
+from pytest_reb.targets.mounts import tool_mounts
+from pytest_reb.targets.result import ExecResult, TailBuffer, finish
 from pytest_reb.witness import observe
 
 

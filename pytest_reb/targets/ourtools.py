@@ -11,7 +11,7 @@ machine that runs the verifier), one file covers every utility, and its shell
 runs its own applets before anything on the image's ``PATH``.  Static matters:
 a dynamic binary would load the image's ``ld.so`` and libc, and obey an
 ``LD_PRELOAD`` in the image's ``ENV``.  The timeout itself is the host's
-(``docker.py``): its clock, its signals, by cgroup.
+(``dockerexec.py``): its clock, its signals, by cgroup.
 
 It is mounted as a folder of its own at ``/.reb``: a mount point cannot be
 renamed or removed from inside (EBUSY), so a command cannot swap in a

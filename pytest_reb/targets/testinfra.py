@@ -15,16 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from pytest_reb.evidence.gpu_use import gpu_indices
-from pytest_reb.targets.base import (
-    HOST_SLACK,
-    KILL_GRACE,
-    ExecResult,
-    TailBuffer,
-    Target,
-    cuda_visible,
-    finish,
-    wrap_timeout,
-)
+from pytest_reb.targets.base import HOST_SLACK, KILL_GRACE, Target, cuda_visible, wrap_timeout
+from pytest_reb.targets.result import ExecResult, TailBuffer, finish
 
 
 class TestinfraTarget(Target):
