@@ -70,3 +70,13 @@ def test_a_new_mount_gives_a_new_twin(target: DockerTarget, tmp_path: Any) -> No
     target.mount(str(tmp_path), "/opt/reb-test-mount")
     assert target.twin() is not twin
     assert "/opt/reb-test-mount" in target.twin().mounted()
+
+
+def test_a_sibling_starts_from_its_own_disk_figure(target: DockerTarget) -> None:
+    """The disk figure a command leaves is its container's; a sibling's first command (a lane
+    beside it, keyed "cpu" too) must not anchor its disk bound on it."""
+    assert target.exec(["true"], timeout=30).exit_code == 0
+    assert "cpu" in target._settled
+    sibling = target.sibling()
+    assert sibling._settled == {} and "cpu" in target._settled
+    sibling.close()

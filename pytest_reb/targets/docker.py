@@ -303,6 +303,7 @@ class DockerTarget(Target):
         made = copy.copy(self)
         made._containers, made._keep, made._cgroups, made._volumes = {}, {}, {}, {}
         made._lock, made._twin, made._retired = threading.Lock(), None, False
+        made._settled = {}  # each copy's containers have disk figures of their own
         made._owns_prestarted = False  # the copies take from the pool; its maker removes it
         made.mounts = self.mounts.copy()
         made.__dict__.pop("_observed", None)
