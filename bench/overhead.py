@@ -178,8 +178,8 @@ def raw_loop(image: str, commands: list[dict[str, Any]], label: str) -> dict[str
 
 #: Where pytest-reb's own time goes, by the functions that spend it (cumulative seconds of one
 #: profiled pyramid); the commands themselves are ``DockerTarget._exec`` less its host side.
-SPLIT = (("pytest-reb's start (imports, options, preflight)", "plugin.py", "_activate"),
-         ("collection (modules matched to targets)", "plugin.py", "pytest_collection_modifyitems"),
+SPLIT = (("pytest-reb's start (imports, options, preflight)", "hooks.py", "_activate"),
+         ("collection (modules matched to targets)", "hooks.py", "pytest_collection_modifyitems"),
          ("containers started", "docker.py", "_start"),
          ("containers removed", "docker.py", "close"),
          ("integrity before any tier", "context.py", "checkout_verdict"),
