@@ -188,8 +188,8 @@ SPLIT = (("pytest-reb's start (imports, options, preflight)", "hooks.py", "_acti
          ("witness: build and read", "witnessing.py", "collect"),
          ("disk-use polls during commands", "docker.py", "_disk_used"),
          ("host facts of C5", "hostfacts.py", "read"),
-         ("outcome log and summary", "hooks.py", "pytest_sessionfinish"),
-         ("terminal pyramid", "hooks.py", "pytest_terminal_summary"),
+         ("outcome log and summary", "report_hooks.py", "pytest_sessionfinish"),
+         ("terminal pyramid", "report_hooks.py", "pytest_terminal_summary"),
          ("every command, as the target ran it", "docker.py", "_exec"))
 
 
