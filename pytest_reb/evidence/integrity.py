@@ -66,6 +66,12 @@ MAX_FINDINGS = 500
 MAX_WALK = 50_000
 SKIP_DIRS = frozenset({".git", "__pycache__", ".mypy_cache", ".pytest_cache", ".venv", "venv",
                        "node_modules", "build", "dist"})
+#: What marks a folder as a Python environment (venv's ``pyvenv.cfg``, conda's ``conda-meta``):
+#: an agent's environment inside the checkout, under any name, is not walked.  Its files are
+#: the environment's (the startup-hook scan and the loaded-file check read them), nothing in
+#: it shadows a tracked module, and pytest does not collect from it either; walking a torch
+#: install there ran past ``MAX_WALK`` and made an honest checkout unverifiable.
+ENV_MARKERS = ("pyvenv.cfg", "conda-meta")
 #: Untracked files that change what a probe does wherever they are in the checkout.
 PROBE_FILES = frozenset({"conftest.py", "sitecustomize.py", "usercustomize.py",
                          "pyrightconfig.json", "pyproject.toml", "setup.cfg", "pytest.ini",
@@ -273,6 +279,7 @@ class _Check:
         base = self.view.host_path(root)
         tracked_dirs = {p.rsplit("/", 1)[0] for p in tree if "/" in p}
         tracked_dirs |= {d.split("/", 1)[0] for d in tracked_dirs}
+        holding = {p.rsplit("/", i)[0] for p in tree for i in range(1, p.count("/") + 1)}
         pending, seen = [""], 0
         while pending:
             rel_dir = pending.pop()
@@ -300,6 +307,8 @@ class _Check:
                         continue
                     package = rel not in tracked_dirs and any(
                         os.path.lexists(f"{base}/{rel}/__init__.{x}") for x in ("py", "pyi"))
+                    if not package and rel not in holding and _environment(f"{base}/{rel}"):
+                        continue  # a package marked as an environment is still a package
                     if package:
                         self._shadowing(base, rel, name, "package", tree)
                     pending.append(rel)
@@ -401,6 +410,11 @@ def _with_target_git(target: Target, checkout: str, commit: str) -> list[dict[st
             out.append(finding(kind, path, f"`git diff {commit[:12]}` in the target says "
                                            f"{status[:1]} (the target's own git)"))
     return out[:MAX_FINDINGS]
+
+
+def _environment(folder: str) -> bool:
+    """Whether ``folder`` (a host path) is a Python environment's root (``ENV_MARKERS``)."""
+    return any(os.path.lexists(f"{folder}/{marker}") for marker in ENV_MARKERS)
 
 
 def entrypoint_edit(findings: list[dict[str, Any]], run: Any) -> str | None:

@@ -80,6 +80,25 @@ def test_each_kind_of_edit(target: DockerTarget, image_commit: str) -> None:
         target.close()  # the next test gets a fresh container
 
 
+def test_an_environment_inside_the_checkout_is_not_walked(target: DockerTarget,
+                                                          image_commit: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """An agent's venv or conda env in the checkout, under any name, is the environment's,
+    not untracked code: a torch install there ran the walk past its bound and made an honest
+    checkout unverifiable.  A package that carries the marker is still a package."""
+    script = (f"cd {REPO} && mkdir -p agent-env/lib/site conda/conda-meta torch "
+              "&& touch agent-env/pyvenv.cfg agent-env/lib/site/conftest.py conda/conftest.py "
+              "&& for i in $(seq 60); do touch agent-env/lib/site/m$i.py; done "
+              "&& touch torch/__init__.py torch/pyvenv.cfg")
+    assert target.exec(["sh", "-c", script], timeout=15).exit_code == 0
+    monkeypatch.setattr(integrity, "MAX_WALK", 50)
+    try:
+        got = {f["path"]: f["kind"] for f in integrity.check(target, REPO, image_commit)}
+        assert got == {"torch": "untracked"}  # a top-level package: it shadows `import torch`
+    finally:
+        target.close()
+
+
 def test_doctored_object_store_and_missing_commit(target: DockerTarget,
                                                   image_commit: str) -> None:
     moved, found = integrity.check(target, REPO, "0" * 40)
