@@ -303,12 +303,13 @@ class _Check:
                     if name == "__pycache__":
                         self._bytecode(base, rel, tree)
                         continue
-                    if name in SKIP_DIRS or rel in self.ours:
+                    if name == ".git" or rel in self.ours:
                         continue
                     package = rel not in tracked_dirs and any(
                         os.path.lexists(f"{base}/{rel}/__init__.{x}") for x in ("py", "pyi"))
-                    if not package and rel not in holding and _environment(f"{base}/{rel}"):
-                        continue  # a package marked as an environment is still a package
+                    if not package and (name in SKIP_DIRS or (
+                            rel not in holding and _environment(f"{base}/{rel}"))):
+                        continue  # a package named or marked so is still a package
                     if package:
                         self._shadowing(base, rel, name, "package", tree)
                     pending.append(rel)

@@ -85,16 +85,18 @@ def test_an_environment_inside_the_checkout_is_not_walked(target: DockerTarget,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """An agent's venv or conda env in the checkout, under any name, is the environment's,
     not untracked code: a torch install there ran the walk past its bound and made an honest
-    checkout unverifiable.  A package that carries the marker is still a package."""
+    checkout unverifiable.  A package that carries the marker, or a skipped folder's name, is
+    still a package."""
     script = (f"cd {REPO} && mkdir -p agent-env/lib/site conda/conda-meta torch "
               "&& touch agent-env/pyvenv.cfg agent-env/lib/site/conftest.py conda/conftest.py "
               "&& for i in $(seq 60); do touch agent-env/lib/site/m$i.py; done "
-              "&& touch torch/__init__.py torch/pyvenv.cfg")
+              "&& touch torch/__init__.py torch/pyvenv.cfg && mkdir venv && touch venv/__init__.py")
     assert target.exec(["sh", "-c", script], timeout=15).exit_code == 0
     monkeypatch.setattr(integrity, "MAX_WALK", 50)
     try:
         got = {f["path"]: f["kind"] for f in integrity.check(target, REPO, image_commit)}
-        assert got == {"torch": "untracked"}  # a top-level package: it shadows `import torch`
+        # top-level packages shadow `import torch` and the standard library's `venv`
+        assert got == {"torch": "untracked", "venv": "untracked"}
     finally:
         target.close()
 
