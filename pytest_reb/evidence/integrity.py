@@ -76,6 +76,13 @@ ENV_MARKERS = ("pyvenv.cfg", "conda-meta")
 PROBE_FILES = frozenset({"conftest.py", "sitecustomize.py", "usercustomize.py",
                          "pyrightconfig.json", "pyproject.toml", "setup.cfg", "pytest.ini",
                          "tox.ini"})
+#: Of them, what Python's start-up imports from wherever the path puts it; the others (pytest's
+#: conftest and ini files, pyright's config) count only at the root or in a folder that holds
+#: tracked files: pytest and pyright read them only in the folders of what they are given, and
+#: a folder of no tracked file (a dependency an agent cloned into the checkout to install it,
+#: with its own pyproject.toml and conftest.py) is never such a folder: the stages name the
+#: pinned commit's files.
+STARTUP_FILES = frozenset({"sitecustomize.py", "usercustomize.py"})
 #: Files Python imports as a module (``.pyi`` only for pyright: C0).
 MODULE_SUFFIXES = (".py", ".pyi", ".pyc", ".so")
 
@@ -313,7 +320,8 @@ class _Check:
                     if package:
                         self._shadowing(base, rel, name, "package", tree)
                     pending.append(rel)
-                elif rel not in tree and name in PROBE_FILES:
+                elif rel not in tree and name in PROBE_FILES and (
+                        name in STARTUP_FILES or not rel_dir or rel_dir in holding):
                     self.found.append(finding("untracked", rel, (
                         "untracked, and read by a probe (pyright, pytest or Python's site)")))
                 elif rel not in tree and name.endswith(MODULE_SUFFIXES):

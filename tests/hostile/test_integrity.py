@@ -101,6 +101,25 @@ def test_an_environment_inside_the_checkout_is_not_walked(target: DockerTarget,
         target.close()
 
 
+def test_a_dependency_cloned_into_the_checkout_brings_no_probe_file(target: DockerTarget,
+                                                                    image_commit: str) -> None:
+    """An agent clones a dependency into the checkout to install it: its pyproject.toml,
+    setup.cfg and conftest.py sit in folders of no tracked file, where neither pytest nor
+    pyright reads them for a stage.  Its sitecustomize.py still counts (the path may reach
+    it), and so do configs at the root or beside tracked files."""
+    script = (f"cd {REPO} && mkdir -p deps/somelib/tests "
+              "&& touch deps/somelib/pyproject.toml deps/somelib/setup.cfg "
+              "deps/somelib/tests/conftest.py deps/somelib/sitecustomize.py "
+              "pytest.ini tinynet/conftest.py")
+    assert target.exec(["sh", "-c", script], timeout=15).exit_code == 0
+    try:
+        got = {f["path"]: f["kind"] for f in integrity.check(target, REPO, image_commit)}
+        assert got == {"deps/somelib/sitecustomize.py": "untracked", "pytest.ini": "untracked",
+                       "tinynet/conftest.py": "untracked"}
+    finally:
+        target.close()
+
+
 def test_doctored_object_store_and_missing_commit(target: DockerTarget,
                                                   image_commit: str) -> None:
     moved, found = integrity.check(target, REPO, "0" * 40)
