@@ -55,6 +55,20 @@ def target(demo_image: str) -> Iterator[DockerTarget]:
     yield from demo_target(demo_image, "tests-integrity")
 
 
+def found_after(target: DockerTarget, commit: str, script: str) -> dict[str, dict[str, Any]]:
+    """The findings (by path) after ``script`` ran in the checkout; the container goes with
+    them, so the next test gets a fresh one."""
+    assert target.exec(["sh", "-c", f"cd {REPO} && {script}"], timeout=15).exit_code == 0
+    try:
+        return {f["path"]: f for f in integrity.check(target, REPO, commit)}
+    finally:
+        target.close()
+
+
+def kinds(found: dict[str, dict[str, Any]]) -> dict[str, str]:
+    return {path: f["kind"] for path, f in found.items()}
+
+
 def test_intact_checkout_has_no_finding_and_git_is_not_needed(target: DockerTarget,
                                                              image_commit: str) -> None:
     assert target.exec(["sh", "-c", "command -v git"], timeout=15).exit_code != 0
@@ -62,22 +76,18 @@ def test_intact_checkout_has_no_finding_and_git_is_not_needed(target: DockerTarg
 
 
 def test_each_kind_of_edit(target: DockerTarget, image_commit: str) -> None:
-    script = (f"cd {REPO} && printf 'x\\n' >> tinynet/model.py && rm README.md "
-              "&& chmod 755 configs/tiny.yaml && ln -sf /etc/passwd requirements.txt "
-              "&& rm -r tinynet/__pycache__ 2>/dev/null; touch untracked.py "
-              "&& mkdir -p checkpoints && head -c 4096 /dev/urandom > checkpoints/vits.pth")
-    assert target.exec(["sh", "-c", script], timeout=15).exit_code == 0
-    try:
-        got = {f["path"]: f for f in integrity.check(target, REPO, image_commit)}
-        assert {p: f["kind"] for p, f in got.items()} == {
-            "README.md": "deleted", "configs/tiny.yaml": "mode_changed",
-            "requirements.txt": "type_changed", "tinynet/model.py": "modified",
-            "untracked.py": "untracked"}  # a top-level module shadows `import untracked`;
-        # the weights an agent downloads into the checkout are data: no finding
-        assert got["tinynet/model.py"]["diff"].endswith("+x")
-        assert "now a symlink" in got["requirements.txt"]["detail"]
-    finally:
-        target.close()  # the next test gets a fresh container
+    got = found_after(target, image_commit, (
+        "printf 'x\\n' >> tinynet/model.py && rm README.md "
+        "&& chmod 755 configs/tiny.yaml && ln -sf /etc/passwd requirements.txt "
+        "&& rm -r tinynet/__pycache__ 2>/dev/null; touch untracked.py "
+        "&& mkdir -p checkpoints && head -c 4096 /dev/urandom > checkpoints/vits.pth"))
+    assert kinds(got) == {
+        "README.md": "deleted", "configs/tiny.yaml": "mode_changed",
+        "requirements.txt": "type_changed", "tinynet/model.py": "modified",
+        "untracked.py": "untracked"}  # a top-level module shadows `import untracked`;
+    # the weights an agent downloads into the checkout are data: no finding
+    assert got["tinynet/model.py"]["diff"].endswith("+x")
+    assert "now a symlink" in got["requirements.txt"]["detail"]
 
 
 def test_an_environment_inside_the_checkout_is_not_walked(target: DockerTarget,
@@ -87,18 +97,14 @@ def test_an_environment_inside_the_checkout_is_not_walked(target: DockerTarget,
     not untracked code: a torch install there ran the walk past its bound and made an honest
     checkout unverifiable.  A package that carries the marker, or a skipped folder's name, is
     still a package."""
-    script = (f"cd {REPO} && mkdir -p agent-env/lib/site conda/conda-meta torch "
-              "&& touch agent-env/pyvenv.cfg agent-env/lib/site/conftest.py conda/conftest.py "
-              "&& for i in $(seq 60); do touch agent-env/lib/site/m$i.py; done "
-              "&& touch torch/__init__.py torch/pyvenv.cfg && mkdir venv && touch venv/__init__.py")
-    assert target.exec(["sh", "-c", script], timeout=15).exit_code == 0
     monkeypatch.setattr(integrity, "MAX_WALK", 50)
-    try:
-        got = {f["path"]: f["kind"] for f in integrity.check(target, REPO, image_commit)}
-        # top-level packages shadow `import torch` and the standard library's `venv`
-        assert got == {"torch": "untracked", "venv": "untracked"}
-    finally:
-        target.close()
+    got = found_after(target, image_commit, (
+        "mkdir -p agent-env/lib/site conda/conda-meta torch "
+        "&& touch agent-env/pyvenv.cfg agent-env/lib/site/conftest.py conda/conftest.py "
+        "&& for i in $(seq 60); do touch agent-env/lib/site/m$i.py; done "
+        "&& touch torch/__init__.py torch/pyvenv.cfg && mkdir venv && touch venv/__init__.py"))
+    # top-level packages shadow `import torch` and the standard library's `venv`
+    assert kinds(got) == {"torch": "untracked", "venv": "untracked"}
 
 
 def test_a_dependency_cloned_into_the_checkout_brings_no_probe_file(target: DockerTarget,
@@ -107,17 +113,12 @@ def test_a_dependency_cloned_into_the_checkout_brings_no_probe_file(target: Dock
     setup.cfg and conftest.py sit in folders of no tracked file, where neither pytest nor
     pyright reads them for a stage.  Its sitecustomize.py still counts (the path may reach
     it), and so do configs at the root or beside tracked files."""
-    script = (f"cd {REPO} && mkdir -p deps/somelib/tests "
-              "&& touch deps/somelib/pyproject.toml deps/somelib/setup.cfg "
-              "deps/somelib/tests/conftest.py deps/somelib/sitecustomize.py "
-              "pytest.ini tinynet/conftest.py")
-    assert target.exec(["sh", "-c", script], timeout=15).exit_code == 0
-    try:
-        got = {f["path"]: f["kind"] for f in integrity.check(target, REPO, image_commit)}
-        assert got == {"deps/somelib/sitecustomize.py": "untracked", "pytest.ini": "untracked",
-                       "tinynet/conftest.py": "untracked"}
-    finally:
-        target.close()
+    got = found_after(target, image_commit, (
+        "mkdir -p deps/somelib/tests && touch deps/somelib/pyproject.toml deps/somelib/setup.cfg "
+        "deps/somelib/tests/conftest.py deps/somelib/sitecustomize.py "
+        "pytest.ini tinynet/conftest.py"))
+    assert kinds(got) == {"deps/somelib/sitecustomize.py": "untracked",
+                          "pytest.ini": "untracked", "tinynet/conftest.py": "untracked"}
 
 
 def test_doctored_object_store_and_missing_commit(target: DockerTarget,
