@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.outcomes import replayed_gpu_problem
 
 from pytest_reb.evidence import gpu_compute
-from pytest_reb.rules.entrypoint_stage import GpuNeed, gpu_problem
-from pytest_reb.targets import ExecResult
 
 sys.path.insert(0, str(Path(__file__).parent / "gpu"))
 from workloads_repo import ATTACKS, WORKLOADS  # tests/gpu is not a package
@@ -34,13 +33,7 @@ HONEST = sorted(WORKLOADS)
 
 
 def replayed(o: dict[str, Any]) -> tuple[str, str] | None:
-    """What ``gpu_problem`` makes of the recorded holders and counters."""
-    ev = o["evidence"]
-    compute = {k: v for k, v in ev["gpu_compute"].items() if k != "sm_active_min_ms"}
-    holders = {int(pid): gpus for pid, gpus in ev["gpu_holders"].items()}
-    return gpu_problem(GpuNeed(1), ExecResult(["x"], 0, "", "", 1.0, gpu_holders=holders,
-                                  gpu_compute=compute,
-                                  gpu_evidence_channel=ev.get("gpu_evidence_channel", "")))
+    return replayed_gpu_problem(o["evidence"])
 
 
 def test_every_workload_and_attack_has_a_record() -> None:

@@ -16,12 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.outcomes import replayed_gpu_problem
 
 from pytest_reb import Run
 from pytest_reb.evidence.integrity import Examined
-from pytest_reb.rules.entrypoint_stage import GpuNeed, gpu_problem
 from pytest_reb.rules.integrity_verdict import Verdict
-from pytest_reb.targets import ExecResult
 
 ROWS = {r["repo"]: r for r in json.loads(
     (Path(__file__).parent / "data" / "gpu" / "realruns-gpu.json").read_text())["rows"]}
@@ -122,12 +121,7 @@ def test_a_c3_pass_replays_through_the_gpu_rule(repo: str) -> None:
     o = next(o for o in ROWS[repo]["strict"] if o.get("tier") == "c3")
     if o["status"] != "passed":
         pytest.skip(f"C3 failed {o['category']}: nothing computed to replay")
-    ev = o["evidence"]
-    compute = {k: v for k, v in ev["gpu_compute"].items() if k != "sm_active_min_ms"}
-    holders = {int(p): g for p, g in ev["gpu_holders"].items()}
-    assert gpu_problem(GpuNeed(1), ExecResult(["x"], 0, "", "", 1.0, gpu_holders=holders,
-                                  gpu_compute=compute,
-                                  gpu_evidence_channel=ev["gpu_evidence_channel"])) is None
+    assert replayed_gpu_problem(o["evidence"]) is None
 
 
 @pytest.mark.parametrize("repo", RAN)
@@ -163,12 +157,7 @@ def test_a_run_blocked_by_a_checkouts_weights_file_passes_today(repo: str) -> No
     o = next(o for o in ROWS[repo]["strict"] if o.get("tier") == "c3")
     assert (o["category"], o["compat"]) == ("integrity", True)
     assert BLOCKED_BEFORE[repo] in o["message"] and reached(ROWS[repo])
-    ev = o["evidence"]
-    holders = {int(p): g for p, g in ev["gpu_holders"].items()}
-    compute = {k: v for k, v in ev["gpu_compute"].items() if k != "sm_active_min_ms"}
-    assert gpu_problem(GpuNeed(1), ExecResult(["x"], 0, "", "", 1.0, gpu_holders=holders,
-                                  gpu_compute=compute,
-                                  gpu_evidence_channel=ev["gpu_evidence_channel"])) is None
+    assert replayed_gpu_problem(o["evidence"]) is None
     head = "0" * 40
     today = Verdict(head, Examined(head, [{"kind": "deleted", "path": BLOCKED_BEFORE[repo],
                                            "detail": "missing"}], head=head))

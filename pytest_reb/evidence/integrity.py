@@ -390,6 +390,11 @@ class _Check:
                 f"a symlink to {want!r} at the pinned commit, now to {got!r}")))
 
 
+def _environment(folder: str) -> bool:
+    """Whether ``folder`` (a host path) is a Python environment's root (``ENV_MARKERS``)."""
+    return any(os.path.lexists(f"{folder}/{marker}") for marker in ENV_MARKERS)
+
+
 def _module_name(name: str) -> str:
     """The module a file name imports as: ``x.py``, ``x.cpython-311-x86_64-linux-gnu.so``."""
     return name.split(".", 1)[0]
@@ -419,11 +424,6 @@ def _with_target_git(target: Target, checkout: str, commit: str) -> list[dict[st
             out.append(finding(kind, path, f"`git diff {commit[:12]}` in the target says "
                                            f"{status[:1]} (the target's own git)"))
     return out[:MAX_FINDINGS]
-
-
-def _environment(folder: str) -> bool:
-    """Whether ``folder`` (a host path) is a Python environment's root (``ENV_MARKERS``)."""
-    return any(os.path.lexists(f"{folder}/{marker}") for marker in ENV_MARKERS)
 
 
 def entrypoint_edit(findings: list[dict[str, Any]], run: Any) -> str | None:

@@ -5,32 +5,18 @@ this it left out what the stage imported first (``wandb`` under F5-TTS's trainer
 Olympus's ``train.py``, ``funasr`` with its ``jieba`` under SenseVoice's stand-in maker), and
 those rows stopped before their own code.  The names come from every ``import`` of every
 Python file of the commit (at any depth: a stage reaches functions' imports too) read from
-the fetch mirror, and of the row's stand-in module; a wheel's names from its
-``top_level.txt`` or, without one, the first parts of its files' paths.
+the fetch mirror, and of the row's stand-in module (C0's own ``top_level_imports``); a
+wheel's names from its ``top_level.txt`` or, without one, the first parts of its files' paths.
 """
 
 from __future__ import annotations
 
-import ast
 import subprocess
 import zipfile
 from collections.abc import Iterable
 from pathlib import Path
 
-
-def names_in(source: bytes | str) -> set[str]:
-    """The top-level names of every absolute import in ``source`` (none if it does not parse)."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return set()
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.add(node.module.split(".")[0])
-    return found
+from pytest_reb.pyramid.c0_imports import top_level_imports
 
 
 def imported(mirror: Path, commit: str, also: Iterable[Path] = ()) -> set[str]:
@@ -38,7 +24,7 @@ def imported(mirror: Path, commit: str, also: Iterable[Path] = ()) -> set[str]:
     the files ``also`` (the row's stand-in module); empty where the store lacks the commit."""
     found: set[str] = set()
     for path in also:
-        found |= names_in(path.read_bytes())
+        found |= top_level_imports(path.read_text("utf-8", "replace"))
     listing = subprocess.run(["git", "-C", str(mirror), "ls-tree", "-r", commit],
                              capture_output=True, text=True)
     if listing.returncode != 0:
@@ -56,7 +42,8 @@ def imported(mirror: Path, commit: str, also: Iterable[Path] = ()) -> set[str]:
             at = header_end + 1
             continue
         size = int(header[2])
-        found |= names_in(batch[header_end + 1:header_end + 1 + size])
+        found |= top_level_imports(
+            batch[header_end + 1:header_end + 1 + size].decode("utf-8", "replace"))
         at = header_end + 1 + size + 1
     return found
 

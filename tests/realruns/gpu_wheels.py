@@ -268,9 +268,9 @@ def select(reqs: list[str], notes: list[str], dest: Path, versions: dict[str, Ve
 
 def row_imports(row: RealEnv) -> set[str]:
     """What the row's checkout (from the fetch mirror) and its stand-in maker import."""
-    maker = (row.standin or "").split(":")[0] if ":" in (row.standin or "") else "standin"
-    here = Path(__file__).resolve().parent
-    also = [here / f"{maker}.py"] if row.standin and (here / f"{maker}.py").exists() else []
+    module = (row.standin or "").rpartition(":")[0] or "standin"  # as gpu_repos imports it
+    maker = Path(__file__).resolve().parent / f"{module}.py"
+    also = [maker] if row.standin and maker.exists() else []
     return imported(MIRROR / row.repo.replace("/", "+") / "repo", row.commit, also)
 
 

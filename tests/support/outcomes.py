@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_reb.outcome import Outcome
+from pytest_reb.rules.entrypoint_stage import GpuNeed, gpu_problem
 from pytest_reb.targets import ExecResult
 
 #: The channel the host's GPU evidence comes through on a machine with NVML.
@@ -29,3 +30,12 @@ def exec_result(holders: dict[int, list[int]] | None = None, *, rc: int = 0, out
     """A command's result as the host records it: exit code, output, the GPUs' holders."""
     return ExecResult(["x"], rc, out, err, 1.0, gpu_holders=holders or {},
                       gpu_evidence_channel=channel, **fields)
+
+
+def replayed_gpu_problem(evidence: dict[str, Any]) -> tuple[str, str] | None:
+    """What C3's GPU rule makes of a recorded outcome's holders and counters (the GPU
+    machine's records, ``tests/data/gpu/``)."""
+    compute = {k: v for k, v in evidence["gpu_compute"].items() if k != "sm_active_min_ms"}
+    holders = {int(pid): gpus for pid, gpus in evidence["gpu_holders"].items()}
+    return gpu_problem(GpuNeed(1), exec_result(holders, gpu_compute=compute,
+                                               channel=evidence["gpu_evidence_channel"]))
