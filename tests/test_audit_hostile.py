@@ -15,26 +15,21 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import runpy
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
+from support.tiers import DEMO_MODULE, run_tiers
 
 from pytest_reb.outcome import Outcome, OutcomeLog
-from pytest_reb.pyramid.context import Context, tier_probe
-from pytest_reb.runs.options import RebOptions
 from pytest_reb.selfreport import MAX_REPORT_BYTES, load_report
-from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo
+from pytest_reb.spec import OFFICIAL_REPORT_PATH
 from pytest_reb.targets import DockerTarget, Limits
 from pytest_reb.targets.base import LABEL_RUN
 
 pytestmark = pytest.mark.container
 
-ROOT = Path(__file__).resolve().parent.parent
-DEMO_MODULE = ROOT / "demo" / "test_demo__tinynet.py"
 VENV = "/opt/envs/tinynet"
 SPACES = "/opt/my env/it's \"quoted\"/bin/python"
 #: Real venv interpreters whose paths would run `touch /tmp/pwned` through a shell.
@@ -78,22 +73,6 @@ def honest(target: DockerTarget) -> dict[str, Any]:
     raw = target.read_file(OFFICIAL_REPORT_PATH)
     assert raw is not None
     return json.loads(raw)  # type: ignore[no-any-return]
-
-
-def demo_repo() -> Repo:
-    return runpy.run_path(str(DEMO_MODULE))["repo"]  # type: ignore[no-any-return]
-
-
-def run_tiers(target: DockerTarget, report: dict[str, Any] | bytes | None, *tiers: str,
-              compat: bool = False) -> dict[str, Outcome]:
-    """Run ``tiers`` through their real probes, in one Context as the fixtures make it (C2
-    sweeps the extensions only when it is one of ``tiers``)."""
-    raw = json.dumps(report).encode() if isinstance(report, dict) else report
-    ctx = Context(repo=demo_repo(), target_name="hostile", connect=lambda: target,
-                  read_report=lambda _: load_report(raw, source="hostile.json"),
-                  options=RebOptions(compat=compat),
-                  ext_sweep="c2" in tiers)
-    return {tier: ctx.once(tier, tier_probe(tier)) for tier in tiers}
 
 
 def rules(outcome: Outcome, mode: str) -> tuple[str | None, set[str]]:

@@ -11,12 +11,16 @@ sees what the official validator saw there, and no container outlives
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from support.tiers import tier_context
 
 from pytest_reb.pyramid.c5_observe import observe_python
+from pytest_reb.pyramid.context import tier_probe
+from pytest_reb.spec import OFFICIAL_REPORT_PATH
 from pytest_reb.targets import DockerTarget, Limits
 from pytest_reb.targets.base import LABEL_RUN
 
@@ -80,3 +84,30 @@ def test_a_sibling_starts_from_its_own_disk_figure(target: DockerTarget) -> None
     sibling = target.sibling()
     assert sibling._settled == {} and "cpu" in target._settled
     sibling.close()
+
+
+def test_c2_asks_in_the_twin_and_its_answer_is_c5s(target: DockerTarget) -> None:
+    """Strict C2's probe runs in the twin, given C5's nonce, so C5 reads its answer instead of
+    importing torch once more: what an earlier command planted in the target reaches neither
+    strict answer; the official question, asked in the target, still sees it."""
+    honest = json.loads(target.read_file(OFFICIAL_REPORT_PATH) or b"{}")
+    assert target.exec([PYTHON, "-c", PLANT], timeout=60).exit_code == 0
+    ctx = tier_context(target, honest)
+    c5 = ctx.once("c5", tier_probe("c5"))
+    seen, c2 = c5.evidence["observed"], ctx.outcomes["c2"]
+    assert seen["answered_by"] == "c2" and seen["torch_version"] == honest["torch_version"]
+    assert c2.evidence["observed"]["torch_version"] == honest["torch_version"]
+    assert c5.strict and c5.evidence["strict"]["category"] is None, c5.message
+    assert seen["official_torch"]["stdout"].strip() == "9.9.9"
+
+
+def test_compat_keeps_c2_in_the_target_and_c5_asks_for_itself(target: DockerTarget) -> None:
+    honest = json.loads(target.read_file(OFFICIAL_REPORT_PATH) or b"{}")
+    assert target.exec([PYTHON, "-c", PLANT], timeout=60).exit_code == 0
+    ctx = tier_context(target, honest, compat=True)
+    c5 = ctx.once("c5", tier_probe("c5"))
+    assert c5.evidence["observed"]["answered_by"] is None  # its own probe, in the twin
+    assert c5.evidence["observed"]["torch_version"] == honest["torch_version"]
+    # the official order: C2 after the earlier command, in its container: the planted torch
+    assert "torch" in ctx.outcomes["c2"].evidence["observed"].get("torch_error", ""), \
+        ctx.outcomes["c2"].evidence["observed"]

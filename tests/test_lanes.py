@@ -145,6 +145,16 @@ def test_the_lanes_ran_beside_each_other(runs: dict[str, Any]) -> None:
 
 
 @pytest.mark.container
+def test_c5s_strict_question_is_answered_by_c2s_probe_but_under_compat(
+        runs: dict[str, Any]) -> None:
+    """One ``import torch`` fewer per pyramid (``answers.py``): in the lanes C5's observation
+    waited for C2's answer from the other lane; compat asks as the official order does."""
+    for name, by in (("lanes", "c2"), ("serial", "c2"), ("compat", None)):
+        assert runs[name]["c5"]["evidence"]["observed"]["answered_by"] == by, name
+        assert len(runs[name]["c2"]["command"]) == (3 if by else 2), name  # the nonce
+
+
+@pytest.mark.container
 def test_serial_and_compat_keep_the_official_order(runs: dict[str, Any]) -> None:
     for name in ("serial", "compat"):
         assert not any("side_by_side" in o["evidence"] for o in runs[name].values()), name

@@ -105,8 +105,9 @@ def prestart(config: pytest.Config, session: RebSession, items: Sequence[pytest.
     Once the pair is known its mounts are too (``mount_for``, as ``Context.target`` makes
     them), so each container started here has exactly the arguments its lane's start will
     have: one per lane (the second with the lane's lower CPU weight), else one for the
-    serial target; and for C5's strict probe a twin like the lane that usually takes it
-    (the second: C1 is the longer lane) or the target.  Only for the tiers the run selected
+    serial target; and a twin of the second lane's, or of the target, for strict C2's probe,
+    which answers C5's strict question too (``pyramid/answers.py``; under ``--reb-compat``
+    C5's own, in the target's).  Only for the tiers the run selected
     and a resumed run lacks; not under xdist (a worker's pairs are its own) or for a pair
     refused at collection."""
     specs = session.options.targets
@@ -135,7 +136,9 @@ def prestart(config: pytest.Config, session: RebSession, items: Sequence[pytest.
         mount_for(target, repo, session.asset_cache, session.options.repo_dir or repo.repo_dir)
     except (TargetError, OSError):  # the first tier meets it again and says why
         return
-    twin = int(wanted("c5"))
+    # the twin where strict C2's probe answers C5's question too (``answers.py``), or where
+    # C5 asks for itself (compat)
+    twin = int(wanted("c5") or (wanted("c2") and not session.options.compat))
     if _lanes(config, session, repo, spec, wanted):
         target.prestart(plain=1, background=1 + twin)
     else:

@@ -15,6 +15,7 @@ from typing import Any
 
 from pytest_reb.outcome import Outcome
 from pytest_reb.pyramid import ext_sweep
+from pytest_reb.pyramid.answers import PYTHON_MARKER, Answered
 from pytest_reb.pyramid.context import Context
 from pytest_reb.pyramid.entrypoint import evidence_of
 from pytest_reb.rules.c2 import CudaEvidence, decide
@@ -42,14 +43,29 @@ def probe(ctx: Context) -> Outcome:
                         message=ctx.report.message)
         o.evidence = {"official_cuda": record.evidence()}
         return ctx.verdict(o)
+    # Strict asks in a fresh container of the image (the twin, where C5's strict question is
+    # asked too), so the probe also answers C5's challenge (``answers.py``); compat keeps the
+    # official order, in the target after C1.
+    where = ctx.target if ctx.compat else ctx.target.twin() or ctx.target
+    nonce = None if ctx.compat else ctx.answers.challenge()
     with ctx.leases.hold(len(ctx.target.gpus)) as gpus:  # it must see every GPU to count them
-        res = ctx.target.exec([ctx.python, ctx.target.tool(PROBE)], timeout=TIMEOUT,
-                              env=ctx.target.kept_bytecode(), profile="gpu", gpus=gpus)
+        answered = None
+        try:
+            res = where.exec([ctx.python, where.tool(PROBE), *([nonce] if nonce else [])],
+                             timeout=TIMEOUT, env=ctx.target.kept_bytecode(), profile="gpu",
+                             gpus=gpus)
+            answered = nonce and Answered(ctx.python, nonce, res.stdout, res.stderr,
+                                          res.exit_code, res.timed_out)
+        finally:
+            if nonce:  # given (or settled) before the lease goes: C5 waits outside its own
+                ctx.answers.give(answered or None)
     obs = parse(res.stdout)
+    said = "".join(line for line in res.stdout.splitlines(keepends=True)
+                   if not line.startswith(PYTHON_MARKER + " "))  # C5's lines are not C2's
     how = situation(python=True, exit_code=res.exit_code, timed_out=res.timed_out,
-                    stdout=res.stdout, stderr=res.stderr)
-    if obs is None and how == "not_executable" and ctx.target.exec(
-            [*ctx.target.util("sh"), "-c", 'test -d "$1"', "sh", ctx.python],
+                    stdout=said, stderr=res.stderr)
+    if obs is None and how == "not_executable" and where.exec(
+            [*where.util("sh"), "-c", 'test -d "$1"', "sh", ctx.python],
             timeout=15.0).exit_code == 0:
         how = "directory"  # the exec error does not tell a folder from a file
     official = official_c2(obs, res.exit_code, ctx.repo.c2_compat, how)  # its own check

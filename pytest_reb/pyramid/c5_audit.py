@@ -90,13 +90,16 @@ def ahead(ctx: Context) -> Seen:
     claimed = load.claimed_python
     variant = ctx.repo.c5_compat
     official = compat_path(load.data, variant)  # a validator that strips sees another path
+    # C2's probe may answer the strict question (``answers.py``): waited for with no GPU
+    # held, since C2 needs the lease to run
+    answered = ctx.answers.take(claimed) if claimed else None
     with ctx.leases.hold(len(ctx.target.gpus)) as gpus:
         asked = variant.torch_questions
         python = observe_python(ctx.target, claimed, checkout=ctx.checkout, gpus=gpus,
-                                torch_questions=asked) if claimed else None
+                                torch_questions=asked, answered=answered) if claimed else None
         official_python = python if official == claimed else (
             observe_python(ctx.target, official, checkout=ctx.checkout, gpus=gpus,
-                           torch_questions=asked) if official else None)
+                           torch_questions=asked, answered=answered) if official else None)
     if python is not None and python.runs:  # strict's cross-check; compat never reads it
         python.host = hostfacts.read(ctx.target, claimed)
     took = time.monotonic() - start

@@ -15,6 +15,7 @@ from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+from pytest_reb.pyramid.answers import PYTHON_MARKER, Answered
 from pytest_reb.rules.c5_evidence import (
     OFFICIAL_TORCH_CODE,
     OFFICIAL_TORCH_JSON_CODE,
@@ -28,8 +29,6 @@ if TYPE_CHECKING:
     from pytest_reb.targets import Target
     from pytest_reb.targets.result import ExecResult
 
-#: Printed before each JSON line of the interpreter probe.
-PYTHON_MARKER = "REB_PYTHON_PROBE"
 #: The probe answers the nonce reversed, so a script that prints a canned version is caught.
 #: Python 2 compatible on purpose: whatever the path names, it must get a fair question.
 PYTHON_PROBE = r"""
@@ -71,7 +70,8 @@ def _path_problem(path: str) -> str | None:
 
 def observe_python(target: Target, python_path: str, *, cwd: str = "/",
                    checkout: str | None = None, gpus: Sequence[str] = (),
-                   torch_questions: Collection[str] = ("plain", "json")) -> PythonObservation:
+                   torch_questions: Collection[str] = ("plain", "json"),
+                   answered: Answered | None = None) -> PythonObservation:
     """Ask the target what ``python_path`` is; argv lists only, no shell anywhere.
 
     ``cwd`` is ``/`` rather than the checkout for the strict questions, so a
@@ -90,6 +90,8 @@ def observe_python(target: Target, python_path: str, *, cwd: str = "/",
     Where the target has a twin (``Target.twin``), the strict probe runs there,
     in a fresh container of the image, beside the official questions: neither
     sees a process of the other, nor anything an earlier tier's command left.
+    Where C2's probe, in that fresh container, already answered a challenge for
+    this path whole (``answered``, ``answers.py``), that answer is read instead.
     """
     ask = _Asker(target, list(gpus), frozenset(torch_questions))
     obs = PythonObservation(path=python_path[:MAX_PATH_CHARS])
@@ -118,6 +120,8 @@ def observe_python(target: Target, python_path: str, *, cwd: str = "/",
             obs.runs, obs.problem = False, "a directory, not an interpreter"
         elif obs.executable is False:
             obs.runs, obs.problem = False, "not executable"
+        elif _reused(obs, answered):
+            pass
         elif (twin := target.twin()) is not None:  # each imports torch: side by side, apart
             probed = pool.submit(_run_probe, obs, _Asker(twin, ask.gpus, ask.torch_questions), cwd)
         else:
@@ -185,9 +189,29 @@ def _run_probe(obs: PythonObservation, ask: _Asker, cwd: str) -> None:
     """
     nonce = secrets.token_hex(8)
     res = ask.exec([obs.path, "-c", PYTHON_PROBE, nonce], PROBE_TIMEOUT, cwd)
+    _judge(obs, *_answers(res.stdout, nonce), res)
+
+
+def _reused(obs: PythonObservation, answered: Answered | None) -> bool:
+    """Whether C2's probe answered the challenge for this path, whole (both lines), and
+    ``obs`` now says so.  Anything less (another path, a run that ended before ``import
+    torch`` answered, no line at all) is asked again by C5's own probe."""
+    if answered is None or answered.path != obs.path:
+        return False
+    head, tail = _answers(answered.stdout, answered.nonce)
+    if head is None or tail is None:
+        return False
+    _judge(obs, head, tail, answered)
+    obs.answered_by = "c2"
+    return True
+
+
+def _answers(stdout: str, nonce: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The probe's first line (the interpreter) and its torch line, each only with the nonce
+    reversed."""
     head: dict[str, Any] | None = None
     tail: dict[str, Any] | None = None
-    for line in res.stdout.splitlines():
+    for line in stdout.splitlines():
         if not line.startswith(PYTHON_MARKER + " "):
             continue
         try:
@@ -200,6 +224,12 @@ def _run_probe(obs: PythonObservation, ask: _Asker, cwd: str) -> None:
             head = data
         elif "torch_version" in data or "torch_error" in data:
             tail = data
+    return head, tail
+
+
+def _judge(obs: PythonObservation, head: dict[str, Any] | None, tail: dict[str, Any] | None,
+           res: ExecResult | Answered) -> None:
+    """``obs`` from the probe's answers and how its run ended."""
     if head is None:
         obs.runs = False
         said = (res.stderr.strip() or res.stdout.strip()).splitlines()[-1:] or ["nothing"]

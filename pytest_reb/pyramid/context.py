@@ -25,6 +25,7 @@ from pytest_reb.assets.cache import AssetCache
 from pytest_reb.assets.view import attach
 from pytest_reb.evidence import fakescan, findings, integrity
 from pytest_reb.outcome import Outcome, outcome_key
+from pytest_reb.pyramid.answers import Answers
 from pytest_reb.pyramid.lanes import OBSERVED_AHEAD, Lanes, Plan
 from pytest_reb.pyramid.shims import mount_first
 from pytest_reb.rules.integrity_verdict import Verdict
@@ -127,6 +128,8 @@ class Context:
     lanes: Lanes | None = field(default=None, repr=False)
     #: the known-fakes scan a lane makes before its tiers (``Lanes.start``), shared by copies
     fakes_ahead: Future[list[dict[str, Any]]] | None = field(default=None, repr=False)
+    #: C5's strict question as C2's probe answered it (``answers.py``), shared by copies
+    answers: Answers = field(default_factory=Answers, repr=False)
 
     @cached_property
     def target(self) -> Target:

@@ -87,6 +87,9 @@ TAIL: tuple[str, ...] = ("c5",)
 #: Tiers whose lane makes only their observation (their module's ``ahead``); the tier is
 #: judged in the target, in its turn, from it (``Lanes.ahead``).
 OBSERVED_AHEAD = frozenset({"c5"})
+#: The tier whose probe, in a lane, answers C5's strict question (``answers.py``): C5's
+#: observation waits for it, and its lane settles the answer however it ends.
+ANSWERING = "c2"
 #: Tiers that may run in a lane.
 LANE_TIERS = frozenset({t for lane in LANES for t in lane} | set(TAIL))
 #: The scan's finding when the lanes stopped before it was made.
@@ -265,6 +268,8 @@ class Lanes:
             made.stop()
             return None
         ctx.fakes_ahead = made._fakes  # the lanes' copies of ctx share it
+        if any(ANSWERING in lane for lane in plan.lanes) and plan.tail:
+            ctx.answers.promise()  # shared by the copies too
         scanner = len(plan.lanes) - 1
         for n, (lane, sibling) in enumerate(zip(plan.lanes, made._siblings, strict=True)):
             thread = threading.Thread(
@@ -316,6 +321,8 @@ class Lanes:
                         made: object = make(ctx, tier)
                 except BaseException as exc:  # handed to the item that waits for it
                     made = exc
+                if tier == ANSWERING:  # a probe that ran gave its answer; else none comes
+                    ctx.answers.give(None)
                 self._side[tier] = {"lane": list(lane), "beside": beside}
                 if isinstance(made, BaseException):
                     future.set_exception(made)
@@ -325,6 +332,8 @@ class Lanes:
                 future.set_result(made)
         finally:  # every command of the lane has ended: its containers go beside what follows
             self._scanned(STOPPED_SCAN)
+            if ANSWERING in tiers:
+                ctx.answers.give(None)  # no-op once given: nothing more will come
             with contextlib.suppress(Exception):
                 sibling.retire()
 

@@ -67,6 +67,9 @@ class PythonObservation:
     official_torch_json: Invocation | None = None
     #: what the host read of it from the target's files (``hostfacts``; strict only)
     host: HostFacts | None = None
+    #: the tier whose probe answered the strict question, where not C5's own: ``"c2"``
+    #: (its CUDA probe, given the nonce in the same fresh container; ``pyramid/answers.py``)
+    answered_by: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -11,10 +11,14 @@ then TensorFlow, the official order).
 import importlib.machinery
 import json
 import os
+import platform
 import sys
 import time
 
 MARKER = "REB_CUDA_PROBE"
+#: C5's strict question, answered here when the host passes its nonce (``pyramid/answers.py``):
+#: the same two lines as C5's own probe (``c5_observe.PYTHON_PROBE``), the nonce reversed.
+PYTHON_MARKER = "REB_PYTHON_PROBE"
 #: The line before the main one: the compiled modules this process loaded (module -> real
 #: path), which the extension sweep then need not load again, each in an interpreter of its own.
 LOADED_MARKER = "REB_CUDA_PROBE_LOADED"
@@ -39,8 +43,21 @@ def loaded_extensions() -> dict:
     return found
 
 
+def answer(**said: str) -> None:
+    """One line of C5's answer, when the host asked (``argv[1]``: its nonce)."""
+    if len(sys.argv) > 1:
+        said = {"nonce": sys.argv[1][::-1], **said}
+        sys.stdout.write(PYTHON_MARKER + " " + json.dumps(said) + "\n")
+        sys.stdout.flush()
+
+
 def torch_probe() -> dict:
-    import torch
+    try:
+        import torch
+    except BaseException as exc:  # as C5's own probe words it, then as before
+        answer(torch_error=(type(exc).__name__ + ": " + str(exc))[:300])
+        raise
+    answer(torch_version=str(torch.__version__))
 
     obs = {"framework": "pytorch", "torch_version": torch.__version__,
            "cuda_build": torch.version.cuda, "cuda_available": bool(torch.cuda.is_available()),
@@ -112,6 +129,7 @@ def tf_probe() -> dict:
 
 
 def main() -> int:
+    answer(python_version=platform.python_version(), executable=sys.executable)
     errors = {}
     for name, probe in (("torch", torch_probe), ("jax", jax_probe), ("tensorflow", tf_probe)):
         try:
