@@ -326,8 +326,8 @@ def command_name(argv: Sequence[str]) -> str:
         base = part.rsplit("/", 1)[-1]
         if base in COMMAND_NAMES:
             return COMMAND_NAMES[base]
-    if len(argv) > 1 and argv[1] == "-c":
-        return "interpreter probe (strict + official questions)"
+    if len(argv) > 1 and argv[1] == "-c":  # C5's: the official questions, and its strict
+        return "C5's interpreter questions"  # one only where C2's probe did not answer it
     return "the tier's own command"
 
 

@@ -97,7 +97,7 @@ def test_the_recorders_lines_are_read_back_per_tier() -> None:
     assert (c0["wall"], c0["cpu"], c0["spans"]) == (3.0, 1.0, [(2.0, 5.0)])
     assert c0["phases"] == {"setup": 0.25, "call": 2.5}
     assert got["commands"]["c0"] == {"pyright": 2.0}
-    assert got["commands"]["c5"] == {"interpreter probe (strict + official questions)": 1.5,
+    assert got["commands"]["c5"] == {"C5's interpreter questions": 1.5,
                                      "env-size walk": 0.3}
 
 
