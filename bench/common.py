@@ -98,7 +98,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
         return f"{v:.2f}" if isinstance(v, float) else str(v)
 
     lines = [[cell(v) for v in row] for row in rows]
-    widths = [max(len(h), *(len(r[i]) for r in lines)) for i, h in enumerate(headers)]
+    widths = [max([len(h), *(len(r[i]) for r in lines)]) for i, h in enumerate(headers)]
     out = ["| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |",
            "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
     out += ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |"

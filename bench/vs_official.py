@@ -173,7 +173,8 @@ def report(subject: Subject, off: list[dict[str, Any]], mine: list[dict[str, Any
 
 def subjects(args: argparse.Namespace) -> list[Subject]:
     import docker
-    from build import WORK, module_of  # tests/realruns: the builder's own names
+    from build import WORK, mismatch, module_of  # tests/realruns: the builder's own names
+    from table import find
 
     found = [Subject(demo_images("good")[0], args.bundle, DEMO_MODULE, cpu_own=False)]
     wanted = {} if args.demo_only else dict(i.split("=", 1) for i in args.image) \
@@ -187,7 +188,7 @@ def subjects(args: argparse.Namespace) -> list[Subject]:
                   file=sys.stderr)
             continue
         found.append(Subject(image, repo, module_of(repo), cpu_own=True,
-                             assets=WORK / "assets"))
+                             assets=WORK / "assets", options=tuple(mismatch(find(repo)))))
     return found
 
 

@@ -49,6 +49,9 @@ class Subject:
     module: Path
     cpu_own: bool
     assets: Path | None = None
+    #: pytest-reb options this image needs (``--reb-allow-commit-mismatch`` where the builder
+    #: checked out another commit than the module's pin: ``build.mismatch``)
+    options: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -66,8 +69,9 @@ def container_cpu(cid: str) -> float | None:
 
 
 #: A header of run_all.sh's ``run_stage``: each bundle spells it its own way
-#: (``===== [cpu] =====``, ``===== stage: cpu =====``, ``[run_all] Running stage: cpu``).
-HEADER = re.compile(r"=====|running stage", re.IGNORECASE)
+#: (``===== [cpu] =====``, ``===== stage: cpu =====``, ``[run_all] Running stage: cpu``,
+#: ``Stage: cpu`` under a line of ``=``).
+HEADER = re.compile(r"=====|running stage|^stage: ", re.IGNORECASE)
 
 
 def stage_spans(events: Sequence[tuple[float, float, str]], end: tuple[float, float]
@@ -378,7 +382,8 @@ def ours_side(subject: Subject, where: Path, tag: str, label: str,
     cmd = [sys.executable, "-m", "pytest", str(subject.module), "-p", "no:cacheprovider",
            "-p", "no:hypothesispytest", "-p", "recplug", "-q", "--reb-image", subject.image,
            "--reb-outdir", str(outdir), "-m", " or ".join(TIERS),
-           *(["--reb-assets", str(subject.assets)] if subject.assets else []), *extra]
+           *(["--reb-assets", str(subject.assets)] if subject.assets else []),
+           *subject.options, *extra]
     env = {"REB_BENCH_RECORD": str(log),
            "PYTHONPATH": os.pathsep.join([str(where), str(ROOT), os.environ.get("PYTHONPATH", "")]),
            **({} if warm else cold_cache(where / f"{tag}-cache"))}

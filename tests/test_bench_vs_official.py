@@ -19,10 +19,14 @@ def test_stages_start_at_their_headers_in_each_bundles_spelling() -> None:
               (4.0, 2.0, "[run_all] stage=pyright => OK"),
               (4.1, 2.0, "===== stage: prepare ====="),
               (6.0, 3.0, "[run_all] Running stage: cpu"),
-              (9.0, 7.0, "===== [single_gpu] =====")]
+              (9.0, 7.0, "===== [single_gpu] ====="),
+              (9.5, 7.1, "Stage single_gpu command_exit_code=1 outcome=failure"),
+              (9.6, 7.1, "=============================="),
+              (9.6, 7.1, "Stage: cuda")]
     spans = sides.stage_spans(events, (10.0, 7.5))
     assert spans == {"pyright": (0.0, 4.1, 0.0, 2.0), "prepare": (4.1, 6.0, 2.0, 3.0),
-                     "cpu": (6.0, 9.0, 3.0, 7.0), "single_gpu": (9.0, 10.0, 7.0, 7.5)}
+                     "cpu": (6.0, 9.0, 3.0, 7.0), "single_gpu": (9.0, 9.6, 7.0, 7.1),
+                     "cuda": (9.6, 10.0, 7.1, 7.5)}
 
 
 def test_a_stage_named_again_or_outside_a_header_starts_nothing() -> None:
@@ -127,3 +131,11 @@ def test_the_demo_leaves_the_cpu_stage_out_of_the_comparison() -> None:
     mine = {"tiers": {t: {"wall": 2.0, "cpu": 1.0} for t in ("c0", "c1", "c2", "c5")}}
     assert bench.ratios(demo, off, mine) == (16.0, 8.5, 6.0, 3.0)
     assert bench.ratios(own, off, mine) == (46.0, 28.5, 8.0, 4.0)
+
+
+def test_a_table_of_no_rows_is_its_header() -> None:
+    """A subject whose run recorded no command still prints its (empty) table."""
+    from common import table
+
+    assert table(["thread", "wall s"], []).splitlines() == ["| thread | wall s |",
+                                                           "|--------|--------|"]
