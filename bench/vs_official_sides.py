@@ -70,8 +70,8 @@ def container_cpu(cid: str) -> float | None:
 
 #: A header of run_all.sh's ``run_stage``: each bundle spells it its own way
 #: (``===== [cpu] =====``, ``===== stage: cpu =====``, ``[run_all] Running stage: cpu``,
-#: ``Stage: cpu`` under a line of ``=``).
-HEADER = re.compile(r"=====|running stage|^stage: ", re.IGNORECASE)
+#: ``Stage: cpu`` under a line of ``=``, ``=== [run_all] stage: cpu ===``).
+HEADER = re.compile(r"===|running stage|^stage: ", re.IGNORECASE)
 
 
 def stage_spans(events: Sequence[tuple[float, float, str]], end: tuple[float, float]

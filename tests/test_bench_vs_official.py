@@ -22,11 +22,13 @@ def test_stages_start_at_their_headers_in_each_bundles_spelling() -> None:
               (9.0, 7.0, "===== [single_gpu] ====="),
               (9.5, 7.1, "Stage single_gpu command_exit_code=1 outcome=failure"),
               (9.6, 7.1, "=============================="),
-              (9.6, 7.1, "Stage: cuda")]
+              (9.6, 7.1, "Stage: cuda"),
+              (9.8, 7.2, "result: status=failure exit_code=1 script_rc=1"),
+              (9.9, 7.3, "=== [run_all] stage: env_size ===")]
     spans = sides.stage_spans(events, (10.0, 7.5))
     assert spans == {"pyright": (0.0, 4.1, 0.0, 2.0), "prepare": (4.1, 6.0, 2.0, 3.0),
                      "cpu": (6.0, 9.0, 3.0, 7.0), "single_gpu": (9.0, 9.6, 7.0, 7.1),
-                     "cuda": (9.6, 10.0, 7.1, 7.5)}
+                     "cuda": (9.6, 9.9, 7.1, 7.3), "env_size": (9.9, 10.0, 7.3, 7.5)}
 
 
 def test_a_stage_named_again_or_outside_a_header_starts_nothing() -> None:
