@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support.torchsite import cpu_torch_site
 
 from pytest_reb.pyramid import c5_observe
 from pytest_reb.pyramid.answers import PYTHON_MARKER, Answered, Answers
@@ -65,14 +66,7 @@ def test_an_answer_for_another_path_is_none() -> None:
 
 @pytest.fixture
 def site(tmp_path: Path) -> Path:
-    """A CPU-only ``torch`` stand-in that C2's probe can read."""
-    torch = tmp_path / "site" / "torch"
-    torch.mkdir(parents=True)
-    (torch / "__init__.py").write_text(
-        "__version__ = '2.4.0'\nclass version:\n    cuda = None\n"
-        "class cuda:\n    is_available = staticmethod(lambda: False)\n"
-        "    device_count = staticmethod(lambda: 0)\n")
-    return torch.parent
+    return cpu_torch_site(tmp_path)
 
 
 def probe(site: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pydantic_core._pydantic_core as compiled
 import pytest
+from support.torchsite import cpu_torch_site
 
 from pytest_reb.pyramid import ext_sweep
 from pytest_reb.targets import marked_json
@@ -35,14 +36,7 @@ MODULE = "pydantic_core._pydantic_core"
 @pytest.fixture
 def site(tmp_path: Path) -> Path:
     """A ``torch`` stand-in whose import loads a real compiled module, as torch's does."""
-    torch = tmp_path / "site" / "torch"
-    torch.mkdir(parents=True)
-    (torch / "__init__.py").write_text(
-        "import pydantic_core._pydantic_core\n__version__ = '2.4.0'\n"
-        "class version:\n    cuda = None\n"
-        "class cuda:\n    is_available = staticmethod(lambda: False)\n"
-        "    device_count = staticmethod(lambda: 0)\n")
-    return torch.parent
+    return cpu_torch_site(tmp_path, first="import pydantic_core._pydantic_core\n")
 
 
 def run(probe: str, site: Path, *args: str) -> str:
