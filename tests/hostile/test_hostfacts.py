@@ -1,10 +1,11 @@
 """C5's probe answers against the host's read of the target's files (``audit.hostfacts``).
 
 - ``version-liar``: a ``.pth`` makes ``platform.python_version()`` say 3.12.4 and
-  ``torch.__version__`` say 2.5.1+cu124 for ``-c`` commands only, and the report claims
-  both.  The probe answers the nonce with the lies; the interpreter's file name and the
-  wheel's files on disk say 3.11 and 2.13.0+cpu: strict fails ``version_hallucination``
-  on both, compat keeps the official verdict (the one-liners believe the lie).
+  ``torch.__version__`` say 2.5.1+cu124 to every interpreter start but the entrypoint's (the
+  probes' and the official one-liners), and the report claims both.  The probe answers the
+  nonce with the lies; the interpreter's file name and the wheel's files on disk say 3.11
+  and 2.13.0+cpu: strict fails ``version_hallucination`` on both, compat keeps the official
+  verdict (the one-liners believe the lie).
 - ``version-files-edited``: the same, with the image's files edited to agree (``pyvenv.cfg``
   says 3.12.4, ``torch/version.py`` ends with 2.5.1+cu124, so torch really says it): the
   interpreter's own name and the wheel's metadata still contradict the claims.

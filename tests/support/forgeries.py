@@ -82,11 +82,12 @@ EDIT_AT_START = ("import sys; any(a.endswith('train.py') for a in sys.argv) and 
 SHADOW_AT_START = ("import os, sys; any(a.endswith('train.py') for a in sys.argv) and "
                    f"(os.makedirs({REPO_DIR + '/tinynet/config'!r}, exist_ok=True), "
                    f"open({REPO_DIR + '/tinynet/config/__init__.py'!r}, 'w').write({PLANTED!r}))\n")
-#: Lies about the versions to ``-c`` commands only (the C5 probe and the official one-liners),
-#: so the entrypoint's runs see the real ones (issue 25, class 5).
+#: Lies about the versions to every interpreter start but the entrypoint's (the official
+#: one-liners, C5's probe, C2's probe that answers C5's question), so the entrypoint's runs
+#: see the real ones (issue 25, class 5).
 VERSION_LIAR = """\
 import builtins, platform, sys
-if sys.argv[:1] == ["-c"]:
+if not sys.argv[0].endswith("train.py"):
     platform.python_version = lambda: "3.12.4"
     _import = builtins.__import__
 
