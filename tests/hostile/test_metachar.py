@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import docker
 import pytest
 from support.hostile import AfterTier, run_reb
 from support.imagecase import SITE
@@ -39,11 +40,14 @@ def test_no_string_of_the_image_or_report_reaches_a_shell(
     seen: dict[str, Any] = {}
 
     def check(containers: list[Any]) -> None:
-        assert containers  # the run's container, and C5's twin for its strict probe
+        assert containers  # the run's container, and the twin where C2 and C5 asked
         seen["in_target"] = []
         for ctr in containers:
-            res = ctr.exec_run(["find", "/", "-xdev", "(", "-path", TARGET_CANARY, "-o",
-                                "-name", RELATIVE_CANARY, ")", "-print"], user="0:0")
+            try:
+                res = ctr.exec_run(["find", "/", "-xdev", "(", "-path", TARGET_CANARY, "-o",
+                                    "-name", RELATIVE_CANARY, ")", "-print"], user="0:0")
+            except docker.errors.NotFound:  # a lane's sibling, removed as its lane ended
+                continue
             seen["in_target"] += res.output.decode().split()  # as commands run: as root
 
     after = AfterTier(docker_client, image, "c5", check)

@@ -58,7 +58,9 @@ class AfterTier:
     """A plugin for the run under test: calls ``check(containers)`` once ``tier`` finished.
 
     The containers are this process's containers of ``image`` (the run's target),
-    while they still exist: the module's teardown has not removed them yet.
+    while they still exist: the module's teardown has not removed them yet.  A lane's
+    sibling (and its twin) goes as its lane ends, which may be while they are listed: one
+    removed meanwhile is not listed (``ignore_removed``).
     """
 
     def __init__(self, client: Any, image: str, tier: str,
@@ -69,7 +71,8 @@ class AfterTier:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call" and f"test_{self.tier}_" in report.nodeid:
             found = self.client.containers.list(filters={"label": [
-                f"{LABEL_OWNER}={owner_label()}", f"reb.target={self.image}"]})
+                f"{LABEL_OWNER}={owner_label()}", f"reb.target={self.image}"]},
+                ignore_removed=True)
             self.called += 1
             self.check(found)
 
