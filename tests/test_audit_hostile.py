@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from support.tiers import DEMO_MODULE, run_tiers
+from support.tiers import DEMO_MODULE, honest_report, run_tiers
 
 from pytest_reb.outcome import Outcome, OutcomeLog
 from pytest_reb.selfreport import MAX_REPORT_BYTES, load_report
@@ -70,9 +70,7 @@ def target(hostile_image: str) -> Iterator[DockerTarget]:
 @pytest.fixture(scope="module")
 def honest(target: DockerTarget) -> dict[str, Any]:
     """The demo's truthful report, as the image holds it."""
-    raw = target.read_file(OFFICIAL_REPORT_PATH)
-    assert raw is not None
-    return json.loads(raw)  # type: ignore[no-any-return]
+    return honest_report(target)
 
 
 def rules(outcome: Outcome, mode: str) -> tuple[str | None, set[str]]:

@@ -11,16 +11,14 @@ sees what the official validator saw there, and no container outlives
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from support.tiers import tier_context
+from support.tiers import honest_report, tier_context
 
 from pytest_reb.pyramid.c5_observe import observe_python
 from pytest_reb.pyramid.context import tier_probe
-from pytest_reb.spec import OFFICIAL_REPORT_PATH
 from pytest_reb.targets import DockerTarget, Limits
 from pytest_reb.targets.base import LABEL_RUN
 
@@ -90,7 +88,7 @@ def test_c2_asks_in_the_twin_and_its_answer_is_c5s(target: DockerTarget) -> None
     """Strict C2's probe runs in the twin, given C5's nonce, so C5 reads its answer instead of
     importing torch once more: what an earlier command planted in the target reaches neither
     strict answer; the official question, asked in the target, still sees it."""
-    honest = json.loads(target.read_file(OFFICIAL_REPORT_PATH) or b"{}")
+    honest = honest_report(target)
     assert target.exec([PYTHON, "-c", PLANT], timeout=60).exit_code == 0
     ctx = tier_context(target, honest)
     c5 = ctx.once("c5", tier_probe("c5"))
@@ -102,7 +100,7 @@ def test_c2_asks_in_the_twin_and_its_answer_is_c5s(target: DockerTarget) -> None
 
 
 def test_compat_keeps_c2_in_the_target_and_c5_asks_for_itself(target: DockerTarget) -> None:
-    honest = json.loads(target.read_file(OFFICIAL_REPORT_PATH) or b"{}")
+    honest = honest_report(target)
     assert target.exec([PYTHON, "-c", PLANT], timeout=60).exit_code == 0
     ctx = tier_context(target, honest, compat=True)
     c5 = ctx.once("c5", tier_probe("c5"))

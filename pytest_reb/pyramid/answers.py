@@ -55,7 +55,8 @@ class Answers:
         self._given: Answered | None = None
 
     def promise(self) -> None:
-        """C2's probe will run in a lane where only C0 ran before it (``Lanes.start``)."""
+        """C2's probe will run in a lane, and C5's observation may start before it gives its
+        answer (``Lanes.start``)."""
         with self._cond:
             self._coming = not self._settled
 

@@ -49,16 +49,17 @@ def probe(ctx: Context) -> Outcome:
     where = ctx.target if ctx.compat else ctx.target.twin() or ctx.target
     nonce = None if ctx.compat else ctx.answers.challenge()
     with ctx.leases.hold(len(ctx.target.gpus)) as gpus:  # it must see every GPU to count them
-        answered = None
+        answered: Answered | None = None
         try:
             res = where.exec([ctx.python, where.tool(PROBE), *([nonce] if nonce else [])],
                              timeout=TIMEOUT, env=ctx.target.kept_bytecode(), profile="gpu",
                              gpus=gpus)
-            answered = nonce and Answered(ctx.python, nonce, res.stdout, res.stderr,
-                                          res.exit_code, res.timed_out)
+            if nonce:
+                answered = Answered(ctx.python, nonce, res.stdout, res.stderr, res.exit_code,
+                                    res.timed_out)
         finally:
             if nonce:  # given (or settled) before the lease goes: C5 waits outside its own
-                ctx.answers.give(answered or None)
+                ctx.answers.give(answered)
     obs = parse(res.stdout)
     said = "".join(line for line in res.stdout.splitlines(keepends=True)
                    if not line.startswith(PYTHON_MARKER + " "))  # C5's lines are not C2's

@@ -12,7 +12,7 @@ from pytest_reb.outcome import Outcome
 from pytest_reb.pyramid.context import Context, tier_probe
 from pytest_reb.runs.options import RebOptions
 from pytest_reb.selfreport import load_report
-from pytest_reb.spec import Repo
+from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo
 from pytest_reb.targets import Target
 
 DEMO_MODULE = Path(__file__).resolve().parents[2] / "demo" / "test_demo__tinynet.py"
@@ -21,6 +21,13 @@ DEMO_MODULE = Path(__file__).resolve().parents[2] / "demo" / "test_demo__tinynet
 def demo_repo() -> Repo:
     """The demo's ``repo`` as its module declares it."""
     return runpy.run_path(str(DEMO_MODULE))["repo"]  # type: ignore[no-any-return]
+
+
+def honest_report(target: Target) -> dict[str, Any]:
+    """The demo's truthful report, as the image holds it."""
+    raw = target.read_file(OFFICIAL_REPORT_PATH)
+    assert raw is not None
+    return json.loads(raw)  # type: ignore[no-any-return]
 
 
 def tier_context(target: Target, report: dict[str, Any] | bytes | None, *,
