@@ -65,6 +65,11 @@ CROWDED = [
     (True, 10.0, {"cpu_seconds": 0.0, "cpu_wait_seconds": 2.5}, "timeout"),  # at the line
     (True, 10.0, {"cpu_seconds": 0.0, "cpu_wait_seconds": 2.4}, None),
     (True, 10.0, {"cpu_wait_seconds": 9.5}, "timeout"),  # no CPU counter, but the stall
+    # starved over the span the stall was counted; the exec's start and kill took the rest
+    (True, 14.0, {"cpu_seconds": 0.1, "cpu_wait_seconds": 2.2, "cpu_wait_window": 4.5},
+     "timeout"),
+    (True, 10.0, {"cpu_wait_seconds": 2.0, "cpu_wait_window": 0.0}, None),  # no span: duration
+    (True, 10.0, {"cpu_wait_seconds": 2.0, "cpu_wait_window": True}, None),  # not a figure
     (True, 10.0, {}, None),  # the host could count nothing: judged as it is
     (True, 10.0, {"cpu_seconds": None, "cpu_wait_seconds": True}, None),  # not a figure
     (True, 0.0, {"cpu_seconds": 1.0, "cpu_wait_seconds": 1.0}, None),
@@ -336,14 +341,18 @@ def test_a_starved_command_stalls_and_a_sleeping_one_does_not(demo_image: str,
         assert slept.exit_code == 0 and spun.timed_out
         if spun.cpu_wait_seconds is None or slept.cpu_wait_seconds is None:
             pytest.skip("this host shows no CPU pressure stall or run-queue wait")
-        assert spun.cpu_wait_seconds >= STARVED_SHARE * spun.duration, spun
-        assert slept.cpu_wait_seconds < 0.1 * slept.duration, slept
+        assert spun.cpu_wait_window is not None and slept.cpu_wait_window is not None
+        assert spun.cpu_wait_window <= spun.duration
+        assert spun.cpu_wait_seconds >= STARVED_SHARE * spun.cpu_wait_window, spun
+        assert slept.cpu_wait_seconds < 0.1 * slept.cpu_wait_window, slept
         assert spun.cpu_wait_seconds > 10 * slept.cpu_wait_seconds
         # what the lanes decide of each, had it timed out beside them
         assert crowded_why(True, spun.duration, {"cpu_seconds": spun.cpu_seconds,
-                                                 "cpu_wait_seconds": spun.cpu_wait_seconds})
+                                                 "cpu_wait_seconds": spun.cpu_wait_seconds,
+                                                 "cpu_wait_window": spun.cpu_wait_window})
         assert crowded_why(True, slept.duration, {"cpu_seconds": slept.cpu_seconds,
-                                                  "cpu_wait_seconds": slept.cpu_wait_seconds}) \
+                                                  "cpu_wait_seconds": slept.cpu_wait_seconds,
+                                                  "cpu_wait_window": slept.cpu_wait_window}) \
             is None
     finally:
         if busy is not None:

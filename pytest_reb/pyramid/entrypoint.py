@@ -464,6 +464,8 @@ def evidence_of(res: ExecResult) -> dict[str, object]:
         ev["cpu_seconds"] = res.cpu_seconds
     if res.cpu_wait_seconds is not None:
         ev["cpu_wait_seconds"] = res.cpu_wait_seconds
+        if res.cpu_wait_window is not None:
+            ev["cpu_wait_window"] = res.cpu_wait_window
     if res.leftovers_killed:
         ev["leftover_processes_killed"] = res.leftovers_killed
     if res.killed_by_host:

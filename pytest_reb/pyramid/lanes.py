@@ -195,16 +195,23 @@ def crowded_why(timed_out: bool, duration: float, evidence: dict[str, Any]) -> s
     ``CROWDED_SHARE`` of a core over the command) or starved (ready to run but waiting for
     a core at least ``STARVED_SHARE`` of the time); ``"memory"``: it was OOM-killed before
     its container reached its own limit (the machine's memory ran out).  A counter the host
-    could not read counts as nothing.
+    could not read counts as nothing.  The wait is a share of the span it was counted over
+    (``cpu_wait_window``, where the host gave it), not of the whole ``duration``: under load
+    the engine's starting and killing the exec adds seconds in which nothing of the command
+    could wait for a core, and a starved command would read as one that slept.
     """
-    def share(key: str) -> float:
+    def number(key: str) -> float | None:
         value = evidence.get(key)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or duration <= 0:
-            return 0.0
-        return value / duration
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+        return float(value)
+
+    def share(key: str, over: float | None = None) -> float:
+        value, span = number(key), over if over is not None and over > 0 else duration
+        return 0.0 if value is None or span <= 0 else value / span
 
     if timed_out and (share("cpu_seconds") >= CROWDED_SHARE
-                      or share("cpu_wait_seconds") >= STARVED_SHARE):
+                      or share("cpu_wait_seconds", number("cpu_wait_window")) >= STARVED_SHARE):
         return "timeout"
     if evidence.get("oom_killed") is True and evidence.get("oom_at_own_limit") is False:
         return "memory"

@@ -13,6 +13,7 @@ keeps the container's pressure stall counters there.
 from __future__ import annotations
 
 import contextlib
+import time
 from pathlib import Path
 from typing import Any
 
@@ -132,12 +133,15 @@ class Window:
         self.pids = pids_refusals(cid)
         self.cpu = cpu_seconds(cid)
         self.wait = cpu_wait_seconds(cid)
+        self.began = time.monotonic()
         self.hits = memory_limit_hits(cid, begin=True)
         self.wait_end: float | None = None
+        self.wait_span: float | None = None
         self.cpu_end: float | None = None
 
     def stalled(self) -> None:
         self.wait_end = cpu_wait_seconds(self.cid)
+        self.wait_span = time.monotonic() - self.began
 
     def ended(self) -> None:
         self.cpu_end = cpu_seconds(self.cid)
@@ -153,4 +157,6 @@ class Window:
                                 else round(self.cpu_end - self.cpu, 3)),
                 "cpu_wait_seconds": (None if self.wait is None or self.wait_end is None
                                      else round(max(0.0, self.wait_end - self.wait), 3)),
+                "cpu_wait_window": (None if self.wait_span is None
+                                    else round(self.wait_span, 3)),
                 "memory_limit_hit": grew(self.hits, hits_after)}

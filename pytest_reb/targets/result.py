@@ -81,6 +81,10 @@ class ExecResult:
     #: command (the cgroup's CPU pressure stall; ``counters.cpu_wait_seconds``): a command
     #: starved on a crowded machine, not one that slept (None where the host cannot tell)
     cpu_wait_seconds: float | None = None
+    #: the seconds over which ``cpu_wait_seconds`` was counted (from the command's start to
+    #: the reading before any kill): the share of waiting is taken over this, not over
+    #: ``duration``, which under load holds seconds of the engine starting and ending the exec
+    cpu_wait_window: float | None = None
     #: the container's memory use reached its own limit during the command (None: unknown);
     #: an OOM kill without it was the machine's memory running out
     memory_limit_hit: bool | None = None
