@@ -185,3 +185,24 @@ def test_docker_local_refuses_a_named_working_folder_that_does_not_exist(tmp_pat
                            "-c", "print('ran')"], cwd=tmp_path, capture_output=True, text=True)
     assert done.returncode != 0
     assert "ran" not in done.stdout
+
+
+def test_a_row_holding_numpy_below_2_takes_its_own_build_of_what_needs_numpy_2(
+        tmp_path: Path) -> None:
+    """ml-mdm pins ``numpy<2``: the machine's SciPy (1.17+, ``numpy>=2.0``), imported by its
+    scikit-learn under transformers, stopped the row's stand-in maker at ``np.long``."""
+    notes: list[str] = []
+    assert gpu_wheels.numpy1_builds(["numpy<2", "einops"], notes) == [
+        "numpy<2", "einops", "scipy"]
+    assert notes == ["added scipy: the machine's build needs numpy 2, the row holds numpy "
+                     "below 2"]
+    assert gpu_wheels.numpy1_builds(["numpy<2", "scipy<1.12"], []) == ["numpy<2", "scipy<1.12"]
+    for reqs in (["numpy"], ["numpy>=1.24"], ["einops"], ["numpy<3"]):
+        assert gpu_wheels.numpy1_builds(reqs, []) == reqs
+    fake_wheel(tmp_path, "scipy", 10)
+    fake_wheel(tmp_path, "numpy", 10)
+    versions = {"scipy": gpu_wheels.Version("1.16.3"), "numpy": gpu_wheels.Version("2.5.2")}
+    kept = gpu_wheels.select(["numpy<2", "scipy"], [], tmp_path, versions, cap=5)
+    assert [gpu_wheels.project(w) for w in kept] == ["numpy", "scipy"]
+    kept = gpu_wheels.select(["numpy", "scipy"], [], tmp_path, versions, cap=5)
+    assert kept == []  # the machine's own builds serve a row that takes NumPy 2

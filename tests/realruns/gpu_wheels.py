@@ -49,6 +49,11 @@ PLATFORM = ["--only-binary=:all:", "--python-version", "3.12", "--implementation
 MACHINE_BUILDS = {"torch": "2.11.0+cu130", "torchvision": "0.26.0+cu130",
                   "torchaudio": "2.11.0+cu130", "triton": "3.6.0"}
 NEVER = re.compile(r"^(torch|torchvision|torchaudio|triton|nvidia-.*|cuda-.*|jax.*|cupy.*)$")
+#: The machine's builds that need NumPy 2, which its other packages import: its SciPy is 1.17
+#: or later (``numpy>=2.0``; ``np.long`` in ``scipy/sparse/_sputils.py`` fails under NumPy 1),
+#: and its scikit-learn imports it under transformers.  A row that holds numpy below 2 takes
+#: its own build of them, as pip would have chosen for it (``numpy1_builds``).
+NUMPY2_BUILDS = ("scipy",)
 #: Versions the machine reported (its pip list), and those docs/gpu_family_run.sh installs
 #: into it first (its WHEELS: what pytest-reb needs); the other present packages are of
 #: unknown version.
@@ -154,6 +159,25 @@ def failing(error: str, reqs: list[str]) -> str | None:
     return None
 
 
+def holds_numpy1(reqs: list[str]) -> bool:
+    """Whether the row's requirements keep numpy below 2 (ml-mdm's ``numpy<2``)."""
+    return any(canonicalize_name(req.name) == "numpy" and req.specifier
+               and not req.specifier.contains(Version("2.0.0"), prereleases=True)
+               for req in map(Requirement, reqs))
+
+
+def numpy1_builds(reqs: list[str], notes: list[str]) -> list[str]:
+    """``reqs`` with the ``NUMPY2_BUILDS`` the row does not name added where it holds numpy
+    below 2 (each noted): the download then chooses builds that run under its NumPy."""
+    if not holds_numpy1(reqs):
+        return reqs
+    named = {canonicalize_name(Requirement(r).name) for r in reqs}
+    added = [name for name in NUMPY2_BUILDS if name not in named]
+    notes.extend(f"added {name}: the machine's build needs numpy 2, the row holds numpy "
+                 "below 2" for name in added)
+    return [*reqs, *added]
+
+
 def newest(scratch: Path) -> dict[str, Version]:
     """The newest version of each project downloaded for any row: the stand-in for the machine's
     version of a present package whose version is not known (its image is recent)."""
@@ -197,6 +221,7 @@ def fetch(row: RealEnv, scratch: Path, stubs: Path, build: str,
     notes: list[str] = []
     reqs = [p for p in row.packages if not p.startswith("-")
             and canonicalize_name(Requirement(p).name) not in MACHINE_BUILDS]
+    reqs = numpy1_builds(reqs, notes)
     error = download(row, reqs, dest, stubs, build)
     for _ in range(relax):
         if not error or not (pin := failing(error, reqs)):
@@ -228,24 +253,26 @@ def select(reqs: list[str], notes: list[str], dest: Path, versions: dict[str, Ve
     """The row's wheels the machine lacks, the others left out (and noted) over ``cap`` MiB:
     first a wheel bigger than the cap alone, then the tools no stage runs, then the biggest of
     the closure, then the biggest of the row's own requirements (its pins are why it has a
-    pool), and last what the checkout ``imports`` (``checkout_imports``) with everything those
-    wheels require; a wheel left out takes along those of the kept wheels that require it where
-    the machine lacks it too (a ``boto3`` without its ``botocore`` breaks every library that
-    imports ``boto3``)."""
+    pool), and last what the checkout ``imports`` (``checkout_imports``) and the row's own
+    ``NUMPY2_BUILDS`` with everything those wheels require; a wheel left out takes along
+    those of the kept wheels that require it where the machine lacks it too (a ``boto3``
+    without its ``botocore`` breaks every library that imports ``boto3``)."""
     wheels = sorted(dest.glob("*.whl"))
     parsed = [Requirement(r) for r in reqs]
     wanted = parsed + closure_requirements(wheels, {e for r in parsed for e in r.extras})
+    own_builds = set(NUMPY2_BUILDS) if holds_numpy1(reqs) else set()
     kept = []
     for wheel in wheels:
         name = project(wheel)
         machine = versions.get(name)
-        if NEVER.match(name) or (name in PRESENT and machine_satisfies(machine, name, wanted)):
+        if NEVER.match(name) or (name in PRESENT and name not in own_builds
+                                 and machine_satisfies(machine, name, wanted)):
             continue
         kept.append(wheel)
     own = {canonicalize_name(r.name) for r in parsed}
     needs = {w: {canonicalize_name(r.name) for r in closure_requirements([w], set())}
              for w in kept}
-    used = {w for w in kept if provides(w) & imports}
+    used = {w for w in kept if provides(w) & imports or project(w) in own_builds}
     grown = True
     while grown:
         more = {w for w in kept if any(project(w) in needs[u] for u in used)} - used
