@@ -105,6 +105,9 @@ SYS_PATH_SNIPPET = (
     "'ext_suffixes': im.EXTENSION_SUFFIXES, 'builtins': sorted(sys.builtin_module_names)}))"
 )
 
+#: The most folder entries the driver mirrors for pyright (``c0_driver.js``'s ``mirror``):
+#: about seven times a CUDA torch with transformers; past it pyright reads the real folders.
+MIRROR_ENTRIES = 400_000
 #: The in-target driver (``probes/c0_driver.js``), run as ``node -e DRIVER <mode> <spec-json>``:
 #: passed as text, so it needs no mount and the outcome's command names it ``<c0 driver>``.
 DRIVER = (PROBES_DIR / "c0_driver.js").read_text(encoding="utf-8")
@@ -345,6 +348,7 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
         "distributions_timeout_ms": int(scaled(DISTRIBUTIONS_TIMEOUT) * 1000),
         "count_rules": _count_rules(ctx),
         "import_pattern": IMPORT_NAME.pattern, "sys_path": import_dirs(info.get("path") or []),
+        "mirror_entries": MIRROR_ENTRIES,
         **_finder_facts(info),
     }, scaled(max(TIMEOUT, BINDING_TIMEOUT) + DISTRIBUTIONS_TIMEOUT) + SLACK)
     shown = config if files is None else {**config, "include": f"<{len(present or [])} tracked "
@@ -357,6 +361,7 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
                      f"the C0 driver failed: exit {res.exit_code}, "
                      f"{(res.stderr or str(out)).strip()[-300:]}", evidence, res)
     binding, main = out["binding"], out["main"]
+    evidence["mirror"] = out.get("mirror")  # what pyright resolved through (``MIRROR_ENTRIES``)
     if survey_cached and out.get("cached"):
         evidence["cached"] = True  # no command ran: both answers were kept for this image
     verbose = binding.get("stdout", "")

@@ -291,6 +291,91 @@ async function distributions(json) {
   return {rc: res.rc, timed_out: res.timed_out, stdout: tail(res.stdout, 16000)};
 }
 
+// The interpreter's import folders as pyright resolves through them, without their code: the
+// same folders and names, every module, stub and extension an empty file, ``py.typed`` as it
+// is (``partial`` tells pyright to look further).  pyright then finds every import where it
+// would find it in the real folders, and reads none of the library code it would otherwise
+// parse and bind for types (``import transformers`` alone: 2,800 files, most of a real image's
+// C0).  Returns real folder -> mirror folder, or null past the entry budget (pyright then reads
+// the real folders).  The checkout is never mirrored: pyright analyses its files.
+const MIRRORED = /\.(py|pyi|so|pyd|dylib)$/;
+function mirror(root) {
+  const budget = {left: spec.mirror_entries || 0};
+  const map = {};
+  const inCheckout = (d) => spec.checkout && (d === spec.checkout
+    || d.startsWith(spec.checkout.replace(/\/$/, '') + '/'));
+  const copy = (src, dest, depth) => {
+    fs.mkdirSync(dest);
+    let entries;
+    try { entries = fs.readdirSync(src, {withFileTypes: true}); } catch (e) { return true; }
+    for (const e of entries) {
+      if (--budget.left < 0) return false;
+      const s = path.join(src, e.name), d = path.join(dest, e.name);
+      let dir = e.isDirectory(), file = e.isFile();
+      if (e.isSymbolicLink()) {
+        try { const st = fs.statSync(s); dir = st.isDirectory(); file = st.isFile(); }
+        catch (err) { continue; }  // a broken link: pyright finds nothing there either
+      }
+      if (dir) {
+        if (depth >= 48 || !copy(s, d, depth + 1)) return false;
+      } else if (file && e.name === 'py.typed') {
+        try { fs.copyFileSync(s, d); } catch (err) { fs.writeFileSync(d, ''); }
+      } else if (file && MIRRORED.test(e.name)) {
+        fs.closeSync(fs.openSync(d, 'w'));
+      }
+    }
+    return true;
+  };
+  for (const [i, dir] of spec.sys_path.entries()) {
+    if (inCheckout(dir) || dir in map) continue;
+    if (!copy(dir, path.join(root, String(i)), 0)) return null;
+    map[dir] = path.join(root, String(i));
+  }
+  return map;
+}
+
+// Where the mirror goes: the container's /dev/shm, a tmpfs (tens of thousands of empty files
+// take 0.4 s there and 15 s in the image's writable layer), else beside the scratch folder.
+function mirrorRoot() {
+  try { return fs.mkdtempSync('/dev/shm/reb-c0-m-'); } catch (e) { /* none, or read-only */ }
+  fs.mkdirSync(spec.scratch + '-m', {mode: 0o700});
+  return spec.scratch + '-m';
+}
+
+// The interpreter pyright runs when the mirror stands in: the report's own, asked pyright's
+// questions as they come, its import folders in the answer swapped for their mirrors.
+function mirrorInterpreter(dir, map) {
+  const file = path.join(dir, 'python');
+  fs.writeFileSync(file, '#!' + process.execPath + '\n' + [
+    "'use strict';",
+    "const cp = require('child_process');",
+    'const map = ' + JSON.stringify(map) + ';',
+    'const res = cp.spawnSync(' + JSON.stringify(spec.python) + ', process.argv.slice(2),',
+    "  {encoding: 'utf8', maxBuffer: 1 << 26});",
+    "let out = res.stdout || '';",
+    'try {',
+    '  const data = JSON.parse(out);',
+    '  if (data && Array.isArray(data.path)) {',
+    '    data.path = data.path.map((p) => map[p] || p);',
+    '    out = JSON.stringify(data);',
+    '  }',
+    '} catch (e) { /* not the search-path question: passed on as it is */ }',
+    'process.stdout.write(out);',
+    "process.stderr.write(res.stderr || '');",
+    'process.exit(res.status === null ? 1 : res.status);'].join('\n') + '\n',
+  {mode: 0o700});
+  return file;
+}
+
+// The mirror folders in pyright's --verbose output named by the real ones they stand for.
+function unmirrored(text, map) {
+  let out = text;
+  for (const [real, fake] of Object.entries(map).sort((a, b) => b[1].length - a[1].length)) {
+    out = out.split(fake).join(real);
+  }
+  return out;
+}
+
 function header(text) {
   const lines = [];
   for (const line of text.split('\n')) {
@@ -301,6 +386,7 @@ function header(text) {
 }
 
 async function analyse() {
+  let root = null;
   fs.mkdirSync(spec.scratch, {mode: 0o700});
   try {
     for (const [name, text] of Object.entries(spec.files)) {
@@ -309,9 +395,26 @@ async function analyse() {
         : zlib.gunzipSync(Buffer.from(text.gz, 'base64')));
     }
     const opts = (t) => ({cwd: spec.scratch, timeout: t});
+    const started = Date.now();
+    // a relative interpreter pyright cannot run (it resolves through typeshed alone): as it is
+    root = spec.mirror_entries && path.isAbsolute(spec.python) ? mirrorRoot() : null;
+    const map = root ? mirror(root) : null;
+    const mirrored = {folders: map ? Object.keys(map).length : 0, over_budget: !!spec.mirror_entries
+      && map === null, seconds: (Date.now() - started) / 1000};
+    const fake = map ? mirrorInterpreter(spec.scratch, map) : null;  // /dev/shm is noexec
+    const bound = (args) => {
+      const i = args.indexOf('--pythonpath');
+      return !fake || i < 0 ? args : [...args.slice(0, i + 1), fake, ...args.slice(i + 2)];
+    };
     const [probe, main] = await Promise.all([
-      run([process.execPath, spec.pyright, ...spec.binding_args], opts(spec.binding_timeout_ms)),
-      run([process.execPath, spec.pyright, ...spec.main_args], opts(spec.main_timeout_ms))]);
+      run([process.execPath, spec.pyright, ...bound(spec.binding_args)],
+          opts(spec.binding_timeout_ms)),
+      run([process.execPath, spec.pyright, ...bound(spec.main_args)], opts(spec.main_timeout_ms))]);
+    if (map) {
+      probe.stdout = unmirrored(probe.stdout, map);
+      main.stdout = unmirrored(main.stdout, map);
+      main.stderr = unmirrored(main.stderr, map);
+    }
     const json = reduce(main.stdout);
     if (json) {
       const stubHits = json.generalDiagnostics.filter((d) => d.rule === spec.source_rule)
@@ -322,6 +425,7 @@ async function analyse() {
     }
     const dists = json ? await distributions(json) : null;
     const res = {
+      mirror: mirrored,
       binding: {...probe, stdout: header(probe.stdout), stderr: tail(probe.stderr, 4000)},
       main: {...main, json, stdout: json ? '' : main.stdout.slice(0, 2000) + '\n...\n' +
              tail(main.stdout, 2000), stderr: tail(main.stderr, 4000)},
@@ -340,6 +444,7 @@ async function analyse() {
     emit(res);
   } finally {
     fs.rmSync(spec.scratch, {recursive: true, force: true});
+    if (root) fs.rmSync(root, {recursive: true, force: true});
   }
 }
 
