@@ -85,16 +85,21 @@ KEPT = {"reb-real:kyegomez.multimodalmamba": "kyegomez/MultiModalMamba",
 
 # -- the report ----------------------------------------------------------------------------
 
-def compared(subject: Subject) -> list[str]:
-    """The official stages set beside a tier on this subject."""
-    return [s for s, t in STAGE_TIER.items() if t and (s != "cpu" or subject.cpu_own)]
+def compared(subject: Subject, off: Sequence[dict[str, Any]] = ()) -> list[str]:
+    """The official stages set beside a tier on this subject: the cpu stage only where it
+    runs the image's own entrypoint on assets its ``prepare`` made (in every round ``off``):
+    where prepare failed (a hub download, no network here) the stage stops before the
+    entrypoint, while C1 runs it on the asset cache's stand-in."""
+    prepared = all(r.get("status", {}).get("prepare") != "failure" for r in off)
+    return [s for s, t in STAGE_TIER.items()
+            if t and (s != "cpu" or (subject.cpu_own and prepared))]
 
 
 def ratios(subject: Subject, off: dict[str, Any], mine: dict[str, Any],
            without: Sequence[str] = ()) -> tuple[float, float, float, float]:
     """(official wall, official CPU, pytest-reb wall, pytest-reb CPU) of the corresponding
     stages and tiers in one round (less the stages ``without`` and their tiers)."""
-    stages = [s for s in compared(subject) if s not in without]
+    stages = [s for s in compared(subject, [off]) if s not in without]
     tiers = {STAGE_TIER[s] for s in stages}
     ow = sum(off["stages"].get(s, (0.0, 0.0))[0] for s in stages)
     oc = sum(off["stages"].get(s, (0.0, 0.0))[1] for s in stages)
@@ -110,13 +115,14 @@ def report(subject: Subject, off: list[dict[str, Any]], mine: list[dict[str, Any
 
     print(f"\n## {subject.name}: {len(off)} official and {len(mine)} pytest-reb run(s)")
     rows = []
-    stages = compared(subject)
+    stages = compared(subject, off)
     for stage, tier in STAGE_TIER.items():
         walls = [r["stages"][stage][0] for r in off if stage in r["stages"]]
         cpus = [r["stages"][stage][1] for r in off if stage in r["stages"]]
         said = ", ".join(sorted({r["status"][stage] for r in off}))
         role = (tier.upper() if stage in stages else
-                "- (another repository's entrypoint)" if tier else "- (no tier)")
+                "- (another repository's entrypoint)" if tier and not subject.cpu_own else
+                "- (its prepare failed: no entrypoint run)" if tier else "- (no tier)")
         rows.append((f"official {stage}", role, med(walls) if walls else "not run",
                      med(cpus) if cpus else "", said))
         if stage == "pyright":
@@ -253,12 +259,14 @@ def main() -> int:
           f"{oc / mc:.2f}x CPU (goal >= 2x); load {os.getloadavg()[0]:.1f} at the end")
     rw, rc, qw, qc = (sum(t[k] for t in rest) for k in range(4))
     # C1 and the official cpu stage run the same entrypoint: its time is common to both sides
+    own = [s for s in todo if "cpu" in compared(s, off[s.image])]
     entry = sum(median([m["outcomes"].get("c1", (0.0,))[0] for m in mine[s.image]])
-                for s in todo if s.cpu_own)
+                for s in own)
     lanes = any(m["lanes"] for s in todo for m in mine[s.image])
-    if not any(s.cpu_own for s in todo):  # the demo's cpu stage runs another repository's
+    if not own:  # the demo's cpu stage runs another repository's; a failed prepare, none
         print("no subject's entrypoint is compared (the demo's official cpu stage runs another "
-              "repository's), so none bounds the ratio")
+              "repository's; a real image's stops before it where its prepare failed), so "
+              "none bounds the ratio")
     elif lanes:  # the items wait for their lanes: a tier's wall is its wait, not its work
         print(f"tiers side by side (lanes.py): each tier's wall above is its item's wait, their "
               f"sum the pyramid's; the entrypoint's own {entry:.1f} s (C1's outcomes) bounds "

@@ -135,6 +135,20 @@ def test_the_demo_leaves_the_cpu_stage_out_of_the_comparison() -> None:
     assert bench.ratios(own, off, mine) == (46.0, 28.5, 8.0, 4.0)
 
 
+def test_a_real_image_whose_official_prepare_failed_leaves_the_cpu_stage_out() -> None:
+    """The official cpu stage runs on what its prepare made: with the hub unreachable it stops
+    before the entrypoint, which C1 runs on the asset cache's stand-in."""
+    own = sides.Subject("reb-real:x", "o/n", Path("m.py"), cpu_own=True)
+    failed = {"status": {"prepare": "failure", "cpu": "failure"}}
+    fine = {"status": {"prepare": "success", "cpu": "success"}}
+    assert "cpu" not in bench.compared(own, [fine, failed])
+    assert "cpu" in bench.compared(own, [fine, {"status": {"prepare": "not run"}}])
+    off = {**failed, "stages": {"pyright": (10.0, 5.0), "cpu": (0.2, 0.2), "cuda": (2.0, 1.0),
+                                "env_size": (1.0, 0.5), "hallucination": (3.0, 2.0)}}
+    mine = {"tiers": {t: {"wall": 2.0, "cpu": 1.0} for t in ("c0", "c1", "c2", "c5")}}
+    assert bench.ratios(own, off, mine) == (16.0, 8.5, 6.0, 3.0)
+
+
 def test_a_table_of_no_rows_is_its_header() -> None:
     """A subject whose run recorded no command still prints its (empty) table."""
     from common import table
