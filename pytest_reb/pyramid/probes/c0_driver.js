@@ -410,9 +410,8 @@ async function analyse() {
       run([process.execPath, spec.pyright, ...bound(spec.binding_args)],
           opts(spec.binding_timeout_ms)),
       run([process.execPath, spec.pyright, ...bound(spec.main_args)], opts(spec.main_timeout_ms))]);
-    if (map) {
+    if (map) {  // plain text; the JSON names checkout files only, and stays as pyright wrote it
       probe.stdout = unmirrored(probe.stdout, map);
-      main.stdout = unmirrored(main.stdout, map);
       main.stderr = unmirrored(main.stderr, map);
     }
     const json = reduce(main.stdout);
