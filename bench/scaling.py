@@ -20,20 +20,38 @@ show the ceiling: ``-n 1`` keeping 1.3 of 2 cores busy cannot be made more than 
 Needs Docker and builds the demo images on first use (``reb demo`` does the same); it reaches
 nothing outside the machine, so it runs as it is on a GPU host without network.
 
+``--local [CHECKOUT]`` runs the same matrix on this machine instead, for a host with no
+Docker (the GPU machines): every row is ``"host": "local://"``, the interpreter under test
+is ``--python`` (default: the one running the bench), ``--reb-repo-dir`` is CHECKOUT, the
+demo's checkout at its pinned commit (``python -m pytest_reb.loop.demo checkout DIR``; made
+in the bench's temporary folder when not given, with git alone), and each row's report is
+written from that interpreter's own facts as docs/gpu_run.sh writes it (no torch: version
+None, no CUDA).  Docker is not touched.  The host itself has no sibling to run a lane in
+(``Target.sibling``), so on ``local://`` every pair runs its tiers in turn and the lanes
+column says ``off``: ``-n N`` there is the workers alone.  C2 holds a lease on every GPU of
+the machine while its probe runs, so the workers' C2 probes take turns.
+
     python bench/scaling.py [--repeat N] [--targets 8] [--workers 2,4,8] [--serial]
+    python bench/scaling.py --local [CHECKOUT] [--python PATH] [--workers 2,4,8] ...
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib.metadata
+import importlib.util
 import json
 import os
+import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from common import (
     DEMO_MODULE,
+    ROOT,
     bench_labels,
     demo_images,
     machine,
@@ -42,6 +60,99 @@ from common import (
     table,
     timed,
 )
+
+#: The marks every side runs (C0 on ``local://`` needs node, which a GPU host may lack).
+MARKS = "c1 or c2"
+#: The demo's repository, as its module names it.
+REPO = "reb/tinynet"
+#: The agent's report, as docs/gpu_run.sh writes it: the interpreter's own facts.
+REPORT_SNIPPET = """\
+import json, platform, sys
+try:
+    import torch
+except Exception:
+    torch = None
+cuda = bool(torch is not None and torch.cuda.is_available())
+json.dump({"python_path": sys.executable, "python_version": platform.python_version(),
+           "torch_version": None if torch is None else torch.__version__,
+           "cuda_available": cuda, "gpu_count": torch.cuda.device_count() if cuda else 0,
+           "ddp_expected_ok": None, "env_tool": "none", "env_name": None,
+           "notes": "written by bench/scaling.py --local"}, open(sys.argv[1], "w"))
+"""
+
+
+@dataclass(frozen=True)
+class Local:
+    """The ``local://`` mode's setting: the interpreter under test, the demo's checkout and
+    the report file (relative to the matrix's folder)."""
+
+    python: str
+    checkout: Path
+    report: str = "report.json"
+
+
+def matrix_rows(targets: int, *, image: str | None = None,
+                local: Local | None = None) -> list[dict[str, str]]:
+    """The matrix: agents ``a1``..``a<targets>`` on the demo image, or on ``local://``."""
+    if (image is None) == (local is None):
+        raise ValueError("give exactly one of image or local")
+    where = ({"image": image} if image is not None
+             else {"host": "local://", "report": local.report})  # type: ignore[union-attr]
+    return [{"repo": REPO, "agent": f"a{i}", **where} for i in range(1, targets + 1)]
+
+
+def plugin_args() -> list[str]:
+    """``-p`` for the plugin where no entry point registers it (a checkout carried to a machine
+    where it is not installed, as docs/gpu_run.sh runs it); nothing where one does (a second
+    registration of the same module would fail)."""
+    if importlib.metadata.entry_points(group="pytest11", name="reb"):
+        return []
+    return ["-p", "pytest_reb.plugin.hooks"]
+
+
+def pytest_argv(where: Path, workers: int, tag: str, *, serial: bool = False,
+                local: Local | None = None, plugin: list[str] | None = None) -> list[str]:
+    """One side's command: the same matrix and module on every side, only ``-n`` differs."""
+    return [sys.executable, "-m", "pytest", "--rootdir", str(where), "-q",
+            "-p", "no:cacheprovider", "-p", "no:hypothesispytest", *(plugin or []),
+            "--reb-matrix", "matrix.jsonl", "-m", MARKS, "-n", str(workers),
+            "--reb-outdir", str(where / tag),
+            *(["--reb-python", local.python, "--reb-repo-dir", str(local.checkout)]
+              if local is not None else []),
+            *(["--reb-serial"] if serial else [])]
+
+
+def lanes(workers: int, cores: int, *, serial: bool = False, local: bool = False) -> str:
+    """Whether the pairs ran C1 beside C2 (``lanes.spare_cores``, ``fixtures._lanes``): never
+    under ``--reb-serial``, nor on ``local://`` (no ``Target.sibling``), nor with fewer than
+    two cores a worker."""
+    return "off" if serial or local or cores < 2 * workers else "on"
+
+
+def demo_checkout(dest: Path) -> Path:
+    """The demo's checkout at its pinned commit, made offline (git alone, as ``python -m
+    pytest_reb.loop.demo checkout`` makes it); exits with the reason when it cannot be made."""
+    try:
+        from pytest_reb.loop.demo.checkout import make_demo_checkout
+        from pytest_reb.loop.images import ImageError
+    except ImportError as exc:
+        sys.exit(f"--local: cannot make the demo checkout here ({exc}); make it where "
+                 "pytest-reb's dependencies are installed with 'python -m pytest_reb.loop.demo "
+                 "checkout DIR' and pass --local DIR")
+    try:
+        make_demo_checkout(dest, ROOT / "demo" / "tinynet")
+    except (ImageError, OSError) as exc:
+        sys.exit(f"--local: the demo checkout could not be made in {dest}: {exc}; make it with "
+                 "'python -m pytest_reb.loop.demo checkout DIR' and pass --local DIR")
+    return dest
+
+
+def write_report(python: str, dest: Path) -> None:
+    """The agent's report, written by the interpreter under test from its own facts."""
+    done = subprocess.run([python, "-", str(dest)], input=REPORT_SNIPPET, text=True,
+                          capture_output=True, check=False)
+    if done.returncode != 0:
+        sys.exit(f"--local: {python} could not write the report: {done.stderr.strip()[-2000:]}")
 
 
 def main() -> int:
@@ -52,25 +163,44 @@ def main() -> int:
                         help="comma-separated -n values each compared with -n 1 (default 2)")
     parser.add_argument("--serial", action="store_true",
                         help="each pair's tiers in turn (--reb-serial), no lanes")
+    parser.add_argument("--local", nargs="?", const="", default=None, metavar="CHECKOUT",
+                        help="rows on local:// (no Docker); CHECKOUT is the demo's checkout "
+                             "(python -m pytest_reb.loop.demo checkout DIR), made here if "
+                             "not given")
+    parser.add_argument("--python", default=sys.executable,
+                        help="--local: the interpreter under test (default: this one)")
     args = parser.parse_args()
     counts = [1, *sorted({int(n) for n in args.workers.split(",")} - {1})]
-    [image] = demo_images("good")
+    if importlib.util.find_spec("pytest_reb") is None:  # a checkout not installed
+        sys.path.insert(0, str(ROOT))
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    local_mode = args.local is not None
+    if local_mode and args.local and not (Path(args.local) / ".git").is_dir():
+        parser.error(f"--local {args.local}: no git checkout there (python -m "
+                     "pytest_reb.loop.demo checkout DIR makes one)")
+    image = None if local_mode else demo_images("good")[0]
+    plugin = plugin_args()
     walls: dict[int, list[float]] = {n: [] for n in counts}
     loads: dict[int, list[float]] = {n: [] for n in counts}  # others' jobs show here
     busy: dict[int, list[float]] = {n: [] for n in counts}  # cores the machine kept busy
-    with bench_labels(), tempfile.TemporaryDirectory(prefix="reb-bench-") as tmp:
+    labels = contextlib.nullcontext() if local_mode else bench_labels()
+    with labels, tempfile.TemporaryDirectory(prefix="reb-bench-") as tmp:
         where = Path(tmp)
+        local = None
+        if local_mode:
+            checkout = (Path(args.local).resolve() if args.local
+                        else demo_checkout(where / "demo-checkout"))
+            local = Local(python=args.python, checkout=checkout)
+            write_report(local.python, where / local.report)
         (where / "test_demo__tinynet.py").write_text(DEMO_MODULE.read_text())
         (where / "matrix.jsonl").write_text("".join(
-            json.dumps({"repo": "reb/tinynet", "agent": f"a{i}", "image": image}) + "\n"
-            for i in range(1, args.targets + 1)))
+            json.dumps(row) + "\n"
+            for row in matrix_rows(args.targets, image=image, local=local)))
 
         def run(workers: int, tag: str) -> float:
-            return timed([sys.executable, "-m", "pytest", "--rootdir", str(where), "-q",
-                          "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
-                          "--reb-matrix", "matrix.jsonl", "-m", "c1 or c2", "-n", str(workers),
-                          "--reb-outdir", str(where / tag),
-                          *(["--reb-serial"] if args.serial else [])], cwd=where)
+            return timed(pytest_argv(where, workers, tag, serial=args.serial, local=local,
+                                     plugin=plugin), cwd=where)
 
         run(counts[-1], "warmup")
         for i in range(args.repeat):
@@ -80,13 +210,19 @@ def main() -> int:
                 busy[n].append((machine_busy() - before) / walls[n][-1])
                 loads[n].append(os.getloadavg()[0])
     cores = len(os.sched_getaffinity(0))
-    rows = [(f"-n {n}", "off" if args.serial or cores < 2 * n else "on", median(w), min(w),
-             max(w), f"{median(busy[n]):.2f}", ", ".join(f"{x:.1f}" for x in loads[n]))
+    rows = [(f"-n {n}", lanes(n, cores, serial=args.serial, local=local_mode), median(w),
+             min(w), max(w), f"{median(busy[n]):.2f}", ", ".join(f"{x:.1f}" for x in loads[n]))
             for n, w in walls.items()]
-    print(f"{args.targets} demo targets x (C1, C2) on {image}, {args.repeat} interleaved runs "
-          f"each, {'serial tiers' if args.serial else 'C1 beside C2 where cores allow (lanes)'}; "
-          f"{machine()}")
-    print(table(["pytest --reb-matrix ... -m 'c1 or c2'", "lanes", "median s", "min s", "max s",
+    if local is not None:
+        on = f"local:// (this machine, no Docker; {local.python}, checkout {local.checkout})"
+        how = "tiers in turn (no lanes on local://)"
+    else:
+        on = f"Docker image {image}"
+        how = ("serial tiers" if args.serial
+               else "C1 beside C2 where cores allow (lanes)")
+    print(f"{args.targets} demo targets x (C1, C2) on {on}, {args.repeat} interleaved runs "
+          f"each, {how}; {cores} core(s) for the bench; {machine()}")
+    print(table([f"pytest --reb-matrix ... -m '{MARKS}'", "lanes", "median s", "min s", "max s",
                  "cores busy", "1-min load after each"], rows))
     for n in counts[1:]:
         speedups = [a / b for a, b in zip(walls[1], walls[n], strict=True)]
@@ -94,9 +230,11 @@ def main() -> int:
         goal = f" (goal >= 1.9x: {'met' if speedup >= 1.9 else 'MISSED'})" if n == 2 else ""
         print(f"speed-up -n {n} over -n 1: {speedup:.2f}x median of per-round "
               f"{', '.join(f'{s:.2f}' for s in speedups)}{goal}")
+    kept = ("each pair's tiers in turn keep busy" if local_mode or args.serial
+            else "lanes keep busy")
     print(f"on {cores} core(s): the ceiling the busy cores of -n 1 leave is "
           f"{cores / median(busy[1]):.2f}x; -n N helps only with cores beyond what -n 1's "
-          f"lanes keep busy")
+          f"{kept}")
     return 0
 
 
