@@ -14,6 +14,7 @@ import docker_local
 import gpu_pack
 import gpu_repos
 import gpu_wheels
+import pytest
 from support import breakage
 from table import ENVIRONMENTS
 
@@ -206,3 +207,21 @@ def test_a_row_holding_numpy_below_2_takes_its_own_build_of_what_needs_numpy_2(
     assert [gpu_wheels.project(w) for w in kept] == ["numpy", "scipy"]
     kept = gpu_wheels.select(["numpy", "scipy"], [], tmp_path, versions, cap=5)
     assert kept == []  # the machine's own builds serve a row that takes NumPy 2
+
+
+def test_a_row_holding_numpy_below_2_runs_with_transformers_off_jax_and_tensorflow(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The GPU machine's JAX is built for NumPy 2 and transformers imports it where it finds
+    it: ml-mdm's stand-in maker stopped in ``jaxlib`` under the row's ``numpy<2``."""
+    monkeypatch.setattr(gpu_repos, "WORK", tmp_path / "work")
+    for key in gpu_repos.NUMPY1_ENV:
+        monkeypatch.delenv(key, raising=False)
+    pool = tmp_path / "pool"
+    pool.mkdir()
+    (pool / "o+pinned.req").write_text("# a comment\nnumpy<2\neinops\n")
+    (pool / "o+free.req").write_text("numpy\n")
+    _, how = gpu_repos.environment("o/free", tmp_path, pool)
+    assert "USE_FLAX" not in how and "USE_FLAX" not in os.environ
+    _, how = gpu_repos.environment("o/pinned", tmp_path, pool)
+    assert how.endswith("; USE_FLAX=0 USE_TF=0")
+    assert os.environ["USE_FLAX"] == "0" and os.environ["USE_TF"] == "0"

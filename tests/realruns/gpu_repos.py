@@ -57,6 +57,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 import docker_local  # noqa: E402
 import gpu_pack  # noqa: E402
+from gpu_wheels import holds_numpy1  # noqa: E402
 from official import stage_verdict  # noqa: E402
 from table import find  # noqa: E402
 
@@ -148,9 +149,19 @@ def environment(repo: str, checkout: Path, pool: Path | None) -> tuple[str, str]
                                   capture_output=True, text=True)
             how += "; checkout installed" if done.returncode == 0 else (
                 f"; checkout not installed: {done.stderr.strip().splitlines()[-1:]}")
+        lines = [ln.strip() for ln in req.read_text().splitlines()]
+        if holds_numpy1([ln for ln in lines if ln and not ln.startswith("#")]):
+            os.environ.update(NUMPY1_ENV)  # this process runs this row alone
+            how += "; " + " ".join(f"{k}={v}" for k, v in NUMPY1_ENV.items())
     else:
         how += "; no requirements in the pool"
     return str(python), how
+
+
+#: Where a row holds numpy below 2: transformers imports the JAX and TensorFlow it finds, and
+#: the machine's are built for NumPy 2 (ml-mdm's stand-in maker stopped in ``jaxlib``); no row
+#: asks for either, so transformers is told to leave them alone.
+NUMPY1_ENV = {"USE_FLAX": "0", "USE_TF": "0"}
 
 
 def standins(repo: str, checkout: Path, python: str) -> str:
