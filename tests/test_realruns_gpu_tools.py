@@ -214,8 +214,9 @@ def test_a_row_holding_numpy_below_2_runs_with_transformers_off_jax_and_tensorfl
     """The GPU machine's JAX is built for NumPy 2 and transformers imports it where it finds
     it: ml-mdm's stand-in maker stopped in ``jaxlib`` under the row's ``numpy<2``."""
     monkeypatch.setattr(gpu_repos, "WORK", tmp_path / "work")
-    for key in gpu_repos.NUMPY1_ENV:
-        monkeypatch.delenv(key, raising=False)
+    for key in gpu_repos.NUMPY1_ENV:  # set, then removed: the test's end restores either
+        monkeypatch.setenv(key, "unset")
+        monkeypatch.delenv(key)
     pool = tmp_path / "pool"
     pool.mkdir()
     (pool / "o+pinned.req").write_text("# a comment\nnumpy<2\neinops\n")
