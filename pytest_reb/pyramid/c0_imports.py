@@ -65,6 +65,7 @@ from typing import Any
 from pytest_reb.evidence.integrity import EDITS
 from pytest_reb.outcome import Outcome
 from pytest_reb.pyramid.c0_pyright import (
+    DISTRIBUTIONS,
     EXCLUDE_DIRS,
     IMPORT_NAME,
     MISSING_RULE,
@@ -72,7 +73,9 @@ from pytest_reb.pyramid.c0_pyright import (
     Selection,
     binding_problem,
     choose_targets,
+    finder_facts,
     import_dirs,
+    installed_distributions,
     missing_imports,
     pyright_config,
     search_paths,
@@ -351,12 +354,12 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
         "main_timeout_ms": int(scaled(TIMEOUT) * 1000),
         "binding_timeout_ms": int(scaled(BINDING_TIMEOUT) * 1000),
         "rules": [MISSING_RULE, SOURCE_RULE], "source_rule": SOURCE_RULE,
-        "python": python, "distributions": _DISTRIBUTIONS,
+        "python": python, "distributions": DISTRIBUTIONS,
         "distributions_timeout_ms": int(scaled(DISTRIBUTIONS_TIMEOUT) * 1000),
         "count_rules": _count_rules(ctx),
         "import_pattern": IMPORT_NAME.pattern, "sys_path": import_dirs(info.get("path") or []),
         "mirror_entries": MIRROR_ENTRIES,
-        **_finder_facts(info),
+        **finder_facts(info),
     }, scaled(max(TIMEOUT, BINDING_TIMEOUT) + DISTRIBUTIONS_TIMEOUT) + SLACK)
     shown = config if files is None else {**config, "include": f"<{len(present or [])} tracked "
                                                                    "Python files>"}
@@ -401,7 +404,7 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
         tracked=None if files is None else len(files),
         short=present is not None and analysed != len(present),
         pyright_version=data.get("version"), targets=sel.targets,
-        installed=_installed_distributions(out))
+        installed=installed_distributions(out))
     mode = mode_of(ctx.compat)
     missing, strict = seen.missing(mode), seen.strict_missing
     evidence.update(pyright_version=data.get("version"), files_analyzed=analysed,
@@ -419,45 +422,12 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
     return decide(seen, mode).onto(o)
 
 
-def _finder_facts(info: dict[str, Any]) -> dict[str, Any]:
-    """What the driver's finder needs of the interpreter, where it said it in the right shape
-    (else the driver's defaults: ``.so``, any magic, no built-ins)."""
-    magic, ext, builtins = info.get("magic"), info.get("ext_suffixes"), info.get("builtins")
-    strings = lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v)  # noqa: E731
-    return {"magic": magic if isinstance(magic, str) and len(magic) == 8 else None,
-            "ext_suffixes": ext if strings(ext) else None,
-            "builtins": builtins if strings(builtins) else None}
-
-
-#: Import name -> distributions for the names in argv, from the interpreter's installed
-#: metadata (the names keep the answer small; the driver passes those that may be missing).
-_DISTRIBUTIONS = ("import importlib.metadata as m, json, sys; "
-                  "d = getattr(m, 'packages_distributions', dict)(); "
-                  "print(json.dumps({n: d[n] for n in sys.argv[1:] if n in d}))")
-
-
 def _count_rules(ctx: Context) -> list[str]:
     """The rules whose names the verdict counts (strict adds the stub-only names too): those
     the driver asks the environment's metadata about, and only when one fired."""
     if not ctx.compat:
         return [MISSING_RULE, SOURCE_RULE]
     return [] if ctx.repo.c0_official_counts_none else [MISSING_RULE]
-
-
-def _installed_distributions(out: dict[str, Any]) -> dict[str, list[str]]:
-    """What the environment's own metadata says provides each import name that may be
-    missing (empty when it cannot say): a distribution installed under another name than its
-    import wins over a guess in the hint.  The driver asked, in the analysis's own exec."""
-    res = out.get("distributions") or {}
-    try:
-        data = json.loads(str(res.get("stdout")).strip().splitlines()[-1]) if res.get(
-            "rc") == 0 else {}
-    except (ValueError, IndexError):
-        return {}
-    if not isinstance(data, dict):
-        return {}
-    return {k: [str(d) for d in v] for k, v in data.items()
-            if isinstance(k, str) and isinstance(v, list)}
 
 
 def _tree_problems(ctx: Context, files: list[str]) -> list[str]:

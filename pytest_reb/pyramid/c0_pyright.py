@@ -324,3 +324,39 @@ def binding_problem(search: list[str], sys_path: list[list[Any]], verbose: str,
     return (f"its search paths lack {', '.join(absent[:3])}{' ...' if len(absent) > 3 else ''}"
             f"; it resolved through {', '.join(used) if used else 'only its bundled typeshed'}"
             f" instead{said}")
+
+
+# --------------------------------------------------------------------------- the driver's answers
+
+
+def finder_facts(info: dict[str, Any]) -> dict[str, Any]:
+    """What the driver's finder needs of the interpreter, where it said it in the right shape
+    (else the driver's defaults: ``.so``, any magic, no built-ins)."""
+    magic, ext, builtins = info.get("magic"), info.get("ext_suffixes"), info.get("builtins")
+    strings = lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v)  # noqa: E731
+    return {"magic": magic if isinstance(magic, str) and len(magic) == 8 else None,
+            "ext_suffixes": ext if strings(ext) else None,
+            "builtins": builtins if strings(builtins) else None}
+
+
+#: Import name -> distributions for the names in argv, from the interpreter's installed
+#: metadata (the names keep the answer small; the driver passes those that may be missing).
+DISTRIBUTIONS = ("import importlib.metadata as m, json, sys; "
+                  "d = getattr(m, 'packages_distributions', dict)(); "
+                  "print(json.dumps({n: d[n] for n in sys.argv[1:] if n in d}))")
+
+
+def installed_distributions(out: dict[str, Any]) -> dict[str, list[str]]:
+    """What the environment's own metadata says provides each import name that may be
+    missing (empty when it cannot say): a distribution installed under another name than its
+    import wins over a guess in the hint.  The driver asked, in the analysis's own exec."""
+    res = out.get("distributions") or {}
+    try:
+        data = json.loads(str(res.get("stdout")).strip().splitlines()[-1]) if res.get(
+            "rc") == 0 else {}
+    except (ValueError, IndexError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: [str(d) for d in v] for k, v in data.items()
+            if isinstance(k, str) and isinstance(v, list)}
