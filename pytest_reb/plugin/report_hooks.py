@@ -11,6 +11,7 @@ how every outcome reaches ``pytest_runtest_logreport`` here.
 from __future__ import annotations
 
 import json
+from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,25 @@ class ReportHooks:
     def __init__(self, session: RebSession, config: pytest.Config) -> None:
         self.session = session
         self.config = config
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]
+                                  ) -> Generator[None, None, None]:
+        """Ctrl-C ends the run as interrupted even where its traceback cannot be shown.
+
+        CPython 3.11 keeps the AST converter's recursion depth interpreter-wide: pytest's
+        ``ast.parse`` of the traceback's source, while a thread of the run converts an AST
+        too (a module pytest rewrites as it is imported), raises ``SystemError: AST
+        constructor recursion depth mismatch`` inside the terminal's report, and the run
+        ended as an internal error (exit 1) with its teardown cut short.  The report then
+        goes without the traceback; the run ends as every interrupted run does (exit 2).
+        """
+        try:
+            return (yield)
+        except SystemError as exc:
+            if "recursion depth mismatch" not in str(exc):
+                raise
+            return None
 
     def outcomes(self) -> list[Outcome]:
         """This run's outcomes, a resumed run's earlier ones included."""
