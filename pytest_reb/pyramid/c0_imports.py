@@ -273,7 +273,7 @@ def _fail(ctx: Context, category: str, message: str, evidence: dict[str, Any],
         evidence.update(missing_count=None)
     if res is not None:  # what the lanes weigh when the run ran out of time (``crowded_why``)
         evidence.update({k: v for k in ("cpu_seconds", "cpu_wait_seconds",
-                                                  "cpu_wait_window")
+                                              "cpu_wait_window")
                          if (v := getattr(res, k)) is not None})
     o = ctx.outcome("c0", evidence=evidence, **(_ran(res) if res is not None else {}))
     return no_count(category, message, mode_of(ctx.compat)).onto(o)

@@ -342,8 +342,8 @@ def finder_facts(info: dict[str, Any]) -> dict[str, Any]:
 #: Import name -> distributions for the names in argv, from the interpreter's installed
 #: metadata (the names keep the answer small; the driver passes those that may be missing).
 DISTRIBUTIONS = ("import importlib.metadata as m, json, sys; "
-                  "d = getattr(m, 'packages_distributions', dict)(); "
-                  "print(json.dumps({n: d[n] for n in sys.argv[1:] if n in d}))")
+                 "d = getattr(m, 'packages_distributions', dict)(); "
+                 "print(json.dumps({n: d[n] for n in sys.argv[1:] if n in d}))")
 
 
 def installed_distributions(out: dict[str, Any]) -> dict[str, list[str]]:
