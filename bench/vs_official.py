@@ -96,15 +96,24 @@ def compared(subject: Subject, off: Sequence[dict[str, Any]] = ()) -> list[str]:
 
 
 def ratios(subject: Subject, off: dict[str, Any], mine: dict[str, Any],
-           without: Sequence[str] = ()) -> tuple[float, float, float, float]:
+           without: Sequence[str] = (), *, by_work: bool = False
+           ) -> tuple[float, float, float, float]:
     """(official wall, official CPU, pytest-reb wall, pytest-reb CPU) of the corresponding
-    stages and tiers in one round (less the stages ``without`` and their tiers)."""
+    stages and tiers in one round (less the stages ``without`` and their tiers).
+
+    ``by_work``: each tier's commands, wherever a lane ran them (wall and their containers'
+    CPU, not pytest's process), rather than its item's wall: under lanes an item's wall is
+    its wait, and the work of C0 and C2 falls in C1's item."""
     stages = [s for s in compared(subject, [off]) if s not in without]
     tiers = {STAGE_TIER[s] for s in stages}
     ow = sum(off["stages"].get(s, (0.0, 0.0))[0] for s in stages)
     oc = sum(off["stages"].get(s, (0.0, 0.0))[1] for s in stages)
-    mw = sum(mine["tiers"].get(t, {}).get("wall", 0.0) for t in tiers)
-    mc = sum(mine["tiers"].get(t, {}).get("cpu", 0.0) for t in tiers)
+    if by_work:
+        mw = sum(mine["work"].get(t, (0.0, 0.0))[0] for t in tiers)
+        mc = sum(mine["work"].get(t, (0.0, 0.0))[1] for t in tiers)
+    else:
+        mw = sum(mine["tiers"].get(t, {}).get("wall", 0.0) for t in tiers)
+        mc = sum(mine["tiers"].get(t, {}).get("cpu", 0.0) for t in tiers)
     return ow, oc, mw, mc
 
 
@@ -146,6 +155,11 @@ def report(subject: Subject, off: list[dict[str, Any]], mine: list[dict[str, Any
           f"{' + '.join(sorted({STAGE_TIER[s].upper() for s in stages}))}): official "
           f"{ow:.1f} s wall / {oc:.1f} s CPU, pytest-reb {mw:.1f} s / {mc:.1f} s: "
           f"official / pytest-reb {ow / mw:.2f}x wall, {oc / mc:.2f}x CPU")
+    per_round = [ratios(subject, o, m, by_work=True) for o, m in zip(off, mine, strict=False)]
+    ow, oc, mw, mc = (med(r[i] for r in per_round) for i in range(4))
+    print(f"the same, each tier's commands wherever they ran (a lane's inside another tier's "
+          f"item): pytest-reb {mw:.1f} s / {mc:.1f} s CPU in containers: official / "
+          f"pytest-reb {ow / max(mw, 1e-9):.2f}x wall, {oc / max(mc, 1e-9):.2f}x CPU")
     print(f"whole runs: official run_all.sh {med(r['wall'] for r in off):.1f} s wall / "
           f"{med(r['cpu'] for r in off):.1f} s container CPU (+ "
           f"{med(r['setup'] for r in off):.1f} s container and base before it); pytest "
@@ -247,16 +261,21 @@ def main() -> int:
                           f"{time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
     totals: list[list[float]] = []
     rest: list[list[float]] = []
+    worked: list[list[float]] = []
     for subject in todo:
         report(subject, off[subject.image], mine[subject.image])
-        for into, without in ((totals, ()), (rest, ("cpu",))):
-            per_round = [ratios(subject, o, m, without)
+        for into, without, by_work in ((totals, (), False), (rest, ("cpu",), False),
+                                       (worked, (), True)):
+            per_round = [ratios(subject, o, m, without, by_work=by_work)
                          for o, m in zip(off[subject.image], mine[subject.image], strict=False)]
             into.append([median([r[k] for r in per_round]) for k in range(4)])
     ow, oc, mw, mc = (sum(t[k] for t in totals) for k in range(4))
     print(f"\nover the {len(todo)} image(s), the corresponding stages: official {ow:.1f} s wall / "
           f"{oc:.1f} s CPU, pytest-reb {mw:.1f} s / {mc:.1f} s: {ow / mw:.2f}x wall, "
           f"{oc / mc:.2f}x CPU (goal >= 2x); load {os.getloadavg()[0]:.1f} at the end")
+    ww, wc, vw, vc = (sum(t[k] for t in worked) for k in range(4))
+    print(f"the same by each tier's commands wherever they ran: pytest-reb {vw:.1f} s / {vc:.1f} s "
+          f"CPU in containers: {ww / max(vw, 1e-9):.2f}x wall, {wc / max(vc, 1e-9):.2f}x CPU")
     rw, rc, qw, qc = (sum(t[k] for t in rest) for k in range(4))
     # C1 and the official cpu stage run the same entrypoint: its time is common to both sides
     own = [s for s in todo if "cpu" in compared(s, off[s.image])]

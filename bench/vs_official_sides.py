@@ -335,6 +335,13 @@ def command_name(argv: Sequence[str]) -> str:
     return "the tier's own command"
 
 
+#: The tier whose work a command is, wherever a lane sent it (under lanes a lane's commands
+#: run while another tier's item waits: C2's sweep inside C1's item); others are their item's.
+COMMAND_TIER = {"pyright": "c0", "fakes scan": "c0", "CUDA probe": "c2",
+                "extension sweep": "c2", "C5's interpreter questions": "c5",
+                "env-size walk": "c5"}
+
+
 def read_record(lines: Iterable[str]) -> dict[str, Any]:
     """The recorder's lines: per tier its wall (setup + call + teardown), its start and end,
     the pytest process's CPU, its commands by name; the session's start and end."""
@@ -344,6 +351,8 @@ def read_record(lines: Iterable[str]) -> dict[str, Any]:
     #: per thread that sent them (a lane's, or the main thread), each command's (wall, CPU)
     by_thread: dict[str, dict[str, list[float]]] = defaultdict(
         lambda: defaultdict(lambda: [0.0, 0.0]))
+    #: per tier its commands' (wall, container CPU), each command counted for its own tier
+    work: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
     session: dict[str, tuple[float, float]] = {}
     for line in lines:
         rec = json.loads(line)
@@ -361,7 +370,11 @@ def read_record(lines: Iterable[str]) -> dict[str, Any]:
             got = by_thread[rec.get("thread", "?")][command_name(rec["argv"])]
             got[0] += rec["duration"]
             got[1] += rec.get("cpu") or 0.0
-    return {"tiers": tiers, "commands": commands, "by_thread": by_thread, "session": session}
+            mine = work[COMMAND_TIER.get(command_name(rec["argv"]), tier_of(rec["test"]))]
+            mine[0] += rec["duration"]
+            mine[1] += rec.get("cpu") or 0.0
+    return {"tiers": tiers, "commands": commands, "by_thread": by_thread, "session": session,
+            "work": {t: tuple(v) for t, v in work.items()}}
 
 
 def cold_cache(where: Path) -> dict[str, str]:
@@ -410,6 +423,7 @@ def ours_side(subject: Subject, where: Path, tag: str, label: str,
     in_tests = sum(v["wall"] for v in tiers.values())
     return {"wall": wall, "cpu": host_cpu + meter.total(), "host_cpu": host_cpu,
             "by_thread": {k: dict(v) for k, v in rec["by_thread"].items()},
+            "work": rec["work"],
             "container_cpu": meter.total(), "tiers": tiers, "outcomes": outcomes, "lanes": lanes,
             "start": ses["start"][0] - started if "start" in ses else None,
             "rest": wall - in_tests}

@@ -123,6 +123,29 @@ def test_commands_are_also_read_back_by_the_thread_that_sent_them() -> None:
                                 "reb-lane-c1": {"the tier's own command": [6.0, 5.0]}}
     assert got["commands"]["c0"] == {"pyright": 3.0, "the tier's own command": 6.0}
 
+
+def test_each_tiers_work_counts_its_commands_wherever_a_lane_ran_them() -> None:
+    """C2's sweep sent by lane 2 while C1's item waits is C2's work, not C1's: compared by
+    work, C2 costs its commands, where by items' walls it cost nothing."""
+    c1 = "repos/test_x.py::test_c1_cpu[img] (call)"
+    lines = [{"test": c1, "argv": ["/env/bin/python", "/reb/probes/ext_probe.py"],
+              "duration": 14.0, "cpu": 13.0, "thread": "reb-lane-c0-c2"},
+             {"test": c1, "argv": ["/env/bin/python", "/reb/probes/cuda_probe.py"],
+              "duration": 2.0, "cpu": 1.5, "thread": "reb-lane-c0-c2"},
+             {"test": c1, "argv": ["/env/bin/python", "train.py"], "duration": 17.0,
+              "cpu": 16.0, "thread": "reb-lane-c1"},
+             {"test": c1, "argv": ["/env/bin/python", "-c", "import torch"], "duration": 2.0,
+              "cpu": None, "thread": "reb-lane-c1"}]
+    got = sides.read_record(json.dumps(x) for x in lines)
+    assert got["work"] == {"c2": (16.0, 14.5), "c1": (17.0, 16.0), "c5": (2.0, 0.0)}
+    own = sides.Subject("reb-real:x", "o/n", Path("m.py"), cpu_own=True)
+    off = {"status": {"prepare": "failure"},
+           "stages": {"pyright": (10.0, 5.0), "cuda": (2.0, 1.0), "env_size": (1.0, 0.5),
+                      "hallucination": (3.0, 2.0)}}
+    mine = {"tiers": {"c1": {"wall": 40.0, "cpu": 35.0}}, "work": got["work"]}
+    assert bench.ratios(own, off, mine) == (16.0, 8.5, 0.0, 0.0)
+    assert bench.ratios(own, off, mine, by_work=True) == (16.0, 8.5, 18.0, 14.5)
+
 def test_the_demo_leaves_the_cpu_stage_out_of_the_comparison() -> None:
     demo = sides.Subject("reb-demo:good", "o/n", Path("m.py"), cpu_own=False)
     own = sides.Subject("reb-real:x", "o/n", Path("m.py"), cpu_own=True)

@@ -24,6 +24,7 @@ never kept.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections import Counter
@@ -33,7 +34,15 @@ from typing import Any
 from pytest_reb.evidence.diagnose import diagnose
 from pytest_reb.pyramid.context import Context
 from pytest_reb.rules.c2 import arch_supported
-from pytest_reb.targets import PROBES_DIR, PROBES_MOUNT, imagecache, marked_json
+from pytest_reb.targets import (
+    PROBES_DIR,
+    PROBES_MOUNT,
+    ExecResult,
+    TargetError,
+    bytecode,
+    imagecache,
+    marked_json,
+)
 
 PROBE = f"{PROBES_MOUNT}/ext_probe.py"
 MARKER = "REB_EXT_SWEEP"
@@ -182,8 +191,7 @@ def run(ctx: Context, *, capabilities: Sequence[str] = (), framework_cuda: str |
     spec = {"checkout": ctx.checkout, "per_module": ctx.target.scaled(PER_MODULE),
             "deadline": ctx.target.scaled(DEADLINE), "jobs": JOBS,
             "loaded": _bounded(loaded or {})}
-    res = ctx.target.exec([ctx.python, ctx.target.tool(PROBE), json.dumps(spec)],
-                          timeout=TIMEOUT, profile="gpu")
+    res = _swept(ctx, spec)
     obs = parse(res.stdout)
     out = summarise(obs, capabilities=capabilities, framework_cuda=framework_cuda)
     if not out["ran"]:
@@ -193,3 +201,21 @@ def run(ctx: Context, *, capabilities: Sequence[str] = (), framework_cuda: str |
     elif res.exit_code == 0 and not res.timed_out and complete(obs):
         imagecache.store("ext-sweep", image, parts, obs)
     return out
+
+
+def _swept(ctx: Context, spec: Mapping[str, Any]) -> ExecResult:
+    """The probe's run, reading the bytecode the host keeps for the image and writing what
+    it compiles into a folder of its own (``Target.stage_bytecode``): its servers import
+    much of the same (every ``scipy`` subpackage imports ``scipy.linalg``), so each source
+    is compiled once, not once per server, where the image carries no bytecode.  The folder
+    goes afterwards; what is in it is never kept (the stages keep what they compile)."""
+    env = ctx.target.stage_bytecode("gpu", ctx.target.gpus)
+    try:
+        return ctx.target.exec([ctx.python, ctx.target.tool(PROBE), json.dumps(spec)],
+                               timeout=TIMEOUT, env=env, profile="gpu")
+    finally:
+        folder = bytecode.stage_folder(env)
+        if folder is not None:
+            with contextlib.suppress(TargetError):
+                ctx.target.exec([*ctx.target.util("rm"), "-rf", folder], timeout=60,
+                                profile="gpu", scaled=False)

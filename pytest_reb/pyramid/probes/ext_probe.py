@@ -51,6 +51,7 @@ import ctypes
 import importlib
 import importlib.machinery
 import importlib.metadata as metadata
+import importlib.util
 import json
 import mmap
 import os
@@ -578,8 +579,53 @@ def serve(rfd, wfd, timeout, nested):
         sub.close()
 
 
+def image_bytecode_too():
+    """Read the image's own bytecode where the host's folder has none and it is current.
+
+    The host runs the sweep with ``PYTHONPYCACHEPREFIX`` at a folder of its own (the
+    bytecode it compiled for this image, and room for what the sweep's interpreters compile:
+    the first import of ``scipy.linalg`` compiles it once for every server after it). That
+    setting hides the ``__pycache__`` an environment installed with its sources, so without
+    this an image whose installer compiled everything would compile it all again here.  A
+    file of the image is taken only where Python would take it without writing it anew (a
+    timestamp file of this interpreter's magic that matches its source), so nothing is ever
+    written beside the image's sources.  The sweep runs the image's code in any case; only
+    the verdicts' stages refuse the image's bytecode (``targets/bytecode.py``)."""
+    prefix = getattr(sys, "pycache_prefix", None)
+    external = sys.modules.get("_frozen_importlib_external")
+    if not prefix or external is None or not hasattr(external, "cache_from_source"):
+        return
+    original = external.cache_from_source
+    magic = importlib.util.MAGIC_NUMBER
+
+    def current(pyc, source):
+        try:
+            with open(pyc, "rb") as fh:
+                head = fh.read(16)
+            st = os.stat(source)
+        except OSError:
+            return False
+        return (len(head) == 16 and head[:4] == magic and head[4:8] == b"\0\0\0\0"
+                and int.from_bytes(head[8:12], "little") == int(st.st_mtime) & 0xFFFFFFFF
+                and int.from_bytes(head[12:16], "little") == st.st_size & 0xFFFFFFFF)
+
+    def cache_from_source(path, debug_override=None, *, optimization=None):
+        ours = original(path, debug_override, optimization=optimization)
+        if os.path.exists(ours):
+            return ours
+        sys.pycache_prefix = None  # the file name Python uses without a prefix
+        try:
+            theirs = original(path, debug_override, optimization=optimization)
+        finally:
+            sys.pycache_prefix = prefix
+        return theirs if current(theirs, path) else ours
+
+    external.cache_from_source = cache_from_source
+
+
 def fork_server_main(top, timeout):
     """``ext_probe.py --fork-server TOP TIMEOUT``: import TOP, then serve stdin."""
+    image_bytecode_too()
     try:
         importlib.import_module(top)
     except BaseException:
@@ -607,8 +653,6 @@ def start_server(top, cwd, env, ready_within, child_timeout):
 
 def pip_check(timeout, env):
     try:
-        import importlib.util
-
         if importlib.util.find_spec("pip") is None:
             return {"ran": False, "why": "pip is not installed in this environment"}
     except (ImportError, ValueError):
@@ -629,8 +673,8 @@ def sweep(spec):
     start = time.time()
     deadline = start + float(spec.get("deadline", 240))
     checkout = spec.get("checkout") or ""
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PIP_NO_INDEX="1",
-               PIP_DISABLE_PIP_VERSION_CHECK="1")
+    # bytecode as the host set it: written only under its PYTHONPYCACHEPREFIX, where given
+    env = dict(os.environ, PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
     out = {"python": sys.executable, "version": list(sys.version_info[:3])}
     imports, truncated = top_level_imports(checkout) if os.path.isdir(checkout) else (set(), False)
     dists, unowned = reachable(imports)
