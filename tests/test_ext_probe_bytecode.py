@@ -16,9 +16,17 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from pytest_reb.pyramid import ext_sweep
+from pytest_reb.targets import bytecode
 
 PROBES = Path(__file__).resolve().parents[1] / "pytest_reb" / "pyramid" / "probes"
 SOURCE = 'WHO = "source"\n'
+#: The demo image's environment (its report's ``python_path``), which has numpy.
+DEMO_PYTHON = "/opt/envs/tinynet/bin/python"
 
 
 def pyc(path: Path, code_of: str, *, source: Path, mtime_shift: int = 0) -> bytes:
@@ -77,3 +85,29 @@ def test_without_a_host_folder_python_is_left_as_it_is(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", script, str(PROBES)], env=env,
                           capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.split() == ["True"]
+
+
+@pytest.mark.container
+def test_a_sweep_in_a_container_writes_only_its_own_folder_and_leaves_none(
+        tmp_path: Path, demo_image: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The host side (``ext_sweep._swept``): the sweep's interpreters get a bytecode folder
+    of their own in the container, and it is gone when the sweep ends."""
+    from pytest_reb.targets import DockerTarget
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    target = DockerTarget(demo_image, run_id="sweep-bytecode-test")
+    try:
+        made = target.exec(["/bin/sh", "-c", "mkdir -p /tmp/co && echo 'import numpy' > "
+                            "/tmp/co/main.py"], timeout=60)
+        assert made.exit_code == 0, made.output
+        ctx = SimpleNamespace(target=target, python=DEMO_PYTHON)
+        spec = {"checkout": "/tmp/co", "per_module": 60, "deadline": 120, "jobs": 2}
+        res = ext_sweep._swept(ctx, spec)  # type: ignore[arg-type]
+        obs = ext_sweep.parse(res.stdout)
+        assert obs is not None and any(m.startswith("numpy.") for m in obs["loaded"]), res.output
+        assert obs["failed"] == []
+        left = target.exec(["/bin/sh", "-c", f"ls -A {bytecode.PYCACHE_DIR} 2>/dev/null"],
+                           timeout=30)
+        assert left.stdout.strip() == "", left.output
+    finally:
+        target.close()

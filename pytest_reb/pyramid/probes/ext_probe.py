@@ -32,7 +32,10 @@ test chose its Python, not us.
    cycle (``scipy.linalg._matfuncs_sqrtm_triu``) fails when imported first
    and alone, which says nothing about the environment: it is then loaded as
    a library, after its package.  ``DT_NEEDED`` of each shared object is read
-   from its ELF header (the CUDA runtime it was linked against).
+   from its ELF header (the CUDA runtime it was linked against).  The servers
+   read bytecode from the host's folder first, then the image's where current
+   (``image_bytecode_too``), and write what they compile into the host's folder
+   only: each source is compiled once for all of them.
 5. ``python -m pip check`` when pip is there (beside the loads), and ``cuobjdump`` (a CUDA
    toolkit's, or the pip-installed one) on every module carrying device code,
    for the GPU architectures compiled into it.
