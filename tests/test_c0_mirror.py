@@ -158,3 +158,28 @@ def test_no_library_type_makes_an_import_unreachable_either_way(
     monkeypatch.setattr(c0_imports, "MIRROR_ENTRIES", 0)
     real = probe(local_ctx(repo, python, total=2))
     assert mirrored.evidence["missing"] == real.evidence["missing"] == ["after_stop"]
+
+
+def test_a_driver_killed_at_its_deadline_leaves_no_scratch_nor_mirror(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On ``local://`` the scratch folder and the mirror are this machine's ``/tmp`` and
+    ``/dev/shm``: a driver the host kills never runs its own clean-up, so the host does.
+    Here "pyright" is a script that never ends, so both exist when the host's deadline
+    comes."""
+    python = _venv(tmp_path)
+    repo = tree(tmp_path / "repo", {"train.py": "import regular.sub\n"})
+    (tmp_path / "hangs.js").write_text("setTimeout(() => {}, 120000);\n")
+    driver = c0_imports._driver
+
+    def hurried(ctx: Any, mode: str, spec: dict[str, Any], timeout: float) -> Any:
+        if mode != "analyse":
+            return driver(ctx, mode, spec, timeout)
+        return driver(ctx, mode, {**spec, "pyright": str(tmp_path / "hangs.js")}, 5.0)
+
+    monkeypatch.setattr(c0_imports, "_driver", hurried)
+    o = probe(local_ctx(repo, python, total=1))
+    scratch = o.evidence["scratch"]
+    assert o.category == "timeout", o.message
+    left = [p for p in (scratch, f"{scratch}-m", f"/dev/shm/{Path(scratch).name}-m")
+            if os.path.lexists(p)]
+    assert left == []

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import ast
 import base64
+import contextlib
 import gzip
 import hashlib
 import json
@@ -59,7 +60,7 @@ from collections.abc import Iterable
 from dataclasses import asdict
 from functools import cache
 from importlib import metadata
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pytest_reb.evidence.integrity import EDITS
@@ -91,6 +92,7 @@ from pytest_reb.targets import (
     PROBES_DIR,
     PYRIGHT_MOUNT,
     ExecResult,
+    TargetError,
     imagecache,
     marked_json,
 )
@@ -212,6 +214,11 @@ def _driver(ctx: Context, mode: str, spec: dict[str, Any], timeout: float) -> tu
     res = ctx.target.exec([ctx.target.tool(NODE), "-e", DRIVER, mode, json.dumps(spec)],
                           timeout=timeout, env={"PYTHONDONTWRITEBYTECODE": "1"}, profile="cpu",
                           scaled=False)
+    if res.timed_out and "scratch" in spec:  # killed: its own clean-up never ran
+        gone = spec["scratch"]  # on local:// these are this machine's /tmp and /dev/shm
+        with contextlib.suppress(TargetError):
+            ctx.target.exec([*ctx.target.util("rm"), "-rf", gone, f"{gone}-m", "/dev/shm/"
+                             f"{PurePosixPath(gone).name}-m"], timeout=60, scaled=False)
     out = marked_json(res.stdout, MARKER)
     if _complete(res, out):
         kept = {k: v for k, v in asdict(res).items() if k in _KEPT_FIELDS}

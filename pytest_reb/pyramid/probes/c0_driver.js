@@ -336,8 +336,10 @@ function mirror(root) {
 
 // Where the mirror goes: the container's /dev/shm, a tmpfs (tens of thousands of empty files
 // take 0.4 s there and 15 s in the image's writable layer), else beside the scratch folder.
+// Named after the scratch folder (the host's random name), so a host that killed us finds it.
 function mirrorRoot() {
-  try { return fs.mkdtempSync('/dev/shm/reb-c0-m-'); } catch (e) { /* none, or read-only */ }
+  const shm = '/dev/shm/' + path.basename(spec.scratch) + '-m';
+  try { fs.mkdirSync(shm, {mode: 0o700}); return shm; } catch (e) { /* none, read-only, taken */ }
   fs.mkdirSync(spec.scratch + '-m', {mode: 0o700});
   return spec.scratch + '-m';
 }
