@@ -11,6 +11,7 @@ apart by what the module's code says: the same source, three different code obje
 from __future__ import annotations
 
 import importlib._bootstrap_external as external
+import importlib.util
 import json
 import os
 import subprocess
@@ -75,6 +76,25 @@ def test_the_host_folder_first_then_a_current_image_file_and_nothing_written_bes
     assert prefix_pyc(prefix, site / "stale.py").exists()  # compiled once, into the folder
     assert prefix_pyc(prefix, site / "bare.py").exists()
     assert not prefix_pyc(prefix, site / "current.py").exists()
+
+
+def test_the_sweeps_fresh_interpreters_read_a_current_image_file_too(tmp_path: Path) -> None:
+    """A load decided in a fresh interpreter and ``pip check`` start with ``BOOT``: the same
+    reading (pip's own bytecode, which an installer compiles, is not compiled again)."""
+    spec = importlib.util.spec_from_file_location("ext_probe_under_test", PROBES / "ext_probe.py")
+    assert spec is not None and spec.loader is not None
+    probe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(probe)
+    site, prefix = tmp_path / "site", tmp_path / "prefix"
+    site.mkdir()
+    (site / "current.py").write_text(SOURCE)
+    pyc(image_pyc(site / "current.py"), 'WHO = "image"\n', source=site / "current.py")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    done = subprocess.run([sys.executable, "-c", probe.BOOT + "import current; print(current.WHO)"],
+                          env={**env, "PYTHONPYCACHEPREFIX": str(prefix), "PYTHONPATH": str(site)},
+                          capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.split() == ["image"]
+    assert "ext_probe" not in done.stderr
 
 
 def test_without_a_host_folder_python_is_left_as_it_is(tmp_path: Path) -> None:

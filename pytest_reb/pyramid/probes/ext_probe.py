@@ -94,6 +94,14 @@ if package:
     importlib.import_module(package)
 ctypes.CDLL(path)
 """
+#: What a fresh interpreter of the sweep runs first (``-c``): ``image_bytecode_too``, from this
+#: file, with ``sys.path`` left as ``-c`` made it.
+HERE = os.path.dirname(os.path.abspath(__file__))
+BOOT = (f"import sys; sys.path.insert(0, {HERE!r}); import ext_probe as _reb; sys.path.pop(0); "
+        "_reb.image_bytecode_too(); del _reb\n")
+#: ``python -m pip`` after ``BOOT`` (argv: pip's arguments).
+PIP_CODE = ("import runpy; sys.argv[0] = 'pip'\n"
+            "runpy.run_module('pip', run_name='__main__', alter_sys=True)\n")
 #: A forked child's timeout as a share of a module's own: a child only imports one module
 #: after its package, so a long one is more likely a fork-unsafe package, loaded again fresh.
 FORK_SHARE = 0.25
@@ -403,7 +411,7 @@ def last_error(text):
 def load(module, path, kind, cwd, timeout, env):
     start = time.time()
     try:
-        res = subprocess.run([sys.executable, "-c", LOAD_CODE, module, path, kind], cwd=cwd,
+        res = subprocess.run([sys.executable, "-c", BOOT + LOAD_CODE, module, path, kind], cwd=cwd,
                              env=env, capture_output=True, timeout=timeout,
                              stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
@@ -661,8 +669,9 @@ def pip_check(timeout, env):
     except (ImportError, ValueError):
         return {"ran": False, "why": "pip cannot be found"}
     try:
-        res = subprocess.run([sys.executable, "-m", "pip", "check", "--disable-pip-version-check",
-                              "--no-color"], capture_output=True, timeout=timeout, env=env,
+        res = subprocess.run([sys.executable, "-c", BOOT + PIP_CODE, "check",
+                              "--disable-pip-version-check", "--no-color"],
+                             capture_output=True, timeout=timeout, env=env,
                              stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return {"ran": False, "why": str(exc)[:300]}
