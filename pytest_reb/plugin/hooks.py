@@ -125,7 +125,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "xdist workers; --reb-compat always runs them in turn).  A pair's "
                          "lanes use two cores, so -n N speeds a matrix up only with more than "
                          "2 cores (about 2N cores for N workers); with lanes on 2 cores, -n 2 "
-                         "buys nothing")
+                         "buys nothing, and on one GPU each C2 probe holds the card in turn "
+                         "(docs/scaling.md)")
     group.addoption("--reb-prepare", action="store_true", default=False,
                     help="fetch and make the assets of the collected repositories into the "
                          "asset cache before the tiers run (the only step that uses the network)")
