@@ -366,13 +366,12 @@ def read_record(lines: Iterable[str]) -> dict[str, Any]:
         elif "phase" in rec:
             tiers[tier_of(rec["nodeid"])]["phases"][rec["phase"]] += rec["duration"]
         else:
-            commands[tier_of(rec["test"])][command_name(rec["argv"])] += rec["duration"]
-            got = by_thread[rec.get("thread", "?")][command_name(rec["argv"])]
-            got[0] += rec["duration"]
-            got[1] += rec.get("cpu") or 0.0
-            mine = work[COMMAND_TIER.get(command_name(rec["argv"]), tier_of(rec["test"]))]
-            mine[0] += rec["duration"]
-            mine[1] += rec.get("cpu") or 0.0
+            name, item_tier = command_name(rec["argv"]), tier_of(rec["test"])
+            commands[item_tier][name] += rec["duration"]
+            for got in (by_thread[rec.get("thread", "?")][name],
+                        work[COMMAND_TIER.get(name, item_tier)]):
+                got[0] += rec["duration"]
+                got[1] += rec.get("cpu") or 0.0
     return {"tiers": tiers, "commands": commands, "by_thread": by_thread, "session": session,
             "work": {t: tuple(v) for t, v in work.items()}}
 
