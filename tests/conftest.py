@@ -140,6 +140,16 @@ def pytest_configure(config: pytest.Config) -> None:
             prefix="reb-suite-cache-")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The container tests first, each group in its own order (a stable sort).
+
+    Under ``--dist worksteal`` (``tests/run.sh``) each worker starts with a contiguous half
+    of the queue: one holds the container tests and builds the images they share while the
+    other runs the short tests, and the short tests, last, fill the end of the run.
+    """
+    items.sort(key=lambda item: item.get_closest_marker("container") is None)
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Before any test (on the xdist controller, before its workers start): the host's state."""
     if hasattr(session.config, "workerinput"):

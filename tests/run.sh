@@ -25,15 +25,20 @@ export REB_CONTAINER_COUNT_FILE=$count_file
 # Also for the pytest runs the tests start themselves (pytester): no benchmark plugin noise.
 export PYTEST_ADDOPTS="-p no:benchmark ${PYTEST_ADDOPTS:-}"
 
+# --dist worksteal: a worker that runs out of tests takes half of the other's queue. The
+# container tests are collected first (tests/conftest.py): on a fresh machine the worker
+# that holds them builds the images while the other runs the short tests, which, last in
+# the queues, fill the end of the run. xdist's default gives each worker hundreds of tests
+# in file order, and both started by waiting for the same base image.
 if [ "$quick" -eq 1 ]; then
-    python3 -m pytest tests -n 2 -m "not container" "$@"
+    python3 -m pytest tests -n 2 --dist worksteal -m "not container" "$@"
     rc=$?
     rm -f "$count_file"
     echo "tests/run.sh --quick: container tests not run (bash tests/run.sh runs them)"
     [ "$rc" -eq 5 ] && { echo "tests/run.sh: pytest collected no tests (exit 5): failing" >&2; exit 1; }
     exit "$rc"
 fi
-python3 -m pytest tests -n 2 "$@"
+python3 -m pytest tests -n 2 --dist worksteal "$@"
 rc=$?
 
 read -r ran passed <"$count_file" 2>/dev/null || { ran=0; passed=0; }
