@@ -66,6 +66,12 @@ class Prestarted:
 
         def run() -> None:
             for batch in queued:
+                with self._lock:
+                    closed = self._closed
+                if closed:  # closed before this batch began: its containers are never made
+                    for made, _ in batch:
+                        made.set_exception(RuntimeError("closed before it was made"))
+                    continue
                 threads = [threading.Thread(target=make, args=item, name="reb-prestart",
                                             daemon=True) for item in batch]
                 for t in threads:
