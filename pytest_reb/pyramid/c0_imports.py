@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import ast
 import base64
-import contextlib
 import gzip
 import hashlib
 import json
@@ -92,7 +91,6 @@ from pytest_reb.targets import (
     PROBES_DIR,
     PYRIGHT_MOUNT,
     ExecResult,
-    TargetError,
     imagecache,
     marked_json,
 )
@@ -216,9 +214,7 @@ def _driver(ctx: Context, mode: str, spec: dict[str, Any], timeout: float) -> tu
                           scaled=False)
     if res.timed_out and "scratch" in spec:  # killed: its own clean-up never ran
         gone = spec["scratch"]  # on local:// these are this machine's /tmp and /dev/shm
-        with contextlib.suppress(TargetError):
-            ctx.target.exec([*ctx.target.util("rm"), "-rf", gone, f"{gone}-m", "/dev/shm/"
-                             f"{PurePosixPath(gone).name}-m"], timeout=60, scaled=False)
+        ctx.target.remove_paths([gone, f"{gone}-m", f"/dev/shm/{PurePosixPath(gone).name}-m"])
     out = marked_json(res.stdout, MARKER)
     if _complete(res, out):
         kept = {k: v for k, v in asdict(res).items() if k in _KEPT_FIELDS}

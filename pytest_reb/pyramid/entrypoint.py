@@ -12,7 +12,6 @@ three tiers differ only in the ``GpuNeed`` they pass.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import secrets
@@ -46,7 +45,6 @@ from pytest_reb.targets import (
     SHIMLIB_MOUNT,
     ExecResult,
     Profile,
-    TargetError,
     bytecode,
 )
 
@@ -321,11 +319,7 @@ def _remove_outputs(ctx: Context, outs: list[str], profile: Profile, gpus: list[
     folder = bytecode.stage_folder(pycache)
     if folder is not None:
         gone.append(folder)
-    if not gone:
-        return
-    with contextlib.suppress(TargetError):
-        ctx.target.exec([*ctx.target.util("rm"), "-rf", *gone], timeout=120, profile=profile,
-                        gpus=gpus, scaled=False)
+    ctx.target.remove_paths(gone, timeout=120, profile=profile, gpus=gpus)
 
 
 def _free_port(offset: int) -> int:

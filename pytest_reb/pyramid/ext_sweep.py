@@ -24,7 +24,6 @@ never kept.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 from collections import Counter
@@ -38,7 +37,6 @@ from pytest_reb.targets import (
     PROBES_DIR,
     PROBES_MOUNT,
     ExecResult,
-    TargetError,
     bytecode,
     imagecache,
     marked_json,
@@ -216,6 +214,4 @@ def _swept(ctx: Context, spec: Mapping[str, Any]) -> ExecResult:
     finally:
         folder = bytecode.stage_folder(env)
         if folder is not None:
-            with contextlib.suppress(TargetError):
-                ctx.target.exec([*ctx.target.util("rm"), "-rf", folder], timeout=60,
-                                profile="gpu", scaled=False)
+            ctx.target.remove_paths([folder], profile="gpu")

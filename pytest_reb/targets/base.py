@@ -251,6 +251,17 @@ class Target:
         (ssh), the utility on its ``PATH``."""
         return [name]
 
+    def remove_paths(self, paths: Sequence[str], *, timeout: float = 60,
+                     profile: Profile = "cpu", gpus: Sequence[str] | None = None) -> None:
+        """``rm -rf paths`` with our own utility, a tier's clean-up after itself (a stage's
+        outputs, a scratch or bytecode folder): a target that is gone has nothing left to
+        remove, so its error is not the tier's."""
+        if not paths:
+            return
+        with contextlib.suppress(TargetError):
+            self.exec([*self.util("rm"), "-rf", *paths], timeout=timeout, profile=profile,
+                      gpus=gpus, scaled=False)
+
     def stopping(self, argv: Sequence[str], after: float, sig: str) -> list[str]:
         """``argv`` sent ``sig`` after ``after`` seconds, its exit status its own (a run's
         ``stop_after``): coreutils ``timeout --preserve-status`` on this default."""
