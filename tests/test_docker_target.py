@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,37 @@ def test_close_removes_the_containers(demo_image: str, docker_client: Any) -> No
     assert docker_client.containers.list(filters={"label": "reb.run=tests-close"})
     t.close()
     assert not docker_client.containers.list(all=True, filters={"label": "reb.run=tests-close"})
+
+
+def test_retiring_a_target_retires_every_copy_and_makes_nothing_after(
+        demo_image: str, docker_client: Any) -> None:
+    """A copy made and used by a thread the run does not wait for (the host's compile reads
+    the image in one) goes with its target at the run's end; one made after that is refused,
+    so no container outlives the clean-up and keeps its image from being removed."""
+    from pytest_reb.targets import InfraError
+
+    run = f"tests-family-{uuid.uuid4().hex[:8]}"
+    ours = {"label": f"reb.run={run}"}
+    t = DockerTarget(demo_image, run_id=run, gpus=[])
+    lane, twin = t.sibling(), t.twin()
+    nested = lane.sibling()
+    for copy in (t, lane, twin, nested):
+        copy.container()
+    t.close()  # a close for fresh containers: the copies keep theirs
+    assert len(docker_client.containers.list(filters=ours)) == 2  # lane's and nested's
+    nested.retire()  # a copy retiring leaves its target and the others alone
+    t.container()
+    assert len(docker_client.containers.list(filters=ours)) == 2
+    t.retire()
+    assert not docker_client.containers.list(all=True, filters=ours)
+    late = t.sibling()
+    with pytest.raises(InfraError, match="retired"):
+        late.exec(["true"], timeout=10)
+    with pytest.raises(InfraError, match="retired"), late.tar_of("/etc/hostname"):
+        pass
+    with pytest.raises(InfraError, match="retired"):
+        lane.container()
+    assert not docker_client.containers.list(all=True, filters=ours)
 
 
 def test_ctrl_c_during_cleanup_is_held_until_every_container_is_gone(

@@ -11,7 +11,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from support.hoststate import SUITE_IMAGES, HostState, changes, snapshot
+from support.hoststate import AGENT_RUN, SUITE_IMAGES, HostState, changes, snapshot
 
 
 def state(interfaces: set[str], mounts: list[str], images: dict[str, str]) -> HostState:
@@ -63,3 +63,33 @@ def test_what_the_engine_makes_for_anyone_is_not_read(docker_client: Any) -> Non
     assert base.startswith(SUITE_IMAGES) and now.images is not None
     assert not [tag for tag in now.images if tag.startswith(SUITE_IMAGES)]
     assert now.networks is not None and any(n.startswith("none ") for n in now.networks)
+
+
+@pytest.mark.container
+def test_an_agent_runs_image_left_untagged_is_reported(docker_client: Any) -> None:
+    """An agent run's committed image whose tag went while a container still used it stays
+    as ``<none>``: no rebuild makes one, so a new one is a change; a rebuilt recipe's own
+    ``<none>`` is not read."""
+    import io
+    import uuid
+
+    from pytest_reb.loop.images import ensure_base_image
+
+    base = ensure_base_image(docker_client)
+    run = f"tests-untagged-{uuid.uuid4().hex[:8]}"
+    before = snapshot(docker_client)
+    made = []
+    try:
+        for label in (f'LABEL {AGENT_RUN}="{run}"', "LABEL reb.recipe=rebuilt"):
+            image, _ = docker_client.images.build(  # no tag: dangling once built
+                fileobj=io.BytesIO(f"FROM {base}\n{label}\n".encode()), rm=True)
+            made.append(image.id)
+        after = snapshot(docker_client)
+    finally:
+        for image_id in made:
+            docker_client.images.remove(image_id, force=True)
+    short = made[0].removeprefix("sha256:")[:12]
+    # other tests' work may change the host meanwhile: only the untagged images are read
+    untagged = [line for line in changes(before, after) if line.startswith("image <none>")]
+    assert untagged == [f"image <none> of agent run {run}: is new"]
+    assert after.images is not None and after.images[f"<none> of agent run {run}"] == short

@@ -249,3 +249,32 @@ def test_on_the_demo_image_a_first_stage_compiles_next_to_nothing_of_torch(
         assert "aliases" in space and "FORGED" not in space
     finally:
         target.close()
+
+
+@pytest.mark.container
+def test_a_compile_still_starting_when_the_run_ends_makes_no_container(
+        tmp_path: Path, demo_image: str, docker_client: Any, monkeypatch: Any) -> None:
+    """The compile's thread is not waited for (a run whose stages never start ends at once):
+    a container it would make after the run's end is refused, so none outlives the clean-up
+    and the image can go."""
+    import threading
+    import uuid
+
+    from pytest_reb.loop.demo.images import ENV_PYTHON, REPO_DIR
+    from pytest_reb.targets import DockerTarget
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    run = f"precompile-end-{uuid.uuid4().hex[:8]}"
+    target = DockerTarget(demo_image, run_id=run)
+    gate = threading.Event()
+
+    def python(_fresh: Any) -> str:
+        gate.wait(60)  # the report is still being read when the run ends
+        return ENV_PYTHON
+
+    target.prepare_bytecode(python, [f"{REPO_DIR}/train.py"])
+    target.retire()
+    gate.set()
+    done = precompile.wait(target.bytecode, 60)
+    assert done is not None and "retired" in done.get("error", ""), done
+    assert not docker_client.containers.list(all=True, filters={"label": f"reb.run={run}"})

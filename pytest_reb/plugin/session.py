@@ -232,14 +232,14 @@ class RebSession:
         with interrupts_deferred():
             target = self.targets.pop(spec.url, None)
             if target is not None:
-                target.close()
+                target.retire()  # for good: its copies too, and nothing made after this
 
     def close(self) -> None:
         with interrupts_deferred():
             for url in list(self.targets):
                 target = self.targets.pop(url)
                 with contextlib.suppress(Exception):
-                    target.close()
+                    target.retire()
 
     def report(self, spec: TargetSpec, connect: Callable[[], Target]) -> ReportLoad:
         """The agent's report for a target: the host file given, else the official path in

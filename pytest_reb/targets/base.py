@@ -209,7 +209,8 @@ class Target:
     def retire(self) -> None:
         """Close this target for good: everything it made is removed, and a command after this
         one fails as ``InfraError`` instead of making anything new (a side-by-side lane that
-        outlives a Ctrl-C must not start a container after the run's clean-up)."""
+        outlives a Ctrl-C must not start a container after the run's clean-up).  The session
+        retires each target at the run's end; a Docker target's copies go with it."""
         self.close()
 
     def prepare_bytecode(self, python: Callable[[Target], str | None],

@@ -48,6 +48,7 @@ from pytest_reb.targets.base import Profile, Target
 from pytest_reb.targets.cgroup import Cgroup
 from pytest_reb.targets.container import Limits
 from pytest_reb.targets.errors import InfraError, TargetError
+from pytest_reb.targets.family import Family
 from pytest_reb.targets.hostview import Layers
 from pytest_reb.targets.prestart import Prestarted
 from pytest_reb.targets.result import ExecResult, finish
@@ -99,6 +100,8 @@ class DockerTarget(Target):
         self.mounts = container.Mounts()
         self._twin: DockerTarget | None = None
         self._retired = False
+        #: this target's copies (twin, siblings, theirs), retired with it (``family``)
+        self._family, self._owns_family = Family(), True
         #: containers started ahead of their first use (``prestart``), shared with the copies;
         #: removed, those nobody took, when this target (the one that started them) closes
         self._prestarted: Prestarted | None = None
@@ -227,7 +230,11 @@ class DockerTarget(Target):
     def tar_of(self, path: str) -> Iterator[IO[bytes]]:
         """Through a created, never started container of the image and the engine's archive
         API (its anonymous volumes go with it)."""
-        yield image_tar(self.client, self.image_id, self.run_id, path)
+        with self._lock:  # a retire waits for it: its container is gone before the clean-up
+            if self._retired:
+                raise InfraError(f"the run is done with this target of {self.image!r} (retired)")
+            archive = image_tar(self.client, self.image_id, self.run_id, path)
+        yield archive
 
     def util(self, name: str) -> list[str]:
         return ourtools.util(name)
@@ -307,12 +314,17 @@ class DockerTarget(Target):
         made._owns_prestarted = False  # the copies take from the pool; its maker removes it
         made.mounts = self.mounts.copy()
         made.__dict__.pop("_observed", None)
+        made._owns_family = False  # shares the family; retiring a copy leaves the others
+        made._retired = not self._family.join(made)  # one made after the end is born retired
         return made
 
     def retire(self) -> None:
+        """Also retires every copy this target or its copies made (``family``)."""
         with self._lock:
             self._retired = True
         self.close()
+        if self._owns_family:
+            self._family.retire()
 
     def mount(self, host_dir: str, at: str, scratch: Sequence[str] = ()) -> str | None:
         """Mount ``host_dir`` read-only at ``at`` in every container made from now on.

@@ -19,8 +19,9 @@ beside other users of the same engine is not failed for their work:
 - Images of the suite's own repositories (``reb-*``: ``pytest_reb.loop.demo``,
   ``tests/support/imagebuild.py`` and the tests' own tags), which the suite tags, moves and drops by
   design, and dangling ``<none>`` images: a rebuilt recipe leaves its earlier image untagged, as
-  another user's build does, and nothing tells the two apart.  A tagged image of anyone else that
-  goes, or whose tag moves, is reported.
+  another user's build does, and nothing tells the two apart; but a dangling image an agent
+  run committed (``AGENT_RUN``) is no rebuild, and a new one is reported.  A tagged image of
+  anyone else that goes, or whose tag moves, is reported.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ from typing import Any
 #: Where the suite's image repositories' names begin (``reb-base``, ``reb-demo``, ``reb-hostile-*``,
 #: ``reb-fault-tiny``, ...).
 SUITE_IMAGES = "reb-"
+#: The label of an agent run's committed image: one untagged is a leak, never a rebuild (its
+#: tag was removed while a container still used it).
+AGENT_RUN = "reb.agent-env.run"
 #: The engine's exec root as the host's dockerd has it by default (``/var/run`` is ``/run``).
 EXEC_ROOTS = ("/run/docker", "/var/run/docker")
 
@@ -103,6 +107,11 @@ def _dangling_volumes(client: Any) -> set[str]:
 
 
 def _images(client: Any) -> dict[str, str]:
-    """Tag -> image id of every tagged image not of the suite's own repositories."""
-    return {tag: image.short_id.removeprefix("sha256:") for image in client.images.list()
-            for tag in image.tags if not tag.startswith(SUITE_IMAGES)}
+    """Tag -> image id of every tagged image not of the suite's own repositories, and the
+    agent runs' committed images nothing names any more (``AGENT_RUN``)."""
+    found = {tag: image.short_id.removeprefix("sha256:") for image in client.images.list()
+             for tag in image.tags if not tag.startswith(SUITE_IMAGES)}
+    for image in client.images.list(filters={"dangling": True, "label": AGENT_RUN}):
+        short = image.short_id.removeprefix("sha256:")
+        found[f"<none> of agent run {image.labels[AGENT_RUN]}"] = short
+    return found
