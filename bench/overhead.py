@@ -29,13 +29,22 @@ the per-round wall ratio the bench gives the ratio at equal command time:
 (C + own time of pytest-reb) / (C + own time of raw), C the median
 command time of all rounds.
 
+``--local [CHECKOUT]`` measures the same on ``local://`` (no Docker: the GPU machines), with
+the interpreter ``--python`` and the demo's checkout (``bench/localmode.py``): the raw side
+runs each recorded command as a child process with the same environment and devices, so its
+rest is those processes' starts, and pytest-reb's own time is what a user of ``local://``
+pays beyond the commands.
+
     python bench/overhead.py [--repeat N]
+    python bench/overhead.py --local [CHECKOUT] [--python PATH] [--repeat N]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -53,20 +62,18 @@ from common import (
     table,
     timed,
 )
-
-from pytest_reb.targets import Limits, bytecode
-from pytest_reb.targets.mounts import harness_mounts
+from localmode import Local, checked, importable, plugin_args, setting
 
 RECORDER = '''
 import json, os, time
 from pytest_reb import targets as target
 
-_exec = target.DockerTarget._exec
+_execs = {cls: cls._exec for cls in (target.DockerTarget, target.LocalTarget)}
 
 def _recorded(self, argv, *, timeout, env, cwd, devices):
     sent = dict(env)
     began = time.monotonic()
-    res = _exec(self, argv, timeout=timeout, env=env, cwd=cwd, devices=devices)
+    res = _execs[type(self)](self, argv, timeout=timeout, env=env, cwd=cwd, devices=devices)
     # res.duration: from exec_create to the end of its output stream (the command itself)
     with open(os.environ["REB_BENCH_RECORD"], "a") as fh:
         fh.write(json.dumps({"argv": argv, "env": sent, "cwd": cwd, "timeout": timeout,
@@ -75,7 +82,7 @@ def _recorded(self, argv, *, timeout, env, cwd, devices):
                              "ended": began + res.duration}) + "\\n")
     return res
 
-target.DockerTarget._exec = _recorded
+target.DockerTarget._exec = target.LocalTarget._exec = _recorded
 
 if os.environ.get("REB_BENCH_PROFILES"):  # the split: every thread under a profiler of its own
     import cProfile, threading
@@ -93,9 +100,13 @@ if os.environ.get("REB_BENCH_PROFILES"):  # the split: every thread under a prof
 '''
 
 
-def pytest_cmd(where: Path, image: str, outdir: str) -> list[str]:
+def pytest_cmd(where: Path, on: str | Local, outdir: str) -> list[str]:
+    """One pyramid of the demo on the image ``on``, or on ``local://`` with ``on``'s setting."""
+    place = (["--reb-image", on] if isinstance(on, str) else
+             [*plugin_args(), "--reb-host=local://", "--agent-report", str(where / on.report),
+              *on.pytest_args()])
     return [sys.executable, "-m", "pytest", "--rootdir", str(where), "-p", "no:cacheprovider",
-            "-p", "no:hypothesispytest", "-q", "--reb-image", image,
+            "-p", "no:hypothesispytest", "-q", *place,
             "--reb-outdir", str(where / outdir), "test_demo__tinynet.py"]
 
 
@@ -110,16 +121,18 @@ def covered(commands: list[dict[str, Any]]) -> float:
     return total
 
 
-def harness(image: str, where: Path, tag: str) -> tuple[float, list[dict[str, Any]]]:
+def harness(on: str | Local, where: Path, tag: str) -> tuple[float, list[dict[str, Any]]]:
     """One pyramid through pytest; its wall time and the commands it sent, each timed."""
     log = where / f"{tag}.commands.jsonl"
-    wall = timed(pytest_cmd(where, image, tag), cwd=where, env={"REB_BENCH_RECORD": str(log)})
+    wall = timed(pytest_cmd(where, on, tag), cwd=where, env={"REB_BENCH_RECORD": str(log)})
     settle_bytecode()  # a detached bytecode compile must not slow the raw loop
     return wall, [json.loads(line) for line in log.read_text().splitlines()]
 
 
 def stage_folders(commands: list[dict[str, Any]]) -> list[str]:
     """The stages' bytecode folders pytest-reb made (``bytecode.seed``), in order."""
+    from pytest_reb.targets import bytecode
+
     return [c["argv"][c["argv"].index(bytecode.SEED_SCRIPT) + 2] for c in commands
             if bytecode.SEED_SCRIPT in c["argv"]]
 
@@ -127,6 +140,8 @@ def stage_folders(commands: list[dict[str, Any]]) -> list[str]:
 def kept_bytecode(image: str, commands: list[dict[str, Any]]) -> dict[str, str]:
     """The image's kept bytecode, mounted where pytest-reb mounts it, when its stages used it:
     the raw loop replays the same commands on the same inputs."""
+    from pytest_reb.targets import bytecode
+
     if not stage_folders(commands):
         return {}
     image_id = subprocess.run(["docker", "image", "inspect", "-f", "{{.Id}}", image],
@@ -137,6 +152,9 @@ def kept_bytecode(image: str, commands: list[dict[str, Any]]) -> dict[str, str]:
 
 def raw_loop(image: str, commands: list[dict[str, Any]], label: str) -> dict[str, float]:
     """``docker run``, every command by ``docker exec``, ``docker rm -f``: wall and command time."""
+    from pytest_reb.targets import Limits
+    from pytest_reb.targets.mounts import harness_mounts
+
     limits = Limits()
     mounts = [f"--mount=type=bind,src={src},dst={dst},readonly"
               for dst, src in {**harness_mounts(), **kept_bytecode(image, commands)}.items()]
@@ -176,6 +194,27 @@ def raw_loop(image: str, commands: list[dict[str, Any]], label: str) -> dict[str
     return {"total": t3 - t0, "commands": execs, "mismatched": mismatched}
 
 
+def raw_local(commands: list[dict[str, Any]]) -> dict[str, float]:
+    """Every command as a plain child process of this one, on ``local://``'s terms (the devices
+    it had as ``CUDA_VISIBLE_DEVICES``, none for the CPU profile): wall and command time."""
+    mismatched = 0
+    execs = 0.0
+    t0 = time.perf_counter()
+    for c in commands:
+        env = {**os.environ, **c["env"], "CUDA_VISIBLE_DEVICES": ",".join(c["devices"])}
+        env.pop("REB_WITNESS_STOP", None)  # no host reads here: it must not stop
+        started = time.perf_counter()
+        try:
+            rc: int | None = subprocess.run(c["argv"], env=env, cwd=c["cwd"],
+                                            capture_output=True, stdin=subprocess.DEVNULL,
+                                            timeout=c["timeout"] + 30).returncode
+        except (subprocess.TimeoutExpired, OSError):
+            rc = None  # counted as a mismatch below: the bench never hangs on one
+        execs += time.perf_counter() - started
+        mismatched += rc != c["exit_code"]
+    return {"total": time.perf_counter() - t0, "commands": execs, "mismatched": mismatched}
+
+
 #: Where pytest-reb's own time goes, by the functions that spend it (cumulative seconds of one
 #: profiled pyramid); the commands themselves are ``DockerTarget._exec`` less its host side.
 SPLIT = (("pytest-reb's start (imports, options, preflight)", "hooks.py", "_activate"),
@@ -193,16 +232,17 @@ SPLIT = (("pytest-reb's start (imports, options, preflight)", "hooks.py", "_acti
          ("every command, as the target ran it", "docker.py", "_exec"))
 
 
-def split(image: str, where: Path) -> list[tuple[str, float]]:
+def split(on: str | Local, where: Path) -> list[tuple[str, float]]:
     """One pyramid under cProfile, its main thread and every other thread (the lanes) each
     under a profiler of its own: the cumulative seconds of each part of ``SPLIT``, summed
-    over the threads (parts that ran side by side add up)."""
+    over the threads (parts that ran side by side add up).  On ``local://`` the Docker
+    target's parts are left out and the commands are ``LocalTarget._exec``'s."""
     import pstats
 
     profiles = where / "split-threads"
     profiles.mkdir()
     prof = where / "split.prof"
-    cmd = pytest_cmd(where, image, "split")
+    cmd = pytest_cmd(where, on, "split")
     timed([sys.executable, "-m", "cProfile", "-o", str(prof), *cmd[1:]], cwd=where,
           env={"REB_BENCH_RECORD": str(where / "split.commands.jsonl"),
                "REB_BENCH_PROFILES": str(profiles)})
@@ -212,6 +252,10 @@ def split(image: str, where: Path) -> list[tuple[str, float]]:
     stats = every.stats  # type: ignore[attr-defined]
     rows = [("the whole run under the profiler (main thread)", total)]
     for label, file, function in SPLIT:
+        if not isinstance(on, str) and file == "docker.py":
+            if function != "_exec":
+                continue
+            file = "local.py"
         rows.append((label, sum(v[3] for (f, _, name), v in stats.items()
                                 if f.endswith("/" + file) and name == function)))
     return rows
@@ -222,27 +266,38 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--no-split", action="store_true",
                         help="skip the profiled run that splits pytest-reb's own time")
+    parser.add_argument("--local", nargs="?", const="", default=None, metavar="CHECKOUT",
+                        help="the pyramid on local:// (no Docker), the raw side each command "
+                             "as a child process; CHECKOUT is the demo's checkout (python -m "
+                             "pytest_reb.loop.demo checkout DIR), made here if not given")
+    parser.add_argument("--python", default=sys.executable,
+                        help="--local: the interpreter under test (default: this one)")
     args = parser.parse_args()
-    [image] = demo_images("good")
+    importable()
+    checked(parser, args.local)
     sides: dict[str, list[tuple[float, float]]] = {"pytest-reb": [], "raw": []}  # (wall, commands)
-    with bench_labels() as label, tempfile.TemporaryDirectory(prefix="reb-bench-") as tmp:
+    labels = contextlib.nullcontext("") if args.local is not None else bench_labels()
+    with labels as label, tempfile.TemporaryDirectory(prefix="reb-bench-") as tmp:
         where = Path(tmp)
+        on: str | Local = (setting(args.local, args.python, where) if args.local is not None
+                           else demo_images("good")[0])
         (where / "test_demo__tinynet.py").write_text(DEMO_MODULE.read_text())
         (where / "conftest.py").write_text(RECORDER)
-        _, commands = harness(image, where, "warmup")  # also what the raw loop sends
-        startup = [timed([*pytest_cmd(where, image, "collect"), "--collect-only"], cwd=where)
+        _, commands = harness(on, where, "warmup")  # also what the raw loop sends
+        startup = [timed([*pytest_cmd(where, on, "collect"), "--collect-only"], cwd=where)
                    for _ in range(3)]
         mismatched = 0
         for i in range(args.repeat):
             for side in (("pytest-reb", "raw") if i % 2 == 0 else ("raw", "pytest-reb")):
                 if side == "pytest-reb":
-                    wall, sent = harness(image, where, f"run{i}")
+                    wall, sent = harness(on, where, f"run{i}")
                     sides[side].append((wall, covered(sent)))
                 else:
-                    r = raw_loop(image, commands, label)
+                    r = (raw_loop(on, commands, label) if isinstance(on, str)
+                         else raw_local(commands))
                     mismatched += int(r["mismatched"])
                     sides[side].append((r["total"], r["commands"]))
-        parts = [] if args.no_split else split(image, where)
+        parts = [] if args.no_split else split(on, where)
     rows = []
     for name, runs in sides.items():
         walls, cmds = [w for w, _ in runs], [c for _, c in runs]
@@ -253,11 +308,12 @@ def main() -> int:
     own_h, own_r = rows[0][5], rows[1][5]
     equal = (command_time + own_h) / (command_time + own_r)
     tiers = sorted({c["argv"][0].rsplit("/", 1)[-1] for c in commands})
-    print(f"harness overhead on {image}: the whole pyramid, {len(commands)} commands "
+    where_ = on if isinstance(on, str) else f"local:// ({on.python}, checkout {on.checkout})"
+    print(f"harness overhead on {where_}: the whole pyramid, {len(commands)} commands "
           f"({', '.join(tiers)}), {args.repeat} interleaved runs each; {machine()}")
     print(table(["", "wall s median", "min", "max", "in the commands s", "the rest s"], rows))
     print(f"(pytest start + collection of the module alone: {median(startup):.2f} s; raw's rest "
-          "is docker run + rm)")
+          f"is {'docker run + rm' if isinstance(on, str) else 'starting its child processes'})")
     if mismatched:
         print(f"warning: {mismatched} raw command(s) exited otherwise than under pytest-reb")
     print(f"\nratio pytest-reb / raw, wall: {median(ratios):.3f} median of per-round "

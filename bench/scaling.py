@@ -39,19 +39,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.metadata
-import importlib.util
 import json
 import os
-import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 from common import (
     DEMO_MODULE,
-    ROOT,
     bench_labels,
     demo_images,
     machine,
@@ -60,37 +55,12 @@ from common import (
     table,
     timed,
 )
+from localmode import Local, checked, importable, plugin_args, setting
 
 #: The marks every side runs (C0 on ``local://`` needs node, which a GPU host may lack).
 MARKS = "c1 or c2"
 #: The demo's repository, as its module names it.
 REPO = "reb/tinynet"
-#: The agent's report, as docs/gpu_run.sh writes it: the interpreter's own facts.
-REPORT_SNIPPET = """\
-import json, platform, sys
-try:
-    import torch
-except Exception:
-    torch = None
-cuda = bool(torch is not None and torch.cuda.is_available())
-json.dump({"python_path": sys.executable, "python_version": platform.python_version(),
-           "torch_version": None if torch is None else torch.__version__,
-           "cuda_available": cuda, "gpu_count": torch.cuda.device_count() if cuda else 0,
-           "ddp_expected_ok": None, "env_tool": "none", "env_name": None,
-           "notes": "written by bench/scaling.py --local"}, open(sys.argv[1], "w"))
-"""
-
-
-@dataclass(frozen=True)
-class Local:
-    """The ``local://`` mode's setting: the interpreter under test, the demo's checkout and
-    the report file (relative to the matrix's folder)."""
-
-    python: str
-    checkout: Path
-    report: str = "report.json"
-
-
 def matrix_rows(targets: int, *, image: str | None = None,
                 local: Local | None = None) -> list[dict[str, str]]:
     """The matrix: agents ``a1``..``a<targets>`` on the demo image, or on ``local://``."""
@@ -101,15 +71,6 @@ def matrix_rows(targets: int, *, image: str | None = None,
     return [{"repo": REPO, "agent": f"a{i}", **where} for i in range(1, targets + 1)]
 
 
-def plugin_args() -> list[str]:
-    """``-p`` for the plugin where no entry point registers it (a checkout carried to a machine
-    where it is not installed, as docs/gpu_run.sh runs it); nothing where one does (a second
-    registration of the same module would fail)."""
-    if importlib.metadata.entry_points(group="pytest11", name="reb"):
-        return []
-    return ["-p", "pytest_reb.plugin.hooks"]
-
-
 def pytest_argv(where: Path, workers: int, tag: str, *, serial: bool = False,
                 local: Local | None = None, plugin: list[str] | None = None) -> list[str]:
     """One side's command: the same matrix and module on every side, only ``-n`` differs."""
@@ -117,8 +78,7 @@ def pytest_argv(where: Path, workers: int, tag: str, *, serial: bool = False,
             "-p", "no:cacheprovider", "-p", "no:hypothesispytest", *(plugin or []),
             "--reb-matrix", "matrix.jsonl", "-m", MARKS, "-n", str(workers),
             "--reb-outdir", str(where / tag),
-            *(["--reb-python", local.python, "--reb-repo-dir", str(local.checkout)]
-              if local is not None else []),
+            *(local.pytest_args() if local is not None else []),
             *(["--reb-serial"] if serial else [])]
 
 
@@ -127,32 +87,6 @@ def lanes(workers: int, cores: int, *, serial: bool = False, local: bool = False
     under ``--reb-serial``, nor on ``local://`` (no ``Target.sibling``), nor with fewer than
     two cores a worker."""
     return "off" if serial or local or cores < 2 * workers else "on"
-
-
-def demo_checkout(dest: Path) -> Path:
-    """The demo's checkout at its pinned commit, made offline (git alone, as ``python -m
-    pytest_reb.loop.demo checkout`` makes it); exits with the reason when it cannot be made."""
-    try:
-        from pytest_reb.loop.demo.checkout import make_demo_checkout
-        from pytest_reb.loop.images import ImageError
-    except ImportError as exc:
-        sys.exit(f"--local: cannot make the demo checkout here ({exc}); make it where "
-                 "pytest-reb's dependencies are installed with 'python -m pytest_reb.loop.demo "
-                 "checkout DIR' and pass --local DIR")
-    try:
-        make_demo_checkout(dest, ROOT / "demo" / "tinynet")
-    except (ImageError, OSError) as exc:
-        sys.exit(f"--local: the demo checkout could not be made in {dest}: {exc}; make it with "
-                 "'python -m pytest_reb.loop.demo checkout DIR' and pass --local DIR")
-    return dest
-
-
-def write_report(python: str, dest: Path) -> None:
-    """The agent's report, written by the interpreter under test from its own facts."""
-    done = subprocess.run([python, "-", str(dest)], input=REPORT_SNIPPET, text=True,
-                          capture_output=True, check=False)
-    if done.returncode != 0:
-        sys.exit(f"--local: {python} could not write the report: {done.stderr.strip()[-2000:]}")
 
 
 def main() -> int:
@@ -171,14 +105,9 @@ def main() -> int:
                         help="--local: the interpreter under test (default: this one)")
     args = parser.parse_args()
     counts = [1, *sorted({int(n) for n in args.workers.split(",")} - {1})]
-    if importlib.util.find_spec("pytest_reb") is None:  # a checkout not installed
-        sys.path.insert(0, str(ROOT))
-        os.environ["PYTHONPATH"] = os.pathsep.join(
-            p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    importable()
     local_mode = args.local is not None
-    if local_mode and args.local and not (Path(args.local) / ".git").is_dir():
-        parser.error(f"--local {args.local}: no git checkout there (python -m "
-                     "pytest_reb.loop.demo checkout DIR makes one)")
+    checked(parser, args.local)
     image = None if local_mode else demo_images("good")[0]
     plugin = plugin_args()
     walls: dict[int, list[float]] = {n: [] for n in counts}
@@ -187,12 +116,7 @@ def main() -> int:
     labels = contextlib.nullcontext() if local_mode else bench_labels()
     with labels, tempfile.TemporaryDirectory(prefix="reb-bench-") as tmp:
         where = Path(tmp)
-        local = None
-        if local_mode:
-            checkout = (Path(args.local).resolve() if args.local
-                        else demo_checkout(where / "demo-checkout"))
-            local = Local(python=args.python, checkout=checkout)
-            write_report(local.python, where / local.report)
+        local = setting(args.local, args.python, where) if local_mode else None
         (where / "test_demo__tinynet.py").write_text(DEMO_MODULE.read_text())
         (where / "matrix.jsonl").write_text("".join(
             json.dumps(row) + "\n"

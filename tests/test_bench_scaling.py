@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import localmode
 import pytest
 import scaling as bench  # bench/ is on the suite's pythonpath
 
@@ -66,7 +67,7 @@ def test_lanes_are_off_on_local_under_serial_and_without_two_cores_a_worker() ->
 
 def test_the_report_is_the_interpreters_own_facts(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-", str(tmp_path / "r.json")],
-                          input=bench.REPORT_SNIPPET, text=True, check=True)
+                          input=localmode.REPORT_SNIPPET, text=True, check=True)
     assert done.returncode == 0
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["python_path"] == sys.executable
