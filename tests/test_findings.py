@@ -109,6 +109,33 @@ def test_the_owner_is_read_from_record_hashes_and_dpkg_lists(tmp_path: Path) -> 
     assert rules().owner(fs, str(site / "_virtualenv.pth")) == "virtualenv"
 
 
+
+@pytest.mark.parametrize("name", ["a,b.pth", 'q"uote.pth', "plain.pth"])
+def test_the_owning_record_is_found_among_others_whatever_the_name(tmp_path: Path,
+                                                                  name: str) -> None:
+    """RECORDs that cannot name the file are skipped unparsed; one that quotes the name (a
+    comma, a quote doubled, as ``csv`` writes them) is still read."""
+    import base64
+    import csv
+    import hashlib
+    import io
+
+    from pytest_reb.evidence.fakescan import rules
+
+    site = tmp_path / "site-packages"
+    body = b"import _hook\n"
+    (site / name).parent.mkdir(parents=True)
+    (site / name).write_bytes(body)
+    digest = base64.urlsafe_b64encode(hashlib.sha256(body).digest()).rstrip(b"=").decode()
+    for i in range(5):
+        (site / f"other{i}-1.0.dist-info").mkdir()
+        (site / f"other{i}-1.0.dist-info" / "RECORD").write_text(f"other{i}.py,,\n")
+    (site / "owner-2.0.dist-info").mkdir()
+    rows = io.StringIO()
+    csv.writer(rows).writerows([["owner.py", "", ""], [name, f"sha256={digest}", len(body)]])
+    (site / "owner-2.0.dist-info" / "RECORD").write_text(rows.getvalue())
+    assert rules().owner(rules().LocalFS(), str(site / name)) == "owner-2.0"
+
 def test_a_hook_the_operator_trusts_by_digest_is_owned(tmp_path: Path) -> None:
     import hashlib
 

@@ -193,6 +193,8 @@ def owner(fs, path):
             if not entry.endswith(".dist-info"):
                 continue
             record = _text(fs.read(_join(directory, entry + "/RECORD"), MAX_RECORD_BYTES) or b"")
+            if '"' not in rel and rel not in record:  # no row can name it: skip the parse
+                continue
             for row in csv.reader(record.splitlines()):
                 if len(row) >= 2 and row[0] == rel and row[1] == "sha256=" + digest:
                     return entry[: -len(".dist-info")]
