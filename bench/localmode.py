@@ -101,6 +101,16 @@ def setting(checkout: str, python: str, where: Path) -> Local:
     return local
 
 
+def add_arguments(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--local [CHECKOUT]`` (``what`` says what it runs on ``local://``) and ``--python``."""
+    parser.add_argument("--local", nargs="?", const="", default=None, metavar="CHECKOUT",
+                        help=f"{what} on local:// (no Docker); CHECKOUT is the demo's checkout "
+                             "(python -m pytest_reb.loop.demo checkout DIR), made here if not "
+                             "given")
+    parser.add_argument("--python", default=sys.executable,
+                        help="--local: the interpreter under test (default: this one)")
+
+
 def checked(parser: argparse.ArgumentParser, checkout: str | None) -> None:
     """``--local DIR`` must name a git checkout (``parser.error`` otherwise)."""
     if checkout and not (Path(checkout) / ".git").is_dir():

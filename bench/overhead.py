@@ -62,7 +62,7 @@ from common import (
     table,
     timed,
 )
-from localmode import Local, checked, importable, plugin_args, setting
+from localmode import Local, add_arguments, checked, importable, plugin_args, setting
 
 RECORDER = '''
 import json, os, time
@@ -266,12 +266,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--no-split", action="store_true",
                         help="skip the profiled run that splits pytest-reb's own time")
-    parser.add_argument("--local", nargs="?", const="", default=None, metavar="CHECKOUT",
-                        help="the pyramid on local:// (no Docker), the raw side each command "
-                             "as a child process; CHECKOUT is the demo's checkout (python -m "
-                             "pytest_reb.loop.demo checkout DIR), made here if not given")
-    parser.add_argument("--python", default=sys.executable,
-                        help="--local: the interpreter under test (default: this one)")
+    add_arguments(parser, "the pyramid, and the raw side each command as a child process,")
     args = parser.parse_args()
     importable()
     checked(parser, args.local)

@@ -55,7 +55,7 @@ from common import (
     table,
     timed,
 )
-from localmode import Local, checked, importable, plugin_args, setting
+from localmode import Local, add_arguments, checked, importable, plugin_args, setting
 
 #: The marks every side runs (C0 on ``local://`` needs node, which a GPU host may lack).
 MARKS = "c1 or c2"
@@ -97,12 +97,7 @@ def main() -> int:
                         help="comma-separated -n values each compared with -n 1 (default 2)")
     parser.add_argument("--serial", action="store_true",
                         help="each pair's tiers in turn (--reb-serial), no lanes")
-    parser.add_argument("--local", nargs="?", const="", default=None, metavar="CHECKOUT",
-                        help="rows on local:// (no Docker); CHECKOUT is the demo's checkout "
-                             "(python -m pytest_reb.loop.demo checkout DIR), made here if "
-                             "not given")
-    parser.add_argument("--python", default=sys.executable,
-                        help="--local: the interpreter under test (default: this one)")
+    add_arguments(parser, "rows")
     args = parser.parse_args()
     counts = [1, *sorted({int(n) for n in args.workers.split(",")} - {1})]
     importable()
