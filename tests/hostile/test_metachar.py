@@ -20,9 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import docker
 import pytest
-from support.hostile import AfterTier, run_reb
+from support.hostile import AfterTier, output_while_there, run_reb
 from support.imagecase import SITE
 from support.images import module_text
 from support.payloads import HOST_CANARY, INJECTED_PYTHON, RELATIVE_CANARY, TARGET_CANARY
@@ -42,13 +41,10 @@ def test_no_string_of_the_image_or_report_reaches_a_shell(
     def check(containers: list[Any]) -> None:
         assert containers  # the run's container, and the twin where C2 and C5 asked
         seen["in_target"] = []
-        for ctr in containers:
-            try:
-                res = ctr.exec_run(["find", "/", "-xdev", "(", "-path", TARGET_CANARY, "-o",
-                                    "-name", RELATIVE_CANARY, ")", "-print"], user="0:0")
-            except docker.errors.NotFound:  # a lane's sibling, removed as its lane ended
-                continue
-            seen["in_target"] += res.output.decode().split()  # as commands run: as root
+        for ctr in containers:  # as root, as commands run
+            found = output_while_there(ctr, ["find", "/", "-xdev", "(", "-path", TARGET_CANARY,
+                                             "-o", "-name", RELATIVE_CANARY, ")", "-print"])
+            seen["in_target"] += (found or "").split()
 
     after = AfterTier(docker_client, image, "c5", check)
     run = run_reb(pytester, image, {"test_metachar": module_text(

@@ -77,6 +77,22 @@ class AfterTier:
             self.check(found)
 
 
+def output_while_there(ctr: Any, argv: list[str]) -> str | None:
+    """``argv``'s output in ``ctr`` as root, or None where the container went meanwhile: a
+    lane's sibling is removed as its lane ends, which may be while ``AfterTier`` lists it
+    (the engine then refuses the exec, or runs it into a container it is taking down)."""
+    import docker
+
+    try:
+        res = ctr.exec_run(argv, user="0:0")
+        if res.exit_code in (0, None):
+            return res.output.decode()
+        ctr.reload()
+    except docker.errors.NotFound:
+        return None
+    return res.output.decode() if ctr.status == "running" else None
+
+
 def c1_not_a_finish(pytester: pytest.Pytester, image: str, module: str,
                     expected: str) -> Outcome:
     """Strict C1 of a hostile image whose demo entrypoint trained but whose end the image
