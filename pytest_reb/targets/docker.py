@@ -379,9 +379,9 @@ class DockerTarget(Target):
         if not devices:
             env["CUDA_VISIBLE_DEVICES"] = ""
         api = self.client.api
-        counted = counters.Window(ctr.id)
         bound = self._bound(key, ctr)  # before the command: nothing of it can move the anchor
-        start = time.monotonic()
+        counted = counters.Window(ctr.id)  # read as it begins: its clock is the command's
+        start = counted.began
         exec_id, reader, out, err = dockerexec.open_stream(api, ctr, argv, env, cwd)
         watch = GpuWatch(lambda: self._run_pids(key), devices) if devices else None
         with watch or contextlib.nullcontext(), self.observing(env, lambda: self._run_pids(key)):
