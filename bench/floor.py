@@ -25,13 +25,14 @@ import argparse
 import sys
 
 from common import DEMO_MODULE, ROOT, machine, measure, median, table
-
-from pytest_reb.plugin import load_args
+from localmode import importable
 
 QUIET = ["-p", "no:hypothesispytest", "-p", "no:cacheprovider", "-q"]
 
 
 def commands() -> dict[str, list[str]]:
+    from pytest_reb.plugin import load_args  # after ``importable``: a checkout carried as it is
+
     demo = str(DEMO_MODULE.relative_to(ROOT))
     pytest = [sys.executable, "-m", "pytest", "--collect-only", *QUIET, demo]
     return {
@@ -47,6 +48,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=10)
     args = parser.parse_args()
+    importable()
     steps = commands()
     for cmd in steps.values():  # warm the page cache and __pycache__
         measure(cmd, cwd=ROOT, ok=(0, 5))

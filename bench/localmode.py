@@ -4,14 +4,13 @@ GPU machines run it (docs/gpu_run.sh), for ``scaling.py`` and ``overhead.py``.
 The interpreter under test is ``--python``; ``--reb-repo-dir`` is the demo's checkout at its
 pinned commit (``python -m pytest_reb.loop.demo checkout DIR``, or made by the bench with git
 alone); the agent's report is written from that interpreter's own facts.  A checkout of this
-repository carried to a machine where it is not installed still runs (``importable``,
-``plugin_args``).
+repository carried to a machine where it is not installed still runs (``importable``; the
+plugin named with ``pytest_reb.plugin.load_args``).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import importlib.util
 import os
 import subprocess
@@ -60,15 +59,6 @@ def importable() -> None:
         sys.path.insert(0, str(ROOT))
         os.environ["PYTHONPATH"] = os.pathsep.join(
             p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
-
-
-def plugin_args() -> list[str]:
-    """``-p`` for the plugin where no entry point registers it (a checkout carried to a machine
-    where it is not installed, as docs/gpu_run.sh runs it); nothing where one does (a second
-    registration of the same module would fail)."""
-    if importlib.metadata.entry_points(group="pytest11", name="reb"):
-        return []
-    return ["-p", "pytest_reb.plugin.hooks"]
 
 
 def demo_checkout(dest: Path) -> Path:

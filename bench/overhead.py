@@ -62,7 +62,7 @@ from common import (
     table,
     timed,
 )
-from localmode import Local, add_arguments, checked, importable, plugin_args, setting
+from localmode import Local, add_arguments, checked, importable, setting
 
 RECORDER = '''
 import json, os, time
@@ -102,8 +102,10 @@ if os.environ.get("REB_BENCH_PROFILES"):  # the split: every thread under a prof
 
 def pytest_cmd(where: Path, on: str | Local, outdir: str) -> list[str]:
     """One pyramid of the demo on the image ``on``, or on ``local://`` with ``on``'s setting."""
+    from pytest_reb.plugin import load_args
+
     place = (["--reb-image", on] if isinstance(on, str) else
-             [*plugin_args(), "--reb-host=local://", "--agent-report", str(where / on.report),
+             [*load_args(), "--reb-host=local://", "--agent-report", str(where / on.report),
               *on.pytest_args()])
     return [sys.executable, "-m", "pytest", "--rootdir", str(where), "-p", "no:cacheprovider",
             "-p", "no:hypothesispytest", "-q", *place,

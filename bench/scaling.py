@@ -55,7 +55,7 @@ from common import (
     table,
     timed,
 )
-from localmode import Local, add_arguments, checked, importable, plugin_args, setting
+from localmode import Local, add_arguments, checked, importable, setting
 
 #: The marks every side runs (C0 on ``local://`` needs node, which a GPU host may lack).
 MARKS = "c1 or c2"
@@ -104,7 +104,9 @@ def main() -> int:
     local_mode = args.local is not None
     checked(parser, args.local)
     image = None if local_mode else demo_images("good")[0]
-    plugin = plugin_args()
+    from pytest_reb.plugin import load_args  # after ``importable``
+
+    plugin = load_args()
     walls: dict[int, list[float]] = {n: [] for n in counts}
     loads: dict[int, list[float]] = {n: [] for n in counts}  # others' jobs show here
     busy: dict[int, list[float]] = {n: [] for n in counts}  # cores the machine kept busy
