@@ -199,11 +199,14 @@ def raw_loop(image: str, commands: list[dict[str, Any]], label: str) -> dict[str
 def raw_local(commands: list[dict[str, Any]]) -> dict[str, float]:
     """Every command as a plain child process of this one, on ``local://``'s terms (the devices
     it had as ``CUDA_VISIBLE_DEVICES``, none for the CPU profile): wall and command time."""
+    from pytest_reb.targets.base import cuda_visible
+
     mismatched = 0
     execs = 0.0
     t0 = time.perf_counter()
     for c in commands:
-        env = {**os.environ, **c["env"], "CUDA_VISIBLE_DEVICES": ",".join(c["devices"])}
+        env = {**os.environ, **c["env"],
+               "CUDA_VISIBLE_DEVICES": cuda_visible(c["env"], c["devices"])}
         env.pop("REB_WITNESS_STOP", None)  # no host reads here: it must not stop
         started = time.perf_counter()
         try:
