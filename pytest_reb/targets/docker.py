@@ -134,7 +134,7 @@ class DockerTarget(Target):
     def _container(self, key: str) -> Any:
         with self._lock:
             if self._retired:
-                raise InfraError(f"the run is done with this target of {self.image!r} (retired)")
+                raise self._refusal()
             ctr = self._containers.get(key)
             if ctr is not None:
                 with contextlib.suppress(Exception):
@@ -232,7 +232,7 @@ class DockerTarget(Target):
         API (its anonymous volumes go with it)."""
         with self._lock:  # a retire waits for it: its container is gone before the clean-up
             if self._retired:
-                raise InfraError(f"the run is done with this target of {self.image!r} (retired)")
+                raise self._refusal()
             archive = image_tar(self.client, self.image_id, self.run_id, path)
         yield archive
 
@@ -317,6 +317,10 @@ class DockerTarget(Target):
         made._owns_family = False  # shares the family; retiring a copy leaves the others
         made._retired = not self._family.join(made)  # one made after the end is born retired
         return made
+
+    def _refusal(self) -> InfraError:
+        """What a container asked of a retired target gets instead of being made."""
+        return InfraError(f"the run is done with this target of {self.image!r} (retired)")
 
     def retire(self) -> None:
         """Also retires every copy this target or its copies made (``family``)."""

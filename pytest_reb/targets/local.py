@@ -137,9 +137,10 @@ class LocalTarget(Target):
 
 def exited(proc: subprocess.Popen[bytes], timeout: float) -> int:
     """``proc.wait(timeout)``, told of the exit the moment it happens.  Popen's own wait with a
-    timeout polls with sleeps of up to 50 ms, and every command's end waited on one (a
-    pyramid's dozen commands, about 0.3 s of own time); a pidfd is readable as soon as the
-    process exits (Linux 5.3).  ``subprocess.TimeoutExpired`` as ``wait`` raises it."""
+    timeout polls with sleeps of up to 50 ms, and every command's end waited on one (a 0.2 s
+    command's end was seen 15 ms late at the median, 3 ms through a pidfd); a pidfd is
+    readable as soon as the process exits (Linux 5.3).  ``subprocess.TimeoutExpired`` as
+    ``wait`` raises it."""
     if proc.returncode is not None:  # reaped: its pid may be another process's by now
         return proc.returncode
     try:

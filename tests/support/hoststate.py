@@ -31,12 +31,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_reb.runs.matrix import AGENT_ENV_LABEL
+
 #: Where the suite's image repositories' names begin (``reb-base``, ``reb-demo``, ``reb-hostile-*``,
 #: ``reb-fault-tiny``, ...).
 SUITE_IMAGES = "reb-"
 #: The label of an agent run's committed image: one untagged is a leak, never a rebuild (its
 #: tag was removed while a container still used it).
-AGENT_RUN = "reb.agent-env.run"
+AGENT_RUN = f"{AGENT_ENV_LABEL}run"
 #: The engine's exec root as the host's dockerd has it by default (``/var/run`` is ``/run``).
 EXEC_ROOTS = ("/run/docker", "/var/run/docker")
 
