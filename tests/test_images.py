@@ -17,6 +17,7 @@ from docker.errors import DockerException
 from pytest_reb.loop import images
 from pytest_reb.loop.demo import images as demo
 from pytest_reb.loop.demo.checkout import demo_commit, demo_dir, source_root
+from pytest_reb.targets.base import labels
 
 pytestmark = pytest.mark.container
 
@@ -47,7 +48,7 @@ def demo_images(client: docker.DockerClient) -> dict[str, str]:
 def run(client: docker.DockerClient, image: str, command: list[str]) -> tuple[int, str]:
     """Run a command in a fresh offline container; return its exit status and output."""
     container = client.containers.create(
-        image, command, labels={"reb.run": "tests"}, network_mode="none"
+        image, command, labels=labels("tests"), network_mode="none"
     )
     try:
         container.start()
@@ -59,7 +60,7 @@ def run(client: docker.DockerClient, image: str, command: list[str]) -> tuple[in
 
 def read_file(client: docker.DockerClient, image: str, path: str) -> str:
     """Read a file from an image without running anything in it."""
-    container = client.containers.create(image, labels={"reb.run": "tests"}, network_mode="none")
+    container = client.containers.create(image, labels=labels("tests"), network_mode="none")
     try:
         stream, _ = container.get_archive(path)
         with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as archive:

@@ -32,7 +32,7 @@ from pytest_reb.pyramid.lanes import (
     spare_cores,
 )
 from pytest_reb.targets import DockerTarget, InfraError, Limits
-from pytest_reb.targets.base import LABEL_RUN
+from pytest_reb.targets.base import LABEL_RUN, labels
 from pytest_reb.targets.docker import BACKGROUND_SHARES
 
 
@@ -335,7 +335,7 @@ def test_a_starved_command_stalls_and_a_sleeping_one_does_not(demo_image: str,
             demo_image, ["sh", "-c", f"for i in $(seq {os.cpu_count() or 1}); do "
                                      f"( {spin} ) & done; wait"],
             detach=True, network_mode="none", mem_limit="64m", pids_limit=64,
-            labels={LABEL_RUN: run_id})
+            labels=labels(run_id))  # with its owner: no other run's orphan
         slept = sleeper.exec(["sleep", "4"], timeout=60, scaled=False)
         spun = starved.exec([*starved.util("sh"), "-c", spin], timeout=4, scaled=False)
         assert slept.exit_code == 0 and spun.timed_out
