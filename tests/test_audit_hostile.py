@@ -262,7 +262,7 @@ def test_c5_alone_runs_c2_for_itself(pytester: pytest.Pytester, demo_image: str,
     C2's extension sweep, which only C2's own outcome would record, does not run (issue 32:
     minutes of a multi-GB environment for nothing)."""
     start = time.time()
-    result, got = run_demo(pytester, demo_image, "-m", "c5")
+    result, got = run_demo(pytester, demo_image, "-m", "c5", "--reb-ext-sweep=always")
     result.assert_outcomes(passed=1, deselected=5)
     assert list(got) == ["c5"]
     probes = probes_started(docker_client, pytester, start)
@@ -279,7 +279,7 @@ def test_c2_runs_once_when_c5_asks_for_it_too(pytester: pytest.Pytester, demo_im
                                               docker_client: Any) -> None:
     """C2 selected: its outcome records the sweep, run once, whoever asked for C2 first."""
     start = time.time()
-    result, got = run_demo(pytester, demo_image, "-m", "c2 or c5")
+    result, got = run_demo(pytester, demo_image, "-m", "c2 or c5", "--reb-ext-sweep=always")
     result.assert_outcomes(passed=1, failed=1, deselected=4)
     assert got["c5"].evidence["tiers"]["c2"]["started"] == got["c2"].started
     sweep = got["c2"].evidence["native_extensions"]
@@ -287,6 +287,30 @@ def test_c2_runs_once_when_c5_asks_for_it_too(pytester: pytest.Pytester, demo_im
     probes = probes_started(docker_client, pytester, start)
     swept = 0 if sweep.get("cached") else 1  # an earlier test's sweep of the image is kept
     assert probes.count("cuda_probe.py") == 1 and probes.count("ext_probe.py") == swept, probes
+
+
+def test_by_default_c2_sweeps_only_where_nothing_else_explains(
+        pytester: pytest.Pytester, demo_image: str, docker_client: Any) -> None:
+    """``--reb-ext-sweep=auto``: torch's CPU-only build on a machine without a GPU fails C2
+    for a cause the probe names itself, so the sweep (a diagnosis) is not run, and says why."""
+    start = time.time()
+    result, got = run_demo(pytester, demo_image, "-m", "c2")
+    result.assert_outcomes(failed=1, deselected=5)
+    assert got["c2"].evidence["native_extensions"] == {
+        "ran": False, "skipped": "a CPU-only build: C2's probe names the cause"}
+    assert "ext_probe.py" not in probes_started(docker_client, pytester, start)
+
+
+def test_by_default_c2_sweeps_when_no_framework_imports(
+        pytester: pytest.Pytester, demo_image: str, honest: dict[str, Any]) -> None:
+    """The report names an interpreter where torch does not import: C2's probe cannot say
+    which compiled module failed, so the default sweep runs and says why it ran."""
+    report = {**honest, "python_path": "/usr/bin/python3"}
+    result, got = run_demo(pytester, demo_image, "-m", "c2", report=report)
+    result.assert_outcomes(failed=1, deselected=5)
+    assert got["c2"].category == "deps", got["c2"].message
+    sweep = got["c2"].evidence["native_extensions"]
+    assert sweep["ran"] and sweep["why"].startswith("the probe did not reach CUDA"), sweep
 
 
 def test_hallucinations_in_the_terminal_and_the_summary(pytester: pytest.Pytester,

@@ -75,7 +75,8 @@ def reb_ctx(request: pytest.FixtureRequest, reb_target_spec: TargetSpec) -> Iter
         read_report=lambda target: session.report(reb_target_spec, target),
         resumed=session.resumed, leases=session.leases_for(reb_target_spec),
         options=opts, spec=reb_target_spec, asset_cache=session.asset_cache,
-        ext_sweep=opts.ext_sweep and wanted("c2"),
+        ext_sweep=opts.ext_sweep if wanted("c2") else "never",
+        gpu_stages_after=any(repo.applicable[t] and wanted(t) for t in ("c3", "c4")),
         side_by_side=_lanes(request.config, session, repo, reb_target_spec, wanted),
         refused=session.refused.get(pair_key(repo.name, reb_target_spec.id)))
     try:

@@ -112,12 +112,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--reb-official-layout", metavar="DIR",
                     help="also write the run as the official harness lays out its jobs: "
                          "DIR/jobs/<job>/job_summary.json and build_output/<stage>/results.json")
-    group.addoption("--reb-no-ext-sweep", dest="reb_ext_sweep", action="store_false",
-                    default=True,
-                    help="skip C2's native-extension sweep (informational diagnosis of every "
-                         "compiled extension, run only when C2 itself is selected; seconds "
-                         "per target on a small environment, minutes on a multi-GB one, 240 s "
-                         "at most)")
+    group.addoption("--reb-ext-sweep", dest="reb_ext_sweep", default="auto",
+                    choices=("auto", "always", "never"),
+                    help="C2's native-extension sweep, a diagnosis that loads every compiled "
+                         "module the repository's imports reach (seconds per target on a "
+                         "small environment, minutes on a multi-GB one, 240 s at most; it "
+                         "decides no verdict).  auto (default): where nothing else would "
+                         "explain or exercise them: C2 failed for a cause its probe cannot "
+                         "name, or C2 passed and no C3 or C4 of the run loads the code on "
+                         "the GPU; always; never")
+    group.addoption("--reb-no-ext-sweep", dest="reb_ext_sweep", action="store_const",
+                    const="never", default="auto", help="the same as --reb-ext-sweep=never")
     group.addoption("--reb-serial", action="store_true", default=False,
                     help="run each target's tiers one after another in one container, as the "
                          "official harness did (default: C1 runs beside C0 then C2, each lane "

@@ -18,7 +18,7 @@ from pytest_reb.pyramid import ext_sweep
 from pytest_reb.pyramid.answers import PYTHON_MARKER, Answered
 from pytest_reb.pyramid.context import Context
 from pytest_reb.pyramid.entrypoint import evidence_of
-from pytest_reb.rules.c2 import CudaEvidence, decide
+from pytest_reb.rules.c2 import CudaEvidence, decide, sweep_wanted
 from pytest_reb.rules.c2_compat import official_c2, situation, unanswered
 from pytest_reb.rules.decision import mode_of
 from pytest_reb.targets import PROBES_MOUNT, marked_json
@@ -75,9 +75,14 @@ def probe(ctx: Context) -> Outcome:
                     stderr_tail=res.stderr[-4000:])
     o.evidence = {"observed": obs, "gpus_on_target": len(ctx.target.gpus), **evidence_of(res),
                   "official_cuda": official.evidence()}
-    o = decide(CudaEvidence(obs, res, len(ctx.target.gpus), ctx.repo.c2_compat, how),
-               mode_of(ctx.compat)).onto(o)
-    if ctx.ext_sweep:
+    seen = CudaEvidence(obs, res, len(ctx.target.gpus), ctx.repo.c2_compat, how)
+    o = decide(seen, mode_of(ctx.compat)).onto(o)
+    if ctx.ext_sweep == "never":
+        return o
+    sweep, why = sweep_wanted(seen, ctx.ext_sweep, ctx.gpu_stages_after)
+    if not sweep:
+        o.evidence["native_extensions"] = {"ran": False, "skipped": why}
+    else:
         o.evidence["native_extensions"] = ext_sweep.run(
             ctx, capabilities=[str(d.get("capability")) for d in (obs or {}).get("devices") or []],
             framework_cuda=(obs or {}).get("cuda_build"),
@@ -85,4 +90,5 @@ def probe(ctx: Context) -> Outcome:
             gpus_seen={k: (obs or {}).get(k) for k in ("framework", "cuda_build",
                                                        "cuda_available", "gpu_count",
                                                        "devices")})
+        o.evidence["native_extensions"]["why"] = why
     return o

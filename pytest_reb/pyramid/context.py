@@ -115,10 +115,13 @@ class Context:
     assets_dir: str | None = None
     #: the host's asset cache: its view of this repository is mounted at ``{assets}``
     asset_cache: AssetCache | None = None
-    #: C2 sweeps the native extensions: only when C2's own item is selected (C5 asking for
-    #: C2's observation needs no sweep, and would record none), and not under
-    #: ``--reb-no-ext-sweep``
-    ext_sweep: bool = True
+    #: C2's native-extension sweep (``--reb-ext-sweep``: ``auto``, ``always``, ``never``;
+    #: ``rules/c2.sweep_wanted``), ``never`` unless C2's own item is selected (C5 asking for
+    #: C2's observation needs no sweep, and would record none)
+    ext_sweep: str = "auto"
+    #: a C3 or C4 of this pair is selected and applies: it loads the repository's code on
+    #: the GPU, so an ``auto`` sweep after a passing C2 is not needed
+    gpu_stages_after: bool = False
     #: the verdict of a pair refused at collection (``verdict.misconfigured``): nothing runs
     refused: dict[str, Any] | None = None
     #: the lanes this pair's first tiers run in side by side (``lanes.plan``): an empty plan

@@ -14,7 +14,10 @@ architectures cuobjdump found in each module are set against the card's
 
 It runs only when C2's own item is selected (``Context.ext_sweep``): C5 asks
 for C2's observation, never for the sweep, and a sweep nothing records is
-minutes of a multi-GB environment spent for nothing.  What it loads is the
+minutes of a multi-GB environment spent for nothing.  Under ``--reb-ext-sweep=auto``
+(the default) C2 runs it only where nothing else explains or exercises the compiled
+modules (``rules/c2.sweep_wanted``): a C2 failure its probe cannot name, or a passing C2
+with no C3 or C4 in the run to load the repository's code on the GPU.  What it loads is the
 image's environment on the GPUs the probe saw, so a complete sweep is kept on
 the host by the image's id, the interpreter, the checkout and those GPUs
 (``imagecache``, like the environment's size), and a later C2 of the same image

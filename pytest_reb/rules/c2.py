@@ -95,6 +95,48 @@ def judge(obs: dict[str, Any] | None, holder_problem: str | None) -> tuple[bool,
     return True, None, "a kernel ran on the GPU and matched the CPU"
 
 
+#: C2 failures its probe names exactly: loading every compiled module would add nothing to them.
+NAMED_BY_PROBE = frozenset({"cuda_spoofed", "kernel_mismatch", "arch_unsupported",
+                            "no_gpu_evidence"})
+
+
+def sweep_wanted(ev: CudaEvidence, setting: str, gpu_stages_after: bool) -> tuple[bool, str]:
+    """Whether C2 sweeps the compiled modules (``pyramid/ext_sweep.py``), and why: the sweep
+    decides nothing, it explains, so under ``auto`` it runs where nothing else would.
+
+    ``setting`` is ``--reb-ext-sweep`` (``auto``, ``always``, ``never``);
+    ``gpu_stages_after``: this run has a C3 or C4 of the pair to run, which loads the
+    repository's own code on the GPU and names whatever of it fails to load.  Under ``auto``
+    the sweep runs when the strict C2 failed for a cause its probe cannot name (the framework
+    did not import, the probe crashed, hung or printed nothing, a CUDA build found no CUDA on
+    a target with GPUs), and when C2 passed and no later tier of the run will load the
+    repository's code on the GPU.  It does not run for a CPU-only build or a target without
+    GPUs (C1 runs the code on the CPU; nothing of the environment is on trial on a GPU), nor
+    for a cause the probe names (a patched check, a wrong result, an architecture missing
+    from the build, no CUDA context seen by the host)."""
+    if setting == "never":
+        return False, "--reb-ext-sweep=never"
+    if setting == "always":
+        return True, "--reb-ext-sweep=always"
+    obs, res = ev.observed, ev.res
+    passed, category, _ = judge(obs, held_any_gpu(res))
+    if res.timed_out or obs is None or obs.get("framework") == "none":
+        return True, "the probe did not reach CUDA: which compiled module fails to load?"
+    if passed:
+        if gpu_stages_after:
+            return False, ("C2 passed, and C3 or C4 of this run loads the repository's own "
+                           "code on the GPU")
+        return True, "C2 passed, and no later tier of this run loads the repository's code " \
+                     "on the GPU"
+    if category == "cuda_unavailable":
+        if obs.get("framework") == "pytorch" and not obs.get("cuda_build"):
+            return False, "a CPU-only build: C2's probe names the cause"
+        if ev.gpus_on_target == 0:
+            return False, "no GPU on the target: C1 runs the code on the CPU"
+        return True, "a CUDA build found no CUDA on a target with GPUs"
+    if category in NAMED_BY_PROBE:
+        return False, f"C2's probe names the cause ({category})"
+    return True, f"C2 failed ({category})"
 
 
 def arch_supported(capability: str, arch_list: list[str]) -> bool:

@@ -45,7 +45,8 @@ class RebOptions:
     shard: tuple[int, int] | None = None
     assets: Path | None = None
     prepare: bool = False
-    ext_sweep: bool = True
+    #: ``--reb-ext-sweep``: ``auto``, ``always`` or ``never`` (``rules/c2.sweep_wanted``)
+    ext_sweep: str = "auto"
     #: ``--reb-serial``: every tier in its turn, in the target (no side-by-side lanes)
     serial: bool = False
     #: ``--reb-allow-commit-mismatch``: a checkout at another commit is judged, not refused

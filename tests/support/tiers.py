@@ -31,7 +31,7 @@ def honest_report(target: Target) -> dict[str, Any]:
 
 
 def tier_context(target: Target, report: dict[str, Any] | bytes | None, *,
-                 compat: bool = False, ext_sweep: bool = False) -> Context:
+                 compat: bool = False, ext_sweep: str = "never") -> Context:
     """A context of the demo's repository on ``target`` with ``report``."""
     raw = json.dumps(report).encode() if isinstance(report, dict) else report
     return Context(repo=demo_repo(), target_name="hostile", connect=lambda: target,
@@ -41,7 +41,8 @@ def tier_context(target: Target, report: dict[str, Any] | bytes | None, *,
 
 def run_tiers(target: Target, report: dict[str, Any] | bytes | None, *tiers: str,
               compat: bool = False) -> dict[str, Outcome]:
-    """Run ``tiers`` through their real probes, in one context (C2 sweeps the extensions only
-    when it is one of ``tiers``)."""
-    ctx = tier_context(target, report, compat=compat, ext_sweep="c2" in tiers)
+    """Run ``tiers`` through their real probes, in one context (C2 sweeps the extensions
+    whenever it is one of ``tiers``)."""
+    ctx = tier_context(target, report, compat=compat,
+                       ext_sweep="always" if "c2" in tiers else "never")
     return {tier: ctx.once(tier, tier_probe(tier)) for tier in tiers}
