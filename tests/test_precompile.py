@@ -278,3 +278,22 @@ def test_a_compile_still_starting_when_the_run_ends_makes_no_container(
     done = precompile.wait(target.bytecode, 60)
     assert done is not None and "retired" in done.get("error", ""), done
     assert not docker_client.containers.list(all=True, filters={"label": f"reb.run={run}"})
+
+
+def test_the_host_compiles_for_the_stages_this_run_will_start() -> None:
+    """``context.entry_scripts``: the entry scripts of the selected stage tiers that the
+    target's GPUs let start; a GPU stage on a machine without one is compiled for nothing."""
+    from pytest_reb import Repo, Run, torchrun
+    from pytest_reb.pyramid.context import entry_scripts
+
+    repo = Repo("me/three", commit="0" * 40, imports_total=1,
+                cpu=Run(["{python}", "cpu.py"], entrypoint="cpu.py"),
+                single_gpu=Run(["{python}", "gpu.py"], entrypoint="gpu.py"),
+                multi_gpu=torchrun("ddp.py", nproc=4, entrypoint="ddp.py"))
+    every = ["/r/cpu.py", "/r/gpu.py", "/r/ddp.py"]
+    assert entry_scripts(repo, "/r") == every
+    assert entry_scripts(repo, "/r", frozenset({"c1", "c3", "c4"}), 4) == every
+    assert entry_scripts(repo, "/r", frozenset({"c1", "c3", "c4"}), 2) == every[:2]
+    assert entry_scripts(repo, "/r", frozenset({"c1", "c3", "c4"}), 0) == ["/r/cpu.py"]
+    assert entry_scripts(repo, "/r", frozenset({"c3"}), 1) == ["/r/gpu.py"]
+    assert entry_scripts(repo, "/r", frozenset(), 8) == []

@@ -77,6 +77,7 @@ def reb_ctx(request: pytest.FixtureRequest, reb_target_spec: TargetSpec) -> Iter
         options=opts, spec=reb_target_spec, asset_cache=session.asset_cache,
         ext_sweep=opts.ext_sweep if wanted("c2") else "never",
         gpu_stages_after=any(repo.applicable[t] and wanted(t) for t in ("c3", "c4")),
+        stage_tiers=frozenset(t for t in ("c1", "c3", "c4") if wanted(t)),
         side_by_side=_lanes(request.config, session, repo, reb_target_spec, wanted),
         refused=session.refused.get(pair_key(repo.name, reb_target_spec.id)))
     try:
@@ -148,7 +149,8 @@ def prestart(config: pytest.Config, session: RebSession, items: Sequence[pytest.
     # is read in the fresh container the sources are read in
     target.prepare_bytecode(
         lambda fresh: interpreter(session.options, lambda: session.report(spec, lambda: fresh)),
-        entry_scripts(repo, session.options.repo_dir or repo.repo_dir))
+        entry_scripts(repo, session.options.repo_dir or repo.repo_dir,
+                      frozenset(t for t in ("c1", "c3", "c4") if wanted(t)), len(target.gpus)))
 
 
 def _target_id(item: pytest.Item) -> str | None:

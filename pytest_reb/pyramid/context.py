@@ -71,12 +71,25 @@ def interpreter(options: RebOptions, report: Callable[[], ReportLoad]) -> str | 
     return report().claimed_python if options.compat else report().python
 
 
-def entry_scripts(repo: Repo, checkout: str) -> list[str]:
-    """The Python files the repository's runs name as their entrypoints, in the target."""
-    runs = (repo.cpu, repo.single_gpu, repo.multi_gpu)
+#: The tiers that run a repository's stage, each with its run and the fewest GPUs it runs on
+#: (fewer is ``insufficient_hardware`` before anything runs: ``entrypoint.hardware_gate``).
+STAGE_TIERS = (("c1", "cpu", 0), ("c3", "single_gpu", 1), ("c4", "multi_gpu", 2))
+
+
+def entry_scripts(repo: Repo, checkout: str, tiers: frozenset[str] | None = None,
+                  gpus: int | None = None) -> list[str]:
+    """The Python files the repository's runs name as their entrypoints, in the target: of
+    the runs this run will start (their tiers among ``tiers``, with the ``gpus`` they need),
+    or of every run where either is None.  The host compiles what they import before the
+    first stage (``targets/precompile.py``): a GPU stage a CPU machine never starts, or a
+    tier not selected, would be compiled for nothing (MoBA's ``examples/llama.py``, which
+    imports transformers: 10 CPU-s)."""
+    runs = [run for tier, name, least in STAGE_TIERS
+            if (run := getattr(repo, name)) is not None
+            and (tiers is None or tier in tiers)
+            and (gpus is None or gpus >= max(least, run.min_gpus if least else 0))]
     return list(dict.fromkeys(str(PurePosixPath(checkout) / run.entrypoint) for run in runs
-                              if run is not None and run.entrypoint
-                              and run.entrypoint.endswith(".py")))
+                              if run.entrypoint and run.entrypoint.endswith(".py")))
 
 
 def tier_probe(tier: str) -> Callable[[Context], Outcome]:
@@ -122,6 +135,9 @@ class Context:
     #: a C3 or C4 of this pair is selected and applies: it loads the repository's code on
     #: the GPU, so an ``auto`` sweep after a passing C2 is not needed
     gpu_stages_after: bool = False
+    #: the stage tiers (C1, C3, C4) this run selected for the pair, whose entry scripts' imports
+    #: the host compiles before the first stage; None: all of them
+    stage_tiers: frozenset[str] | None = None
     #: the verdict of a pair refused at collection (``verdict.misconfigured``): nothing runs
     refused: dict[str, Any] | None = None
     #: the lanes this pair's first tiers run in side by side (``lanes.plan``): an empty plan
@@ -330,7 +346,8 @@ class Context:
         first of them starts (``Target.prepare_bytecode``; the stages wait for it), where the
         run's start did not already (``fixtures.prestart``)."""
         self.target.prepare_bytecode(lambda _fresh: self.python,
-                                     entry_scripts(self.repo, self.checkout))
+                                     entry_scripts(self.repo, self.checkout, self.stage_tiers,
+                                                   len(self.target.gpus)))
 
     def _infra(self, tier: str, started: float, exc: Exception) -> Outcome:
         outcome = self.outcome(tier, category="infra", strict=False, compat=False,

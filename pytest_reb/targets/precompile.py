@@ -5,7 +5,8 @@ Until something is kept for an image, every interpreter that imports ``torch`` c
 the ~1000 modules it imports: on the demo image, ``import torch`` took 3.4 CPU-s compiling
 and a first verification starts four of them (C1's entrypoint, C2's CUDA probe, C5's
 strict probe and official question).  What they will import is known before any of them
-runs, from the image's files alone: the module-level imports of the entry scripts, of
+runs, from the image's files alone: the module-level imports of the entry scripts (of the
+stages the run will start: ``context.entry_scripts``), of
 ``torch`` (``ROOTS``) and of the interpreter's start, followed through the interpreter's
 search path.  An import inside a function runs only when it is called, so it is left to
 the stage that calls it, and to ``bytecode.keep`` after it.
