@@ -297,3 +297,25 @@ def test_the_host_compiles_for_the_stages_this_run_will_start() -> None:
     assert entry_scripts(repo, "/r", frozenset({"c1", "c3", "c4"}), 0) == ["/r/cpu.py"]
     assert entry_scripts(repo, "/r", frozenset({"c3"}), 1) == ["/r/gpu.py"]
     assert entry_scripts(repo, "/r", frozenset(), 8) == []
+
+
+@pytest.mark.parametrize(("tiers", "gpus", "after"), [
+    (frozenset({"c1", "c3", "c4"}), 1, True), (frozenset({"c1", "c4"}), 2, False),
+    (frozenset({"c1", "c4"}), 4, True), (frozenset({"c1", "c3"}), 0, False),
+    (frozenset({"c1"}), 8, False)])
+def test_a_passing_c2_is_swept_only_without_a_gpu_stage_to_follow(
+        tiers: frozenset[str], gpus: int, after: bool) -> None:
+    """``Context.gpu_stages_after``: a C3 or C4 of the run whose GPUs the target has loads the
+    repository's code on the GPU, so an ``auto`` sweep after a passing C2 is needless."""
+    from types import SimpleNamespace
+
+    from pytest_reb import Repo, Run, torchrun
+    from pytest_reb.pyramid.context import Context
+
+    repo = Repo("me/three", commit="0" * 40, imports_total=1,
+                cpu=Run(["{python}", "cpu.py"]), single_gpu=Run(["{python}", "gpu.py"]),
+                multi_gpu=torchrun("ddp.py", nproc=4))
+    target = SimpleNamespace(gpus=[str(i) for i in range(gpus)])
+    ctx = Context(repo=repo, target_name="t", connect=lambda: target,  # type: ignore[arg-type,return-value]
+                  read_report=lambda _: None, stage_tiers=tiers)  # type: ignore[arg-type,return-value]
+    assert ctx.gpu_stages_after is after

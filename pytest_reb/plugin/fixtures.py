@@ -76,8 +76,7 @@ def reb_ctx(request: pytest.FixtureRequest, reb_target_spec: TargetSpec) -> Iter
         resumed=session.resumed, leases=session.leases_for(reb_target_spec),
         options=opts, spec=reb_target_spec, asset_cache=session.asset_cache,
         ext_sweep=opts.ext_sweep if wanted("c2") else "never",
-        gpu_stages_after=any(repo.applicable[t] and wanted(t) for t in ("c3", "c4")),
-        stage_tiers=frozenset(t for t in ("c1", "c3", "c4") if wanted(t)),
+        stage_tiers=frozenset(t for t in ("c1", "c3", "c4") if repo.applicable[t] and wanted(t)),
         side_by_side=_lanes(request.config, session, repo, reb_target_spec, wanted),
         refused=session.refused.get(pair_key(repo.name, reb_target_spec.id)))
     try:

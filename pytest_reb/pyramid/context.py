@@ -31,7 +31,7 @@ from pytest_reb.pyramid.shims import mount_first
 from pytest_reb.rules.integrity_verdict import Verdict
 from pytest_reb.runs.matrix import TargetSpec
 from pytest_reb.runs.options import RebOptions
-from pytest_reb.spec import Repo
+from pytest_reb.spec import Repo, Run
 from pytest_reb.targets import InfraError, Target, TargetError
 from pytest_reb.targets.lease import GpuLeases
 
@@ -76,19 +76,25 @@ def interpreter(options: RebOptions, report: Callable[[], ReportLoad]) -> str | 
 STAGE_TIERS = (("c1", "cpu", 0), ("c3", "single_gpu", 1), ("c4", "multi_gpu", 2))
 
 
-def entry_scripts(repo: Repo, checkout: str, tiers: frozenset[str] | None = None,
-                  gpus: int | None = None) -> list[str]:
-    """The Python files the repository's runs name as their entrypoints, in the target: of
-    the runs this run will start (their tiers among ``tiers``, with the ``gpus`` they need),
-    or of every run where either is None.  The host compiles what they import before the
-    first stage (``targets/precompile.py``): a GPU stage a CPU machine never starts, or a
-    tier not selected, would be compiled for nothing (MoBA's ``examples/llama.py``, which
-    imports transformers: 10 CPU-s)."""
-    runs = [run for tier, name, least in STAGE_TIERS
+def stage_runs(repo: Repo, tiers: frozenset[str] | None = None,
+               gpus: int | None = None) -> list[tuple[str, Run]]:
+    """The repository's stages this run will start, by tier: those among ``tiers`` that
+    have a run, and the ``gpus`` it needs (either None: no bound)."""
+    return [(tier, run) for tier, name, least in STAGE_TIERS
             if (run := getattr(repo, name)) is not None
             and (tiers is None or tier in tiers)
             and (gpus is None or gpus >= max(least, run.min_gpus if least else 0))]
-    return list(dict.fromkeys(str(PurePosixPath(checkout) / run.entrypoint) for run in runs
+
+
+def entry_scripts(repo: Repo, checkout: str, tiers: frozenset[str] | None = None,
+                  gpus: int | None = None) -> list[str]:
+    """The Python files the entrypoints of the stages this run will start (``stage_runs``)
+    name, in the target.  The host compiles what they import before the first stage
+    (``targets/precompile.py``): a GPU stage a CPU machine never starts, or a tier not
+    selected, would be compiled for nothing (MoBA's ``examples/llama.py``, which imports
+    transformers: 10 CPU-s)."""
+    return list(dict.fromkeys(str(PurePosixPath(checkout) / run.entrypoint)
+                              for _, run in stage_runs(repo, tiers, gpus)
                               if run.entrypoint and run.entrypoint.endswith(".py")))
 
 
@@ -132,11 +138,9 @@ class Context:
     #: ``rules/c2.sweep_wanted``), ``never`` unless C2's own item is selected (C5 asking for
     #: C2's observation needs no sweep, and would record none)
     ext_sweep: str = "auto"
-    #: a C3 or C4 of this pair is selected and applies: it loads the repository's code on
-    #: the GPU, so an ``auto`` sweep after a passing C2 is not needed
-    gpu_stages_after: bool = False
-    #: the stage tiers (C1, C3, C4) this run selected for the pair, whose entry scripts' imports
-    #: the host compiles before the first stage; None: all of them
+    #: the stage tiers (C1, C3, C4) this run selected for the pair (``stage_runs``: the host
+    #: compiles their entry scripts' imports; a C3 or C4 among them makes an ``auto`` sweep
+    #: after a passing C2 needless); None: all of them
     stage_tiers: frozenset[str] | None = None
     #: the verdict of a pair refused at collection (``verdict.misconfigured``): nothing runs
     refused: dict[str, Any] | None = None
@@ -340,6 +344,13 @@ class Context:
         if "checkout_verdict" in self.__dict__:
             outcome.integrity = self.checkout_verdict.to_json()
         return outcome
+
+    @property
+    def gpu_stages_after(self) -> bool:
+        """Whether a C3 or C4 of this run will load the repository's code on this target's
+        GPUs: selected, with a run, and the GPUs it needs there."""
+        return any(tier != "c1" for tier, _ in stage_runs(self.repo, self.stage_tiers,
+                                                          len(self.target.gpus)))
 
     def _prepare_bytecode(self) -> None:
         """Have the host begin compiling what the tiers' interpreters will import, before the
