@@ -423,6 +423,14 @@ class Repo:
         """The run of tier c1, c3 or c4."""
         return getattr(self, STAGE_OF_TIER[tier])
 
+    def gpus_needed(self, tier: str) -> int:
+        """GPUs a tier needs to be decided on evidence rather than failed before it runs
+        (``insufficient_hardware``): C2 and C3 one, C4 ``max(2, min_gpus)``."""
+        if tier == "c2":
+            return 1
+        run = self.stage(tier) if tier in ("c3", "c4") else None
+        return 0 if run is None else max(1 if tier == "c3" else 2, run.min_gpus)
+
     def skip_reason(self, tier: str) -> str:
         """The official reason a tier that has no run is skipped."""
         return self.skip.get(STAGE_OF_TIER[tier], "not_applicable")

@@ -20,7 +20,7 @@ from pytest_reb.plugin.stash import SESSION_KEY
 from pytest_reb.pyramid import lanes
 from pytest_reb.pyramid.context import Context, entry_scripts, interpreter, mount_for
 from pytest_reb.runs.matrix import TargetSpec
-from pytest_reb.spec import Repo, repo_of
+from pytest_reb.spec import STAGE_OF_TIER, Repo, repo_of
 from pytest_reb.targets import Target, TargetError
 
 
@@ -76,7 +76,7 @@ def reb_ctx(request: pytest.FixtureRequest, reb_target_spec: TargetSpec) -> Iter
         resumed=session.resumed, leases=session.leases_for(reb_target_spec),
         options=opts, spec=reb_target_spec, asset_cache=session.asset_cache,
         ext_sweep=opts.ext_sweep if wanted("c2") else "never",
-        stage_tiers=frozenset(t for t in ("c1", "c3", "c4") if repo.applicable[t] and wanted(t)),
+        stage_tiers=frozenset(t for t in STAGE_OF_TIER if repo.applicable[t] and wanted(t)),
         side_by_side=_lanes(request.config, session, repo, reb_target_spec, wanted),
         refused=session.refused.get(pair_key(repo.name, reb_target_spec.id)))
     try:
@@ -149,7 +149,7 @@ def prestart(config: pytest.Config, session: RebSession, items: Sequence[pytest.
     target.prepare_bytecode(
         lambda fresh: interpreter(session.options, lambda: session.report(spec, lambda: fresh)),
         entry_scripts(repo, session.options.repo_dir or repo.repo_dir,
-                      frozenset(t for t in ("c1", "c3", "c4") if wanted(t)), len(target.gpus)))
+                      frozenset(filter(wanted, STAGE_OF_TIER)), len(target.gpus)))
 
 
 def _target_id(item: pytest.Item) -> str | None:

@@ -31,7 +31,7 @@ from pytest_reb.pyramid.shims import mount_first
 from pytest_reb.rules.integrity_verdict import Verdict
 from pytest_reb.runs.matrix import TargetSpec
 from pytest_reb.runs.options import RebOptions
-from pytest_reb.spec import Repo, Run
+from pytest_reb.spec import STAGE_OF_TIER, Repo, Run
 from pytest_reb.targets import InfraError, Target, TargetError
 from pytest_reb.targets.lease import GpuLeases
 
@@ -71,19 +71,15 @@ def interpreter(options: RebOptions, report: Callable[[], ReportLoad]) -> str | 
     return report().claimed_python if options.compat else report().python
 
 
-#: The tiers that run a repository's stage, each with its run and the fewest GPUs it runs on
-#: (fewer is ``insufficient_hardware`` before anything runs: ``entrypoint.hardware_gate``).
-STAGE_TIERS = (("c1", "cpu", 0), ("c3", "single_gpu", 1), ("c4", "multi_gpu", 2))
-
-
 def stage_runs(repo: Repo, tiers: frozenset[str] | None = None,
                gpus: int | None = None) -> list[tuple[str, Run]]:
-    """The repository's stages this run will start, by tier: those among ``tiers`` that
-    have a run, and the ``gpus`` it needs (either None: no bound)."""
-    return [(tier, run) for tier, name, least in STAGE_TIERS
-            if (run := getattr(repo, name)) is not None
+    """The repository's stages this run will start, by tier (C1, C3, C4): those among
+    ``tiers`` that have a run, on ``gpus`` enough for it (fewer is ``insufficient_hardware``
+    before anything runs: ``Repo.gpus_needed``); either None: no bound."""
+    return [(tier, run) for tier in STAGE_OF_TIER
+            if (run := repo.stage(tier)) is not None
             and (tiers is None or tier in tiers)
-            and (gpus is None or gpus >= max(least, run.min_gpus if least else 0))]
+            and (gpus is None or gpus >= repo.gpus_needed(tier))]
 
 
 def entry_scripts(repo: Repo, checkout: str, tiers: frozenset[str] | None = None,

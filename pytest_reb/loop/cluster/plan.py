@@ -134,17 +134,6 @@ def pairs_of(targets: Sequence[TargetSpec], modules: dict[Path, Repo]) -> list[P
     return pairs
 
 
-def tier_gpus(repo: Repo, tier: str) -> int:
-    """GPUs one tier of ``repo`` needs to be decided on evidence rather than skipped."""
-    if tier == "c2":
-        return 1
-    if tier == "c3" and repo.single_gpu is not None:
-        return max(1, repo.single_gpu.min_gpus)
-    if tier == "c4" and repo.multi_gpu is not None:
-        return max(2, repo.multi_gpu.min_gpus)
-    return 0
-
-
 def run_seconds(run: Run) -> float:
     """Worst case of one stage: its setup commands, its command, its helpers, its retry.
 
@@ -194,7 +183,7 @@ def pair_needs(pair: Pair, tiers: Sequence[str]) -> tuple[int, float]:
     from pytest_reb.pyramid.lanes import plan
 
     ran = closure(tiers)
-    gpus = max((tier_gpus(pair.repo, t) for t in ran), default=0)
+    gpus = max((pair.repo.gpus_needed(t) for t in ran), default=0)
     sweep = "c2" in tiers
     again = {t for lane in plan(ran).lanes for t in lane}
     return gpus, PAIR_OVERHEAD + sum(tier_seconds(pair.repo, t, sweep=sweep) *
@@ -218,7 +207,7 @@ def fit(pairs: Sequence[Pair], tiers: Sequence[str], node_gpus: int | None
         return chosen, {}
     why = {}
     for tier in chosen:
-        need = max(tier_gpus(p.repo, tier) for p in pairs)
+        need = max(p.repo.gpus_needed(tier) for p in pairs)
         if need > node_gpus:
             why[tier] = f"{tier.upper()} needs {need} GPU(s)"
     return chosen, why
