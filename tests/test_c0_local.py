@@ -39,6 +39,7 @@ def test_local_strict_lists_missing_and_stub_only_names(tmp_path: Path, bare_pyt
     assert ev["missing_count"] == 3 and ev["imports_total"] == 6 and ev["figure"] == "3/6"
     assert ev["bound"] is True and ev["targets"] == ["pkg", "tests", "train.py"]
     assert ev["files_analyzed"] == 4 and ev["pyright_version"]
+    assert ev["pyright_checker"] == "imports"  # probes/c0_checker.js patched pyright's checker
     assert ev["missing_where"]["yaml"].endswith("train.py:2")
     assert o.message == ("3 of 6 imports unresolved: definitely_absent_xyz, six, yaml; "
                          "pyright analysed 4 files")

@@ -121,9 +121,14 @@ MIRROR_ENTRIES = 400_000
 #: The in-target driver (``probes/c0_driver.js``), run as ``node -e DRIVER <mode> <spec-json>``:
 #: passed as text, so it needs no mount and the outcome's command names it ``<c0 driver>``.
 DRIVER = (PROBES_DIR / "c0_driver.js").read_text(encoding="utf-8")
+#: pyright's CLI with its checker visiting import statements only (``probes/c0_checker.js``):
+#: the driver writes it into the scratch folder and runs the JSON analysis through it.
+CHECKER = (PROBES_DIR / "c0_checker.js").read_text(encoding="utf-8")
+CHECKER_FILE = "reb-c0-checker.js"
 #: What makes a driver's answer besides the image: this code, the driver, the tools' versions.
 KEPT = "c0-driver"
-_CODE = imagecache.code_digest(PROBES_DIR / "c0_driver.js", Path(__file__),
+_CODE = imagecache.code_digest(PROBES_DIR / "c0_driver.js", PROBES_DIR / "c0_checker.js",
+                               Path(__file__),
                                Path(__file__).with_name("c0_pyright.py"))
 #: The scratch directory's name in a kept answer (it is random in every run).
 SCRATCH_TOKEN = "/tmp/reb-c0-scratch-token"
@@ -352,7 +357,9 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
         # pyright prints its search paths before it looks for one (half a run's CPU saved)
         "files": {"pyrightconfig.json": _packed(json.dumps(config)),
                   "binding.json": json.dumps(pyright_config(
-                      sel, ctx.checkout, scratch, version, include=["."]), indent=1)},
+                      sel, ctx.checkout, scratch, version, include=["."]), indent=1),
+                  CHECKER_FILE: _packed(CHECKER)},
+        "checker": CHECKER_FILE,
         "main_args": main_args, "binding_args": ["-p", "binding.json", "--verbose", *common],
         "main_timeout_ms": int(scaled(TIMEOUT) * 1000),
         "binding_timeout_ms": int(scaled(BINDING_TIMEOUT) * 1000),
@@ -380,7 +387,8 @@ def _analyse(ctx: Context, sel: Selection, info: dict[str, Any],
     verbose = binding.get("stdout", "")
     search = search_paths(verbose)
     data = main.get("json")
-    evidence.update(search_paths=search, pyright_exit_code=main.get("rc"))
+    evidence.update(search_paths=search, pyright_exit_code=main.get("rc"),
+                    pyright_checker=main.get("checker"))
     if data is None:
         if main.get("timed_out"):
             return _fail(ctx, "timeout", f"pyright ran past {scaled(TIMEOUT):g}s", evidence, res)

@@ -2,7 +2,8 @@
 // (``pytest_reb/pyramid/c0_imports.py`` reads it), never by a tool of the image.
 // ``survey`` lists the checkout's top level, reads its pyright config and asks the
 // interpreter for ``sys.path``; ``analyse`` writes the configs into a fresh scratch
-// directory, runs the binding check and the JSON run side by side, keeps one diagnostic
+// directory, runs the binding check and the JSON run side by side (the JSON run through
+// ``c0_checker.js``, which the host writes there too), keeps one diagnostic
 // per missing top-level name (exec output is a 64 KiB tail; the count needs no more) and
 // removes the scratch directory.
 'use strict';
@@ -378,6 +379,15 @@ function unmirrored(text, map) {
   return out;
 }
 
+// Which checker the main run had (``c0_checker.js``'s last stderr line, taken out of it):
+// ``imports`` or ``full: <why>``; null where it said nothing (it did not get that far).
+function checkerSaid(res) {
+  const m = /\n?REB_C0_CHECKER ([^\n]*)\n?$/.exec(res.stderr);
+  if (!m) return null;
+  res.stderr = res.stderr.slice(0, m.index);
+  return m[1];
+}
+
 function header(text) {
   const lines = [];
   for (const line of text.split('\n')) {
@@ -411,7 +421,9 @@ async function analyse() {
     const [probe, main] = await Promise.all([
       run([process.execPath, spec.pyright, ...bound(spec.binding_args)],
           opts(spec.binding_timeout_ms)),
-      run([process.execPath, spec.pyright, ...bound(spec.main_args)], opts(spec.main_timeout_ms))]);
+      run([process.execPath, ...(spec.checker ? [path.join(spec.scratch, spec.checker)] : []),
+           spec.pyright, ...bound(spec.main_args)], opts(spec.main_timeout_ms))]);
+    main.checker = checkerSaid(main);
     if (map) {  // plain text; the JSON names checkout files only, and stays as pyright wrote it
       probe.stdout = unmirrored(probe.stdout, map);
       main.stderr = unmirrored(main.stderr, map);

@@ -1,0 +1,89 @@
+// C0's pyright, its checker limited to import statements: run by the C0 driver as
+// ``node <this file> <pyright's index.js> <pyright's arguments>``, never by a tool of the image.
+//
+// Why: C0 counts two rules. ``reportMissingImports`` comes from pyright's binder, which runs
+// whole; ``reportMissingModuleSource`` from its checker's visits of a ``ModuleName`` and of an
+// ``ImportFromAs``.  The rest of the checker evaluates the type of every expression of every
+// file (``typeCheckingMode: off`` only drops the diagnostics), which was 80% of C0 on a real
+// checkout (InternEvo: check 17.3 s of 21.8 s).  Here the checker's walk still reaches every
+// node through its own ``walk`` (which suppresses what lies in unreachable code), but only
+// those two node types are visited; the rest are descended into without evaluation.  Whether
+// a module-source diagnostic is kept (its node reachable, its function not ``no_type_check``,
+// its rule's level in the file) is decided where pyright adds it, as in a full run.  In
+// ``ImportFromAs`` the checker asks the imported symbol's type only to report its deprecation
+// (not counted): that one question is answered "unknown", sparing the evaluation of the
+// imported module it would start.
+//
+// The patch is applied when pyright's own bundle defines its ``Checker``: the chunk's module
+// factories are wrapped as node loads them.  Where the shape differs from what this expects
+// (another pyright), nothing is patched and pyright runs whole; stderr's last line says which:
+// ``REB_C0_CHECKER imports`` or ``REB_C0_CHECKER full <why>``.
+'use strict';
+const Module = require('module');
+const [index, ...args] = process.argv.slice(2);
+const VISITED = ['ImportFromAs', 'ModuleName'];
+let state = 'full: no Checker in the bundle';
+
+function patch(Checker) {
+  const P = Checker.prototype;
+  if (typeof P.visit !== 'function' || typeof P.check !== 'function'
+      || typeof P.walk !== 'function') {
+    state = 'full: the Checker has no check/walk/visit';
+    return;
+  }
+  const types = new Set();
+  for (const m of P.visit.toString().matchAll(/case (\d+):return this\.visit(\w+)\(\w+\)/g)) {
+    if (VISITED.includes(m[2])) types.add(Number(m[1]));
+  }
+  if (types.size !== VISITED.length) {
+    state = 'full: the node types of ' + VISITED.join(', ') + ' not found';
+    return;
+  }
+  const visit = P.visit;
+  P.check = function check() {
+    const moduleNode = this._moduleNode, evaluator = this._evaluator;
+    if (!moduleNode || !moduleNode.d || !Array.isArray(moduleNode.d.statements) || !evaluator) {
+      throw new Error('pytest-reb C0 checker: unexpected Checker fields');
+    }
+    const getType = evaluator.getType;
+    this.visit = function visitImportsOnly(node) {
+      if (!types.has(node.nodeType)) return true;  // descend, evaluate nothing
+      evaluator.getType = () => undefined;
+      try { return visit.call(this, node); } finally { evaluator.getType = getType; }
+    };
+    try {
+      for (const statement of moduleNode.d.statements) this.walk(statement);
+    } finally {
+      delete this.visit;
+    }
+  };
+  state = 'imports';
+}
+
+const load = Module._load;
+Module._load = function loadAndPatch(request) {
+  const out = load.apply(this, arguments);
+  if (/pyright-internal(\.js)?$/.test(request) && out && out.modules && !out.__rebChecker) {
+    out.__rebChecker = true;
+    for (const id of Object.keys(out.modules)) {
+      const factory = out.modules[id];
+      out.modules[id] = function wrapped(module, exports, require) {
+        const res = factory.call(this, module, exports, require);
+        const made = module.exports;
+        if (made && typeof made.Checker === 'function' && !state.startsWith('imports')) {
+          patch(made.Checker);
+        }
+        return res;
+      };
+    }
+  }
+  return out;
+};
+
+let said = false;
+process.on('exit', () => {
+  if (!said) process.stderr.write('\nREB_C0_CHECKER ' + state + '\n');
+  said = true;
+});
+process.argv = [process.argv[0], index, ...args];
+require(index);
