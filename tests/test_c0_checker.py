@@ -199,3 +199,42 @@ def test_a_bundle_of_another_shape_runs_pyright_whole(tmp_path: Path) -> None:
                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert res.stdout == "ran whole -p x.json\n"
     assert res.stderr.strip() == "REB_C0_CHECKER full: the Checker has no check/walk/visit"
+
+
+#: A stand-in bundle whose ``Checker`` has the methods the patch needs; ``index.js`` checks
+#: one file with the instance fields given.
+CHECKER_CLASS = """\
+class Checker {
+  constructor(fields) { Object.assign(this, fields); }
+  visit(e) { switch (e.nodeType) { case 1:return this.visitImportFromAs(e);\
+case 2:return this.visitModuleName(e); } }
+  walk(node) { if (node.boom) throw new Error('boom'); this.visit(node); }
+  visitImportFromAs(e) { console.log('visited ' + e.nodeType); return false; }
+  visitModuleName(e) { console.log('visited ' + e.nodeType); return false; }
+  check() { console.log('checked whole'); }
+}
+"""
+
+
+@pytest.mark.parametrize(("fields", "out", "why"), [
+    ("{_moduleNode: {d: {statements: [{nodeType: 2}, {nodeType: 7}]}}, "
+     "_evaluator: {getType() {}}}", "visited 2\n", "imports"),
+    ("{}", "checked whole\n", "full: the Checker has not the fields this expects"),
+    ("{_moduleNode: {d: {statements: [{boom: true}]}}, _evaluator: {getType() {}}}",
+     "checked whole\n", "full: boom"),
+], ids=["lean", "fields-missing", "walk-throws"])
+def test_a_file_the_patch_cannot_walk_is_checked_whole(tmp_path: Path, fields: str, out: str,
+                                                      why: str) -> None:
+    node, _ = _tools()
+    fake = write_tree(tmp_path / "pyright", {
+        "index.js": "const m = require('./pyright-internal.js');\n"
+                    "const mod = {exports: {}};\n"
+                    "m.modules[1](mod, mod.exports, null);\n"
+                    f"new mod.exports.Checker({fields}).check();\n",
+        "pyright-internal.js": "exports.modules = {1(e) { e.exports = {Checker: "
+                               + CHECKER_CLASS.replace("\n", " ") + "}; }};\n",
+    })
+    write_tree(tmp_path, {CHECKER_FILE: CHECKER})
+    res = subprocess.run([node, CHECKER_FILE, str(fake / "index.js")], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60)
+    assert (res.stdout, res.stderr.strip()) == (out, f"REB_C0_CHECKER {why}")

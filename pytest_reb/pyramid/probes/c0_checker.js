@@ -16,8 +16,9 @@
 //
 // The patch is applied when pyright's own bundle defines its ``Checker``: the chunk's module
 // factories are wrapped as node loads them.  Where the shape differs from what this expects
-// (another pyright), nothing is patched and pyright runs whole; stderr's last line says which:
-// ``REB_C0_CHECKER imports`` or ``REB_C0_CHECKER full <why>``.
+// (another pyright), nothing is patched and pyright runs whole, and a file whose checker
+// lacks the fields this reads, or whose walk throws, is checked whole; stderr's last line says
+// which: ``REB_C0_CHECKER imports`` or ``REB_C0_CHECKER full: <why>`` (the last such why).
 'use strict';
 const Module = require('module');
 const [index, ...args] = process.argv.slice(2);
@@ -39,11 +40,13 @@ function patch(Checker) {
     state = 'full: the node types of ' + VISITED.join(', ') + ' not found';
     return;
   }
-  const visit = P.visit;
+  const visit = P.visit, whole = P.check;
   P.check = function check() {
     const moduleNode = this._moduleNode, evaluator = this._evaluator;
-    if (!moduleNode || !moduleNode.d || !Array.isArray(moduleNode.d.statements) || !evaluator) {
-      throw new Error('pytest-reb C0 checker: unexpected Checker fields');
+    if (!moduleNode || !moduleNode.d || !Array.isArray(moduleNode.d.statements)
+        || !evaluator || typeof evaluator.getType !== 'function') {
+      state = 'full: the Checker has not the fields this expects';
+      return whole.call(this);
     }
     const getType = evaluator.getType;
     this.visit = function visitImportsOnly(node) {
@@ -53,9 +56,15 @@ function patch(Checker) {
     };
     try {
       for (const statement of moduleNode.d.statements) this.walk(statement);
+    } catch (e) {
+      // checked whole instead (pyright's sink keeps one of each diagnostic already added)
+      state = 'full: ' + String(e && e.message || e).slice(0, 200);
+      delete this.visit;
+      return whole.call(this);
     } finally {
       delete this.visit;
     }
+    return undefined;
   };
   state = 'imports';
 }
