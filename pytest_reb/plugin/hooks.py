@@ -359,6 +359,18 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, object]:
+    """Once the items have run (or were interrupted), Ctrl-C and SIGTERM wait for the run's
+    end to be done (``signals.FinishHold``; released in ``pytest_unconfigure``)."""
+    try:
+        return (yield)
+    finally:
+        reb = _active(session.config)
+        if reb is not None:
+            reb.hold_finish(session)
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session) -> None:
     reb = _active(session.config)
@@ -370,5 +382,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     reb = _active(config)
     if reb is not None:
-        reb.finish()
+        try:
+            reb.finish()
+        finally:
+            reb.release_finish()
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import sys
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -29,7 +30,7 @@ import pytest
 
 from pytest_reb.evidence.gpu_use import describe_gpus, host_gpus
 from pytest_reb.outcome import Outcome, OutcomeLog, one_line
-from pytest_reb.plugin.signals import install_sigterm, interrupts_deferred
+from pytest_reb.plugin.signals import FinishHold, install_sigterm, interrupts_deferred
 from pytest_reb.runs.ids import resolve_run
 from pytest_reb.runs.matrix import MatrixError, TargetSpec
 from pytest_reb.runs.options import RebOptions
@@ -66,6 +67,8 @@ class RebSession:
     _reading: threading.Lock = field(default_factory=threading.Lock, repr=False)
     #: the Docker client the pre-flight check made, for this process's image targets
     _engine: Any = field(default=None, repr=False)
+    #: Ctrl-C and SIGTERM held from the last item to the run's end, and whose exit it sets
+    _finish_hold: tuple[FinishHold, pytest.Session] | None = field(default=None, repr=False)
 
     @classmethod
     def open(cls, config: pytest.Config) -> RebSession:
@@ -127,6 +130,23 @@ class RebSession:
         """owner/name -> pinned commit of the collected repositories (the report side reads
         the outcome model only, so it asks here)."""
         return repo_commits(items)
+
+    def hold_finish(self, session: pytest.Session) -> None:
+        """The items have run: a signal now waits for the end (``signals.FinishHold``)."""
+        if self.options.targets and self._finish_hold is None:
+            hold = FinishHold()
+            hold.install()
+            self._finish_hold = (hold, session)
+
+    def release_finish(self) -> None:
+        """The end is done: a signal held meanwhile makes the run's exit ``INTERRUPTED``."""
+        if self._finish_hold is not None:
+            hold, session = self._finish_hold
+            self._finish_hold = None
+            if hold.release():
+                session.exitstatus = pytest.ExitCode.INTERRUPTED
+                print("pytest-reb: interrupted as the run finished; its outcomes, summary and "
+                      "reports are complete, its containers removed", file=sys.stderr)
 
     def finish(self) -> None:
         """At exit: close the targets; the controller removes what its run left behind."""
