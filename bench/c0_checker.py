@@ -5,7 +5,8 @@ with its checker visiting import statements only.  For each folder given (a chec
 runs pyright both ways with C0's rules over it, interleaved, against an interpreter's
 environment (this one by default), and prints each way's wall and CPU time and whether the
 two rules C0 counts (``reportMissingImports``, ``reportMissingModuleSource``) came out the
-same, file, line, column and message; it exits 1 where they did not.
+same, file, line, column and message, and what the checker said it ran (``imports``, or
+``full: <why>`` where it fell back to pyright whole); it exits 1 where they differed.
 
     python bench/c0_checker.py CHECKOUT [CHECKOUT ...] [--python PATH] [--repeat N]
 
@@ -66,22 +67,24 @@ def main() -> int:
             for _ in range(args.repeat):
                 for way, argv in ways.items():
                     out = work / f"{way}.json"
-                    shell = ["sh", "-c", 'exec "$@" > "$0"', str(out), *argv]
+                    shell = ["sh", "-c", 'exec "$@" > "$0" 2> "$0.err"', str(out), *argv]
                     times[way].append(measure(shell, cwd=work, ok=(0, 1)))
                     found[way] = counted(out)
+            said = (work / "imports.json.err").read_text().strip().splitlines()[-1:]
+            checker = said[0].removeprefix("REB_C0_CHECKER ") if said else "nothing said"
             same = found["whole"] == found["imports"]
             differ |= not same
             files = json.loads((work / "whole.json").read_text())["summary"]["filesAnalyzed"]
             whole = [median([t[i] for t in times["whole"]]) for i in (0, 1)]
             lean = [median([t[i] for t in times["imports"]]) for i in (0, 1)]
             rows.append((checkout.name, files, len(found["whole"]), "same" if same else "DIFFER",
-                         whole[0], lean[0], whole[0] / lean[0], whole[1] / lean[1]))
+                         checker, whole[0], lean[0], whole[0] / lean[0], whole[1] / lean[1]))
             for d in sorted(set(found["whole"]) ^ set(found["imports"]))[:20]:
                 print(("whole only: " if d in found["whole"] else "imports only: ") + str(d))
     print(f"C0's import checker against pyright whole, {args.repeat} interleaved run(s) each, "
           f"interpreter {args.python}; {machine()}")
-    print(table(["checkout", "files", "diagnostics", "counted rules", "whole s", "imports s",
-                 "wall x", "CPU x"], rows))
+    print(table(["checkout", "files", "diagnostics", "counted rules", "checker", "whole s",
+                 "imports s", "wall x", "CPU x"], rows))
     return 1 if differ else 0
 
 
