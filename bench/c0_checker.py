@@ -2,11 +2,12 @@
 
 C0 runs its JSON analysis through ``pytest_reb/pyramid/probes/c0_checker.js``, pyright's CLI
 with its checker visiting import statements only.  For each folder given (a checkout), this
-runs pyright both ways with C0's rules over it, interleaved, against an interpreter's
-environment (this one by default), and prints each way's wall and CPU time and whether the
-two rules C0 counts (``reportMissingImports``, ``reportMissingModuleSource``) came out the
-same, file, line, column and message, and what the checker said it ran (``imports``, or
-``full: <why>`` where it fell back to pyright whole); it exits 1 where they differed.
+runs pyright both ways with C0's pinned rules (``c0_pyright.PINNED_RULES``) over it,
+interleaved, against an interpreter's environment (this one by default), and prints each
+way's wall and CPU time, whether the two rules C0 counts (``reportMissingImports``,
+``reportMissingModuleSource``) came out the same, file, line, column and message, and what
+the checker said it ran (``imports``, or ``full: <why>`` where it fell back to pyright
+whole); it exits 1 where they differed.
 
     python bench/c0_checker.py CHECKOUT [CHECKOUT ...] [--python PATH] [--repeat N]
 
@@ -28,9 +29,9 @@ from common import ROOT, machine, measure, median, table
 
 sys.path.insert(0, str(ROOT))
 
-from pytest_reb.pyramid.c0_imports import CHECKER, CHECKER_FILE
-from pytest_reb.pyramid.c0_pyright import MISSING_RULE, SOURCE_RULE
-from pytest_reb.targets import NODE_MOUNT, PYRIGHT_MOUNT, tool_mounts
+from pytest_reb.pyramid.c0_imports import CHECKER, CHECKER_FILE, NODE, PYRIGHT
+from pytest_reb.pyramid.c0_pyright import MISSING_RULE, PINNED_RULES, SOURCE_RULE
+from pytest_reb.targets import LocalTarget
 
 Diagnostic = tuple[str, int, int, str, str]
 
@@ -48,16 +49,14 @@ def main() -> int:
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--repeat", type=int, default=1)
     args = parser.parse_args()
-    mounts = tool_mounts()
-    node, pyright = f"{mounts[NODE_MOUNT]}/bin/node", f"{mounts[PYRIGHT_MOUNT]}/index.js"
+    host = LocalTarget(gpus=[])  # the host's node and pyright, which the targets mount
+    node, pyright = host.tool(NODE), host.tool(PYRIGHT)
     rows, differ = [], False
     with tempfile.TemporaryDirectory(prefix="reb-c0-checker-") as tmp:
         work = Path(tmp)
         (work / CHECKER_FILE).write_text(CHECKER)
         for checkout in args.checkouts:
-            config = {"include": [os.path.relpath(checkout.resolve(), work)],
-                      "typeCheckingMode": "off", MISSING_RULE: "error", SOURCE_RULE: "error",
-                      "pythonPlatform": "Linux"}
+            config = {**PINNED_RULES, "include": [os.path.relpath(checkout.resolve(), work)]}
             (work / "c.json").write_text(json.dumps(config))
             common = [pyright, "-p", "c.json", "--outputjson", "--level", "error",
                       "--pythonpath", args.python]

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from support.repomodules import write_tree
 
-from pytest_reb.pyramid.c0_imports import CHECKER, CHECKER_FILE
-from pytest_reb.pyramid.c0_pyright import MISSING_RULE, SOURCE_RULE
-from pytest_reb.targets import NODE_MOUNT, PYRIGHT_MOUNT, tool_mounts
+from pytest_reb.pyramid.c0_imports import CHECKER, CHECKER_FILE, NODE, PYRIGHT
+from pytest_reb.pyramid.c0_pyright import MISSING_RULE, PINNED_RULES, SOURCE_RULE
+from pytest_reb.targets import NODE_MOUNT, PYRIGHT_MOUNT, LocalTarget, tool_mounts
 
 CORPUS = {
     "flow.py": """\
@@ -140,15 +140,14 @@ lam = lambda: __import__("absent_dynamic")
     "pkg/stubbed.pyi": "x: int\n",
     "pkg/use.py": "from . import stubbed\nfrom .stubbed import x\nimport pkg.stubbed\n",
 }
-CONFIG = {"typeCheckingMode": "off", MISSING_RULE: "error", SOURCE_RULE: "error",
-          "pythonPlatform": "Linux"}
+CONFIG = {**PINNED_RULES, "include": ["."]}  # what C0 pins, over the corpus
 
 
 def _tools() -> tuple[str, str]:
-    mounts = tool_mounts()
-    if NODE_MOUNT not in mounts or PYRIGHT_MOUNT not in mounts:
+    if not {NODE_MOUNT, PYRIGHT_MOUNT} <= tool_mounts().keys():
         pytest.fail("pyright[nodejs] is not installed on the host: C0 cannot run here either")
-    return f"{mounts[NODE_MOUNT]}/bin/node", f"{mounts[PYRIGHT_MOUNT]}/index.js"
+    host = LocalTarget(gpus=[])  # the host's node and pyright, which the targets mount
+    return host.tool(NODE), host.tool(PYRIGHT)
 
 
 def _counted(out: str) -> list[tuple[str, int, int, str, str]]:

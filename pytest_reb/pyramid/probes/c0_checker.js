@@ -24,6 +24,7 @@ const Module = require('module');
 const [index, ...args] = process.argv.slice(2);
 const VISITED = ['ImportFromAs', 'ModuleName'];
 let state = 'full: no Checker in the bundle';
+let patched = false;  // the Checker's prototype is patched once (``state`` may say a file fell back)
 
 function patch(Checker) {
   const P = Checker.prototype;
@@ -54,18 +55,20 @@ function patch(Checker) {
       evaluator.getType = () => undefined;
       try { return visit.call(this, node); } finally { evaluator.getType = getType; }
     };
+    let failed = null;
     try {
       for (const statement of moduleNode.d.statements) this.walk(statement);
     } catch (e) {
-      // checked whole instead (pyright's sink keeps one of each diagnostic already added)
-      state = 'full: ' + String(e && e.message || e).slice(0, 200);
-      delete this.visit;
-      return whole.call(this);
+      failed = e;
     } finally {
       delete this.visit;
     }
-    return undefined;
+    if (failed === null) return undefined;
+    // checked whole instead (pyright's sink keeps one of each diagnostic already added)
+    state = 'full: ' + String(failed && failed.message || failed).slice(0, 200);
+    return whole.call(this);
   };
+  patched = true;
   state = 'imports';
 }
 
@@ -79,7 +82,7 @@ Module._load = function loadAndPatch(request) {
       out.modules[id] = function wrapped(module, exports, require) {
         const res = factory.call(this, module, exports, require);
         const made = module.exports;
-        if (made && typeof made.Checker === 'function' && !state.startsWith('imports')) {
+        if (made && typeof made.Checker === 'function' && !patched) {
           patch(made.Checker);
         }
         return res;
@@ -89,10 +92,6 @@ Module._load = function loadAndPatch(request) {
   return out;
 };
 
-let said = false;
-process.on('exit', () => {
-  if (!said) process.stderr.write('\nREB_C0_CHECKER ' + state + '\n');
-  said = true;
-});
+process.on('exit', () => process.stderr.write('\nREB_C0_CHECKER ' + state + '\n'));
 process.argv = [process.argv[0], index, ...args];
 require(index);
