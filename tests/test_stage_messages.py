@@ -72,6 +72,44 @@ Root Cause (first observed failure):
 ============================================================
 """
 
+LAUNCHER_TAIL = f"""\
+Traceback (most recent call last):
+  File "/opt/venv/bin/torchrun", line 8, in <module>
+    sys.exit(main())
+  File "{SITE}/torch/distributed/launcher/api.py", line 263, in launch_agent
+    raise ChildFailedError(
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+============================================================
+train.py FAILED
+------------------------------------------------------------
+Failures:
+  <NO_OTHER_FAILURES>
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2026-12-07_21:47:12
+  host      : localhost
+  rank      : 1 (local_rank: 1)
+  exitcode  : {{code}} (pid: {{pid}})
+  error_file: <N/A>
+  traceback : {{why}}
+============================================================
+"""
+
+#: torchrun's summary of a rank killed by a signal: no traceback of the rank's own.
+KILLED_RANK = ("W1207 21:47:11.5 41 torch/distributed/elastic/multiprocessing/api.py:900] "
+               "Sending process 56 closing signal SIGTERM\n" + LAUNCHER_TAIL.format(
+                   code=-9, pid=57, why="Signal 9 (SIGKILL) received by PID 57"))
+
+#: A rank's own error, prefixed by the launcher, that no rule of the diagnosis explains.
+RANK_VALUE_ERROR = """\
+[rank1]: Traceback (most recent call last):
+[rank1]:   File "/data/project/repo/train.py", line 51, in <module>
+[rank1]:     loss = model(batch)
+[rank1]: ValueError: expected 3 input channels, got 1
+""" + LAUNCHER_TAIL.format(code=1, pid=58, why="To enable traceback see: "
+                           "https://pytorch.org/docs/stable/elastic/errors.html")
+
 CPU_ONLY_TORCH = f"""\
 Traceback (most recent call last):
   File "/data/project/repo/train.py", line 40, in <module>
@@ -122,9 +160,25 @@ def test_a_ranks_missing_module_wins_over_the_launchers_traceback_after_it() -> 
         "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:")
     assert diagnosis[0]["class"] == "missing_package"
     assert message == ("exit 1 (deps): missing_package: [rank0]: ModuleNotFoundError: No "
-                       "module named 'einops'; last line: "
-                       "============================================================")
+                       "module named 'einops'; launcher: rank 0 (local_rank: 0) exitcode 1 "
+                       "(pid: 431)")
     assert "File " not in message  # the importer's frame stays in the diagnosis
+
+
+def test_a_killed_rank_is_told_by_the_launchers_root_cause_not_its_rule_line() -> None:
+    """A rank that died of a signal printed no traceback: the launcher's summary (which rank,
+    which signal) is the headline, not ``ChildFailedError:`` and a line of ``=``."""
+    category, diagnosis, message = run_failed(KILLED_RANK)
+    assert (category, diagnosis[0]["class"]) == ("runtime", "unclassified")
+    assert message == ("exit 1 (runtime): launcher: rank 1 (local_rank: 1) exitcode -9 "
+                       "(pid: 57): Signal 9 (SIGKILL) received by PID 57")
+
+
+def test_a_ranks_unclassified_exception_is_the_headline_without_its_prefix() -> None:
+    _, diagnosis, message = run_failed(RANK_VALUE_ERROR)
+    assert diagnosis[0]["class"] == "unclassified"
+    assert message == ("exit 1 (runtime): ValueError: expected 3 input channels, got 1; "
+                       "launcher: rank 1 (local_rank: 1) exitcode 1 (pid: 58)")
 
 
 def test_a_cpu_only_torch_is_named_once_when_it_is_also_the_last_line() -> None:

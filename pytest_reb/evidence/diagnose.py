@@ -378,8 +378,8 @@ def diagnose(output: str, *, exit_code: int | None, timed_out: bool = False,
                                     "a SIGKILL is what the OOM killer sends: raise "
                                     "--reb-memory or lower the run's memory use"))
     if not found_list and exit_code not in (0, None):
-        last = [_cut(ln) for ln in text.splitlines() if ln.strip()
-                and not ln.startswith("[... ")][-2:]
+        last = [_cut(ln) for ln in text.splitlines()  # not a rule of "=" or "-"
+                if any(c.isalnum() for c in ln) and not ln.startswith("[... ")][-2:]
         found_list.append(Diagnosis("unclassified", last or [f"exit {exit_code}, no output"],
                                     "no rule of the table explains this failure: read the "
                                     "log tail"))

@@ -8,7 +8,11 @@ conflict it found), and a traceback's last line is its exception only when
 nothing follows it.  So the headline is, best first: the diagnosis's named
 cause (``diagnose.py``: a class and the line it was recognised from), the
 final exception line of the last Python traceback, the last line; the last
-line stays as detail when it says something else.
+line stays as detail when it says something else.  A run that torch's elastic
+launcher (``torchrun``, ``accelerate launch``) ended is told by the launcher's
+root-cause summary (which rank, its exit code or signal) instead of the last
+line, and its headline is the failed rank's own exception, not the launcher's
+``ChildFailedError`` that follows it.
 
 The category (``categorise``) is the official coarse vocabulary, read from
 what the host saw and the output; the diagnosis of *why* is richer and
@@ -102,6 +106,49 @@ def exception_line(text: str) -> str | None:
     return None
 
 
+#: torch elastic's summary of a failed launch: the first failed rank, one ``key : value`` a line.
+_ELASTIC = re.compile(r"^Root Cause \(first observed failure\):\s*\n\[\d+\]:\s*\n"
+                      r"(?P<fields>(?:[ \t]+\w[\w ]*?\s*:.*\n?)+)", re.MULTILINE)
+_ELASTIC_ERROR = "ChildFailedError"
+#: The summary's ``traceback`` field where the rank recorded none (a pointer to the docs) or
+#: where it recorded one (its frames follow: the rank's exception line says more).
+_NO_TRACEBACK = ("To enable traceback", "Traceback")
+#: What the launcher puts before each line a rank prints (``[rank1]: Traceback ...``).
+_RANK_PREFIX = re.compile(r"^\[rank\d+\]: ?", re.MULTILINE)
+
+
+def launcher_summary(text: str) -> str | None:
+    """torch elastic's root cause of a failed launch in one line (``rank 1 (local_rank: 1)
+    exitcode -9 (pid: 57): Signal 9 (SIGKILL) received by PID 57``), or None without one.
+
+    The launcher prints it last, after its own traceback: the run's last lines are rules and
+    fields, and its last exception is the launcher's, which says only that a rank failed."""
+    summaries = list(_ELASTIC.finditer(text))
+    if not summaries:
+        return None
+    fields = {}
+    for line in summaries[-1]["fields"].splitlines():
+        key, _, value = line.partition(":")
+        fields[key.strip()] = value.strip()
+    said = " ".join(f"{key} {fields[key]}" for key in ("rank", "exitcode") if fields.get(key))
+    why = fields.get("traceback", "")
+    if why and not why.startswith(_NO_TRACEBACK):
+        said = f"{said}: {why}" if said else why
+    return f"launcher: {said}" if said else None
+
+
+def rank_exception(text: str) -> str | None:
+    """The failed rank's own exception line: the last traceback's, unless that is the
+    launcher's ``ChildFailedError``, then the last one before it, read without the launcher's
+    ``[rankN]:`` prefixes (None when the rank printed no traceback: a signal, an ``exit(1)``)."""
+    line = exception_line(text)
+    if line is not None and _ELASTIC_ERROR in line:
+        text, found, _ = text.rpartition(_TRACEBACK)
+        if not found:
+            return None
+    return exception_line(_RANK_PREFIX.sub("", text))
+
+
 def named_cause(diagnosis: Sequence[Mapping[str, Any]]) -> str | None:
     """The first diagnosis's class and the latest line it was recognised from, or None when
     no rule explained the run (``unclassified``)."""
@@ -116,8 +163,9 @@ def named_cause(diagnosis: Sequence[Mapping[str, Any]]) -> str | None:
 
 
 def _last_line(text: str) -> str:
+    """The last line that says something: not a cut's marker, not a rule of ``=`` or ``-``."""
     lines = [ln.strip() for ln in text.strip().splitlines()
-             if ln.strip() and not ln.startswith("[... ")]
+             if any(c.isalnum() for c in ln) and not ln.startswith("[... ")]
     return lines[-1] if lines else ""
 
 
@@ -133,11 +181,13 @@ def failed(res: ExecResult, category: str, diagnosis: Sequence[Mapping[str, Any]
                 "killed and its container removed")
     if res.timed_out:
         return f"timed out after {res.duration:.0f}s; the process tree was killed"
-    last = _last_line(res.output)
-    cause = named_cause(diagnosis) or exception_line(res.output[-diagnose.MAX_TEXT:])
+    text = res.output[-diagnose.MAX_TEXT:]
+    launcher = launcher_summary(text)
+    last, label = (launcher, "") if launcher else (_last_line(res.output), "last line: ")
+    cause = named_cause(diagnosis) or (rank_exception(text) if launcher else exception_line(text))
     head = f"exit {res.exit_code} ({category}): "
     if cause is None or cause == last:
         return head + clip(last, CAUSE_MAX)
     if last in cause:
         return head + clip(cause, CAUSE_MAX)
-    return f"{head}{clip(cause, CAUSE_MAX)}; last line: {clip(last, DETAIL_MAX)}"
+    return f"{head}{clip(cause, CAUSE_MAX)}; {label}{clip(last, DETAIL_MAX)}"

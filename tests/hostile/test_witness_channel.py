@@ -10,6 +10,7 @@ child that ``os._exit``s, and ``torch.multiprocessing.spawn``.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from support.hostile import run_reb
@@ -20,6 +21,11 @@ pytestmark = pytest.mark.container
 TORCHRUN_CPU = ('torchrun("train.py", "--steps", "2", "--out", "{out}/ckpt", "--device", "cpu", '
                 'nproc=2, expect_log=["TRAIN_OK"], timeout=300)')
 WORKERS = 'Run(["{python}", "workers.py"], timeout=300, expect_log=["WORKERS_OK"])'
+
+
+def _told(outcome: Any) -> str:
+    """A failed run's headline and its output's end: a rank's failure is in the output."""
+    return f"{outcome.message}\n{outcome.stdout_tail[-4000:]}"
 
 
 def _ends(outcome: object) -> list[str | None]:
@@ -45,13 +51,13 @@ def test_honest_multiprocess_runs_pass(pytester: pytest.Pytester, hostile: Calla
         "import Repo, Run", "import Repo, Run, torchrun")
     run = run_reb(pytester, hostile("honest-workers"), {"test_workers": launch}, "-m", "c1")
     c1 = run["c1"]
-    assert (c1.status, c1.strict) == ("passed", True), c1.message
+    assert (c1.status, c1.strict) == ("passed", True), _told(c1)
     assert _ends(c1).count("finish") >= 2  # both workers (and the launcher)
     pytester.path.joinpath("test_workers.py").unlink()
     spawn = module_text("reb/tinynet", image_commit, cpu=WORKERS)
     run = run_reb(pytester, hostile("honest-workers"), {"test_spawn": spawn}, "-m", "c1")
     c1 = run["c1"]
-    assert (c1.status, c1.strict) == ("passed", True), c1.message
+    assert (c1.status, c1.strict) == ("passed", True), _told(c1)
     assert "WORKERS_OK total=2016" in c1.stdout_tail
     ends = _ends(c1)
     # the main program, its two spawned ranks and the resource tracker finish; the DataLoader
