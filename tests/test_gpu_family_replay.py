@@ -98,6 +98,6 @@ def test_the_edited_optimizer_attacks_earlier_record_broke_its_own_run() -> None
     """Its first run (an H200): the burst raised ``invalid argument to exchangeDevice`` with
     CUDA hidden, so it tested nothing; ``attacks.py`` now lets the burst see CUDA as it is."""
     # ``earlier`` keeps each workload's replaced records in the order they were made
-    first = [o for o in EARLIER if o["workload"] == "attack_edited_optimizer"][0]
+    first = next(o for o in EARLIER if o["workload"] == "attack_edited_optimizer")
     assert (first["category"], first["strict"], first["compat"], first["exit_code"]) == \
         ("runtime", False, False, 1)

@@ -147,8 +147,14 @@ def test_the_probes_see_an_active_run(project: pytest.Pytester,
     assert smi.exists()
     assert not facts["sigterm_default"]
     assert facts["frozen"] > 0  # the imports' objects, kept from pytest's closing collections
-    assert docker.connections > 0  # the sweep of the run's containers at exit
     assert "pytest_reb.plugin.session" in facts["modules"]  # type: ignore[operator]
+    # a run on hosts alone makes no container and asks the engine nothing; one with an image
+    # asks it at once (whether it has the image), and fails clearly when it does not answer
+    assert docker.connections == 0
+    image = project.runpytest_subprocess("-p", "no:cacheprovider", *load_args(),
+                                         "--reb-image", "reb-absent:probe",
+                                         "--reb-outdir", str(project.path / "reports"))
+    assert image.ret != 0 and docker.connections > 0
 
 
 def test_a_run_nested_in_another_keeps_nothing_from_the_collector(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import importlib
+import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
@@ -319,6 +320,8 @@ class Context:
                                            findings=list(self.checkout_verdict.findings))
                 else:
                     self._prepare_bytecode()
+                    if tier == "c0":
+                        self._scan_beside_c0()
                     outcome = probe(self)
                     outcome.started = started  # made after the probe ran; it began here
                     if blocked is not None:  # compat judged it; strict would not have
@@ -347,6 +350,31 @@ class Context:
         GPUs: selected, with a run, and the GPUs it needs there."""
         return any(tier != "c1" for tier, _ in stage_runs(self.repo, self.stage_tiers,
                                                           len(self.target.gpus)))
+
+    def _scan_beside_c0(self) -> None:
+        """Start the known-fakes scan beside C0's analysis, where the target runs two commands
+        side by side without either seeing or ending the other's processes (the host itself:
+        a session each) and no lane made it already.  C0 runs no code of the repository, and
+        the scan waited for it: on ``local://`` it was a third of a pyramid's own time.  A
+        target without that property (a container, ssh) scans when the first tier is done."""
+        if (self.fakes_ahead is not None or "known_fakes" in self.__dict__
+                or not self.target.side_by_side_commands):
+            return
+        try:
+            if self.python is None:  # the report's interpreter, read here, not in the thread
+                return
+        except Exception:  # the tiers report it; the scan stays where it was
+            return
+        ahead: Future[list[dict[str, Any]]] = Future()
+
+        def scan() -> None:
+            try:
+                ahead.set_result(self.scan_fakes())
+            except BaseException as exc:  # known_fakes raises it where it asks
+                ahead.set_exception(exc)
+
+        threading.Thread(target=scan, name="reb-fakes-scan", daemon=True).start()
+        self.fakes_ahead = ahead
 
     def _prepare_bytecode(self) -> None:
         """Have the host begin compiling what the tiers' interpreters will import, before the

@@ -138,6 +138,9 @@ class Target:
     evidence_channel: str | None = None
     #: ``--reb-timeout-scale``: what every stage timeout is multiplied by (slow machines)
     timeout_scale: float = 1.0
+    #: whether two commands may run here at once without either ending or seeing the other's
+    #: processes (a container's command ends every process of the container when it returns)
+    side_by_side_commands: bool = False
 
     def scaled(self, seconds: float) -> float:
         """``seconds`` of a stage as this run allows them: the one place the scale applies.

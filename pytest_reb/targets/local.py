@@ -45,6 +45,8 @@ class LocalTarget(Target):
     """
 
     evidence_channel = "host view of the command's session"
+    #: each command is a session of its own, killed by its session and tag alone
+    side_by_side_commands = True
 
     def __init__(self, name: str = "local://", gpus: Sequence[str] | None = None) -> None:
         self.name = name
