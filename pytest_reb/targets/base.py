@@ -138,8 +138,9 @@ class Target:
     evidence_channel: str | None = None
     #: ``--reb-timeout-scale``: what every stage timeout is multiplied by (slow machines)
     timeout_scale: float = 1.0
-    #: whether two commands may run here at once without either ending or seeing the other's
-    #: processes (a container's command ends every process of the container when it returns)
+    #: whether two commands may run here at once, neither ending the other's processes nor
+    #: counting them as its own (a container's command ends every process of the container
+    #: when it returns)
     side_by_side_commands: bool = False
 
     def scaled(self, seconds: float) -> float:
