@@ -9,6 +9,7 @@ diagnosis (``diagnose.for_run``) and the real categories (``categorise``).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from pytest_reb.rules.entrypoint_stage import passed
@@ -24,6 +25,7 @@ from pytest_reb.targets import ExecResult
 from pytest_reb.witness import Expect
 
 SITE = "/opt/venv/lib/python3.10/site-packages"
+LAUNCHERS = Path(__file__).parent / "data" / "launchers"
 
 HF_HUB_CONFLICT = f"""\
 Traceback (most recent call last):
@@ -179,6 +181,17 @@ def test_a_ranks_unclassified_exception_is_the_headline_without_its_prefix() -> 
     assert diagnosis[0]["class"] == "unclassified"
     assert message == ("exit 1 (runtime): ValueError: expected 3 input channels, got 1; "
                        "launcher: rank 1 (local_rank: 1) exitcode 1 (pid: 58)")
+
+
+def test_torchruns_own_words_for_a_rank_that_raised_and_one_that_was_killed() -> None:
+    """The launcher's output as torch 2.13 prints it (``tests/data/launchers``): the rank's
+    exception and the root cause, whatever the other rank's SIGTERM said before them."""
+    _, _, raised = run_failed((LAUNCHERS / "torchrun-rank-raised.txt").read_text())
+    assert raised == ("exit 1 (runtime): ValueError: expected 3 input channels, got 1; "
+                      "launcher: rank 1 (local_rank: 1) exitcode 1 (pid: 12)")
+    _, _, killed = run_failed((LAUNCHERS / "torchrun-rank-killed.txt").read_text())
+    assert killed == ("exit 1 (runtime): launcher: rank 1 (local_rank: 1) exitcode -9 (pid: 12) "
+                      "(SIGKILL): Signal 9 (SIGKILL) received by PID 12")
 
 
 def test_a_cpu_only_torch_is_named_once_when_it_is_also_the_last_line() -> None:

@@ -129,7 +129,7 @@ def launcher_summary(text: str) -> str | None:
     fields = {}
     for line in summaries[-1]["fields"].splitlines():
         key, _, value = line.partition(":")
-        fields[key.strip()] = value.strip()
+        fields[key.strip()] = " ".join(value.split())
     said = " ".join(f"{key} {fields[key]}" for key in ("rank", "exitcode") if fields.get(key))
     why = fields.get("traceback", "")
     if why and not why.startswith(_NO_TRACEBACK):
