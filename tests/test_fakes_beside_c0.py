@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from support.c0 import local_ctx
-from support.repomodules import write_tree
+from support.minirepo import git_checkout, mini_project
 
 from pytest_reb.outcome import Outcome
 from pytest_reb.pyramid.context import Context, tier_probe
@@ -40,23 +40,12 @@ def venv_with_hook(root: Path) -> str:
     return str(venv / "bin" / "python")
 
 
-def git_checkout(root: Path, files: dict[str, str]) -> tuple[Path, str]:
-    """A git checkout of ``files`` and its commit."""
-    repo = write_tree(root, files)
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"}
-    for cmd in (["git", "init", "-q"], ["git", "add", "."], ["git", "commit", "-qm", "x"]):
-        subprocess.run(cmd, cwd=repo, check=True, env=env)
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, check=True, text=True,
-                            capture_output=True).stdout.strip()
-    return repo, commit
-
-
 def c0_with_scan(root: Path, python: str, target: LocalTarget) -> tuple[Context, Outcome,
                                                                        list[str]]:
     """C0 on ``target`` (a checkout judged against its own commit), and the names of the
     threads the known-fakes scan ran in."""
-    repo, _ = git_checkout(root / "repo", {"main.py": "import os\n"})
+    repo = root / "repo"
+    git_checkout(repo, {"main.py": "import os\n"})
     ctx = local_ctx(repo, python, total=1, target=target)
     ctx.options = replace(ctx.options, allow_mismatch=True)
     scanned_in: list[str] = []
@@ -87,26 +76,21 @@ def test_the_scan_runs_beside_c0_on_the_host_and_finds_the_same(tmp_path: Path) 
     assert any(f[1].endswith("zz_unowned_hook.pth") and f[0] == "startup_hook"
                for f in kept(c0_beside))
     assert kept(c0_beside) == kept(c0_in_turn)
-    # later tiers read the same scan, made once
-    assert beside.known_fakes is beside.known_fakes and threads_beside == ["reb-fakes-scan"]
+    # a later tier reads the scan made beside C0, not a second one
+    assert beside.fakes_ahead is not None and beside.known_fakes == beside.fakes_ahead.result()
+    assert threads_beside == ["reb-fakes-scan"]
 
 
-def test_a_run_on_hosts_alone_never_loads_the_engines_client(pytester: pytest.Pytester,
-                                                              tmp_path: Path) -> None:
+def test_a_run_on_hosts_alone_never_loads_the_engines_client(pytester: pytest.Pytester
+                                                              ) -> None:
     """The end of a run sweeps the containers it made; a run on ``local://`` made none, and
     the sweep's ``import docker`` and listing were the plugin's largest cost after C0."""
-    repo, commit = git_checkout(tmp_path / "checkout", {"main.py": "print('hello')\n"})
-    pytester.makepyfile(test_reb__mini=(
-        "from pytest_reb import Repo, Run\n"
-        f"repo = Repo('me/mini', commit='{commit}', imports_total=0,\n"
-        "            cpu=Run(['{python}', 'main.py'], timeout=60, expect_log=['hello']))\n"))
+    args = mini_project(pytester, "print('hello')\n")
     pytester.makeconftest(
         "import sys\nimport pytest\n\n"
         "@pytest.hookimpl(trylast=True)\n"
         "def pytest_unconfigure(config):\n"
         "    print('ENGINE CLIENT LOADED:', 'docker' in sys.modules)\n")
-    result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--reb-host", "local://", "--reb-python", sys.executable,
-        "--reb-repo-dir", str(repo), "-m", "c1", "-s")
+    result = pytester.runpytest_subprocess(*args, "-m", "c1", "-s")
     result.assert_outcomes(passed=1, deselected=5)
     result.stdout.fnmatch_lines(["*ENGINE CLIENT LOADED: False*"])
