@@ -12,11 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pytest_reb.evidence.tracebacks import exception_line
 from pytest_reb.rules.entrypoint_stage import passed
 from pytest_reb.rules.stage_messages import (
     categorise,
     diagnosis_of,
-    exception_line,
     failed,
     named_cause,
 )
@@ -189,6 +189,10 @@ def test_torchruns_own_words_for_a_rank_that_raised_and_one_that_was_killed() ->
     _, _, raised = run_failed((LAUNCHERS / "torchrun-rank-raised.txt").read_text())
     assert raised == ("exit 1 (runtime): ValueError: expected 3 input channels, got 1; "
                       "launcher: rank 1 (local_rank: 1) exitcode 1 (pid: 12)")
+    _, diagnosis, _ = run_failed((LAUNCHERS / "torchrun-rank-raised.txt").read_text())
+    assert diagnosis[0]["class"] == "unclassified"  # its evidence: the rank's, the launcher's
+    assert diagnosis[0]["evidence"] == ["ValueError: expected 3 input channels, got 1",
+                                        "launcher: rank 1 (local_rank: 1) exitcode 1 (pid: 12)"]
     _, _, killed = run_failed((LAUNCHERS / "torchrun-rank-killed.txt").read_text())
     assert killed == ("exit 1 (runtime): launcher: rank 1 (local_rank: 1) exitcode -9 (pid: 12) "
                       "(SIGKILL): Signal 9 (SIGKILL) received by PID 12")
