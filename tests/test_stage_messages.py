@@ -186,10 +186,9 @@ def test_a_ranks_unclassified_exception_is_the_headline_without_its_prefix() -> 
 def test_torchruns_own_words_for_a_rank_that_raised_and_one_that_was_killed() -> None:
     """The launcher's output as torch 2.13 prints it (``tests/data/launchers``): the rank's
     exception and the root cause, whatever the other rank's SIGTERM said before them."""
-    _, _, raised = run_failed((LAUNCHERS / "torchrun-rank-raised.txt").read_text())
+    _, diagnosis, raised = run_failed((LAUNCHERS / "torchrun-rank-raised.txt").read_text())
     assert raised == ("exit 1 (runtime): ValueError: expected 3 input channels, got 1; "
                       "launcher: rank 1 (local_rank: 1) exitcode 1 (pid: 12)")
-    _, diagnosis, _ = run_failed((LAUNCHERS / "torchrun-rank-raised.txt").read_text())
     assert diagnosis[0]["class"] == "unclassified"  # its evidence: the rank's, the launcher's
     assert diagnosis[0]["evidence"] == ["ValueError: expected 3 input channels, got 1",
                                         "launcher: rank 1 (local_rank: 1) exitcode 1 (pid: 12)"]

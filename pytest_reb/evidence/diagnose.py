@@ -54,7 +54,7 @@ from pytest_reb.evidence.diagnose_names import (
     PACKAGE_OF_TOOL,
     distribution_of,
 )
-from pytest_reb.evidence.tracebacks import launcher_summary, rank_exception
+from pytest_reb.evidence.tracebacks import launcher_summary, rank_exception, said_lines
 from pytest_reb.outcome import one_line
 
 MAX_EVIDENCE = 3
@@ -380,9 +380,8 @@ def diagnose(output: str, *, exit_code: int | None, timed_out: bool = False,
                                     "--reb-memory or lower the run's memory use"))
     if not found_list and exit_code not in (0, None):
         launcher = launcher_summary(text)  # a launch's last lines are its launcher's fields
-        last = ([_cut(ln) for ln in (rank_exception(text), launcher) if ln] if launcher else
-                [_cut(ln) for ln in text.splitlines()  # not a rule of "=" or "-"
-                 if any(c.isalnum() for c in ln) and not ln.startswith("[... ")][-2:])
+        last = [_cut(ln) for ln in ([rank_exception(text), launcher] if launcher
+                                    else said_lines(text)[-2:]) if ln]
         found_list.append(Diagnosis("unclassified", last or [f"exit {exit_code}, no output"],
                                     "no rule of the table explains this failure: read the "
                                     "log tail"))

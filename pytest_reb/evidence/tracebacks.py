@@ -19,6 +19,13 @@ TRACEBACK = "Traceback (most recent call last):"
 _EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?::(?:\s|$)|$)")
 
 
+def said_lines(text: str) -> list[str]:
+    """The lines of ``text`` that say something: not a rule of ``=`` or ``-`` (a launcher's
+    summary is framed by them), not the marker of a cut (``[... ``)."""
+    return [ln for ln in text.splitlines()
+            if any(c.isalnum() for c in ln) and not ln.startswith("[... ")]
+
+
 def exception_line(text: str) -> str | None:
     """The final exception line of the last Python traceback in ``text``, or None.
 

@@ -35,7 +35,7 @@ from pytest_reb.runs.ids import resolve_run
 from pytest_reb.runs.matrix import MatrixError, TargetSpec
 from pytest_reb.runs.options import RebOptions
 from pytest_reb.spec import OFFICIAL_REPORT_PATH, Repo, repo_commits, repo_of
-from pytest_reb.targets import ImageRef, Limits, Target, TargetError, is_remote, make_target
+from pytest_reb.targets import Limits, Target, TargetError, is_remote, make_target
 from pytest_reb.targets.housekeeping import engine, missing_images, sweep
 from pytest_reb.targets.lease import LOCK_DIR, GpuLeases
 
@@ -153,7 +153,7 @@ class RebSession:
         the run had an image to make containers of (a run on hosts only made none, and would
         pay the engine client's import and a listing for nothing)."""
         self.close()
-        if self.controller and any(isinstance(t.url, ImageRef) for t in self.options.targets):
+        if self.controller and any(t.image for t in self.options.targets):
             with interrupts_deferred():
                 sweep(self.run_id)
 

@@ -27,7 +27,12 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pytest_reb.evidence import diagnose
-from pytest_reb.evidence.tracebacks import exception_line, launcher_summary, rank_exception
+from pytest_reb.evidence.tracebacks import (
+    exception_line,
+    launcher_summary,
+    rank_exception,
+    said_lines,
+)
 
 if TYPE_CHECKING:  # the host's record of a command; rules read records, never a target
     from pytest_reb.targets.result import ExecResult
@@ -101,9 +106,8 @@ def named_cause(diagnosis: Sequence[Mapping[str, Any]]) -> str | None:
 
 def _last_line(text: str) -> str:
     """The last line that says something: not a cut's marker, not a rule of ``=`` or ``-``."""
-    lines = [ln.strip() for ln in text.strip().splitlines()
-             if any(c.isalnum() for c in ln) and not ln.startswith("[... ")]
-    return lines[-1] if lines else ""
+    lines = said_lines(text.strip())
+    return lines[-1].strip() if lines else ""
 
 
 def clip(text: str, most: int) -> str:
