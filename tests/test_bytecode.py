@@ -11,6 +11,7 @@ C1 compiles nothing of its own while giving the same verdict.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import marshal
 import os
@@ -204,6 +205,20 @@ def test_a_second_stage_compiles_nothing_of_its_own(tmp_path: Path, demo_image: 
     assert (second["status"], second["strict"], second["compat"]) == \
         (first["status"], first["strict"], first["compat"])
     assert second["evidence"]["bytecode"]["compiled_in_stage"] < 0.05 * learned["sent_to_host"]
+    # another image of the same environment (another agent's, say): its own folder, and yet
+    # what the first stage compiled for itself is compiled before its own first stage
+    other, _ = docker_client.images.build(
+        fileobj=io.BytesIO(f"FROM {demo_image}\nLABEL reb.test.other=1\n".encode()),
+        tag=f"reb-test-other-agent:{os.environ.get('REB_SUITE', 'local')}", rm=True)
+    try:
+        assert bytecode.kept_dir(other.id) != kept
+        third = _c1(tmp_path, "third", other.id, cache)
+    finally:
+        docker_client.images.remove(other.id, force=True)
+    assert third["status"] == "passed"
+    done = third["evidence"]["bytecode"]
+    assert done["compiled_before"] >= learned["compiled_before"] + 0.9 * learned["sent_to_host"]
+    assert done["compiled_in_stage"] < 0.05 * learned["sent_to_host"], done
 
 
 @pytest.mark.container

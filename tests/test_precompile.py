@@ -128,9 +128,8 @@ def _env(tmp_path: Path) -> tuple[HostView, list[str]]:
 
 def _compile(view: HostView, kept: Path, scripts: list[str]) -> dict[str, int]:
     path = precompile.search_path(view, "/usr/bin/python3", scripts)
-    return precompile.compile_closure(view, kept, path, [*precompile.STARTUP,
-                                                         *precompile.ROOTS],
-                                      scripts, ["/repo/mounted"])
+    return precompile.compile_closure(view, kept, path, precompile.roots(kept), scripts,
+                                      ["/repo/mounted"])
 
 
 def _kept(kept: Path) -> set[str]:
@@ -176,6 +175,56 @@ def test_the_same_sources_in_another_image_are_linked_not_compiled(tmp_path: Pat
         two = (second / bytecode.pyc_name(source, 0)).stat()
         assert (one.st_ino, one.st_dev) == (two.st_ino, two.st_dev)  # one object, linked
     assert {p: p.stat().st_mtime_ns for p in stamps} == stamps  # none written again
+
+
+def test_a_module_a_stage_imported_late_is_compiled_before_the_next_images_first_stage(
+        tmp_path: Path) -> None:
+    """A module imported inside a function (an optimiser's first step imports
+    ``torch._dynamo``) is not in the closure; once a stage of one image compiled it for
+    itself, it is learned by name and compiled, from the next image's own file, before that
+    image's first stage."""
+    view, scripts = _env(tmp_path)
+    first, second = tmp_path / "cache" / "one", tmp_path / "cache" / "two"
+    first.mkdir(parents=True)
+    second.mkdir()
+    _compile(view, first, scripts)
+    late = f"/usr/lib/python{PY}/site-packages/only_when_called.py"
+    assert late not in _kept(first)
+    assert bytecode.learn(first, [late, "/repo/helper.py", late]) == 1  # not the checkout's
+    assert bytecode.learned(second) == ["only_when_called"]
+    assert bytecode.learn(second, [late]) == 0  # known already: the file is left alone
+    _compile(view, second, scripts)
+    assert _kept(second) == _kept(first) | {late}
+    kept_file = (second / bytecode.pyc_name(late, 0)).read_bytes()
+    assert kept_file == bytecode.pyc(view.read(late) or b"", late, 0)
+
+
+@pytest.mark.parametrize(("source", "module"), [
+    ("/opt/env/lib/python3.11/site-packages/torch/_dynamo/__init__.py", "torch._dynamo"),
+    ("/usr/lib/python3/dist-packages/yaml/nodes.py", "yaml.nodes"),
+    ("/usr/lib/python3.11/json/decoder.py", "json.decoder"),
+    ("/usr/lib/python3.11/_sysconfigdata__x86_64-linux-gnu.py",
+     "_sysconfigdata__x86_64-linux-gnu"),
+    ("/data/project/repo/tinynet/model.py", None),
+    ("/usr/lib/python3.11/site-packages/__init__.py", None),
+    ("/usr/lib/python3.11/site-packages/a b/c.py", None),
+    ("/usr/lib/python3.11/site-packages/torch/lib/x.so", None),
+])
+def test_a_learned_name_is_where_any_interpreter_would_find_the_module(
+        source: str, module: str | None) -> None:
+    assert bytecode.module_of(source) == module
+
+
+def test_learned_names_are_bounded_and_only_names(tmp_path: Path, monkeypatch: Any) -> None:
+    kept = tmp_path / "image"
+    bytecode.learned_path(kept).parent.mkdir(parents=True, exist_ok=True)
+    bytecode.learned_path(kept).write_text("torch.nn\n../../etc\nnot a name\n\nyaml\n")
+    assert bytecode.learned(kept) == ["torch.nn", "yaml"]
+    monkeypatch.setattr(bytecode, "MAX_LEARNED", 3)
+    site = "/env/lib/python3.11/site-packages"
+    assert bytecode.learn(kept, [f"{site}/a.py", f"{site}/b.py"]) == 2
+    assert len(bytecode.learned(kept)) == 3
+    assert bytecode.learn(kept, [f"{site}/c.py"]) == 0
 
 
 @pytest.mark.parametrize(("max_files", "budget", "compiled"), [(3, 60.0, 3), (10_000, 0.0, 0)])

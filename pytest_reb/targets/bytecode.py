@@ -31,6 +31,10 @@ What a stage finds instead, and why it is no more than a faster read of the sour
 - **Per image id** (``imagecache``'s rule: an image is immutable), on the host, where
   nothing the image runs can write; targets without an image (``local://``, ``ssh://``)
   keep the old way: no bytecode written or read.
+- **What stages import late is learned** (``learn``): the modules a stage still compiled
+  for itself (``torch._dynamo``, which an optimiser's first step imports) are named for
+  the host's compile before the first stage of every later image (``precompile``), as
+  names only: what is compiled is always that image's own source.
 """
 
 from __future__ import annotations
@@ -41,12 +45,13 @@ import importlib.util
 import marshal
 import os
 import pickle
+import re
 import secrets
 import stat
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import CodeType
 from typing import Any
@@ -66,6 +71,12 @@ KIND = "bytecode"
 #: Bounds on what one stage's names make the host read and compile.
 MAX_SOURCE = 4 << 20
 MAX_FILES = 20_000
+#: At most this many module names are learned (``learn``) for every image's compile.
+MAX_LEARNED = 8_000
+#: Where a source's dotted module name starts: under a site folder or the standard library.
+#: A dotted module name as ``learn`` keeps it (``sysconfig`` imports a name with dashes).
+_MODULE_NAME = re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*")
+_MODULE_ROOTS = re.compile(r"/(?:site|dist)-packages/|/lib/python\d+\.\d+/(?!.*-packages/)")
 #: PEP 552 flags: hash-based, and checked against the source at every import.
 CHECKED_HASH = 0b11
 TAG = sys.implementation.cache_tag
@@ -229,6 +240,57 @@ def store(kept: Path, items: Sequence[tuple[str, int, bytes]]) -> int:
     return done
 
 
+def module_of(source: str) -> str | None:
+    """The dotted module the kept ``source`` is, where it lies under a site folder or the
+    standard library (``.../site-packages/a/b.py``: ``a.b``; a package's ``__init__.py``:
+    the package), or None (the checkout's own files, a part that is not a name): another
+    image finds the same module wherever its interpreter keeps it."""
+    found = list(_MODULE_ROOTS.finditer(source))
+    if not found or not source.endswith(".py"):
+        return None
+    parts = source[found[-1].end():-3].split("/")
+    if parts[-1] == "__init__":
+        parts.pop()
+    name = ".".join(parts)
+    return name if _MODULE_NAME.fullmatch(name) else None
+
+
+def learned_path(kept: Path) -> Path:
+    """The names learned for every image (``learn``), beside the images' folders."""
+    return kept.parent / f"learned.{TAG}"
+
+
+def learned(kept: Path) -> list[str]:
+    """The module names learned so far (``learn``) for the compile before an image's first
+    stage; none where nothing was learned or the file cannot be read."""
+    try:
+        lines = learned_path(kept).read_text().splitlines()[:MAX_LEARNED]
+    except (OSError, UnicodeDecodeError):
+        return []
+    return [n for n in lines if _MODULE_NAME.fullmatch(n)]
+
+
+def learn(kept: Path, sources: Iterable[str]) -> int:
+    """Learn the modules of ``sources`` (what a stage still compiled for itself, each read in
+    a container of the image): the host compiles them before the first stage of every later
+    image too, from that image's own files (``precompile``).  How many names were new.
+
+    Names, not bytecode, cross images: a later image that lacks the module, or has other
+    bytes for it, is only looked up or compiled as its own.  Two runs that learn at once
+    may each keep only their own names (the file is replaced whole): an optimisation lost,
+    nothing else.
+    """
+    have = set(learned(kept))
+    new = {m for m in map(module_of, sources) if m is not None} - have
+    if not new or len(have) >= MAX_LEARNED:
+        return 0
+    names = sorted(have | new)[:MAX_LEARNED]
+    with contextlib.suppress(OSError):
+        _whole(learned_path(kept), lambda tmp: tmp.write_text("\n".join(names) + "\n"))
+        return len(new)
+    return 0
+
+
 def plain_path(source: str) -> bool:
     """Whether ``source`` is an absolute path with no empty, ``.`` or ``..`` part: one that
     names a kept file inside the image's folder and nowhere else."""
@@ -350,10 +412,11 @@ def keep(target: Any, kept: Path, env: Mapping[str, str], devices: Sequence[str]
                 items = [] if view is None else harvest(view, new)
             finally:
                 pristine.retire()
+        learnt = learn(kept, [source for source, _optimize, _text in items])
     except Exception:  # the container lost, the engine gone: nothing kept
         return None
     spawn(kept, items)
-    return {"compiled_in_stage": len(names), "sent_to_host": len(items)}
+    return {"compiled_in_stage": len(names), "sent_to_host": len(items), "learned": learnt}
 
 
 def main(argv: list[str]) -> int:

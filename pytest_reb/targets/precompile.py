@@ -24,6 +24,11 @@ the stage that calls it, and to ``bytecode.keep`` after it.
   a time and answers what it imports, and this process follows those names.
 - **A stage waits for it** (``wait``: at most ``WAIT``) before its first command, only where
   it was started; whatever fails here leaves a stage to compile what it imports itself.
+- **What earlier images' stages imported late** (``bytecode.learned``: modules imported
+  inside a function, such as the ``torch._dynamo`` an optimiser's first step imports) are
+  roots too, looked up and read in this image like the others: on a machine that verifies
+  many images of the same frameworks, a first stage of the next one compiles next to
+  nothing of its own either.
 """
 
 from __future__ import annotations
@@ -328,6 +333,13 @@ def workers() -> int:
     return max(1, min(MAX_WORKERS, cores))
 
 
+def roots(kept: Path) -> list[str]:
+    """The modules compiled before an image's first stage, besides the entry scripts'
+    imports: the interpreter's start, ``ROOTS``, and what earlier images' stages imported
+    late (``bytecode.learned``)."""
+    return [*STARTUP, *ROOTS, *bytecode.learned(kept)]
+
+
 def compile_closure(view: HostView, kept: Path, path: Sequence[str], roots: Iterable[str],
                     scripts: Sequence[str], skip: Sequence[str]) -> dict[str, int]:
     """Compile into ``kept`` the closure of ``roots`` and of the ``scripts``' imports, every
@@ -386,8 +398,7 @@ def _prepare(made: Future[dict[str, Any]], target: Any, kept: Path,
                 path = [] if view is None or interpreter is None else search_path(
                     view, interpreter, scripts, target.own_env("PYTHONPATH") or "")
                 if view is not None and path:
-                    result = compile_closure(view, kept, path, [*STARTUP, *ROOTS], scripts,
-                                             skip)
+                    result = compile_closure(view, kept, path, roots(kept), scripts, skip)
             finally:
                 pristine.retire()
     except Exception as exc:  # an optimisation only: the stages compile for themselves
