@@ -133,6 +133,17 @@ def nolibc_image(docker_client: Any) -> str:
     return tag
 
 
+def test_the_harness_is_a_few_layers_over_its_dependencies_image(docker_client: Any,
+                                                                 harness_dir: Path) -> None:
+    """pytest-reb, the witness and the checkout's modules are layers of their own over the
+    dependencies' image, which a new pytest-reb or checkout reuses (``harness.DEPS_REPO``)."""
+    layers = docker_client.images.get(TAG).attrs["RootFS"]["Layers"]
+    [deps] = docker_client.images.list(name=harness.DEPS_REPO)
+    under = deps.attrs["RootFS"]["Layers"]
+    assert layers[:len(under)] == under
+    assert 0 < len(layers) - len(under) <= 4
+
+
 def test_the_harness_runs_in_an_image_without_libc_or_python(
         docker_client: Any, harness_dir: Path, nolibc_image: str) -> None:
     mount = {str(harness_dir): {"bind": k8s.HARNESS, "mode": "ro"}}

@@ -1,7 +1,8 @@
-"""Lay out /opt/reb in the build stage of the harness image (run by the base image's python3).
+"""Lay out /opt/reb in the build stage of the harness's dependencies image (run by the base
+image's python3): everything but pytest-reb, the witness and the checkout's modules, which
+the harness image's own Dockerfile adds over it.
 
-Nothing here reaches a network: the wheels, patchelf, the witness and the checkout's
-modules are in the build context.  The interpreter is the base image's CPython, copied with
+Nothing here reaches a network: the wheels, patchelf and git are in the build context.  The interpreter is the base image's CPython, copied with
 its standard library; its ELF interpreter and run path are rewritten to /opt/reb/lib, where
 every shared library it, its extension modules and node load is copied (glibc's own loader
 among them), so /opt/reb runs in an image of any userland: no libc, no /bin/sh and no python
@@ -51,12 +52,7 @@ shutil.copytree(venv / "lib" / ver / "site-packages", site, symlinks=True,
                 ignore=shutil.ignore_patterns("pip", "pip-*", "setuptools", "setuptools-*",
                                               "_distutils_hack", "distutils-precedence.pth",
                                               "pkg_resources", "__pycache__"))
-# 3. pytest-reb itself (the installed package's files) and the checkout's modules
-shutil.copytree(ctx / "pkg", site, dirs_exist_ok=True)
-if (ctx / "tree").is_dir():
-    shutil.copytree(ctx / "tree", dest, dirs_exist_ok=True)
-(dest / "witness").mkdir()
-shutil.copy2(ctx / "libreb_witness.so", dest / "witness" / "libreb_witness.so")
+# 3. the host's git
 
 (dest / "bin" / "git").write_bytes((ctx / "git" / "git").read_bytes())
 (dest / "bin" / "git").chmod(0o755)
@@ -95,6 +91,6 @@ for exe in (dest / "bin" / ver, node, dest / "bin" / "git"):
 subprocess.run([str(dest / "bin" / ver), "-I", "-m", "compileall", "-q", "-j0", str(stdlib),
                 str(site)], check=False, stdout=subprocess.DEVNULL)
 print(run(dest / "bin" / "python", "-I", "-c",
-          "import sys, ssl, ctypes, sqlite3, pytest, pytest_reb.plugin.hooks, pydantic, matplotlib;"
+          "import sys, ssl, ctypes, sqlite3, pytest, pydantic, matplotlib;"
           "print(sys.prefix, sys.executable, sys.path)"))
 print(run(node, "--version"), run(dest / "bin" / "git", "--version"))
