@@ -27,6 +27,7 @@ the files a run loaded.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import os
 import posixpath
@@ -203,30 +204,43 @@ class _Records:
     def _site(self, site: str) -> dict[str, list[tuple[str, int, str]]]:
         if site in self.index:
             return self.index[site]
+        per_root = [_records(root, site) if i == 0 else _layer_records(root, site)
+                    for i, root in enumerate(self.roots)]
         found: dict[str, list[tuple[str, int, str]]] = {}
-        names: set[str] = set()
-        for root in self.roots:
-            fd = loaded.beneath(root, site)
-            if fd is None:
-                continue
-            try:
-                names |= {n for n in os.listdir(f"/proc/self/fd/{fd}")
-                          if n.endswith(".dist-info")}
-            except OSError:
-                pass
-            finally:
-                os.close(fd)
-        for name in sorted(names):
-            for i, root in enumerate(self.roots):
-                data = loaded.read_beneath(root, f"{site}/{name}/RECORD", MAX_RECORD)
-                if data is None:
-                    continue
-                for row in csv.reader(io.StringIO(data.decode("utf-8", "replace"))):
-                    if not row or not row[0]:
-                        continue
-                    rel = posixpath.normpath(row[0])
-                    want = row[1].removeprefix("sha256=") if len(row) > 1 and \
-                        row[1].startswith("sha256=") else ""
+        for name in sorted(set().union(*per_root)):
+            for i, records in enumerate(per_root):
+                for rel, want in records.get(name, ()):
                     found.setdefault(rel, []).append((name, i, want))
         self.index[site] = found
         return found
+
+
+def _records(root: str, site: str) -> dict[str, list[tuple[str, str]]]:
+    """``(file, sha256)`` of each row of each ``RECORD`` in the site folder ``site`` of one
+    layer's folder ``root``, by distribution (its ``.dist-info`` folder's name)."""
+    fd = loaded.beneath(root, site)
+    if fd is None:
+        return {}
+    try:
+        names = sorted(n for n in os.listdir(f"/proc/self/fd/{fd}") if n.endswith(".dist-info"))
+    except OSError:
+        names = []
+    finally:
+        os.close(fd)
+    found: dict[str, list[tuple[str, str]]] = {}
+    for name in names:
+        data = loaded.read_beneath(root, f"{site}/{name}/RECORD", MAX_RECORD)
+        if data is None:
+            continue
+        rows = found[name] = []
+        for row in csv.reader(io.StringIO(data.decode("utf-8", "replace"))):
+            if row and row[0]:
+                rows.append((posixpath.normpath(row[0]), row[1].removeprefix("sha256=")
+                             if len(row) > 1 and row[1].startswith("sha256=") else ""))
+    return found
+
+
+#: ``_records`` of an image's layer (never the container's own, the first root), read once per
+#: process: an image layer never changes, and every image built on it reads the same (the
+#: demo's environment, torch's 20,000-row ``RECORD`` among it, under each hostile image).
+_layer_records = functools.lru_cache(maxsize=64)(_records)
