@@ -73,9 +73,9 @@ MAX_SOURCE = 4 << 20
 MAX_FILES = 20_000
 #: At most this many module names are learned (``learn``) for every image's compile.
 MAX_LEARNED = 8_000
-#: Where a source's dotted module name starts: under a site folder or the standard library.
 #: A dotted module name as ``learn`` keeps it (``sysconfig`` imports a name with dashes).
 _MODULE_NAME = re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*")
+#: Where a source's dotted module name starts: under a site folder or the standard library.
 _MODULE_ROOTS = re.compile(r"/(?:site|dist)-packages/|/lib/python\d+\.\d+/(?!.*-packages/)")
 #: PEP 552 flags: hash-based, and checked against the source at every import.
 CHECKED_HASH = 0b11
