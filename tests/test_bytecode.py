@@ -155,13 +155,16 @@ def test_python_loads_a_kept_file_only_for_the_source_it_was_made_from(tmp_path:
 def test_the_compile_runs_apart_and_stores_everything(tmp_path: Path) -> None:
     kept = tmp_path / "kept"
     kept.mkdir()
-    items = [(f"/env/m{i}.py", 0, f"X = {i}\n".encode()) for i in range(50)]
+    items = [(f"/env/m{i}.py", 0, f"import json\nX = {i}\n".encode()) for i in range(50)]
     bytecode.spawn(kept, items)
     deadline = time.monotonic() + 60
     while len(list(kept.rglob("*.pyc"))) < 50 and time.monotonic() < deadline:
         time.sleep(0.1)
     assert len(list(kept.rglob("*.pyc"))) == 50
     assert not list(kept.rglob(".new-*"))
+    # what each compile imports, beside it: another image links it without compiling
+    said = sorted((tmp_path / "objects").rglob("*.imports"))
+    assert len(said) == 50 and {p.read_text() for p in said} == {'[["json", 0, []]]'}
 
 
 # --------------------------------------------------------------------------- real containers

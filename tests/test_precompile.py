@@ -128,8 +128,9 @@ def _env(tmp_path: Path) -> tuple[HostView, list[str]]:
 
 def _compile(view: HostView, kept: Path, scripts: list[str]) -> dict[str, int]:
     path = precompile.search_path(view, "/usr/bin/python3", scripts)
-    return precompile.compile_closure(view, kept, path, precompile.roots(kept), scripts,
-                                      ["/repo/mounted"])
+    return precompile.compile_closure(view, kept, path, [*precompile.STARTUP,
+                                                         *precompile.ROOTS],
+                                      scripts, ["/repo/mounted"], bytecode.learned(kept))
 
 
 def _kept(kept: Path) -> set[str]:
@@ -193,10 +194,26 @@ def test_a_module_a_stage_imported_late_is_compiled_before_the_next_images_first
     assert bytecode.learn(first, [late, "/repo/helper.py", late]) == 1  # not the checkout's
     assert bytecode.learned(second) == ["only_when_called"]
     assert bytecode.learn(second, [late]) == 0  # known already: the file is left alone
-    _compile(view, second, scripts)
+    assert _compile(view, second, scripts)["learned"] == 1  # after the rest
     assert _kept(second) == _kept(first) | {late}
     kept_file = (second / bytecode.pyc_name(late, 0)).read_bytes()
     assert kept_file == bytecode.pyc(view.read(late) or b"", late, 0)
+
+
+
+def test_learned_modules_come_after_the_rest_within_their_own_budget(tmp_path: Path,
+                                                                     monkeypatch: Any) -> None:
+    """Names learned from other images' frameworks never hold a first stage back by more
+    than ``LEARNED_BUDGET``: what every stage needs is compiled first, in full."""
+    view, scripts = _env(tmp_path)
+    kept = tmp_path / "cache" / "image"
+    kept.mkdir(parents=True)
+    late = f"/usr/lib/python{PY}/site-packages/only_when_called.py"
+    bytecode.learn(kept, [late])
+    monkeypatch.setattr(precompile, "LEARNED_BUDGET", 0.0)
+    done = _compile(view, kept, scripts)
+    assert done["learned"] == 0 and late not in _kept(kept)
+    assert f"/usr/lib/python{PY}/site-packages/torch/nn.py" in _kept(kept)
 
 
 @pytest.mark.parametrize(("source", "module"), [

@@ -212,8 +212,11 @@ def _ours(path: str) -> bool:
         return False
 
 
-def store(kept: Path, items: Sequence[tuple[str, int, bytes]]) -> int:
-    """Keep ``items`` in ``kept``; how many were kept.
+def store(kept: Path, items: Sequence[tuple[str, int, bytes]],
+          said: Callable[[CodeType], bytes] | None = None) -> int:
+    """Keep ``items`` in ``kept``; how many were kept.  ``said(code)``, where given, is kept
+    beside each new object (``imports_file``: what the compile imports, which
+    ``precompile`` reads to link the object for another image without compiling it again).
 
     Each compiled file is an object named by the SHA-256 of its source (beside the images'
     folders, never mounted), linked into every image's folder that has that source: the
@@ -229,10 +232,12 @@ def store(kept: Path, items: Sequence[tuple[str, int, bytes]]) -> int:
         obj = object_of(kept, hashlib.sha256(text).hexdigest(), optimize)
         try:
             if not obj.exists():
-                data = pyc(text, source, optimize)
-                if data is None:
+                code = compiled(text, source, optimize)
+                if code is None:
                     continue
-                write_object(kept, obj, data)
+                write_object(kept, obj, pyc_of(text, code))
+                if said is not None and not optimize:
+                    write_object(kept, imports_file(obj), said(code))
             link(kept, source, optimize, obj)
             done += 1
         except OSError:
@@ -303,6 +308,11 @@ def object_of(kept: Path, digest: str, optimize: int) -> Path:
     image (``kept``: one image's folder, beside which the objects lie)."""
     opt = f".opt-{optimize}" if optimize else ""
     return kept.parent / "objects" / str(TAG) / digest[:2] / f"{digest}{opt}.pyc"
+
+
+def imports_file(obj: Path) -> Path:
+    """Where what the compile ``obj`` imports is kept, beside it (``precompile``)."""
+    return obj.with_name(obj.name[:-4] + ".imports")
 
 
 def write_object(kept: Path, obj: Path, data: bytes) -> None:
@@ -421,9 +431,13 @@ def keep(target: Any, kept: Path, env: Mapping[str, str], devices: Sequence[str]
 
 def main(argv: list[str]) -> int:
     """The worker: the items on stdin (pickled by our own process) into the folder named."""
+    import json
+
+    from pytest_reb.targets.precompile import imports_of
+
     os.nice(10)
     items = pickle.load(sys.stdin.buffer)  # written by the pytest-reb that started us
-    store(Path(argv[0]), items)
+    store(Path(argv[0]), items, lambda code: json.dumps(imports_of(code)).encode())
     return 0
 
 

@@ -26,9 +26,10 @@ the stage that calls it, and to ``bytecode.keep`` after it.
   it was started; whatever fails here leaves a stage to compile what it imports itself.
 - **What earlier images' stages imported late** (``bytecode.learned``: modules imported
   inside a function, such as the ``torch._dynamo`` an optimiser's first step imports) are
-  roots too, looked up and read in this image like the others: on a machine that verifies
-  many images of the same frameworks, a first stage of the next one compiles next to
-  nothing of its own either.
+  followed next, looked up and read in this image like the others, within
+  ``LEARNED_BUDGET`` more: on a machine that verifies many images of the same frameworks, a
+  first stage of the next one compiles next to nothing of its own either (linking a file
+  already compiled for another image takes about a millisecond).
 """
 
 from __future__ import annotations
@@ -70,6 +71,8 @@ WAIT = 120.0
 #: rest for itself), and on a module's dotted name.  The demo's closure: 1,048 files, 4 s.
 MAX_FILES = 10_000
 BUDGET = 60.0
+#: How much longer the learned modules (``bytecode.learned``) may take, after the rest.
+LEARNED_BUDGET = 10.0
 MAX_DEPTH = 32
 EXTENSIONS = tuple(importlib.machinery.EXTENSION_SUFFIXES)
 
@@ -333,34 +336,42 @@ def workers() -> int:
     return max(1, min(MAX_WORKERS, cores))
 
 
-def roots(kept: Path) -> list[str]:
-    """The modules compiled before an image's first stage, besides the entry scripts'
-    imports: the interpreter's start, ``ROOTS``, and what earlier images' stages imported
-    late (``bytecode.learned``)."""
-    return [*STARTUP, *ROOTS, *bytecode.learned(kept)]
-
-
 def compile_closure(view: HostView, kept: Path, path: Sequence[str], roots: Iterable[str],
-                    scripts: Sequence[str], skip: Sequence[str]) -> dict[str, int]:
+                    scripts: Sequence[str], skip: Sequence[str],
+                    learned: Sequence[str] = ()) -> dict[str, int]:
     """Compile into ``kept`` the closure of ``roots`` and of the ``scripts``' imports, every
-    source read in ``view`` (a container where nothing of the image ran)."""
+    source read in ``view`` (a container where nothing of the image ran); then, within
+    ``LEARNED_BUDGET`` more, the closure of the ``learned`` modules (``bytecode.learned``),
+    after what every stage needs, so names learned from other images' frameworks never
+    hold a first stage back by more than that."""
     closure = Closure(Finder(view, path), skip)
     for script in scripts:
         closure.add_script(script)
     for root in roots:
         closure.add(root)
     procs = [_Worker(view.root, kept) for _ in range(workers())]
-    threads = [threading.Thread(target=_drive, args=(closure, w), daemon=True,
-                                name="reb-precompile") for w in procs]
     try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        _run(closure, procs)
+        essential = closure.compiled
+        if learned:
+            closure.deadline = time.monotonic() + LEARNED_BUDGET
+            for name in learned:
+                closure.add(name)
+            _run(closure, procs)
     finally:
         for w in procs:
             w.close()
-    return {"files": len(closure.files), "compiled": closure.compiled, "workers": len(procs)}
+    return {"files": len(closure.files), "compiled": closure.compiled, "workers": len(procs),
+            "learned": closure.compiled - essential}
+
+
+def _run(closure: Closure, procs: Sequence[_Worker]) -> None:
+    threads = [threading.Thread(target=_drive, args=(closure, w), daemon=True,
+                                name="reb-precompile") for w in procs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
 
 
 def _drive(closure: Closure, worker: _Worker) -> None:
@@ -398,7 +409,8 @@ def _prepare(made: Future[dict[str, Any]], target: Any, kept: Path,
                 path = [] if view is None or interpreter is None else search_path(
                     view, interpreter, scripts, target.own_env("PYTHONPATH") or "")
                 if view is not None and path:
-                    result = compile_closure(view, kept, path, roots(kept), scripts, skip)
+                    result = compile_closure(view, kept, path, [*STARTUP, *ROOTS], scripts,
+                                             skip, bytecode.learned(kept))
             finally:
                 pristine.retire()
     except Exception as exc:  # an optimisation only: the stages compile for themselves
@@ -426,7 +438,7 @@ def _one(view: HostView, kept: Path, path: str, keep: bool) -> list[Any] | None:
     if text is None or len(text) > bytecode.MAX_SOURCE or not bytecode.plain_path(path):
         return None
     obj = bytecode.object_of(kept, hashlib.sha256(text).hexdigest(), 0)
-    said = obj.with_name(obj.name[:-4] + ".imports")
+    said = bytecode.imports_file(obj)
     if keep and obj.exists():
         with contextlib.suppress(OSError, ValueError):
             imports = json.loads(said.read_bytes())
