@@ -433,7 +433,7 @@ def main(argv: list[str]) -> int:
     """The worker: the items on stdin (pickled by our own process) into the folder named."""
     import json
 
-    from pytest_reb.targets.precompile import imports_of
+    from pytest_reb.targets.codeimports import imports_of
 
     os.nice(10)
     items = pickle.load(sys.stdin.buffer)  # written by the pytest-reb that started us
