@@ -30,18 +30,19 @@ export PYTEST_ADDOPTS="-p no:benchmark ${PYTEST_ADDOPTS:-}"
 # that holds them builds the images while the others run the short tests, which, last in
 # the queues, fill the end of the run. xdist's default gives each worker hundreds of tests
 # in file order, and both started by waiting for the same base image.
+#
+# One worker more than the cores: the suite is bound by CPU, but a worker waiting on a
+# scheduler, a timeout or a signal leaves its core idle (12 % of a 2-core run with -n 2;
+# 3 % with -n 3, and 13 min 50 s instead of 15 min 41 s: docs/performance.md).
+workers=$(( $(nproc) + 1 ))
 if [ "$quick" -eq 1 ]; then
-    python3 -m pytest tests -n 2 --dist worksteal -m "not container" "$@"
+    python3 -m pytest tests -n "$workers" --dist worksteal -m "not container" "$@"
     rc=$?
     rm -f "$count_file"
     echo "tests/run.sh --quick: container tests not run (bash tests/run.sh runs them)"
     [ "$rc" -eq 5 ] && { echo "tests/run.sh: pytest collected no tests (exit 5): failing" >&2; exit 1; }
     exit "$rc"
 fi
-# One worker more than the cores: the suite is bound by CPU, but a worker waiting on a
-# scheduler, a timeout or a signal leaves its core idle (12 % of a 2-core run with -n 2;
-# 3 % with -n 3, and 13 min 50 s instead of 15 min 41 s: docs/performance.md).
-workers=$(( $(nproc) + 1 ))
 python3 -m pytest tests -n "$workers" --dist worksteal "$@"
 rc=$?
 

@@ -2,8 +2,9 @@
 image's python3): everything but pytest-reb, the witness and the checkout's modules, which
 the harness image's own Dockerfile adds over it.
 
-Nothing here reaches a network: the wheels, patchelf and git are in the build context.  The interpreter is the base image's CPython, copied with
-its standard library; its ELF interpreter and run path are rewritten to /opt/reb/lib, where
+Nothing here reaches a network: the wheels, patchelf and git are in the build context.
+The interpreter is the base image's CPython, copied with its standard library; its ELF
+interpreter and run path are rewritten to /opt/reb/lib, where
 every shared library it, its extension modules and node load is copied (glibc's own loader
 among them), so /opt/reb runs in an image of any userland: no libc, no /bin/sh and no python
 of the image is used.  Its prefix is found from the executable's place (the landmarks
@@ -53,7 +54,6 @@ shutil.copytree(venv / "lib" / ver / "site-packages", site, symlinks=True,
                                               "_distutils_hack", "distutils-precedence.pth",
                                               "pkg_resources", "__pycache__"))
 # 3. the host's git
-
 (dest / "bin" / "git").write_bytes((ctx / "git" / "git").read_bytes())
 (dest / "bin" / "git").chmod(0o755)
 
